@@ -1,0 +1,47 @@
+"""What a rule reports: plain data in editor vocabulary (root-relative path, 0-based lines,
+character offsets). The server converts it to LSP; the CLI prints it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFORMATION = "information"
+    HINT = "hint"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+
+_RANK = {Severity.HINT: 0, Severity.INFORMATION: 1, Severity.WARNING: 2, Severity.ERROR: 3}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    path: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    code: str
+    message: str
+    # None: the rule's default (or the user's override). Set only where the rule itself
+    # decides, e.g. PM303 on a legacy record is information.
+    severity: Severity | None = None
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.col, self.code, self.message)
+
+
+def at_line(path: str, lines: list[str], line: int, code: str, message: str,
+            severity: Severity | None = None) -> Finding:
+    """A finding covering the text of one line (trailing whitespace excluded)."""
+    text = lines[line] if 0 <= line < len(lines) else ""
+    stripped = text.rstrip()
+    start = len(stripped) - len(stripped.lstrip())
+    return Finding(path, line, start, line, len(stripped), code, message, severity)

@@ -1,0 +1,553 @@
+"""A CommonMark block scanner that reports what the rules need, and nothing more.
+
+Memory rules care about headings, fenced code, list items and links, and they must agree
+with CommonMark on them: a `## Summary` inside a fence or an HTML comment is not a heading,
+`- x` inside a list item is not a top-level bullet, and a list item ends where CommonMark
+says it ends. So this module follows the CommonMark block algorithm (the one in
+commonmark.js: open containers matched line by line, then block starts, then lazy
+paragraph continuation) but builds no inline tree and keeps no text it does not need.
+markdown-it-py is the test oracle (tests/test_markdown_oracle.py).
+
+Known simplification: link reference definitions are not stripped from paragraphs before
+a setext underline, so `[a]: /b` followed by `===` counts as a heading here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_CODE_INDENT = 4
+
+_RE_MAYBE_SPECIAL = re.compile(r"[#`~*+_=<>0-9-]")
+_RE_ATX = re.compile(r"#{1,6}(?:[ \t]+|$)")
+_RE_FENCE = re.compile(r"`{3,}(?!.*`)|~{3,}")
+_RE_CLOSING_FENCE = re.compile(r"(?:`{3,}|~{3,})(?=[ \t]*$)")
+_RE_SETEXT = re.compile(r"(?:=+|-+)[ \t]*$")
+_RE_THEMATIC = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|(?:-[ \t]*){3,})$")
+_RE_BULLET = re.compile(r"[*+-]")
+_RE_ORDERED = re.compile(r"(\d{1,9})([.)])")
+_RE_ATX_TRAILING_ONLY = re.compile(r"^[ \t]*#+[ \t]*$")
+_RE_ATX_TRAILING = re.compile(r"[ \t]+#+[ \t]*$")
+
+_BLOCK_TAGS = (
+    "address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|"
+    "details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|"
+    "h[123456]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|noframes|"
+    "ol|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th|thead|"
+    "title|tr|track|ul"
+)
+_ATTRIBUTE = (
+    r"(?:\s+[a-zA-Z_:][a-zA-Z0-9_.:-]*"
+    r"(?:\s*=\s*(?:[^\"'=<>`\x00-\x20]+|'[^']*'|\"[^\"]*\"))?)"
+)
+_HTML_OPEN = [
+    None,
+    re.compile(r"<(?:script|pre|textarea|style)(?:\s|>|$)", re.I),
+    re.compile(r"<!--"),
+    re.compile(r"<[?]"),
+    re.compile(r"<![A-Za-z]"),
+    re.compile(r"<!\[CDATA\["),
+    re.compile(rf"</?(?:{_BLOCK_TAGS})(?:\s|/?>|$)", re.I),
+    re.compile(
+        rf"(?:<[A-Za-z][A-Za-z0-9-]*{_ATTRIBUTE}*\s*/?>|</[A-Za-z][A-Za-z0-9-]*\s*>)\s*$"
+    ),
+]
+_HTML_CLOSE = [
+    None,
+    re.compile(r"</(?:script|pre|textarea|style)>", re.I),
+    re.compile(r"-->"),
+    re.compile(r"\?>"),
+    re.compile(r">"),
+    re.compile(r"\]\]>"),
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    line: int  # first line of the heading (a setext heading's first text line)
+    level: int
+    text: str  # inline content, trimmed, closing #s removed
+    top_level: bool  # directly in the document, not in a quote or list item
+    setext: bool = False
+    end_line: int = -1  # last line (the underline for setext); set in __post_init__
+
+    def __post_init__(self) -> None:
+        if self.end_line < 0:
+            object.__setattr__(self, "end_line", self.line)
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    start: int  # line of the opening fence
+    end: int  # line after the block (exclusive), like markdown-it's map
+    info: str
+    closed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ListItem:
+    line: int
+    end: int  # line after the item (exclusive)
+    top_level: bool
+    ordered: bool
+    marker: str  # "-", "*", "+", "1." or "1)"
+    content_col: int  # character offset of the item's content in its first line
+
+
+# What a line ended up in; the rules look for text only in paragraphs and headings.
+BLANK, PARAGRAPH, HEADING, CODE, HTML, BREAK = "blank", "paragraph", "heading", "code", "html", "break"
+
+
+@dataclass(slots=True)
+class BlockScan:
+    headings: list[Heading] = field(default_factory=list)
+    fences: list[Fence] = field(default_factory=list)
+    items: list[ListItem] = field(default_factory=list)
+    line_kinds: list[str] = field(default_factory=list)
+    # Index into `items` of the top-level list item a line belongs to, or -1.
+    top_item_of_line: list[int] = field(default_factory=list)
+
+
+class _Node:
+    __slots__ = (
+        "kind", "parent", "last_child", "open", "start", "top_level",
+        "fence_char", "fence_len", "fence_offset", "info", "html_type",
+        "list_type", "bullet", "delimiter", "marker_offset", "padding",
+        "item_index", "parts", "has_children",
+    )
+
+    def __init__(self, kind: str, parent: _Node | None, start: int) -> None:
+        self.kind = kind
+        self.parent = parent
+        self.last_child: _Node | None = None
+        self.open = True
+        self.start = start
+        self.has_children = False
+        self.top_level = parent is not None and parent.kind == "document"
+        self.item_index = -1
+        self.parts: list[str] | None = None
+
+
+_CONTAINS_ANY = {"document", "quote", "item"}
+_ACCEPTS_LINES = {"paragraph", "fence", "code", "html"}
+
+
+def _can_contain(parent: str, child: str) -> bool:
+    if parent == "list":
+        return child == "item"
+    return parent in _CONTAINS_ANY and child != "item"
+
+
+class _Scanner:
+    """One pass over the lines; mirrors commonmark.js's BlockParser state."""
+
+    def __init__(self, lines: list[str], first_line: int) -> None:
+        self.lines = lines
+        self.first_line = first_line
+        self.out = BlockScan()
+        self.doc = _Node("document", None, first_line)
+        self.tip = self.doc
+        self.oldtip = self.doc
+        self.last_matched = self.doc
+        self.all_closed = True
+        self.line_no = first_line
+        self.ln = ""
+        self.offset = 0
+        self.column = 0
+        self.next_nonspace = 0
+        self.next_nonspace_column = 0
+        self.indent = 0
+        self.indented = False
+        self.blank = False
+        self.partial_tab = False
+
+    # -- cursor -------------------------------------------------------------
+    def find_next_nonspace(self) -> None:
+        ln = self.ln
+        i = self.offset
+        cols = self.column
+        n = len(ln)
+        while i < n:
+            c = ln[i]
+            if c == " ":
+                i += 1
+                cols += 1
+            elif c == "\t":
+                i += 1
+                cols += 4 - (cols % 4)
+            else:
+                break
+        self.blank = i >= n
+        self.next_nonspace = i
+        self.next_nonspace_column = cols
+        self.indent = cols - self.column
+        self.indented = self.indent >= _CODE_INDENT
+
+    def advance_next_nonspace(self) -> None:
+        self.offset = self.next_nonspace
+        self.column = self.next_nonspace_column
+        self.partial_tab = False
+
+    def advance_offset(self, count: int, columns: bool) -> None:
+        ln = self.ln
+        n = len(ln)
+        while count > 0 and self.offset < n:
+            if ln[self.offset] == "\t":
+                to_tab = 4 - (self.column % 4)
+                if columns:
+                    self.partial_tab = to_tab > count
+                    step = count if to_tab > count else to_tab
+                    self.column += step
+                    self.offset += 0 if self.partial_tab else 1
+                    count -= step
+                else:
+                    self.partial_tab = False
+                    self.column += to_tab
+                    self.offset += 1
+                    count -= 1
+            else:
+                self.partial_tab = False
+                self.offset += 1
+                self.column += 1
+                count -= 1
+
+    def peek_is_space(self, pos: int) -> bool:
+        return pos < len(self.ln) and self.ln[pos] in " \t"
+
+    # -- tree ---------------------------------------------------------------
+    def add_child(self, kind: str, start_line: int) -> _Node:
+        while not _can_contain(self.tip.kind, kind):
+            self.finalize(self.tip, self.line_no - 1)
+        node = _Node(kind, self.tip, start_line)
+        self.tip.last_child = node
+        self.tip.has_children = True
+        self.tip = node
+        return node
+
+    def finalize(self, node: _Node, last_line: int) -> None:
+        node.open = False
+        end = last_line + 1
+        if node.kind == "fence":
+            self.out.fences.append(Fence(node.start, end, node.info, closed=False))
+        elif node.kind == "item":
+            old = self.out.items[node.item_index]
+            self.out.items[node.item_index] = ListItem(
+                old.line, end, old.top_level, old.ordered, old.marker, old.content_col
+            )
+        self.tip = node.parent  # type: ignore[assignment]
+
+    def close_unmatched(self) -> None:
+        if not self.all_closed:
+            while self.oldtip is not self.last_matched:
+                parent = self.oldtip.parent
+                self.finalize(self.oldtip, self.line_no - 1)
+                self.oldtip = parent  # type: ignore[assignment]
+            self.all_closed = True
+
+    # -- continuation of open blocks ----------------------------------------
+    def continue_block(self, node: _Node) -> int:
+        """0: matched, keep going; 1: not matched; 2: line fully consumed."""
+        kind = node.kind
+        if kind == "paragraph":
+            return 1 if self.blank else 0
+        if kind == "list" or kind == "document":
+            return 0
+        if kind == "item":
+            if self.blank:
+                if not node.has_children:
+                    return 1
+                self.advance_next_nonspace()
+            elif self.indent >= node.marker_offset + node.padding:
+                self.advance_offset(node.marker_offset + node.padding, True)
+            else:
+                return 1
+            return 0
+        if kind == "quote":
+            if not self.indented and self.next_nonspace < len(self.ln) and self.ln[self.next_nonspace] == ">":
+                self.advance_next_nonspace()
+                self.advance_offset(1, False)
+                if self.peek_is_space(self.offset):
+                    self.advance_offset(1, True)
+                return 0
+            return 1
+        if kind == "fence":
+            rest = self.ln[self.next_nonspace :]
+            if self.indent <= 3 and rest[:1] == node.fence_char:
+                m = _RE_CLOSING_FENCE.match(rest)
+                if m and len(m.group(0)) >= node.fence_len:
+                    node.open = False
+                    self.out.fences.append(Fence(node.start, self.line_no + 1, node.info, closed=True))
+                    self.tip = node.parent  # type: ignore[assignment]
+                    return 2
+            i = node.fence_offset
+            while i > 0 and self.peek_is_space(self.offset):
+                self.advance_offset(1, True)
+                i -= 1
+            return 0
+        if kind == "code":
+            if self.indent >= _CODE_INDENT:
+                self.advance_offset(_CODE_INDENT, True)
+            elif self.blank:
+                self.advance_next_nonspace()
+            else:
+                return 1
+            return 0
+        if kind == "html":
+            return 1 if self.blank and node.html_type in (6, 7) else 0
+        return 1  # heading, thematic break: one line only
+
+    # -- block starts --------------------------------------------------------
+    def try_starts(self, container: _Node) -> int:
+        """0: nothing started; 1: a container started; 2: a leaf started."""
+        ln = self.ln
+        nns = self.next_nonspace
+        c = ln[nns] if nns < len(ln) else ""
+        if not self.indented:
+            if c == ">":
+                self.advance_next_nonspace()
+                self.advance_offset(1, False)
+                if self.peek_is_space(self.offset):
+                    self.advance_offset(1, True)
+                self.close_unmatched()
+                self.add_child("quote", self.line_no)
+                return 1
+            rest = ln[nns:]
+            if c == "#":
+                m = _RE_ATX.match(rest)
+                if m:
+                    self.advance_next_nonspace()
+                    self.advance_offset(len(m.group(0)), False)
+                    self.close_unmatched()
+                    node = self.add_child("heading", self.line_no)
+                    text = ln[self.offset :]
+                    text = _RE_ATX_TRAILING_ONLY.sub("", text)
+                    text = _RE_ATX_TRAILING.sub("", text)
+                    self.out.headings.append(
+                        Heading(self.line_no, len(m.group(0).strip()), text.strip(" \t"), node.top_level)
+                    )
+                    self.offset = len(ln)
+                    return 2
+            if c == "`" or c == "~":
+                m = _RE_FENCE.match(rest)
+                if m:
+                    n = len(m.group(0))
+                    self.close_unmatched()
+                    node = self.add_child("fence", self.line_no)
+                    node.fence_len = n
+                    node.fence_char = m.group(0)[0]
+                    node.fence_offset = self.indent
+                    node.info = rest[n:].strip()
+                    self.advance_next_nonspace()
+                    self.advance_offset(n, False)
+                    return 2
+            if c == "<":
+                for block_type in range(1, 8):
+                    if _HTML_OPEN[block_type].match(rest) and (  # type: ignore[union-attr]
+                        block_type < 7
+                        or (
+                            container.kind != "paragraph"
+                            and not (not self.all_closed and not self.blank and self.tip.kind == "paragraph")
+                        )
+                    ):
+                        self.close_unmatched()
+                        node = self.add_child("html", self.line_no)
+                        node.html_type = block_type
+                        return 2
+            if container.kind == "paragraph" and (c == "=" or c == "-") and _RE_SETEXT.match(rest):
+                self.close_unmatched()
+                para = container
+                assert para.parts is not None
+                heading_text = "\n".join(para.parts).strip()
+                if heading_text:
+                    self.out.headings.append(
+                        Heading(
+                            para.start, 1 if c == "=" else 2, heading_text, para.top_level,
+                            setext=True, end_line=self.line_no,
+                        )
+                    )
+                    para.kind = "heading"
+                    self.offset = len(ln)
+                    return 2
+            if c in "*_-" and _RE_THEMATIC.match(rest):
+                self.close_unmatched()
+                self.add_child("break", self.line_no)
+                self.offset = len(ln)
+                return 2
+        if not self.indented or container.kind == "list":
+            if self.try_list_item(container):
+                return 1
+        if self.indented and self.tip.kind != "paragraph" and not self.blank:
+            self.advance_offset(_CODE_INDENT, True)
+            self.close_unmatched()
+            self.add_child("code", self.line_no)
+            return 2
+        return 0
+
+    def try_list_item(self, container: _Node) -> bool:
+        if self.indent >= 4:
+            return False
+        ln = self.ln
+        rest = ln[self.next_nonspace :]
+        m = _RE_BULLET.match(rest)
+        bullet = delimiter = ""
+        if m:
+            list_type, bullet = "bullet", m.group(0)
+        else:
+            m = _RE_ORDERED.match(rest)
+            if not m or (container.kind == "paragraph" and int(m.group(1)) != 1):
+                return False
+            list_type, delimiter = "ordered", m.group(2)
+        marker_len = len(m.group(0))
+        after = self.next_nonspace + marker_len
+        if after < len(ln) and ln[after] not in " \t":
+            return False
+        if container.kind == "paragraph" and not ln[after:].strip(" \t"):
+            return False
+        marker_offset = self.indent
+        self.advance_next_nonspace()
+        self.advance_offset(marker_len, True)
+        spaces_start_col = self.column
+        spaces_start_offset = self.offset
+        while True:
+            self.advance_offset(1, True)
+            if not (self.column - spaces_start_col < 5 and self.peek_is_space(self.offset)):
+                break
+        blank_item = self.offset >= len(ln)
+        spaces_after = self.column - spaces_start_col
+        if spaces_after >= 5 or spaces_after < 1 or blank_item:
+            padding = marker_len + 1
+            self.column = spaces_start_col
+            self.offset = spaces_start_offset
+            if self.peek_is_space(self.offset):
+                self.advance_offset(1, True)
+        else:
+            padding = marker_len + spaces_after
+
+        self.close_unmatched()
+        tip = self.tip
+        if not (
+            tip.kind == "list"
+            and tip.list_type == list_type
+            and tip.bullet == bullet
+            and tip.delimiter == delimiter
+        ):
+            lst = self.add_child("list", self.line_no)
+            lst.list_type, lst.bullet, lst.delimiter = list_type, bullet, delimiter
+        lst = self.tip
+        item = self.add_child("item", self.line_no)
+        item.marker_offset = marker_offset
+        item.padding = padding
+        item.top_level = lst.top_level
+        item.item_index = len(self.out.items)
+        self.out.items.append(
+            ListItem(
+                self.line_no, self.line_no + 1, lst.top_level, list_type == "ordered",
+                m.group(0), min(self.offset, len(ln)),
+            )
+        )
+        return True
+
+    # -- one line -----------------------------------------------------------
+    def add_line(self) -> None:
+        tip = self.tip
+        if tip.kind == "paragraph":
+            assert tip.parts is not None
+            tip.parts.append(self.ln[self.offset :])
+
+    def incorporate(self, ln: str) -> str:
+        self.ln = ln
+        self.offset = 0
+        self.column = 0
+        self.blank = False
+        self.partial_tab = False
+        self.oldtip = self.tip
+
+        container = self.doc
+        all_matched = True
+        while True:
+            child = container.last_child
+            if child is None or not child.open:
+                break
+            container = child
+            self.find_next_nonspace()
+            res = self.continue_block(container)
+            if res == 2:
+                return CODE
+            if res == 1:
+                all_matched = False
+                container = container.parent  # type: ignore[assignment]
+                break
+
+        self.all_closed = container is self.oldtip
+        self.last_matched = container
+        matched_leaf = container.kind != "paragraph" and container.kind in _ACCEPTS_LINES
+
+        while not matched_leaf:
+            self.find_next_nonspace()
+            if not self.indented and (
+                self.next_nonspace >= len(ln) or not _RE_MAYBE_SPECIAL.match(ln, self.next_nonspace)
+            ):
+                self.advance_next_nonspace()
+                break
+            res = self.try_starts(container)
+            if res == 0:
+                self.advance_next_nonspace()
+                break
+            container = self.tip
+            if res == 2:
+                matched_leaf = True
+                break
+
+        if not self.all_closed and not self.blank and self.tip.kind == "paragraph":
+            self.add_line()  # lazy continuation
+            return PARAGRAPH
+
+        self.close_unmatched()
+        kind = container.kind
+        if kind in _ACCEPTS_LINES:
+            self.add_line()
+            if kind == "html" and 1 <= container.html_type <= 5:
+                if _HTML_CLOSE[container.html_type].search(ln, self.offset):  # type: ignore[union-attr]
+                    self.finalize(container, self.line_no)
+            return {"paragraph": PARAGRAPH, "fence": CODE, "code": CODE, "html": HTML}[kind]
+        if kind == "heading":
+            return HEADING
+        if kind == "break":
+            return BREAK
+        if self.offset < len(ln) and not self.blank:
+            node = self.add_child("paragraph", self.line_no)
+            node.parts = []
+            self.advance_next_nonspace()
+            self.add_line()
+            return PARAGRAPH
+        return BLANK
+
+    def run(self) -> BlockScan:
+        out = self.out
+        kinds = out.line_kinds
+        tops = out.top_item_of_line
+        for ln in self.lines:
+            kinds.append(self.incorporate(ln))
+            tops.append(self._top_item())
+            self.line_no += 1
+        while self.tip is not self.doc:
+            self.finalize(self.tip, self.line_no - 1)
+        out.fences.sort(key=lambda f: f.start)
+        return out
+
+    def _top_item(self) -> int:
+        node: _Node | None = self.tip
+        while node is not None:
+            if node.kind == "item" and node.top_level:
+                return node.item_index
+            node = node.parent
+        return -1
+
+
+def scan_blocks(lines: list[str], first_line: int = 0) -> BlockScan:
+    """Scan `lines` (no line endings). Line numbers in the result start at `first_line`.
+
+    `line_kinds` and `top_item_of_line` are indexed from 0 for `lines[0]`.
+    """
+    return _Scanner(lines, first_line).run()

@@ -1,0 +1,272 @@
+"""One memory file: front matter, title, metadata, summary sections and links (DESIGN §2.1–2.2)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from .markdown import CODE, HEADING, HTML, PARAGRAPH, BlockScan, Heading, ListItem, scan_blocks
+
+SUMMARY_TITLES = ("Summary", "摘要")
+
+# `Key: value` — a key of 1–40 characters that starts with a letter (CJK included). An ASCII
+# colon must be followed by a space or the end of the line, so `https://…` is not metadata.
+_KEY = r"[^\W\d_][\w .'/()&+-]{0,39}?"
+_RE_METADATA = re.compile(
+    rf"""^[ ]{{0,3}}(?:[-*+][ \t]+)?
+    (?:\*\*(?P<bkey>{_KEY})\s*(?::|：)\*\*[ \t]*(?P<bval>.*)      # **Key:** value
+      |\*\*(?P<b2key>{_KEY})\*\*\s*(?::[ \t]|:$|：)[ \t]*(?P<b2val>.*)  # **Key**: value
+      |(?P<key>{_KEY})[ \t]*(?::[ \t]|:$|：)[ \t]*(?P<val>.*))$""",
+    re.VERBOSE,
+)
+_RE_LINK = re.compile(
+    r"""!?\[(?P<text>(?:[^\[\]\\]|\\.)*)\]\(\s*(?:<(?P<angle>[^<>\n]*)>|(?P<bare>[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*))(?:\s+(?:"[^"]*"|'[^']*'|\([^)]*\)))?\s*\)"""
+)
+_RE_REFDEF = re.compile(r"^ {0,3}\[(?:[^\]\\]|\\.)+\]:[ \t]*(?:<(?P<angle>[^<>]*)>|(?P<bare>\S+))")
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataLine:
+    line: int
+    key: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    line: int
+    start: int  # character offsets of the target inside the line
+    end: int
+    target: str  # as written, without angle brackets
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Bullet:
+    line: int
+    start: int  # character offset where the bullet's text starts
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SummarySection:
+    heading: Heading
+    end: int  # line after the section (exclusive)
+    bullets: tuple[Bullet, ...]
+    # Runs of lines (first, last inclusive) that are neither blank nor part of a bullet.
+    other_runs: tuple[tuple[int, int], ...]
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without their endings; CRLF and lone CR are line breaks, as in CommonMark."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def parse_metadata_line(line: str) -> tuple[str, str] | None:
+    m = _RE_METADATA.match(line)
+    if not m:
+        return None
+    for key, val in (("bkey", "bval"), ("b2key", "b2val"), ("key", "val")):
+        if m.group(key) is not None:
+            return m.group(key).strip(), (m.group(val) or "").strip()
+    return None  # pragma: no cover - the regex has three alternatives
+
+
+def mask_code_spans(line: str) -> str:
+    """Replace code spans with spaces (same length) so nothing inside them is a link."""
+    if "`" not in line:
+        return line
+    out = list(line)
+    i, n = 0, len(line)
+    while i < n:
+        if line[i] != "`":
+            i += 1
+            continue
+        j = i
+        while j < n and line[j] == "`":
+            j += 1
+        run = j - i
+        k = j
+        closed = -1
+        while k < n:
+            if line[k] == "`":
+                m = k
+                while m < n and line[m] == "`":
+                    m += 1
+                if m - k == run:
+                    closed = m
+                    break
+                k = m
+            else:
+                k += 1
+        if closed < 0:
+            i = j
+            continue
+        for p in range(i, closed):
+            out[p] = " "
+        i = closed
+    return "".join(out)
+
+
+def find_links(line: str, line_no: int) -> list[Link]:
+    """Inline links and images, and link reference definitions, outside code spans."""
+    if "[" not in line:
+        return []
+    masked = mask_code_spans(line)
+    links = []
+    for m in _RE_LINK.finditer(masked):
+        group = "angle" if m.group("angle") is not None else "bare"
+        start, end = m.span(group)
+        links.append(Link(line_no, start, end, line[start:end], m.group("text")))
+    d = _RE_REFDEF.match(masked)
+    if d:
+        group = "angle" if d.group("angle") is not None else "bare"
+        start, end = d.span(group)
+        links.append(Link(line_no, start, end, line[start:end], ""))
+    return links
+
+
+class MemoryFile:
+    """The parsed view of one Markdown file. Built once per text; everything else is lazy."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines = split_lines(text)
+        self.front_matter_end = _front_matter_end(self.lines)
+        self.blocks: BlockScan = scan_blocks(self.lines[self.front_matter_end :], self.front_matter_end)
+        self._preamble()
+
+    # Line kinds are indexed by absolute line number; front matter lines count as metadata.
+    def line_kind(self, line: int) -> str:
+        if line < self.front_matter_end:
+            return "front-matter"
+        return self.blocks.line_kinds[line - self.front_matter_end]
+
+    def top_item_at(self, line: int) -> ListItem | None:
+        if line < self.front_matter_end:
+            return None
+        index = self.blocks.top_item_of_line[line - self.front_matter_end]
+        return self.blocks.items[index] if index >= 0 else None
+
+    @property
+    def headings(self) -> list[Heading]:
+        return self.blocks.headings
+
+    @property
+    def items(self) -> list[ListItem]:
+        return self.blocks.items
+
+    def _preamble(self) -> None:
+        lines = self.lines
+        n = len(lines)
+        i = self.front_matter_end
+        while i < n and not lines[i].strip():
+            i += 1
+        heads = {h.line: h for h in self.blocks.headings if h.top_level}
+        self.title: Heading | None = None
+        first = heads.get(i)
+        if first is not None and first.level == 1 and not first.setext:
+            self.title = first
+            i += 1
+        metadata: list[MetadataLine] = []
+        in_comment = False
+        while i < n:
+            line = lines[i]
+            stripped = line.strip()
+            kind = self.line_kind(i)
+            if not stripped:
+                i += 1
+                continue
+            if in_comment or (kind == HTML and stripped.startswith("<!--")):
+                in_comment = "-->" not in stripped
+                i += 1
+                continue
+            if i in heads or kind == CODE:
+                break
+            if stripped.startswith(">"):
+                i += 1
+                continue
+            parsed = parse_metadata_line(line)
+            if parsed is None:
+                break
+            metadata.append(MetadataLine(i, *parsed))
+            i += 1
+        self.metadata = metadata
+        self.preamble_end = i  # first line that is not front matter, title, metadata or blank
+
+    @cached_property
+    def title_text(self) -> str | None:
+        if self.title is not None:
+            return self.title.text
+        for h in self.blocks.headings:
+            if h.level == 1:
+                return h.text
+        return None
+
+    @cached_property
+    def summary_headings(self) -> list[Heading]:
+        return [
+            h for h in self.blocks.headings
+            if h.top_level and not h.setext and h.level == 2 and h.text in SUMMARY_TITLES
+        ]
+
+    @cached_property
+    def summary(self) -> SummarySection | None:
+        """The first summary section, with its bullets and anything else inside it."""
+        if not self.summary_headings:
+            return None
+        return self.section_of(self.summary_headings[0])
+
+    def section_end(self, heading: Heading) -> int:
+        for h in self.blocks.headings:
+            if h.top_level and h.line > heading.end_line:
+                return h.line
+        return len(self.lines)
+
+    def section_of(self, heading: Heading) -> SummarySection:
+        end = self.section_end(heading)
+        bullets: list[Bullet] = []
+        runs: list[tuple[int, int]] = []
+        for j in range(heading.end_line + 1, end):
+            line = self.lines[j]
+            if not line.strip():
+                continue
+            item = self.top_item_at(j)
+            if item is not None and not item.ordered:
+                if item.line == j:
+                    text = line[item.content_col :]
+                    bullets.append(Bullet(j, item.content_col + (len(text) - len(text.lstrip())), text.strip()))
+                continue
+            if runs and runs[-1][1] == j - 1:
+                runs[-1] = (runs[-1][0], j)
+            else:
+                runs.append((j, j))
+        return SummarySection(heading, end, tuple(bullets), tuple(runs))
+
+    @cached_property
+    def links(self) -> list[Link]:
+        out: list[Link] = []
+        start = self.front_matter_end
+        kinds = self.blocks.line_kinds
+        for offset, kind in enumerate(kinds):
+            if kind is PARAGRAPH or kind is HEADING:
+                line = self.lines[start + offset]
+                if "](" in line or "]:" in line:
+                    out.extend(find_links(line, start + offset))
+        return out
+
+
+def _front_matter_end(lines: list[str]) -> int:
+    """YAML front matter: `---` on the first line, closed by `---` or `...`."""
+    if not lines or lines[0].rstrip() != "---":
+        return 0
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() in ("---", "..."):
+            return i + 1
+    return 0

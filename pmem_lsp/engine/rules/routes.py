@@ -1,0 +1,86 @@
+"""PM201–PM207: routes in `_index.md` against the files that exist (DESIGN §2.3)."""
+
+from __future__ import annotations
+
+import posixpath
+
+from ..findings import Finding, at_line
+from ..index_routes import IndexModel, Route
+from ..paths import ABSOLUTE, EMPTY, OUTSIDE, URL
+from ..snapshot import RootSnapshot
+from ..zones import INDEX, Zone, archive_location, is_markdown, trash_location, zone_of
+from .summary import whole_file_line
+
+MAX_DESCRIPTION = 160
+
+_PROBLEM_TEXT = {
+    URL: "a URL is not a memory file",
+    ABSOLUTE: "absolute and home paths are not memory files; routes are relative to the root",
+    OUTSIDE: "the path leaves the memory root",
+    EMPTY: "the target is empty",
+}
+_ZONE_TEXT = {
+    Zone.CORE: "`_core/` is always loaded and is never routed",
+    Zone.INDEX: "the index cannot route to itself",
+    Zone.ARCHIVE: "archived files are never loaded; recover the file to route it",
+    Zone.ARCHIVE_INDEX: "the archive index is never loaded",
+    Zone.TRASH: "trashed files are never loaded",
+    Zone.HIDDEN: "hidden files are not memory",
+}
+
+
+def _range(route: Route) -> tuple[int, int, int, int]:
+    return route.line, route.start, route.line, route.end
+
+
+def _renamed_candidate(snap: RootSnapshot, path: str) -> str | None:
+    """An active file with the same name elsewhere: the likely new home of a moved file."""
+    name = posixpath.basename(path)
+    found = sorted(rel for rel, e in snap.files.items()
+                   if e.zone is Zone.ACTIVE and posixpath.basename(rel) == name and rel != path)
+    return found[0] if len(found) == 1 else None
+
+
+def check_routes(snap: RootSnapshot, model: IndexModel) -> list[Finding]:
+    out: list[Finding] = []
+    seen: dict[str, int] = {}
+    index_lines = snap.files[INDEX].doc.lines  # type: ignore[union-attr]
+    for route in model.routes:
+        r = _range(route)
+        if route.path is None:
+            out.append(Finding(INDEX, *r, "PM204", f"invalid route target: {_PROBLEM_TEXT[route.problem or EMPTY]}"))
+            continue
+        path = route.path
+        zone = zone_of(path)
+        if zone is not Zone.ACTIVE:
+            out.append(Finding(INDEX, *r, "PM204", f"invalid route target `{path}`: {_ZONE_TEXT[zone]}"))
+        elif not is_markdown(path):
+            out.append(Finding(INDEX, *r, "PM204", f"invalid route target `{path}`: only Markdown files are memory files"))
+        elif not snap.is_file(path):
+            if snap.is_file(archive_location(path)) or snap.is_file(trash_location(path)):
+                where = archive_location(path) if snap.is_file(archive_location(path)) else trash_location(path)
+                out.append(Finding(INDEX, *r, "PM205", f"`{path}` was archived (now `{where}`): remove this route"))
+            else:
+                candidate = _renamed_candidate(snap, path)
+                hint = f"; did it move to `{candidate}`?" if candidate else ""
+                out.append(Finding(INDEX, *r, "PM201", f"`{path}` does not exist{hint}"))
+        if path in seen:
+            out.append(Finding(INDEX, *r, "PM203", f"`{path}` is already routed on line {seen[path] + 1}"))
+        else:
+            seen[path] = route.line
+        if len(route.description) > MAX_DESCRIPTION:
+            out.append(at_line(INDEX, index_lines, route.line, "PM207",
+                               f"route description is {len(route.description)} characters; keep it under {MAX_DESCRIPTION}"))
+    for bad in model.malformed:
+        out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM206", bad.reason))
+
+    routed = set(seen)
+    for rel, entry in snap.files.items():
+        if entry.zone is Zone.ACTIVE and entry.markdown and rel not in routed:
+            doc = entry.doc
+            if doc is None:
+                out.append(Finding(rel, 0, 0, 0, 0, "PM202", "no route in `_index.md`: agents never load this file"))
+            else:
+                out.append(at_line(rel, doc.lines, whole_file_line(doc), "PM202",
+                                   "no route in `_index.md`: agents never load this file"))
+    return out

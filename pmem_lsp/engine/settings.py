@@ -1,0 +1,177 @@
+"""Settings (DESIGN §5): pydantic models, read from `.pmem.toml` and from the editor.
+
+Editor settings override the root's `.pmem.toml`, key by key. Keys use the editor's
+camelCase spelling (`core.maxBytes`); snake_case is accepted too.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import sys
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .findings import Severity
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+SETTINGS_FILE = ".pmem.toml"
+_CODE_PREFIX = re.compile(r"^PM\d{0,3}$")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+
+
+class CoreSettings(_Section):
+    max_bytes: int = Field(8192, alias="maxBytes", ge=0,
+                           description="PM004: largest total size of `_core/`, in bytes.")
+
+
+class IndexSettings(_Section):
+    max_lines: int = Field(200, alias="maxLines", ge=1,
+                           description="PM006: most lines `_index.md` may have.")
+    max_bytes: int = Field(16384, alias="maxBytes", ge=1,
+                           description="PM006: largest size of `_index.md`, in bytes.")
+
+
+class LargeFileSettings(_Section):
+    kb: int = Field(256, ge=1, description="PM005: a memory file larger than this many KiB is raw material.")
+
+
+class StaleSettings(_Section):
+    days: int = Field(90, ge=1, description="PM501: days without a change before an active file is stale.")
+
+
+class SecretsSettings(_Section):
+    enabled: bool = Field(True, description="PM401: look for secrets in every zone.")
+    allow: list[str] = Field(default_factory=list,
+                             description="PM401: regular expressions of values that are not secrets.")
+
+
+class Settings(_Section):
+    root: str | None = Field(None, description="Memory root to check (default: PMEM_ROOT, else ~/.persistent-memory).")
+    select: list[str] = Field(default_factory=lambda: ["PM"],
+                              description="Rule codes or code prefixes to report (`PM1` = PM100–PM199).")
+    ignore: list[str] = Field(default_factory=list,
+                              description="Rule codes or code prefixes never to report; wins over `select`.")
+    severity: dict[str, Severity] = Field(default_factory=dict,
+                                          description="Severity per rule code, e.g. `{\"PM202\": \"information\"}`.")
+    core: CoreSettings = Field(default_factory=CoreSettings)
+    index: IndexSettings = Field(default_factory=IndexSettings)
+    large_file: LargeFileSettings = Field(default_factory=LargeFileSettings, alias="largeFile")
+    stale: StaleSettings = Field(default_factory=StaleSettings)
+    secrets: SecretsSettings = Field(default_factory=SecretsSettings)
+    exclude: list[str] = Field(default_factory=list,
+                               description="Globs of root-relative paths never read (`drafts/**`).")
+
+    @field_validator("select", "ignore")
+    @classmethod
+    def _codes(cls, value: list[str]) -> list[str]:
+        out = [v.strip().upper() for v in value]
+        bad = [v for v in out if not _CODE_PREFIX.match(v)]
+        if bad:
+            raise ValueError(f"not a rule code or prefix: {', '.join(bad)}")
+        return out
+
+    @field_validator("severity")
+    @classmethod
+    def _severity_codes(cls, value: dict[str, Severity]) -> dict[str, Severity]:
+        bad = [k for k in value if not re.fullmatch(r"PM\d{3}", k.upper())]
+        if bad:
+            raise ValueError(f"not a rule code: {', '.join(bad)}")
+        return {k.upper(): v for k, v in value.items()}
+
+    def enabled(self, code: str) -> bool:
+        if any(code.startswith(p) for p in self.ignore):
+            return False
+        return any(code.startswith(p) for p in self.select)
+
+    @cached_property
+    def _exclude_patterns(self) -> list[re.Pattern[str]]:
+        return [re.compile(_glob_to_regex(g)) for g in self.exclude]
+
+    def excluded(self, rel: str) -> bool:
+        return any(p.match(rel) for p in self._exclude_patterns)
+
+
+class SettingsError(ValueError):
+    """Settings that cannot be used; the message says where and why."""
+
+
+def _glob_to_regex(glob: str) -> str:
+    """`**` crosses folders, `*` and `?` do not; a pattern naming a folder covers its files."""
+    glob = glob.strip().removeprefix("./")
+    out = []
+    i = 0
+    while i < len(glob):
+        c = glob[i]
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out).rstrip("/") + "(?:/.*)?$"
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _describe(err: ValidationError, source: str) -> str:
+    parts = []
+    for e in err.errors():
+        loc = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        parts.append(f"{loc}: {e['msg']}")
+    return f"{source}: " + "; ".join(parts)
+
+
+def read_settings_file(root: Path) -> dict[str, Any]:
+    """The raw table from `<root>/.pmem.toml`, `{}` when there is none."""
+    path = root / SETTINGS_FILE
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    try:
+        return tomllib.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"{path}: not valid TOML ({exc})") from exc
+
+
+def resolve_settings(root: Path, overrides: dict[str, Any] | None = None) -> Settings:
+    """`.pmem.toml` in the root, then the editor's or command line's overrides on top."""
+    raw = read_settings_file(root)
+    source = str(root / SETTINGS_FILE) if raw else "settings"
+    if overrides:
+        raw = _deep_merge(raw, overrides)
+        source = "settings"
+    try:
+        return Settings.model_validate(raw)
+    except ValidationError as exc:
+        raise SettingsError(_describe(exc, source)) from exc

@@ -1,0 +1,201 @@
+"""The state of one memory root: which files exist, their text, and their parsed form.
+
+Built by one scan, then kept current one file at a time (`refresh` from disk, `set_buffer`
+from an editor). A file that cannot be read stays in the snapshot with its error: unreadable
+is never the same as missing.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .memory_file import MemoryFile
+from .settings import Settings
+from .zones import Zone, is_markdown, zone_of
+
+# A huge file is analysed up to this many bytes, so one 50 MB paste cannot stall a check.
+MAX_ANALYSED_BYTES = 2 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class FileEntry:
+    rel: str
+    zone: Zone
+    size: int
+    mtime: float
+    text: str | None = None  # Markdown files only, None when unreadable
+    error: str | None = None  # why the file could not be read
+    truncated: bool = False
+    from_buffer: bool = False  # text comes from an editor buffer, not the disk
+    _doc: MemoryFile | None = field(default=None, repr=False)
+
+    @property
+    def markdown(self) -> bool:
+        return is_markdown(self.rel)
+
+    @property
+    def doc(self) -> MemoryFile | None:
+        """The parsed file, built on first use and kept until the text changes."""
+        if self._doc is None and self.text is not None:
+            self._doc = MemoryFile(self.text)
+        return self._doc
+
+
+def decode(data: bytes) -> str:
+    """UTF-8 with or without BOM; invalid bytes become U+FFFD rather than an error."""
+    return data.decode("utf-8-sig", errors="replace").replace("\x00", "\ufffd")
+
+
+def _read_entry(root: Path, rel: str, zone: Zone, st: os.stat_result) -> FileEntry:
+    entry = FileEntry(rel, zone, st.st_size, st.st_mtime)
+    if not is_markdown(rel):
+        return entry
+    try:
+        with open(root / rel, "rb") as fh:
+            data = fh.read(MAX_ANALYSED_BYTES + 1)
+    except OSError as exc:
+        entry.error = exc.strerror or type(exc).__name__
+        return entry
+    if len(data) > MAX_ANALYSED_BYTES:
+        data = data[:MAX_ANALYSED_BYTES]
+        entry.truncated = True
+    entry.text = decode(data)
+    return entry
+
+
+class RootSnapshot:
+    def __init__(self, root: Path, settings: Settings) -> None:
+        self.root = root
+        self.settings = settings
+        self.files: dict[str, FileEntry] = {}
+        self.dirs: set[str] = {""}
+        self.excluded: set[str] = set()  # exist, but are never read
+        self.scan_errors: list[tuple[str, str]] = []  # (rel, reason) for folders we could not list
+
+    # -- building -----------------------------------------------------------
+    @classmethod
+    def scan(cls, root: Path, settings: Settings) -> RootSnapshot:
+        snap = cls(root, settings)
+        stack = [""]
+        while stack:
+            rel_dir = stack.pop()
+            try:
+                with os.scandir(root / rel_dir if rel_dir else root) as it:
+                    entries = list(it)
+            except OSError as exc:
+                snap.scan_errors.append((rel_dir or ".", exc.strerror or type(exc).__name__))
+                continue
+            for de in entries:
+                if de.name.startswith("."):
+                    continue  # hidden: never read, never touched
+                rel = f"{rel_dir}/{de.name}" if rel_dir else de.name
+                try:
+                    if de.is_dir(follow_symlinks=False):
+                        snap.dirs.add(rel)
+                        if not settings.excluded(rel):
+                            stack.append(rel)
+                        continue
+                    if settings.excluded(rel):
+                        snap.excluded.add(rel)
+                        continue
+                    if de.is_symlink() and not snap._inside(rel):
+                        snap.files[rel] = FileEntry(rel, zone_of(rel), 0, 0.0, error="symbolic link pointing outside the root")
+                        continue
+                    st = de.stat()
+                except OSError as exc:
+                    snap.files[rel] = FileEntry(rel, zone_of(rel), 0, 0.0, error=exc.strerror or type(exc).__name__)
+                    continue
+                if not _is_regular(st):
+                    continue
+                snap.files[rel] = _read_entry(root, rel, zone_of(rel), st)
+        return snap
+
+    def _inside(self, rel: str) -> bool:
+        try:
+            target = (self.root / rel).resolve()
+            return target.is_relative_to(self.root.resolve())
+        except (OSError, RuntimeError):
+            return False
+
+    # -- one file at a time -------------------------------------------------
+    def refresh(self, rel: str) -> None:
+        """Re-read one path from disk (it changed, appeared or vanished)."""
+        if rel in self.files and self.files[rel].from_buffer:
+            return  # the editor's buffer is the truth while the file is open
+        self._reload(rel)
+
+    def _reload(self, rel: str) -> None:
+        path = self.root / rel
+        self.files.pop(rel, None)
+        self.excluded.discard(rel)
+        zone = zone_of(rel)
+        if zone is Zone.HIDDEN:
+            return
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            if not path.is_symlink():
+                self.dirs.discard(rel)
+                return
+            self.files[rel] = FileEntry(rel, zone, 0, 0.0, error="broken symbolic link")
+            return
+        except OSError as exc:
+            self.files[rel] = FileEntry(rel, zone, 0, 0.0, error=exc.strerror or type(exc).__name__)
+            return
+        self._add_parents(rel)
+        if os.path.isdir(path):
+            self.dirs.add(rel)
+            return
+        if self.settings.excluded(rel):
+            self.excluded.add(rel)
+            return
+        if _is_regular(st):
+            self.files[rel] = _read_entry(self.root, rel, zone, st)
+
+    def set_buffer(self, rel: str, text: str) -> None:
+        """The editor's unsaved text for `rel` replaces the disk's."""
+        if zone_of(rel) is Zone.HIDDEN:
+            return
+        old = self.files.get(rel)
+        if old is not None and old.from_buffer and old.text == text:
+            return
+        entry = FileEntry(rel, zone_of(rel), len(text.encode("utf-8")), old.mtime if old else 0.0,
+                          text=text, from_buffer=True)
+        self._add_parents(rel)
+        self.files[rel] = entry
+
+    def drop_buffer(self, rel: str) -> None:
+        """The editor closed `rel`: the disk is the truth again."""
+        self._reload(rel)
+
+    def _add_parents(self, rel: str) -> None:
+        parent = rel.rpartition("/")[0]
+        while parent and parent not in self.dirs:
+            self.dirs.add(parent)
+            parent = parent.rpartition("/")[0]
+
+    # -- queries ------------------------------------------------------------
+    def exists(self, rel: str) -> bool:
+        """A file or folder is there (readable or not, excluded or not)."""
+        return rel in self.files or rel in self.dirs or rel in self.excluded
+
+    def is_file(self, rel: str) -> bool:
+        return rel in self.files or rel in self.excluded
+
+    def doc(self, rel: str) -> MemoryFile | None:
+        entry = self.files.get(rel)
+        return entry.doc if entry is not None else None
+
+    def markdown_count(self) -> int:
+        return sum(1 for e in self.files.values() if e.markdown)
+
+    def unreadable(self) -> list[tuple[str, str]]:
+        found = [(e.rel, e.error) for e in self.files.values() if e.error]
+        return sorted(found + self.scan_errors)  # type: ignore[arg-type]
+
+
+def _is_regular(st: os.stat_result) -> bool:
+    return stat.S_ISREG(st.st_mode)
