@@ -30,7 +30,10 @@ def raw_findings(snap: RootSnapshot, today: dt.date | None = None) -> list[Findi
         doc = entry.doc if entry.markdown else None
         if doc is None:
             continue
-        out.extend(check_summary(rel, entry.zone, doc))
+        summary = entry.cache.get("summary")
+        if summary is None:
+            summary = entry.cache["summary"] = check_summary(rel, entry.zone, doc)
+        out.extend(summary)  # type: ignore[arg-type]
         if entry.zone in _LINK_ZONES:
             out.extend(check_links(snap, rel, doc))
     out.extend(check_structure(snap))

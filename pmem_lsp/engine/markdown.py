@@ -264,7 +264,12 @@ class _Scanner:
                 return 1
             return 0
         if kind == "quote":
-            if not self.indented and self.next_nonspace < len(self.ln) and self.ln[self.next_nonspace] == ">":
+            # commonmark.js (and the spec) require the continuation `>` to be indented at most
+            # three spaces; markdown-it's blockquote rule does not check, so `>` followed by
+            # `    > # x` continues the quote there (a heading) instead of starting indented
+            # code. We follow markdown-it, the oracle. Only continuation is affected: a new
+            # quote still cannot start on an indented line (see try_starts).
+            if self.next_nonspace < len(self.ln) and self.ln[self.next_nonspace] == ">":
                 self.advance_next_nonspace()
                 self.advance_offset(1, False)
                 if self.peek_is_space(self.offset):

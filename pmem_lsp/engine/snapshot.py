@@ -31,6 +31,9 @@ class FileEntry:
     truncated: bool = False
     from_buffer: bool = False  # text comes from an editor buffer, not the disk
     _doc: MemoryFile | None = field(default=None, repr=False)
+    # Results that depend on this file's text alone, kept until the text changes (the
+    # entry is replaced on every change, so nothing here can go stale).
+    cache: dict[str, object] = field(default_factory=dict, repr=False)
 
     @property
     def markdown(self) -> bool:

@@ -1,0 +1,45 @@
+# Quick start: `make demo` (set-up, then `pmem check` on the bundled demo memory) and
+# `make test` (set-up with the test extras, then every test). Both work on a fresh machine.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP_RUN := $(VENV)/.installed-run
+STAMP_TEST := $(VENV)/.installed-test
+DEMO := examples/demo-memory
+
+.PHONY: demo test install install-test check-demo schemas clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP_RUN): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(STAMP_TEST): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(STAMP_RUN)
+
+install: $(STAMP_RUN)
+install-test: $(STAMP_TEST)
+
+# The demo root holds deliberate problems, so `pmem check` exits 1 there; that is the point.
+demo: $(STAMP_RUN)
+	@echo "== pmem check on $(DEMO) (it holds deliberate problems) =="
+	@$(BIN)/pmem --root $(DEMO) check; status=$$?; \
+	  if [ $$status -gt 1 ]; then exit $$status; fi
+	@echo
+	@echo "== pmem status =="
+	@$(BIN)/pmem --root $(DEMO) status
+
+test: $(STAMP_TEST)
+	$(BIN)/python -m pytest -q
+
+schemas: $(STAMP_RUN)
+	$(BIN)/pmem schema settings > schemas/settings.schema.json
+	$(BIN)/pmem schema report > schemas/check-report.schema.json
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

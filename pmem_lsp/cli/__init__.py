@@ -1,0 +1,1 @@
+"""The `pmem` command line: prints and prompts; all decisions are the engine's."""

@@ -1,0 +1,109 @@
+"""Entry points: `pmem` and `pmem-lsp` (the same as `pmem serve`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .. import __version__
+from ..engine.findings import Severity
+from ..engine.settings import SettingsError, resolve_settings
+from ..engine.snapshot import RootSnapshot
+from ..engine.zones import discover_root, looks_like_root
+
+EXIT_USAGE = 2
+_SEVERITIES = [s.value for s in Severity]
+
+
+def _codes(value: str) -> list[str]:
+    return [c.strip().upper() for c in value.split(",") if c.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pmem", description="Check and safely edit a Persistent Memory root.")
+    parser.add_argument("--version", action="version", version=f"pmem {__version__}")
+    parser.add_argument("--root", help="memory root (default: $PMEM_ROOT, else ~/.persistent-memory)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="report problems in the memory root")
+    check.add_argument("--format", choices=["text", "json", "github"], default="text")
+    check.add_argument("--select", type=_codes, help="comma-separated rule codes or prefixes to report")
+    check.add_argument("--ignore", type=_codes, help="comma-separated rule codes or prefixes to skip")
+    check.add_argument("--min-severity", choices=_SEVERITIES, default="hint", help="hide findings below this severity")
+    check.add_argument("--fail-on", choices=_SEVERITIES, default="error",
+                       help="exit 1 when a finding at or above this severity is reported (default: error)")
+
+    sub.add_parser("status", help="what is saved: core size and one line per routed file")
+
+    schema = sub.add_parser("schema", help="print a JSON Schema")
+    schema.add_argument("name", choices=["settings", "report"])
+
+    serve = sub.add_parser("serve", help="start the language server (same as pmem-lsp)")
+    _add_serve_options(serve)
+    return parser
+
+
+def _add_serve_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
+    parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port instead (for debugging)")
+
+
+def _fail(message: str) -> int:
+    sys.stderr.write(f"pmem: error: {message}\n")
+    return EXIT_USAGE
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        build_parser().print_help()
+        return EXIT_USAGE
+    if args.command == "schema":
+        from ..schemas import schema_text
+
+        sys.stdout.write(schema_text(args.name))
+        return 0
+    if args.command == "serve":
+        return _serve(args)
+
+    root = discover_root(args.root)
+    if not root.is_dir():
+        return _fail(f"memory root {root} does not exist or is not a folder")
+    if args.command == "status":
+        from .status import run_status
+
+        return run_status(root, sys.stdout)
+
+    overrides: dict = {}
+    if args.select:
+        overrides["select"] = args.select
+    if args.ignore:
+        overrides["ignore"] = args.ignore
+    try:
+        settings = resolve_settings(root, overrides)
+    except SettingsError as exc:
+        return _fail(str(exc))
+    if not looks_like_root(root):
+        sys.stderr.write(f"pmem: warning: {root} has no _index.md, _core/ or _archive/; is it a memory root?\n")
+    from .check import run_check
+
+    snap = RootSnapshot.scan(root, settings)
+    return run_check(snap, args.format, Severity(args.min_severity), Severity(args.fail_on))
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from ..server.app import start
+
+    return start(tcp=args.tcp)
+
+
+def serve_main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="pmem-lsp", description="The Persistent Memory language server.")
+    parser.add_argument("--version", action="version", version=f"pmem-lsp {__version__}")
+    _add_serve_options(parser)
+    return _serve(parser.parse_args(argv))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""The analysis host: the memory roots a session knows, their snapshots and the open buffers.
+
+Surfaces (the language server today) tell the host what changed — a buffer opened, edited
+or closed, a file changed on disk, a scan finished — and ask it for findings. The host
+knows nothing of the editor protocol; paths are absolute `Path`s in, root-relative strings out.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .analysis import analyze, apply_settings, by_path
+from .findings import Finding
+from .memory_file import MemoryFile
+from .rules.summary import check_summary
+from .settings import Settings
+from .snapshot import RootSnapshot
+from .zones import is_markdown, zone_of
+
+
+@dataclass(eq=False)
+class MemoryRoot:
+    path: Path  # as the editor names it (absolute, not resolved)
+    settings: Settings
+    snapshot: RootSnapshot | None = None  # None until the first scan lands
+    resolved: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.resolved = Path(os.path.realpath(self.path))
+
+    def rel(self, path: Path) -> str | None:
+        """`path` relative to this root (POSIX), or None when it is outside."""
+        for base in (self.path, self.resolved):
+            try:
+                rel = path.relative_to(base).as_posix()
+            except ValueError:
+                continue
+            return "" if rel == "." else rel
+        return None
+
+
+class MemoryHost:
+    def __init__(self) -> None:
+        self.roots: list[MemoryRoot] = []
+        self.buffers: dict[Path, str] = {}
+
+    def add_root(self, path: Path, settings: Settings) -> MemoryRoot:
+        for root in self.roots:
+            if root.path == path:
+                root.settings = settings
+                return root
+        root = MemoryRoot(path, settings)
+        self.roots.append(root)
+        return root
+
+    def locate(self, path: Path) -> tuple[MemoryRoot, str] | None:
+        """The innermost root holding `path`, and the path relative to it."""
+        best: tuple[MemoryRoot, str] | None = None
+        for root in self.roots:
+            rel = root.rel(path)
+            if rel is None or not rel:
+                continue
+            if best is None or len(rel) < len(best[1]):
+                best = (root, rel)
+        return best
+
+    # -- changes ------------------------------------------------------------
+    def open_buffer(self, path: Path, text: str) -> MemoryRoot | None:
+        """An editor buffer for `path` now holds `text` (opened or edited)."""
+        found = self.locate(path)
+        if found is None or not is_markdown(found[1]):
+            return None
+        self.buffers[path] = text
+        root, rel = found
+        if root.snapshot is not None:
+            root.snapshot.set_buffer(rel, text)
+        return root
+
+    def close_buffer(self, path: Path) -> MemoryRoot | None:
+        self.buffers.pop(path, None)
+        found = self.locate(path)
+        if found is None:
+            return None
+        root, rel = found
+        if root.snapshot is not None:
+            root.snapshot.drop_buffer(rel)
+        return root
+
+    def disk_changed(self, path: Path) -> MemoryRoot | None:
+        found = self.locate(path)
+        if found is None:
+            return None
+        root, rel = found
+        if root.snapshot is not None:
+            root.snapshot.refresh(rel)
+        return root
+
+    def install(self, root: MemoryRoot, snapshot: RootSnapshot) -> None:
+        """A scan finished: open buffers win over what the scan read from disk."""
+        for path, text in self.buffers.items():
+            rel = root.rel(path)
+            if rel and is_markdown(rel):
+                snapshot.set_buffer(rel, text)
+        root.snapshot = snapshot
+
+    # -- results ------------------------------------------------------------
+    def findings(self, root: MemoryRoot, today: dt.date | None = None) -> dict[str, list[Finding]]:
+        if root.snapshot is None:
+            return {}
+        return by_path(analyze(root.snapshot, today))
+
+    def early_findings(self, path: Path) -> list[Finding]:
+        """Before the root is scanned: what one open buffer shows on its own (its summary)."""
+        found = self.locate(path)
+        text = self.buffers.get(path)
+        if found is None or text is None:
+            return []
+        root, rel = found
+        return apply_settings(check_summary(rel, zone_of(rel), MemoryFile(text)), root.settings)

@@ -1,0 +1,82 @@
+"""The server object, its feature modules registered in one place, and how it starts."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import Any, Coroutine
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from .. import __version__
+from ..engine.findings import Finding
+from ..engine.host import MemoryHost
+from . import configuration, documents
+from .roots import configure_roots, editor_settings, fetch_configuration, scan_all, workspace_folders
+
+log = logging.getLogger("pmem_lsp")
+
+
+class PmemServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("pmem-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        self.host = MemoryHost()
+        self.folders: list[Path] = []
+        self.editor_settings: dict[str, Any] = {}
+        # Last published findings, per root (by id) and root-relative path.
+        self.published: dict[int, dict[str, tuple[Finding, ...]]] = {}
+        self._tasks: set[asyncio.Task] = set()
+
+    def background(self, coro: Coroutine) -> None:
+        """Run `coro` on the loop without blocking the handler; keep a reference until done."""
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task failed", exc_info=task.exception())
+            self.warn(f"pmem: internal error: {task.exception()!r}")
+
+    def log(self, message: str) -> None:
+        self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info, message=message))
+
+    def warn(self, message: str) -> None:
+        log.warning(message)
+        self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
+
+
+def create_server() -> PmemServer:
+    server = PmemServer()
+
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: PmemServer, params: lsp.InitializeParams) -> None:
+        ls.editor_settings = editor_settings(params.initialization_options)
+        ls.folders = workspace_folders(params)
+
+    @server.feature(lsp.INITIALIZED)
+    async def initialized(ls: PmemServer, params: lsp.InitializedParams) -> None:
+        await fetch_configuration(ls)
+        configure_roots(ls, ls.folders)
+        ls.background(scan_all(ls))
+
+    documents.register(server)
+    configuration.register(server)
+    return server
+
+
+def start(tcp: str | None = None) -> int:
+    # stderr is the client's log; pygls's own INFO lines (one per registered feature) are noise there.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    log.setLevel(logging.INFO)
+    server = create_server()
+    if tcp:
+        host, _, port = tcp.rpartition(":")
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0

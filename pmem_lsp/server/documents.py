@@ -1,0 +1,46 @@
+"""Open, edited and closed documents: the editor's buffer is the truth while it is open."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as lsp
+
+from .convert import uri_to_path
+from .diagnostics import publish_early, refresh_root
+
+if TYPE_CHECKING:
+    from .app import PmemServer
+
+
+def _buffer_changed(server: PmemServer, uri: str) -> None:
+    path = uri_to_path(uri)
+    if path is None:
+        return
+    text = server.workspace.get_text_document(uri).source
+    root = server.host.open_buffer(path, text)
+    if root is None:
+        return  # outside every memory root: not ours
+    if root.snapshot is None:
+        publish_early(server, path)
+    else:
+        refresh_root(server, root)
+
+
+def register(server: PmemServer) -> None:
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: PmemServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        _buffer_changed(ls, params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: PmemServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        _buffer_changed(ls, params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: PmemServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        path = uri_to_path(params.text_document.uri)
+        if path is None:
+            return
+        root = ls.host.close_buffer(path)
+        if root is not None:
+            refresh_root(ls, root)

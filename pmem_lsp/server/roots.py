@@ -1,0 +1,110 @@
+"""Which memory roots this session serves, with which settings, and their background scans."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+
+from ..engine.settings import SettingsError, resolve_settings
+from ..engine.snapshot import RootSnapshot
+from ..engine.zones import discover_root, looks_like_root
+from .convert import uri_to_path
+from .diagnostics import refresh_root
+
+if TYPE_CHECKING:
+    from .app import PmemServer
+
+log = logging.getLogger(__name__)
+
+
+def editor_settings(raw: Any) -> dict[str, Any]:
+    """The `pmem` settings object, whether sent nested (`{"pmem": {…}}`) or bare; nulls dropped."""
+    if not isinstance(raw, dict):
+        return {}
+    if isinstance(raw.get("pmem"), dict):
+        raw = raw["pmem"]
+    return _drop_nulls(raw)
+
+
+def _drop_nulls(value: dict[str, Any]) -> dict[str, Any]:
+    return {k: _drop_nulls(v) if isinstance(v, dict) else v for k, v in value.items() if v is not None}
+
+
+def candidate_roots(folders: list[Path], configured: str | None) -> list[Path]:
+    """Workspace folders that look like memory roots, plus `pmem.root`; else the default root."""
+    roots = [f for f in folders if looks_like_root(f)]
+    if configured:
+        roots.append(discover_root(configured))
+    if not roots:
+        default = discover_root(None)
+        if default.is_dir():
+            roots.append(default)
+    unique: list[Path] = []
+    for r in roots:
+        if r not in unique:
+            unique.append(r)
+    return unique
+
+
+def configure_roots(server: PmemServer, folders: list[Path]) -> None:
+    """(Re)build the host's roots from the workspace folders and the editor's settings."""
+    overrides = dict(server.editor_settings)
+    configured = overrides.pop("root", None)
+    for path in candidate_roots(folders, configured if isinstance(configured, str) else None):
+        try:
+            settings = resolve_settings(path, overrides)
+        except SettingsError as exc:
+            server.warn(f"pmem: {exc}; using the root's own settings")
+            try:
+                settings = resolve_settings(path)
+            except SettingsError as exc2:
+                server.warn(f"pmem: {exc2}; using defaults")
+                settings = resolve_settings(Path("/nonexistent-pmem-root"))
+        server.host.add_root(path, settings)
+    log.info("memory roots: %s", ", ".join(str(r.path) for r in server.host.roots) or "none")
+
+
+def workspace_folders(params: lsp.InitializeParams) -> list[Path]:
+    uris = [f.uri for f in params.workspace_folders or []]
+    if not uris and params.root_uri:
+        uris = [params.root_uri]
+    paths = [uri_to_path(u) for u in uris]
+    if not uris and params.root_path:
+        paths = [Path(params.root_path)]
+    return [p for p in paths if p is not None]
+
+
+async def fetch_configuration(server: PmemServer) -> None:
+    """Ask the client for the `pmem` section, when it can answer."""
+    caps = server.client_capabilities.workspace
+    if caps is None or not caps.configuration:
+        return
+    try:
+        result = await server.workspace_configuration_async(
+            lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="pmem")])
+        )
+    except Exception as exc:  # a client that fails this request still gets diagnostics
+        log.warning("workspace/configuration failed: %s", exc)
+        return
+    if result and isinstance(result[0], dict):
+        merged = dict(server.editor_settings)
+        merged.update(editor_settings(result[0]))
+        server.editor_settings = merged
+
+
+async def scan_all(server: PmemServer) -> None:
+    for root in list(server.host.roots):
+        await scan_root(server, root)
+
+
+async def scan_root(server: PmemServer, root) -> None:
+    """Scan in a worker thread so the loop keeps answering; install and publish on the loop."""
+    snapshot = await asyncio.to_thread(RootSnapshot.scan, root.path, root.settings)
+    server.host.install(root, snapshot)
+    for rel, reason in snapshot.unreadable():
+        server.log(f"pmem: {root.path / rel}: cannot be read ({reason}); not treated as missing")
+    refresh_root(server, root)

@@ -1,0 +1,126 @@
+"""`pmem check` and `pmem status` as a user runs them: real processes, real roots, exit codes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lsp_helpers import base_files, summary_file, write_root
+
+DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo-memory"
+
+
+def pmem(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", *args], capture_output=True,
+                          text=True, cwd=cwd, stdin=subprocess.DEVNULL, timeout=60)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    files = base_files()
+    files["projects/two.md"] = summary_file("Two", bullets=2)
+    files["_index.md"] += "- [Two](projects/two.md) — second\n"
+    return write_root(tmp_path / "memory", files)
+
+
+def test_text_format_lines_and_exit_code(root: Path):
+    result = pmem("--root", str(root), "check")
+    assert result.returncode == 0  # warnings only; default --fail-on is error
+    assert result.stdout.splitlines() == [
+        "projects/two.md:5:1: PM102 summary-bullet-count warning: the summary has 2 bullets; it needs 3 to 6",
+        "1 problem (0 errors, 1 warning, 0 information, 0 hints) in 6 Markdown files",
+    ]
+
+
+def test_fail_on_warning_exits_1(root: Path):
+    assert pmem("--root", str(root), "check", "--fail-on", "warning").returncode == 1
+
+
+def test_error_exits_1_and_clean_root_exits_0(root: Path):
+    (root / "_index.md").write_text((root / "_index.md").read_text() + "- [X](x.md) — gone\n")
+    assert pmem("--root", str(root), "check").returncode == 1
+    (root / "projects/two.md").unlink()
+    (root / "_index.md").write_text(base_files()["_index.md"])
+    result = pmem("--root", str(root), "check")
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.strip() == "No problems in 5 Markdown files"
+
+
+def test_missing_root_exits_2(tmp_path: Path):
+    result = pmem("--root", str(tmp_path / "nope"), "check")
+    assert result.returncode == 2
+    assert "does not exist" in result.stderr
+
+
+def test_bad_settings_exit_2_with_the_reason(root: Path):
+    (root / ".pmem.toml").write_text("[core]\nmaxBites = 3\n")
+    result = pmem("--root", str(root), "check")
+    assert result.returncode == 2
+    assert ".pmem.toml" in result.stderr and "maxBites" in result.stderr
+
+
+def test_select_ignore_and_min_severity(root: Path):
+    (root / "notes").mkdir()
+    (root / "notes/plain.md").write_text("# Plain\n\nNo summary here.\n")
+    out = pmem("--root", str(root), "check", "--format", "json").stdout
+    assert sorted(d["code"] for d in json.loads(out)["diagnostics"]) == ["PM100", "PM102", "PM202"]
+    out = pmem("--root", str(root), "check", "--format", "json", "--select", "PM1").stdout
+    assert sorted(d["code"] for d in json.loads(out)["diagnostics"]) == ["PM100", "PM102"]
+    out = pmem("--root", str(root), "check", "--format", "json", "--ignore", "pm102,PM202").stdout
+    assert sorted(d["code"] for d in json.loads(out)["diagnostics"]) == ["PM100"]
+    out = pmem("--root", str(root), "check", "--format", "json", "--min-severity", "warning").stdout
+    assert sorted(d["code"] for d in json.loads(out)["diagnostics"]) == ["PM102", "PM202"]
+
+
+def test_json_report_shape(root: Path):
+    report = json.loads(pmem("--root", str(root), "check", "--format", "json").stdout)
+    assert report["root"] == str(root)
+    assert report["files"] == 6
+    assert report["counts"] == {"error": 0, "warning": 1, "information": 0, "hint": 0}
+    assert report["diagnostics"] == [{
+        "path": "projects/two.md", "line": 5, "column": 1, "end_line": 5, "end_column": 11,
+        "code": "PM102", "name": "summary-bullet-count", "severity": "warning",
+        "message": "the summary has 2 bullets; it needs 3 to 6",
+    }]
+
+
+def test_github_format_is_relative_to_cwd_and_escaped(root: Path):
+    result = pmem("--root", str(root), "check", "--format", "github", cwd=root.parent)
+    assert result.stdout.splitlines() == [
+        "::warning file=memory/projects/two.md,line=5,col=1,endLine=5,endColumn=11,"
+        "title=PM102 summary-bullet-count::the summary has 2 bullets; it needs 3 to 6",
+    ]
+
+
+def test_demo_shows_its_deliberate_problems():
+    result = pmem("--root", str(DEMO), "check", "--format", "json")
+    assert result.returncode == 1  # the demo's dangling route is an error
+    found = sorted((d["path"], d["line"], d["code"]) for d in json.loads(result.stdout)["diagnostics"])
+    assert found == [
+        ("_index.md", 13, "PM201"),
+        ("notes/meal-planning.md", 5, "PM106"),
+        ("notes/reading-list.md", 1, "PM100"),
+        ("notes/reading-list.md", 1, "PM202"),
+        ("notes/travel-2026.md", 20, "PM402"),
+        ("projects/garden-sensors.md", 6, "PM102"),
+        ("projects/invoice-automation.md", 15, "PM101"),
+        ("projects/sourdough-blog.md", 10, "PM104"),
+    ]
+
+
+def test_status_reads_core_and_index(tmp_path: Path):
+    root = tmp_path / "demo"
+    shutil.copytree(DEMO, root)
+    result = pmem("--root", str(root), "status")
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"Memory root: {root}"
+    assert lines[1].startswith("Core: 2 files, ")
+    assert lines[2].startswith("Active: 11 routed files, ")
+    assert "  projects/website-redesign.md — new layout and typography for the cooking blog  (missing)" in lines
+    assert "  notes/sichuan-cooking.md — 四川家常菜笔记 for the blog series (in Chinese)" in lines
