@@ -8,7 +8,7 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 DEMO := examples/demo-memory
 
-.PHONY: demo test install install-test check-demo schemas clean
+.PHONY: demo test install install-test schemas docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,9 @@ test: $(STAMP_TEST)
 schemas: $(STAMP_RUN)
 	$(BIN)/pmem schema settings > schemas/settings.schema.json
 	$(BIN)/pmem schema report > schemas/check-report.schema.json
+
+docs: $(STAMP_RUN)
+	$(BIN)/pmem rules --format markdown > docs/rules.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

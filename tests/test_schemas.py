@@ -33,3 +33,10 @@ def test_settings_schema_documents_every_setting():
         assert props[key].get("description"), key
     core = data["$defs"]["CoreSettings"]["properties"]["maxBytes"]
     assert core["default"] == 8192 and core["description"]
+
+
+def test_docs_rules_md_matches_the_catalogue():
+    from pmem_lsp.cli.rules import rules_markdown
+
+    committed = (SCHEMAS.parent / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert committed == rules_markdown(), "docs/rules.md is stale: run `make docs`"

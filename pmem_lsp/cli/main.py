@@ -36,6 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("status", help="what is saved: core size and one line per routed file")
 
+    rules = sub.add_parser("rules", help="list the rules, or explain one (`pmem rules PM102`)")
+    rules.add_argument("code", nargs="?", help="a rule code to explain")
+    rules.add_argument("--format", choices=["text", "markdown"], default="text")
+
     schema = sub.add_parser("schema", help="print a JSON Schema")
     schema.add_argument("name", choices=["settings", "report"])
 
@@ -66,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "serve":
         return _serve(args)
+    if args.command == "rules":
+        from .rules import run_rules
+
+        return run_rules(args.code, args.format, sys.stdout, sys.stderr)
 
     root = discover_root(args.root)
     if not root.is_dir():
