@@ -134,3 +134,18 @@ async def test_settings_from_initialization_options(client: LanguageClient, root
     await wait_for(client, lambda: codes(client, two) == ["PM102"])
     assert client.diagnostics[uri(two)][0].severity == lsp.DiagnosticSeverity.Error
     assert codes(client, root / "_index.md") == []
+
+
+async def test_workspace_folders_added_and_removed(client: LanguageClient, root: Path, tmp_path: Path):
+    other = write_root(tmp_path / "other", {**base_files(), "notes/n.md": summary_file("N", bullets=1)})
+    await start(client, root)
+    await wait_for(client, lambda: codes(client, root / "_index.md") == ["PM201"])
+    note = other / "notes/n.md"
+    assert uri(note) not in client.diagnostics
+    client.workspace_did_change_workspace_folders(lsp.DidChangeWorkspaceFoldersParams(
+        event=lsp.WorkspaceFoldersChangeEvent(added=[lsp.WorkspaceFolder(uri=uri(other), name="other")], removed=[])))
+    await wait_for(client, lambda: codes(client, note) == ["PM102", "PM202"])
+    client.workspace_did_change_workspace_folders(lsp.DidChangeWorkspaceFoldersParams(
+        event=lsp.WorkspaceFoldersChangeEvent(added=[], removed=[lsp.WorkspaceFolder(uri=uri(root), name="memory")])))
+    await wait_for(client, lambda: codes(client, root / "_index.md") == [])
+    assert codes(client, note) == ["PM102", "PM202"]

@@ -56,6 +56,13 @@ class MemoryHost:
         self.roots.append(root)
         return root
 
+    def remove_root(self, path: Path) -> MemoryRoot | None:
+        for root in self.roots:
+            if root.path == path:
+                self.roots.remove(root)
+                return root
+        return None
+
     def locate(self, path: Path) -> tuple[MemoryRoot, str] | None:
         """The innermost root holding `path`, and the path relative to it."""
         best: tuple[MemoryRoot, str] | None = None

@@ -1,12 +1,13 @@
-"""Settings changes from the editor: re-resolve each root's settings and rescan."""
+"""Settings and workspace-folder changes: re-resolve each root's settings and rescan."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
+from .convert import uri_to_path
+from .diagnostics import publish_findings
 from .roots import configure_roots, editor_settings, fetch_configuration, scan_all
 
 if TYPE_CHECKING:
@@ -20,5 +21,23 @@ def register(server: PmemServer) -> None:
         if pushed:
             ls.editor_settings = pushed
         await fetch_configuration(ls)
+        configure_roots(ls, ls.folders)
+        ls.background(scan_all(ls))
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_folders(ls: PmemServer, params: lsp.DidChangeWorkspaceFoldersParams) -> None:
+        for folder in params.event.removed:
+            path = uri_to_path(folder.uri)
+            if path is None:
+                continue
+            ls.folders = [f for f in ls.folders if f != path]
+            root = ls.host.remove_root(path)
+            if root is not None:
+                publish_findings(ls, root, {})  # clear what this root had published
+                ls.published.pop(id(root), None)
+        for folder in params.event.added:
+            path = uri_to_path(folder.uri)
+            if path is not None and path not in ls.folders:
+                ls.folders.append(path)
         configure_roots(ls, ls.folders)
         ls.background(scan_all(ls))
