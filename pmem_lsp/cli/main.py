@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.ignore:
         overrides["ignore"] = args.ignore
     try:
-        settings = resolve_settings(root, overrides)
+        settings = resolve_settings(root, overrides, overrides_source="command line")
     except SettingsError as exc:
         return _fail(str(exc))
     if not looks_like_root(root):

@@ -11,7 +11,8 @@ from .paths import normalize_target
 
 WIKI, LINK, ANGLE, CODE_SPAN, BARE = "wiki", "link", "angle", "code", "bare"
 
-_RE_WIKI = re.compile(r"\[\[([^\]|\n]+)(?:\|([^\]\n]*))?\]\]")
+# `[[path]]`, `[[path|label]]`, and `[[path\|label]]` (the pipe escaped inside a table row).
+_RE_WIKI = re.compile(r"\[\[([^\]|\n]+?)(?:\\?\|([^\]\n]*))?\]\]")
 _RE_MD_LINK = re.compile(
     r"\[(?:[^\[\]\\]|\\.)*\]\(\s*(?:<([^<>\n]*)>|([^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*))"
     r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)"
@@ -20,8 +21,11 @@ _RE_ANGLE = re.compile(r"<([^<>\s!][^<>]*)>")
 _RE_CODE = re.compile(r"`([^`\s]+)`")
 _RE_BARE = re.compile(r"[^\s|<>\[\]`*]+?\.md(?:#[^\s|:：]*)?(?=$|[\s|:：,;—–])", re.I)
 _SEPARATORS = ("—", "–", "-", ":", "：", "|")
+_SEPARATOR_CHARS = "".join(_SEPARATORS)
 # Anything that makes a list item look like it meant to be a route (PM206).
 _RE_MENTIONS_FILE = re.compile(r"\]\(|[^\s`<>\[\]()|]+\.md\b|\[\[", re.I)
+# `[Projects](#projects)`: a link to a heading of the index itself (a table of contents).
+_RE_ANCHOR_LINK = re.compile(r"\[(?:[^\[\]\\]|\\.)*\]\(\s*<?#[^()\s<>]*>?\s*\)")
 _RE_TABLE_DELIMITER = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 
@@ -56,13 +60,17 @@ def _match_target(text: str) -> tuple[str, str, int, int, int] | None:
     """(form, written path, path start, path end, end of target) at the start of `text`."""
     m = _RE_WIKI.match(text)
     if m:
-        written = m.group(1).strip()
-        return WIKI, written, m.start(1), m.end(1), m.end()
+        raw = m.group(1)
+        written = raw.strip()
+        start = m.start(1) + len(raw) - len(raw.lstrip())
+        return WIKI, written, start, start + len(written), m.end()
     if text.startswith("!"):
         return None
     m = _RE_MD_LINK.match(text)
     if m:
         g = 1 if m.group(1) is not None else 2
+        if m.group(g).lstrip().startswith("#"):
+            return None  # an anchor in the index itself is not a route
         return LINK, m.group(g), m.start(g), m.end(g), m.end()
     m = _RE_ANGLE.match(text)
     if m:
@@ -81,9 +89,10 @@ def _unwrap_emphasis(text: str) -> tuple[str, int]:
     for mark in ("**", "__"):
         if text.startswith(mark):
             close = text.find(mark, len(mark))
-            if close > 0:
-                inner = text[len(mark):close]
-                return inner + text[close + len(mark):], len(mark)
+            after = text[close + len(mark):]
+            # Only emphasis around a whole target: `__init__.md` is a file name, not emphasis.
+            if close > len(mark) and (not after or after[0].isspace() or after[0] in _SEPARATOR_CHARS):
+                return text[len(mark):close] + after, len(mark)
     return text, 0
 
 
@@ -104,7 +113,11 @@ def parse_route_text(text: str, line: int, offset: int, table: bool = False) -> 
     form, written, start, end, target_end = target
     rest = unwrapped[target_end:]
     if form == WIKI:
-        written_path = written if written.lower().endswith(".md") else written + ".md"
+        # `.md` is optional and goes before any `#fragment`: `[[notes/x#part]]` is notes/x.md.
+        base, hash_, fragment = written.partition("#")
+        if base and not base.lower().endswith(".md"):
+            base += ".md"
+        written_path = base + hash_ + fragment
     else:
         written_path = written
     path, problem = normalize_target(written_path)
@@ -118,7 +131,8 @@ def _table_route(line_text: str, line: int) -> Route | None:
     stripped = line_text.lstrip()
     if not stripped.startswith("|") or _RE_TABLE_DELIMITER.match(stripped):
         return None
-    masked = mask_code_spans(line_text)
+    # A `|` inside a code span or a wiki-link (`[[path|label]]`) does not end a cell.
+    masked = _RE_WIKI.sub(lambda m: " " * len(m.group()), mask_code_spans(line_text))
     bars = [i for i, c in enumerate(masked) if c == "|" and (i == 0 or masked[i - 1] != "\\")]
     if len(bars) < 2:
         return None
@@ -155,7 +169,7 @@ def parse_index(doc: MemoryFile) -> IndexModel:
                 routes.append(route)
                 if not route.description:
                     malformed.append(MalformedLine(i, route.start, route.end, "route has no description"))
-            elif _RE_MENTIONS_FILE.search(mask_code_spans(content)):
+            elif _RE_MENTIONS_FILE.search(_RE_ANCHOR_LINK.sub("", mask_code_spans(content))):
                 end = len(line_text.rstrip())
                 malformed.append(MalformedLine(
                     i, item.content_col, end,

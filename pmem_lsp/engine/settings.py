@@ -131,6 +131,23 @@ def _glob_to_regex(glob: str) -> str:
     return "".join(out).rstrip("/") + "(?:/.*)?$"
 
 
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _canonical(raw: dict[str, Any], top: bool = True) -> dict[str, Any]:
+    """One spelling per key (the editor's camelCase), so that `max_bytes` in `.pmem.toml` and
+    `maxBytes` from the editor are the same key when merged. Rule codes are left alone."""
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = _camel(key) if isinstance(key, str) else key
+        if isinstance(value, dict) and name != "severity":
+            value = _canonical(value, top=False)
+        out[name] = value
+    return out
+
+
 def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in over.items():
@@ -164,14 +181,23 @@ def read_settings_file(root: Path) -> dict[str, Any]:
         raise SettingsError(f"{path}: not valid TOML ({exc})") from exc
 
 
-def resolve_settings(root: Path, overrides: dict[str, Any] | None = None) -> Settings:
-    """`.pmem.toml` in the root, then the editor's or command line's overrides on top."""
-    raw = read_settings_file(root)
-    source = str(root / SETTINGS_FILE) if raw else "settings"
-    if overrides:
-        raw = _deep_merge(raw, overrides)
-        source = "settings"
+def _validate(raw: dict[str, Any], source: str) -> Settings:
     try:
         return Settings.model_validate(raw)
     except ValidationError as exc:
         raise SettingsError(_describe(exc, source)) from exc
+
+
+def resolve_settings(root: Path, overrides: dict[str, Any] | None = None,
+                     overrides_source: str = "editor settings") -> Settings:
+    """`.pmem.toml` in the root, then the editor's or command line's overrides on top.
+
+    Each source is validated on its own first, so an error names where the bad key is.
+    """
+    raw = _canonical(read_settings_file(root))
+    settings = _validate(raw, str(root / SETTINGS_FILE))
+    if not overrides:
+        return settings
+    over = _canonical(overrides)
+    _validate(over, overrides_source)
+    return _validate(_deep_merge(raw, over), "settings")

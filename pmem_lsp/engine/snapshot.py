@@ -188,6 +188,18 @@ class RootSnapshot:
     def is_file(self, rel: str) -> bool:
         return rel in self.files or rel in self.excluded
 
+    def unseen(self, rel: str) -> bool:
+        """The scan could not look at `rel`: excluded by the settings, or under a folder that
+        could not be listed. Such a path is unknown, never missing (DESIGN §7)."""
+        if self.settings.excluded(rel):
+            return True
+        return any(folder == "." or rel == folder or rel.startswith(folder + "/")
+                   for folder, _reason in self.scan_errors)
+
+    def missing(self, rel: str) -> bool:
+        """Known to be absent: not there, and not hidden from the scan."""
+        return not self.exists(rel) and not self.unseen(rel)
+
     def doc(self, rel: str) -> MemoryFile | None:
         entry = self.files.get(rel)
         return entry.doc if entry is not None else None

@@ -91,7 +91,7 @@ def check_archive(snap: RootSnapshot, records: list[ArchiveRecord], today: dt.da
                                f"legacy record for `{record.title}`: no index-line, so recover will propose a route for confirmation",
                                severity=Severity.INFORMATION))
         present = location is not None and snap.is_file(location)
-        if location and not present:
+        if location and not present and snap.missing(location):
             out.append(at_line(ARCHIVE_INDEX, lines, here, "PM302",
                                f"no file at `{location}`"))
         if not present:
@@ -106,6 +106,8 @@ def check_archive(snap: RootSnapshot, records: list[ArchiveRecord], today: dt.da
             out.append(at_line(ARCHIVE_INDEX, lines, here, "PM305",
                                f"cannot recover: `{original}` is occupied by another file"))
 
+    if index_doc is None and snap.is_file(ARCHIVE_INDEX):
+        return out  # the archive index exists but cannot be read: no file is known to lack a record
     for rel, entry in snap.files.items():
         if entry.zone in (Zone.ARCHIVE, Zone.TRASH) and rel not in recorded:
             doc = entry.doc if entry.markdown else None

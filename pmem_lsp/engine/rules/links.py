@@ -20,7 +20,7 @@ def check_links(snap: RootSnapshot, rel: str, doc: MemoryFile) -> list[Finding]:
         path, problem = normalize_target(target, base)
         if problem is not None or path is None:
             continue  # URLs and absolute paths are not relative links (absolute ones: PM403)
-        if path == "" or snap.exists(path):
+        if path == "" or not snap.missing(path):
             continue
         out.append(Finding(rel, link.line, link.start, link.line, link.end, "PM402",
                            f"link target `{path}` does not exist in the memory root"))

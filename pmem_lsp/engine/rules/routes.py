@@ -56,7 +56,7 @@ def check_routes(snap: RootSnapshot, model: IndexModel) -> list[Finding]:
             out.append(Finding(INDEX, *r, "PM204", f"invalid route target `{path}`: {_ZONE_TEXT[zone]}"))
         elif not is_markdown(path):
             out.append(Finding(INDEX, *r, "PM204", f"invalid route target `{path}`: only Markdown files are memory files"))
-        elif not snap.is_file(path):
+        elif snap.missing(path):
             if snap.is_file(archive_location(path)) or snap.is_file(trash_location(path)):
                 where = archive_location(path) if snap.is_file(archive_location(path)) else trash_location(path)
                 out.append(Finding(INDEX, *r, "PM205", f"`{path}` was archived (now `{where}`): remove this route"))

@@ -19,7 +19,8 @@ def check_structure(snap: RootSnapshot) -> list[Finding]:
     out: list[Finding] = []
     settings = snap.settings
     missing = [label for label, rel in ((f"{ARCHIVE_DIR}/", ARCHIVE_DIR), (f"{TRASH_DIR}/", TRASH_DIR),
-                                        (ARCHIVE_INDEX, ARCHIVE_INDEX)) if not snap.exists(rel)]
+                                        (ARCHIVE_INDEX, ARCHIVE_INDEX))
+               if snap.missing(rel)]
     if missing:
         out.append(Finding(INDEX, 0, 0, 0, 0, "PM001",
                            f"lifecycle structure incomplete, missing {', '.join(missing)}: run `pmem upgrade`"))
@@ -29,7 +30,7 @@ def check_structure(snap: RootSnapshot) -> list[Finding]:
             out.append(Finding(INDEX, 0, 0, 0, 0, "PM002",
                                "active memory files exist but `_index.md` does not: agents cannot find them"))
     for rel in REQUIRED_CORE_FILES:
-        if not snap.is_file(rel):
+        if snap.missing(rel):
             out.append(Finding(rel, 0, 0, 0, 0, "PM003", f"`{rel}` is missing: it is baseline context every agent reads"))
 
     core = [e for e in snap.files.values() if e.zone is Zone.CORE]

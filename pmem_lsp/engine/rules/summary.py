@@ -77,8 +77,11 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile) -> list[Finding]:
     for bullet in section.bullets:
         if is_placeholder(bullet.text):
             label = "empty" if not bullet.text else f"a placeholder ('{bullet.text}')"
-            out.append(Finding(path, bullet.line, bullet.start, bullet.line,
-                               max(bullet.start, len(lines[bullet.line].rstrip())), "PM104",
+            line = lines[bullet.line]
+            # An empty bullet has no text to point at: point at its marker instead.
+            start = bullet.start if bullet.text else len(line) - len(line.lstrip())
+            out.append(Finding(path, bullet.line, start, bullet.line,
+                               max(start, len(line.rstrip())), "PM104",
                                f"summary bullet is {label}: state a fact"))
     for h in heads[1:]:
         out.append(at_line(path, lines, h.line, "PM105",
