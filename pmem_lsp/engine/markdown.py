@@ -6,7 +6,8 @@ with CommonMark on them: a `## Summary` inside a fence or an HTML comment is not
 says it ends. So this module follows the CommonMark block algorithm (the one in
 commonmark.js: open containers matched line by line, then block starts, then lazy
 paragraph continuation) but builds no inline tree and keeps no text it does not need.
-markdown-it-py is the test oracle (tests/test_markdown_oracle.py).
+markdown-it-py is the test oracle (tests/test_markdown_oracle.py); where it and
+commonmark.js disagree, we follow markdown-it-py and say so in a comment.
 
 Known simplification: link reference definitions are not stripped from paragraphs before
 a setext underline, so `[a]: /b` followed by `===` counts as a heading here.
@@ -329,7 +330,10 @@ class _Scanner:
                     text = _RE_ATX_TRAILING_ONLY.sub("", text)
                     text = _RE_ATX_TRAILING.sub("", text)
                     self.out.headings.append(
-                        Heading(self.line_no, len(m.group(0).strip()), text.strip(" \t"), node.top_level)
+                        # Trimmed like the inline content of both commonmark.js (JS trim())
+                        # and markdown-it-py (str.strip()): Unicode spaces go too, so
+                        # `# 摘要\u3000` has the text `摘要`.
+                        Heading(self.line_no, len(m.group(0).strip()), text.strip(), node.top_level)
                     )
                     self.offset = len(ln)
                     return 2
@@ -363,8 +367,12 @@ class _Scanner:
                 self.close_unmatched()
                 para = container
                 assert para.parts is not None
-                heading_text = "\n".join(para.parts).strip()
-                if heading_text:
+                content = "\n".join(para.parts)
+                # commonmark.js tests the raw content (after link reference definitions,
+                # which we do not strip); only the inline text is trimmed, so a line of
+                # U+3000 over `---` is an empty heading, not a paragraph line.
+                if content:
+                    heading_text = content.strip()
                     self.out.headings.append(
                         Heading(
                             para.start, 1 if c == "=" else 2, heading_text, para.top_level,
@@ -453,6 +461,69 @@ class _Scanner:
         )
         return True
 
+    def lazy_line_interrupts(self) -> bool:
+        """Does markdown-it end the open paragraph at this would-be lazy line?
+
+        Only asked when the line is indented 4+ columns relative to the last matched
+        container, where commonmark.js tries no block start and takes the line as lazy
+        paragraph continuation. markdown-it, which parses containers recursively, differs:
+
+        - A paragraph (or block quote) inside a list item the line is left of checks its
+          terminators with indentation measured from that item's content column, so the
+          line never counts as indented there: in `  +  text` / `    # x` the heading
+          ends the paragraph.
+        - A line a block quote takes as lazy is re-checked, indentation ignored, by every
+          block quote nested in it: `> > text` / `    # x`.
+
+        Either way the paragraph ends and, back in the last matched container, the line
+        starts indented code. We follow markdown-it, the oracle. The walk below mirrors
+        its state: `s` is the line's sCount, `col` the blkIndent and `list_col` the
+        listIndent, relative to the last matched container's content column.
+        """
+        s = self.indent
+        col = 0
+        list_col = -1
+        node: _Node | None = self.last_matched
+        while node is not None:
+            kind = node.kind
+            if kind == "list":
+                list_col = col
+            elif kind == "item":
+                if node is not self.last_matched:
+                    col += node.marker_offset + node.padding
+            elif kind == "quote":
+                if node is not self.last_matched:
+                    if self.md_terminates(s, col, list_col):
+                        return True
+                    s, col = -1, 0  # markdown-it marks the line lazy (sCount -1) inside
+            elif kind == "paragraph":
+                return 0 <= s and s - col < _CODE_INDENT and self.md_terminates(s, col, list_col)
+            node = node.last_child
+        return False
+
+    def md_terminates(self, s: int, col: int, list_col: int) -> bool:
+        """markdown-it's paragraph/blockquote terminator rules for the current line."""
+        if s - col >= _CODE_INDENT:
+            return False  # indented code, which terminates nothing
+        rest = self.ln[self.next_nonspace :]
+        c = rest[:1]
+        if c == ">":
+            return True
+        if c == "#":
+            return _RE_ATX.match(rest) is not None
+        if c == "`" or c == "~":
+            return _RE_FENCE.match(rest) is not None
+        if c == "<":
+            return any(_HTML_OPEN[t].match(rest) for t in range(1, 7))  # type: ignore[union-attr]
+        if c and c in "*_-" and _RE_THEMATIC.match(rest):
+            return True
+        # The "special case" in markdown-it's list rule: a marker 4+ columns past the
+        # enclosing list's context is paragraph text, not a new item.
+        if list_col >= 0 and s - list_col >= _CODE_INDENT and s < col:
+            return False
+        m = _RE_BULLET.match(rest) or _RE_ORDERED.match(rest)
+        return m is not None and (len(rest) == m.end() or rest[m.end()] in " \t")
+
     # -- one line -----------------------------------------------------------
     def add_line(self) -> None:
         tip = self.tip
@@ -505,8 +576,14 @@ class _Scanner:
                 break
 
         if not self.all_closed and not self.blank and self.tip.kind == "paragraph":
-            self.add_line()  # lazy continuation
-            return PARAGRAPH
+            if not (self.indented and self.lazy_line_interrupts()):
+                self.add_line()  # lazy continuation
+                return PARAGRAPH
+            # markdown-it ends the paragraph here; in the last matched container the line
+            # is indented by 4 or more, so it starts indented code there.
+            self.close_unmatched()
+            self.add_child("code", self.line_no)
+            return CODE
 
         self.close_unmatched()
         kind = container.kind
