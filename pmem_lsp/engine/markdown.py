@@ -21,6 +21,10 @@ from dataclasses import dataclass, field
 _CODE_INDENT = 4
 
 _RE_MAYBE_SPECIAL = re.compile(r"[#`~*+_=<>0-9-]")
+# Fast paths (see _Scanner.fast_line): a line that can only continue a paragraph, and a
+# bullet item `- text` at the left margin.
+_RE_PLAIN_LINE = re.compile(r"[ ]{0,3}[^ \t#`~*+_=<>0-9-]")
+_RE_SIMPLE_BULLET = re.compile(r"[-*+] [^ \t]")
 _RE_ATX = re.compile(r"#{1,6}(?:[ \t]+|$)")
 _RE_FENCE = re.compile(r"`{3,}(?!.*`)|~{3,}")
 _RE_CLOSING_FENCE = re.compile(r"(?:`{3,}|~{3,})(?=[ \t]*$)")
@@ -132,6 +136,7 @@ class _Node:
 
 _CONTAINS_ANY = {"document", "quote", "item"}
 _ACCEPTS_LINES = {"paragraph", "fence", "code", "html"}
+_ONE_LINE_OR_PARAGRAPH = {"paragraph", "heading", "break"}
 
 
 def _can_contain(parent: str, child: str) -> bool:
@@ -447,19 +452,20 @@ class _Scanner:
         ):
             lst = self.add_child("list", self.line_no)
             lst.list_type, lst.bullet, lst.delimiter = list_type, bullet, delimiter
-        lst = self.tip
+        self.new_item(self.tip, list_type, marker_offset, padding, m.group(0), min(self.offset, len(ln)), ln)
+        return True
+
+    def new_item(self, lst: _Node, list_type: str, marker_offset: int, padding: int, marker: str,
+                 content_col: int, ln: str) -> _Node:
         item = self.add_child("item", self.line_no)
         item.marker_offset = marker_offset
         item.padding = padding
         item.top_level = lst.top_level
         item.item_index = len(self.out.items)
         self.out.items.append(
-            ListItem(
-                self.line_no, self.line_no + 1, lst.top_level, list_type == "ordered",
-                m.group(0), min(self.offset, len(ln)),
-            )
+            ListItem(self.line_no, self.line_no + 1, lst.top_level, list_type == "ordered", marker, content_col)
         )
-        return True
+        return item
 
     def lazy_line_interrupts(self) -> bool:
         """Does markdown-it end the open paragraph at this would-be lazy line?
@@ -531,7 +537,59 @@ class _Scanner:
             assert tip.parts is not None
             tip.parts.append(self.ln[self.offset :])
 
+    def fast_line(self, ln: str) -> str | None:
+        """The two commonest lines in memory files, decided without the general algorithm.
+
+        Each branch reproduces exactly what `incorporate` would do for that state and line
+        (the oracle tests cover both); anything else returns None and takes the general path.
+        """
+        tip = self.tip
+        doc = self.doc
+        if not ln.strip(" \t"):
+            if tip is doc:
+                return BLANK
+            if tip.kind in _ONE_LINE_OR_PARAGRAPH:
+                # A blank line ends the paragraph (or closes the heading); list items with
+                # content and lists continue through it, so nothing else closes.
+                node = tip.parent
+                while node is not doc:
+                    if node.kind != "item" and node.kind != "list":
+                        return None
+                    node = node.parent
+                self.finalize(tip, self.line_no - 1)
+                return BLANK
+            return None
+        if tip.kind == "paragraph" and tip.parent is doc:
+            # Continuation of a top-level paragraph: nothing can start (no special first
+            # character, indent under 4) and a paragraph takes the line.
+            if _RE_PLAIN_LINE.match(ln):
+                tip.parts.append(ln.lstrip(" "))  # type: ignore[union-attr]
+                return PARAGRAPH
+            return None
+        if tip.kind == "paragraph" and tip.parent.kind == "item" and _RE_SIMPLE_BULLET.match(ln):
+            item = tip.parent
+            lst = item.parent
+            if (lst.parent is doc and lst.bullet == ln[0] and item.marker_offset == 0
+                    and not (ln[0] != "+" and _RE_THEMATIC.match(ln))):
+                # A sibling bullet at the margin: the open item cannot continue (indent 0),
+                # the list matches, so close the item and open the next one with its paragraph.
+                self.ln = ln
+                self.offset = 2
+                self.column = 2
+                self.oldtip = tip
+                self.last_matched = lst
+                self.all_closed = False
+                self.close_unmatched()
+                self.new_item(lst, "bullet", 0, 2, ln[0], 2, ln)
+                node = self.add_child("paragraph", self.line_no)
+                node.parts = [ln[2:]]
+                return PARAGRAPH
+        return None
+
     def incorporate(self, ln: str) -> str:
+        fast = self.fast_line(ln)
+        if fast is not None:
+            return fast
         self.ln = ln
         self.offset = 0
         self.column = 0
