@@ -13,6 +13,7 @@ from ..engine.snapshot import RootSnapshot
 from ..engine.zones import discover_root, looks_like_root
 
 EXIT_USAGE = 2
+_LIFECYCLE = ("upgrade", "archive", "delete", "recover", "purge", "init")
 _SEVERITIES = [s.value for s in Severity]
 
 
@@ -35,6 +36,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="exit 1 when a finding at or above this severity is reported (default: error)")
 
     sub.add_parser("status", help="what is saved: core size and one line per routed file")
+
+    for op, text in (("upgrade", "create the missing lifecycle folders and archive index"),
+                     ("archive", "move an active file to _archive/ and record it"),
+                     ("delete", "move an archived file to the trash (recoverable for 30 days)"),
+                     ("recover", "bring an archived or trashed file back with its route"),
+                     ("purge", "permanently delete a trashed file past its recover-by date"),
+                     ("init", "create a new memory root")):
+        cmd = sub.add_parser(op, help=text)
+        if op not in ("upgrade", "init"):
+            cmd.add_argument("path", help="path relative to the root (original path or current location)")
+        if op == "archive":
+            cmd.add_argument("--reason", help="why it is archived (kept in the record)")
+        cmd.add_argument("-y", "--yes", action="store_true", help="apply without asking")
 
     rules = sub.add_parser("rules", help="list the rules, or explain one (`pmem rules PM102`)")
     rules.add_argument("code", nargs="?", help="a rule code to explain")
@@ -76,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         return run_rules(args.code, args.format, sys.stdout, sys.stderr)
 
     root = discover_root(args.root)
+    if args.command in _LIFECYCLE and (args.command == "init" or root.is_dir()):
+        from .lifecycle import run_lifecycle
+
+        return run_lifecycle(root, args.command, getattr(args, "path", None), getattr(args, "reason", None), args.yes)
     if not root.is_dir():
         return _fail(f"memory root {root} does not exist or is not a folder")
     if args.command == "status":

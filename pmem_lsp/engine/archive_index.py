@@ -8,10 +8,13 @@ otherwise it is a grouping heading (`## Archived`).
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass
 
 from .memory_file import MemoryFile
+from .paths import normalize_target
+from .zones import archive_location, trash_location
 
 KNOWN_KEYS = ("status", "original", "location", "index-line", "archived", "reason", "deleted", "recover-by")
 ARCHIVED, TRASHED = "archived", "trashed"
@@ -106,3 +109,28 @@ def parse_archive_index(doc: MemoryFile) -> list[ArchiveRecord]:
         if any(f.key in KNOWN_KEYS for f in fields) or title.lower().endswith(".md"):
             records.append(ArchiveRecord(heading.line, heading.level, title, tuple(fields), end))
     return records
+
+
+_RE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def parse_date(value: str | None) -> dt.date | None:
+    if value is None or not _RE_DATE.match(value.strip()):
+        return None
+    try:
+        return dt.date.fromisoformat(value.strip())
+    except ValueError:
+        return None
+
+
+def record_location(record: ArchiveRecord) -> str | None:
+    """Where the record says the file is: `location:`, else derived from original and status."""
+    location = record.get("location")
+    if location:
+        path, problem = normalize_target(location)
+        return path if problem is None else None
+    original = record.get("original") or record.title
+    path, problem = normalize_target(original)
+    if problem is not None or not path:
+        return None
+    return trash_location(path) if record.status == TRASHED else archive_location(path)

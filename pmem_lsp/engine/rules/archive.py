@@ -3,39 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
 
-from ..archive_index import ARCHIVED, TRASHED, ArchiveRecord
+from ..archive_index import ARCHIVED, TRASHED, ArchiveRecord, parse_date, record_location
 from ..findings import Finding, Severity, at_line
 from ..paths import normalize_target
 from ..snapshot import RootSnapshot
 from ..zones import ARCHIVE_INDEX, Zone, archive_location, trash_location, zone_of
 from .summary import whole_file_line
-
-_RE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-
-def parse_date(value: str | None) -> dt.date | None:
-    if value is None or not _RE_DATE.match(value.strip()):
-        return None
-    try:
-        return dt.date.fromisoformat(value.strip())
-    except ValueError:
-        return None
-
-
-def record_location(record: ArchiveRecord) -> str | None:
-    """Where the record says the file is: `location:`, else derived from original and status."""
-    location = record.get("location")
-    if location:
-        path, problem = normalize_target(location)
-        return path if problem is None else None
-    original = record.get("original") or record.title
-    path, problem = normalize_target(original)
-    if problem is not None or not path:
-        return None
-    return trash_location(path) if record.status == TRASHED else archive_location(path)
-
 
 def _record_problems(record: ArchiveRecord) -> list[str]:
     problems: list[str] = []

@@ -1,0 +1,55 @@
+"""`pmem upgrade|archive|delete|recover|purge|init`: preview, confirm, then act.
+
+Preview always. Act only with `--yes` or an interactive "y". On a non-interactive stdin
+without `--yes`, exit 3 with nothing changed. Refusals exit 2 with the reason.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from ..engine.lifecycle.fs_applier import ApplyError, apply_plan
+from ..engine.lifecycle.operations import context, make_plan, replan
+from ..engine.lifecycle.safety import Refusal
+
+EXIT_OK, EXIT_REFUSED, EXIT_NOT_CONFIRMED = 0, 2, 3
+
+
+def _confirm(action: str, stdin: TextIO, out: TextIO) -> bool:
+    out.write(f"{action}? [y/N] ")
+    out.flush()
+    answer = stdin.readline()
+    return answer.strip().lower() in ("y", "yes")
+
+
+def run_lifecycle(root: Path, op: str, path: str | None, reason: str | None, yes: bool,
+                  stdin: TextIO = sys.stdin, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    ctx = context(root)
+    try:
+        plan = make_plan(ctx, op, path, reason)
+    except Refusal as exc:
+        err.write(f"pmem: refused ({exc.rule}): {exc.message}\n")
+        return EXIT_REFUSED
+    out.write(plan.preview + "\n")
+    if plan.empty:
+        return EXIT_OK
+    if not yes:
+        if not stdin.isatty():
+            err.write("pmem: not confirmed: stdin is not a terminal; run again with --yes to apply. Nothing was changed.\n")
+            return EXIT_NOT_CONFIRMED
+        if not _confirm(plan.action, stdin, out):
+            out.write("Cancelled; nothing was changed.\n")
+            return EXIT_OK
+    try:
+        plan = replan(context(root), plan, path, reason)
+        apply_plan(root, plan)
+    except ApplyError as exc:
+        err.write(f"pmem: failed ({exc.rule}): {exc.message}\n")
+        return EXIT_REFUSED
+    except Refusal as exc:
+        err.write(f"pmem: refused at execution ({exc.rule}): {exc.message}\n")
+        return EXIT_REFUSED
+    out.write(f"Done: {plan.done}.\n")
+    return EXIT_OK

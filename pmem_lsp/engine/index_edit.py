@@ -1,0 +1,183 @@
+"""Editing the two indexes as text: route lines in `_index.md`, records in `_archive/_index.md`.
+
+Shared by the lifecycle plans and the quick fixes, so a route is written, placed and removed
+the same way everywhere (DESIGN §2.3, §2.4). Every function takes the current text and returns
+the new text; line endings of the file are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from .archive_index import ArchiveRecord, parse_archive_index
+from .index_routes import BARE, CODE_SPAN, LINK, WIKI, ANGLE, Route, parse_index
+from .memory_file import MemoryFile
+
+_RE_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+_RE_LIST_MARKER = re.compile(r"^\s*([-*+]|\d{1,9}[.)])\s")
+DEFAULT_SEPARATOR = " — "
+
+
+def split_keepends(text: str) -> list[str]:
+    """Lines with their endings, split exactly where the Markdown parser splits them."""
+    return _RE_LINE.findall(text)
+
+
+def newline_of(text: str) -> str:
+    m = re.search(r"\r\n|\r|\n", text)
+    return m.group(0) if m else "\n"
+
+
+def _strip_eol(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+def routes_to(index_text: str, path: str) -> list[Route]:
+    return [r for r in parse_index(MemoryFile(index_text)).routes if r.path == path]
+
+
+def remove_lines(text: str, line_numbers: set[int]) -> str:
+    return "".join(line for i, line in enumerate(split_keepends(text)) if i not in line_numbers)
+
+
+def line_text(text: str, line: int) -> str:
+    lines = split_keepends(text)
+    return _strip_eol(lines[line]) if 0 <= line < len(lines) else ""
+
+
+# -- writing a route --------------------------------------------------------
+def _format_target(form: str, path: str, title: str) -> str:
+    if form == WIKI:
+        return f"[[{path[:-3] if path.lower().endswith('.md') else path}]]"
+    if form == ANGLE:
+        return f"<{path}>"
+    if form == CODE_SPAN:
+        return f"`{path}`"
+    if form == BARE:
+        return path
+    label = title.replace("[", "(").replace("]", ")") or path
+    target = f"<{path}>" if " " in path else path
+    return f"[{label}]({target})"
+
+
+def _route_style(index_text: str) -> tuple[str, str, str]:
+    """(list marker, target form, separator) that most existing routes use."""
+    doc = MemoryFile(index_text)
+    routes = [r for r in parse_index(doc).routes if not r.table]
+    if not routes:
+        return "-", LINK, DEFAULT_SEPARATOR
+    markers: Counter[str] = Counter()
+    separators: Counter[str] = Counter()
+    for r in routes:
+        line = doc.lines[r.line]
+        m = _RE_LIST_MARKER.match(line)
+        if m:
+            markers["-" if m.group(1)[0].isdigit() else m.group(1)] += 1
+        rest = line[r.end:]
+        sep = re.match(r"^[^\s—–:：|-]*?(\s*(?:—|–|-|:|：|\|)\s*)", rest.lstrip(")>`]"))
+        if sep and r.description:
+            separators[sep.group(1)] += 1
+    forms = Counter(r.form for r in routes)
+    return (markers.most_common(1)[0][0] if markers else "-", forms.most_common(1)[0][0],
+            separators.most_common(1)[0][0] if separators else DEFAULT_SEPARATOR)
+
+
+def propose_route(index_text: str, path: str, title: str | None, description: str | None) -> str:
+    """A route line for `path` in the style most routes use; `- [Title](path) — description`
+    when there is none. The description is the first Summary bullet, else the title."""
+    marker, form, separator = _route_style(index_text)
+    title = (title or path.rsplit("/", 1)[-1].removesuffix(".md")).strip()
+    desc = (description or title).strip()
+    return f"{marker} {_format_target(form, path, title)}{separator}{desc}"
+
+
+def insert_route(index_text: str, path: str, route_line: str) -> str:
+    """Put `route_line` at the end of the section whose heading names the file's top folder
+    (`## Projects` for `projects/…`, case-insensitive), else at the end of the file."""
+    doc = MemoryFile(index_text)
+    lines = split_keepends(index_text)
+    nl = newline_of(index_text)
+    top = path.split("/", 1)[0].lower() if "/" in path else ""
+    insert_at = None
+    if top:
+        heads = [h for h in doc.headings if h.top_level]
+        for n, h in enumerate(heads):
+            if h.text.strip().lower() != top:
+                continue
+            end = len(lines)
+            for later in heads[n + 1:]:
+                if later.level <= h.level:
+                    end = later.line
+                    break
+            last = h.end_line
+            for i in range(h.end_line + 1, end):
+                if lines[i].strip():
+                    last = i
+            insert_at = last + 1
+            break
+    if insert_at is None:
+        insert_at = len(lines)
+        while insert_at > 0 and not lines[insert_at - 1].strip():
+            insert_at -= 1
+    before = lines[:insert_at]
+    if before and not before[-1].endswith(("\n", "\r")):
+        before[-1] += nl
+    return "".join(before) + route_line + nl + "".join(lines[insert_at:])
+
+
+# -- records ------------------------------------------------------------------
+def format_record(original: str, fields: list[tuple[str, str]], nl: str = "\n") -> str:
+    body = "".join(f"- {key}: {value}{nl}" if value else f"- {key}:{nl}" for key, value in fields)
+    return f"## {original}{nl}{body}"
+
+
+def append_record(archive_text: str, record_text: str) -> str:
+    nl = newline_of(archive_text) if archive_text else "\n"
+    text = archive_text
+    if text and not text.endswith(("\n", "\r")):
+        text += nl
+    if text and not text.endswith(nl + nl) and text.strip():
+        text += nl
+    return text + record_text.replace("\n", nl)
+
+
+def find_records(archive_text: str) -> list[ArchiveRecord]:
+    return parse_archive_index(MemoryFile(archive_text))
+
+
+def update_record(archive_text: str, record: ArchiveRecord, values: dict[str, str]) -> str:
+    """Set `values` on `record`: existing fields are rewritten in place (other fields, known or
+    not, are kept as written); new ones are added after the record's last field."""
+    lines = split_keepends(archive_text)
+    nl = newline_of(archive_text)
+    pending = dict(values)
+    for f in record.fields:
+        if f.key in pending:
+            indent = re.match(r"^\s*[-*+]\s+", lines[f.line])
+            prefix = indent.group(0) if indent else "- "
+            eol = lines[f.line][len(_strip_eol(lines[f.line])):] or nl
+            lines[f.line] = f"{prefix}{f.key}: {pending.pop(f.key)}{eol}"
+    if pending:
+        last = record.fields[-1].line if record.fields else record.heading_line
+        if not lines[last].endswith(("\n", "\r")):
+            lines[last] += nl
+        added = "".join(f"- {k}: {v}{nl}" for k, v in pending.items())
+        lines.insert(last + 1, added)
+    return "".join(lines)
+
+
+def remove_record(archive_text: str, record: ArchiveRecord) -> str:
+    """Remove the record's heading and its section, and one blank line that separated it."""
+    lines = split_keepends(archive_text)
+    start, end = record.heading_line, record.end
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1
+    # Drop the blank lines between this record and the next one, or before it at the end.
+    if end < len(lines):
+        while end < len(lines) and not lines[end].strip():
+            end += 1
+    else:
+        while start > 0 and not lines[start - 1].strip():
+            start -= 1
+    return "".join(lines[:start] + lines[end:])

@@ -1,0 +1,1 @@
+"""Lifecycle operations: the safety contract, plans with previews, and the filesystem applier."""

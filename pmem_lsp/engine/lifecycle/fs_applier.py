@@ -1,0 +1,171 @@
+"""Carry a plan out on the filesystem: the CLI's applier, and the server's fallback.
+
+- Moves never overwrite: the file is hard-linked to its destination (which fails if the
+  destination exists) and only then unlinked from its source. A crash in between leaves it
+  in both places, never in neither. Where hard links are not possible the destination is
+  checked immediately before a rename.
+- Text files are written atomically: a temporary file beside the target, fsync, rename,
+  fsync of the folder. A file created by a plan must not exist yet.
+- Before each write the file must still hold the text the plan was made against; otherwise
+  the step stops (someone edited it meanwhile) and nothing after it runs.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from pathlib import Path
+
+from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
+from .safety import CHANGED, COLLISION, Refusal, require_free, require_source, resolve_inside
+
+_BOM = b"\xef\xbb\xbf"
+
+
+class ApplyError(Refusal):
+    """A step failed; `done` lists the steps completed before it (the state is consistent
+    enough for `pmem check` to report it with a fix)."""
+
+    def __init__(self, rule: str, message: str, done: tuple[str, ...] = ()) -> None:
+        super().__init__(rule, message)
+        self.done = done
+
+
+def describe(step: Step) -> str:
+    if isinstance(step, MakeDir):
+        return f"created {step.path}/"
+    if isinstance(step, Move):
+        return f"moved {step.source} → {step.destination}"
+    if isinstance(step, Remove):
+        return f"deleted {step.path}"
+    return f"{'created' if step.before is None else 'updated'} {step.path}"
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def move_no_overwrite(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except FileExistsError:
+        raise Refusal(COLLISION, f"`{dst.name}` appeared at the destination; nothing was overwritten") from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.EACCES):
+            raise
+        if os.path.lexists(dst):
+            raise Refusal(COLLISION, f"`{dst.name}` appeared at the destination; nothing was overwritten") from None
+        os.rename(src, dst)
+    else:
+        os.unlink(src)
+    _fsync_dir(dst.parent)
+    _fsync_dir(src.parent)
+
+
+def read_for_rewrite(path: Path) -> tuple[str | None, bool]:
+    """(text, had BOM), or (None, False) when the file does not exist. Strict UTF-8: a file
+    pmem cannot decode exactly is never rewritten (that would replace bytes)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None, False
+    bom = data.startswith(_BOM)
+    try:
+        return data[len(_BOM):].decode("utf-8") if bom else data.decode("utf-8"), bom
+    except UnicodeDecodeError:
+        raise Refusal(CHANGED, f"`{path.name}` is not valid UTF-8; pmem will not rewrite it") from None
+
+
+def write_atomic(path: Path, text: str, bom: bool = False, create: bool = False) -> None:
+    data = (_BOM if bom else b"") + text.encode("utf-8")
+    mode = None
+    if not create:
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except FileNotFoundError:
+            mode = None
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".pmem-tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        if create:
+            # Creating must not replace a file that appeared meanwhile: link fails if it exists.
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                raise Refusal(COLLISION, f"`{path.name}` appeared meanwhile; nothing was overwritten") from None
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def apply_step(root: Path, step: Step) -> None:
+    if isinstance(step, MakeDir):
+        resolve_inside(root, step.path)
+        path = root / step.path
+        if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
+            raise Refusal(COLLISION, f"`{step.path}` exists but is not a folder")
+        path.mkdir(parents=True, exist_ok=True)
+    elif isinstance(step, Move):
+        resolve_inside(root, step.source)
+        resolve_inside(root, step.destination)
+        require_source(root, step.source)
+        require_free(root, step.destination)
+        move_no_overwrite(root / step.source, root / step.destination)
+    elif isinstance(step, Remove):
+        resolve_inside(root, step.path)
+        require_source(root, step.path)
+        os.unlink(root / step.path)
+        _fsync_dir((root / step.path).parent)
+    elif isinstance(step, WriteText):
+        resolve_inside(root, step.path)
+        path = root / step.path
+        current, bom = read_for_rewrite(path)
+        if current != step.before:
+            what = "appeared" if step.before is None else "changed"
+            raise Refusal(CHANGED, f"`{step.path}` {what} since the preview; it was not rewritten")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, step.after, bom=bom, create=step.before is None)
+    else:  # pragma: no cover - Step is a closed union
+        raise TypeError(step)
+
+
+def apply_plan(root: Path, plan: Plan) -> list[str]:
+    """Run every step in order; stop at the first failure and say what was already done."""
+    done: list[str] = []
+    for step in plan.steps:
+        try:
+            apply_step(root, step)
+        except Refusal as exc:
+            raise ApplyError(exc.rule, _after(done, f"{exc.message}"), tuple(done)) from None
+        except OSError as exc:
+            raise ApplyError("filesystem", _after(done, f"{describe(step)} failed: {exc.strerror or exc}"),
+                             tuple(done)) from None
+        done.append(describe(step))
+    return done
+
+
+def _after(done: list[str], message: str) -> str:
+    if not done:
+        return f"{message}; nothing was changed"
+    return f"{message} (already done: {'; '.join(done)}); run `pmem check` to see what is left to fix"

@@ -1,0 +1,310 @@
+"""Plans for upgrade, archive, delete, recover, purge and init (DESIGN §3, spec "Lifecycle").
+
+A plan is computed from the current state and shown to the user. At execution the same
+request is planned again on the state of that moment (`replan`), so every check of the
+safety contract runs twice, and the plan runs only if it still does what was confirmed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..archive_index import ArchiveRecord, parse_date, record_location
+from ..index_edit import (append_record, find_records, format_record, insert_route, line_text,
+                          newline_of, propose_route, remove_lines, remove_record, routes_to, update_record)
+from ..memory_file import MemoryFile
+from ..snapshot import decode
+from ..zones import (ARCHIVE_DIR, ARCHIVE_INDEX, CORE_DIR, INDEX, TRASH_DIR, Zone, archive_location,
+                     looks_like_root, original_of, trash_location, zone_of)
+from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
+from .safety import (CHANGED, COLLISION, SOURCE, STATE, Refusal, require_free, require_source,
+                     require_structure, resolve_inside, structure_missing, validate_relative, validate_target)
+
+RECOVERY_DAYS = 30
+OPERATIONS = ("upgrade", "archive", "delete", "recover", "purge")
+ARCHIVE_INDEX_SKELETON = "# Archive index\n"
+INDEX_SKELETON = "# Memory index\n"
+
+
+@dataclass(frozen=True)
+class LifecycleContext:
+    root: Path
+    today: dt.date
+    # The text of a root-relative file, None when it does not exist. The server reads open
+    # buffers first, so a plan is made against what the user sees.
+    read_text: Callable[[str], str | None]
+
+
+def disk_reader(root: Path) -> Callable[[str], str | None]:
+    def read(rel: str) -> str | None:
+        try:
+            return decode((root / rel).read_bytes())
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise Refusal(SOURCE, f"`{rel}` cannot be read ({exc.strerror})") from None
+
+    return read
+
+
+def context(root: Path, today: dt.date | None = None) -> LifecycleContext:
+    return LifecycleContext(root, today or dt.date.today(), disk_reader(root))
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _title_and_first_bullet(text: str | None) -> tuple[str | None, str | None]:
+    if text is None:
+        return None, None
+    doc = MemoryFile(text)
+    bullets = doc.summary.bullets if doc.summary is not None else ()
+    return doc.title_text, (bullets[0].text if bullets else None)
+
+
+# -- finding the file an archived-file command means ----------------------------
+@dataclass(frozen=True)
+class Located:
+    location: str  # where the file is now
+    record: ArchiveRecord | None
+    active: bool  # the path names an existing active file
+
+
+def locate(ctx: LifecycleContext, raw: object) -> Located:
+    """delete, recover and purge take the current location or the original path (DESIGN §3)."""
+    rel = validate_target(ctx.root, raw)
+    zone = zone_of(rel)
+    archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
+    records = find_records(archive_text)
+    if zone is Zone.ACTIVE:
+        if os.path.lexists(ctx.root / rel):
+            return Located(rel, None, active=True)
+        matches = [r for r in records if (r.get("original") or r.title) == rel]
+        present = [r for r in matches if (loc := record_location(r)) and os.path.lexists(ctx.root / loc)]
+        chosen = present or matches
+        if not chosen:
+            raise Refusal(SOURCE, f"`{rel}` is not an active file and `_archive/_index.md` has no record of it")
+        if len(chosen) > 1:
+            raise Refusal(STATE, f"`{rel}` has {len(chosen)} records; name its location (`_archive/…`) instead")
+        location = record_location(chosen[0])
+        if location is None:
+            raise Refusal(SOURCE, f"the record for `{rel}` has no usable location")
+        validate_relative(location)
+        resolve_inside(ctx.root, location)
+        return Located(location, chosen[0], active=False)
+    if zone in (Zone.ARCHIVE, Zone.TRASH):
+        record = next((r for r in records if record_location(r) == rel), None)
+        return Located(rel, record, active=False)
+    raise Refusal(STATE, f"`{rel}` is not a memory file")
+
+
+# -- the operations ---------------------------------------------------------------
+def plan_upgrade(ctx: LifecycleContext) -> Plan:
+    root = ctx.root
+    for rel, want_dir in ((ARCHIVE_DIR, True), (TRASH_DIR, True), (ARCHIVE_INDEX, False)):
+        path = root / rel
+        if os.path.lexists(path) and (path.is_dir() != want_dir or path.is_symlink()):
+            kind = "folder" if want_dir else "file"
+            raise Refusal(COLLISION, f"`{rel}` exists but is not a {kind}; move it away first")
+    missing = structure_missing(root)
+    steps: list[Step] = []
+    if f"{ARCHIVE_DIR}/" in missing:
+        steps.append(MakeDir(ARCHIVE_DIR))
+    if f"{TRASH_DIR}/" in missing:
+        steps.append(MakeDir(TRASH_DIR))
+    if ARCHIVE_INDEX in missing:
+        steps.append(WriteText(ARCHIVE_INDEX, None, ARCHIVE_INDEX_SKELETON))
+    if not steps:
+        preview = "Upgrade: nothing to do — `_archive/`, `_archive/_trash/` and `_archive/_index.md` exist."
+    else:
+        lines = ["Upgrade the memory root: create only the missing lifecycle paths"]
+        lines += [f"  create {m}" for m in missing]
+        lines.append("Nothing else changes: no memory file is moved, rewritten, summarised or deleted.")
+        preview = "\n".join(lines)
+    return Plan("upgrade", None, tuple(steps), preview, "Upgrade",
+                f"created {', '.join(missing)}" if missing else "nothing to do")
+
+
+def plan_init(ctx: LifecycleContext) -> Plan:
+    root = ctx.root
+    if root.exists() and (not root.is_dir() or looks_like_root(root)):
+        raise Refusal(STATE, f"{root} is already a memory root (or not a folder); use upgrade")
+    dirs = [CORE_DIR, "projects", "notes", ARCHIVE_DIR, TRASH_DIR]
+    steps: list[Step] = [MakeDir(d) for d in dirs]
+    steps += [WriteText(INDEX, None, INDEX_SKELETON), WriteText(ARCHIVE_INDEX, None, ARCHIVE_INDEX_SKELETON)]
+    preview = "\n".join([f"Create a memory root at {root}:"] + [f"  {d}/" for d in dirs]
+                        + [f"  {INDEX}", f"  {ARCHIVE_INDEX}"])
+    return Plan("init", None, tuple(steps), preview, "Create", f"created the memory root at {root}")
+
+
+def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) -> Plan:
+    root = ctx.root
+    rel = validate_target(root, raw)
+    if zone_of(rel) is not Zone.ACTIVE:
+        raise Refusal(STATE, f"`{rel}` is not an active file; only active files can be archived")
+    require_structure(root, "archive")
+    require_source(root, rel)
+    dest = archive_location(rel)
+    resolve_inside(root, dest)
+    require_free(root, dest)
+    archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
+    if any(record_location(r) == dest for r in find_records(archive_text)):
+        raise Refusal(COLLISION, f"`_archive/_index.md` already has a record for `{dest}`; resolve it first")
+
+    index_text = ctx.read_text(INDEX)
+    routes = routes_to(index_text, rel) if index_text is not None else []
+    route_lines = [line_text(index_text or "", r.line) for r in routes]
+    saved = route_lines[0] if route_lines else ""
+    why = one_line(reason or "") or "archived from the editor"
+    nl = newline_of(archive_text)
+    record = format_record(rel, [("status", "archived"), ("original", rel), ("location", dest),
+                                 ("index-line", saved), ("archived", ctx.today.isoformat()), ("reason", why)], nl)
+    steps: list[Step] = [Move(rel, dest), WriteText(ARCHIVE_INDEX, archive_text, append_record(archive_text, record))]
+    if routes:
+        steps.append(WriteText(INDEX, index_text, remove_lines(index_text or "", {r.line for r in routes})))
+    lines = [f"Archive {rel}", f"  move: {rel} → {dest}"]
+    if routes:
+        lines.append("  _index.md: remove " + ("the route" if len(routes) == 1 else f"{len(routes)} routes"))
+        lines += [f"    {line}" for line in route_lines]
+    else:
+        lines.append("  _index.md: no route to remove")
+    lines.append(f"  _archive/_index.md: add a record (reason: {why})")
+    lines.append(f"  To undo: recover {rel} — restores the file" + (" and this route line exactly" if routes else ""))
+    return Plan("archive", rel, tuple(steps), "\n".join(lines), "Archive", f"archived {rel} to {dest}",
+                {"index-line": saved, "destination": dest})
+
+
+def plan_delete(ctx: LifecycleContext, raw: object) -> Plan:
+    root = ctx.root
+    found = locate(ctx, raw)
+    if found.active:
+        raise Refusal(STATE, f"`{found.location}` is an active file: archive it first "
+                             "(delete only moves archived files to the trash)")
+    location = found.location
+    if zone_of(location) is Zone.TRASH:
+        raise Refusal(STATE, f"`{location}` is already in the trash")
+    require_structure(root, "delete")
+    require_source(root, location)
+    if found.record is None:
+        raise Refusal(SOURCE, f"`_archive/_index.md` has no record of `{location}`; add one first (quick fix on PM301)")
+    original = found.record.get("original") or found.record.title or original_of(location) or location
+    dest = trash_location(validate_relative(original))
+    resolve_inside(root, dest)
+    require_free(root, dest)
+    recover_by = ctx.today + dt.timedelta(days=RECOVERY_DAYS)
+    archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
+    updated = update_record(archive_text, found.record, {
+        "status": "trashed", "location": dest, "deleted": ctx.today.isoformat(), "recover-by": recover_by.isoformat()})
+    steps = (Move(location, dest), WriteText(ARCHIVE_INDEX, archive_text, updated))
+    preview = "\n".join([
+        f"Delete {original} (move it to the trash)",
+        f"  move: {location} → {dest}",
+        f"  _archive/_index.md: mark the record trashed, deleted {ctx.today.isoformat()}, recover by {recover_by.isoformat()}",
+        f"  To undo: recover {original} before {recover_by.isoformat()}; after that it may be purged (with a separate confirmation)",
+    ])
+    return Plan("delete", location, steps, preview, "Delete", f"moved {location} to {dest}; recoverable until {recover_by.isoformat()}",
+                {"destination": dest, "recover-by": recover_by.isoformat()})
+
+
+def plan_recover(ctx: LifecycleContext, raw: object) -> Plan:
+    root = ctx.root
+    found = locate(ctx, raw)
+    if found.active:
+        raise Refusal(STATE, f"`{found.location}` is an active file already; there is nothing to recover")
+    require_structure(root, "recover")
+    location = found.location
+    require_source(root, location)
+    record = found.record
+    original = (record.get("original") or record.title) if record is not None else original_of(location)
+    original = validate_relative(original or "")
+    if zone_of(original) is not Zone.ACTIVE:
+        raise Refusal(STATE, f"the original path `{original}` is not an active memory path")
+    resolve_inside(root, original)
+    if os.path.lexists(root / original):
+        raise Refusal(COLLISION, f"cannot recover: `{original}` is occupied by another file; rename one of them first")
+
+    index_text = ctx.read_text(INDEX)
+    saved = record.get("index-line") if record is not None else None
+    proposed = saved is None
+    if proposed:
+        title, bullet = _title_and_first_bullet(ctx.read_text(location))
+        route = propose_route(index_text or "", original, title, bullet)
+    else:
+        route = (saved or "").rstrip("\r\n")
+    already = bool(index_text) and bool(routes_to(index_text or "", original))
+    steps: list[Step] = [Move(location, original)]
+    if route.strip() and not already:
+        new_index = insert_route(index_text if index_text is not None else INDEX_SKELETON, original, route)
+        steps.append(WriteText(INDEX, index_text, new_index))
+    archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
+    if record is not None:
+        steps.append(WriteText(ARCHIVE_INDEX, archive_text, remove_record(archive_text, record)))
+    lines = [f"Recover {original}", f"  move: {location} → {original}"]
+    if not route.strip():
+        lines.append("  _index.md: the file had no route when it was archived; none is added")
+    elif already:
+        lines.append("  _index.md: a route to it exists already; none is added")
+    elif proposed:
+        lines += ["  _index.md: add this PROPOSED route (the record has no saved route line):", f"    {route}"]
+    else:
+        lines += ["  _index.md: restore the saved route line exactly:", f"    {route}"]
+    lines.append("  _archive/_index.md: remove the record" if record is not None else "  _archive/_index.md: no record to remove")
+    return Plan("recover", location, tuple(steps), "\n".join(lines), "Recover", f"recovered {original}",
+                {"destination": original, "route": route, "proposed": "yes" if proposed else "no"})
+
+
+def plan_purge(ctx: LifecycleContext, raw: object) -> Plan:
+    root = ctx.root
+    found = locate(ctx, raw)
+    location = found.location
+    if found.active or zone_of(location) is not Zone.TRASH:
+        raise Refusal(STATE, f"`{location}` is not in the trash; only trashed files past their recover-by date can be purged")
+    require_structure(root, "purge")
+    require_source(root, location)
+    if found.record is None:
+        raise Refusal(SOURCE, f"`_archive/_index.md` has no record of `{location}`, so its recover-by date is unknown")
+    recover_by = parse_date(found.record.get("recover-by"))
+    if recover_by is None:
+        raise Refusal(STATE, f"the record of `{location}` has no valid recover-by date")
+    if recover_by >= ctx.today:
+        raise Refusal(STATE, f"`{location}` can still be recovered until {recover_by.isoformat()}; it cannot be purged yet")
+    archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
+    steps = (Remove(location), WriteText(ARCHIVE_INDEX, archive_text, remove_record(archive_text, found.record)))
+    preview = "\n".join([
+        f"Delete {location} PERMANENTLY",
+        f"  its recover-by date ({recover_by.isoformat()}) has passed",
+        "  _archive/_index.md: remove the record",
+        "  This cannot be undone.",
+    ])
+    return Plan("purge", location, steps, preview, "Delete permanently", f"permanently deleted {location}")
+
+
+def make_plan(ctx: LifecycleContext, op: str, path: object = None, reason: str | None = None) -> Plan:
+    if op == "upgrade":
+        return plan_upgrade(ctx)
+    if op == "archive":
+        return plan_archive(ctx, path, reason)
+    if op == "delete":
+        return plan_delete(ctx, path)
+    if op == "recover":
+        return plan_recover(ctx, path)
+    if op == "purge":
+        return plan_purge(ctx, path)
+    if op == "init":
+        return plan_init(ctx)
+    raise ValueError(f"unknown lifecycle operation {op!r}")
+
+
+def replan(ctx: LifecycleContext, confirmed: Plan, path: object = None, reason: str | None = None) -> Plan:
+    """The safety contract again, at the moment of execution: plan anew and require that the
+    new plan does what the user confirmed."""
+    fresh = make_plan(ctx, confirmed.op, path, reason)
+    if fresh.signature() != confirmed.signature():
+        raise Refusal(CHANGED, "the files changed since the preview (for example the route line or the record "
+                               "was edited); nothing was changed — review the new preview and confirm again")
+    return fresh

@@ -1,0 +1,96 @@
+"""A lifecycle plan: plain data, ordered steps, and the preview the user confirms.
+
+The order of `steps` is the crash-safety argument: each applier performs them in this order,
+so a crash after any step leaves every file at its source or its destination, and the
+indexes in a state `pmem check` reports with a fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class MakeDir:
+    path: str
+
+
+@dataclass(frozen=True)
+class Move:
+    source: str
+    destination: str
+
+
+@dataclass(frozen=True)
+class Remove:
+    path: str
+
+
+@dataclass(frozen=True)
+class Splice:
+    """Replace `before[start:end]` (which is `old`) with `new`; offsets are characters."""
+
+    start: int
+    end: int
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class WriteText:
+    path: str
+    before: str | None  # the text the change was planned against; None: create the file
+    after: str
+
+    @property
+    def splice(self) -> Splice:
+        """The one contiguous change from `before` to `after` (common prefix and suffix kept)."""
+        before = self.before or ""
+        after = self.after
+        limit = min(len(before), len(after))
+        start = 0
+        while start < limit and before[start] == after[start]:
+            start += 1
+        end_b, end_a = len(before), len(after)
+        while end_b > start and end_a > start and before[end_b - 1] == after[end_a - 1]:
+            end_b -= 1
+            end_a -= 1
+        return Splice(start, end_b, before[start:end_b], after[start:end_a])
+
+
+Step = MakeDir | Move | Remove | WriteText
+
+
+@dataclass(frozen=True)
+class Plan:
+    op: str  # upgrade, archive, delete, recover, purge, init
+    target: str | None  # the file acted upon (its current location), None for upgrade/init
+    steps: tuple[Step, ...]
+    preview: str
+    action: str  # the confirm button: "Archive", "Delete", "Recover", "Upgrade", "Delete permanently"
+    done: str  # what to tell the user afterwards
+    facts: dict[str, str] = field(default_factory=dict, compare=False)  # e.g. the saved route line
+
+    @property
+    def empty(self) -> bool:
+        return not self.steps
+
+    def signature(self) -> tuple:
+        """What the user confirmed. Execution re-plans on the current state and proceeds only
+        when the new plan has the same signature: the same moves, removals and folders, and
+        the same lines added and removed in each index (other lines may have changed — an
+        agent appending to `_index.md` meanwhile is fine, and its lines are kept)."""
+        out = []
+        for step in self.steps:
+            if isinstance(step, WriteText):
+                s = step.splice
+                out.append(("write", step.path, step.before is None, s.old, s.new))
+            else:
+                out.append(step)
+        return tuple(out)
+
+    def moves(self) -> list[Move]:
+        return [s for s in self.steps if isinstance(s, Move)]
+
+    def writes(self) -> list[WriteText]:
+        return [s for s in self.steps if isinstance(s, WriteText)]

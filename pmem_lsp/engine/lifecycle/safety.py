@@ -1,0 +1,147 @@
+"""The lifecycle safety contract (DESIGN §3, spec "Lifecycle Safety Contract"), in one place.
+
+Every lifecycle operation, from the CLI or the server, passes its untrusted path through
+`validate_relative` and `resolve_inside`, and its source and destination through
+`require_source` and `require_free` — when the action is offered *and* again at the moment
+of execution. Each failure is a `Refusal` naming the rule it broke.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import unicodedata
+from pathlib import Path
+
+from ..zones import ARCHIVE_DIR, ARCHIVE_INDEX, CORE_DIR, INDEX, TRASH_DIR, Zone, zone_of
+
+# Rule names, as the refusal reports them.
+NOT_RELATIVE = "relative-path"  # point 1
+OUTSIDE_ROOT = "inside-root"  # point 2
+SOURCE = "source-exists"  # point 3
+COLLISION = "no-overwrite"  # point 3
+PROTECTED = "protected-path"  # point 4
+STRUCTURE = "lifecycle-structure"  # point 5: upgrade first
+STATE = "wrong-zone"  # the operation does not apply to a file in that zone
+CHANGED = "changed-since-preview"  # re-validation at execution found a different state
+
+_HOME_ALIAS = re.compile(r"^(?:~|\$HOME\b|\$\{HOME\}|%USERPROFILE%|%HOMEPATH%|%HOMEDRIVE%)", re.I)
+_DRIVE = re.compile(r"^[A-Za-z]:")
+# Characters that look like `/`, `\`, `.` or `:` to a person but are not: a path that uses
+# them is not what it seems, so it is refused rather than normalised.
+_LOOKALIKES = set("\u2215\u2044\u29f8\u29f5\u2216\ufe68\uff3c\uff0f\u2024\u2025\u2026\uff0e\u3002\ufe52\u0589\u02d0\uff1a\ua789")
+_LIFECYCLE_DIRS = {ARCHIVE_DIR, TRASH_DIR}
+
+
+class Refusal(Exception):
+    """The safety contract said no; `rule` names the rule, `message` says why to a person."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def validate_relative(raw: object) -> str:
+    """Point 1: a normalised relative POSIX path, or a refusal. Never touches the disk."""
+    if not isinstance(raw, str):
+        raise Refusal(NOT_RELATIVE, "the path must be a string")
+    path = raw.strip()
+    if not path:
+        raise Refusal(NOT_RELATIVE, "the path is empty")
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in path):
+        raise Refusal(NOT_RELATIVE, "the path contains control characters")
+    if "\\" in path:
+        raise Refusal(NOT_RELATIVE, "the path contains a backslash; use `/` and a path relative to the memory root")
+    if any(c in _LOOKALIKES for c in path):
+        raise Refusal(NOT_RELATIVE, "the path contains a character that only looks like `/`, `.` or `:`")
+    if path.startswith("/") or path.startswith("//"):
+        raise Refusal(NOT_RELATIVE, f"`{path}` is absolute; give a path relative to the memory root")
+    if _HOME_ALIAS.match(path) or path.startswith("$") or re.search(r"%[A-Za-z_]+%", path):
+        raise Refusal(NOT_RELATIVE, f"`{path}` uses a home or environment alias; give a path relative to the memory root")
+    if _DRIVE.match(path):
+        raise Refusal(NOT_RELATIVE, f"`{path}` is a drive path; give a path relative to the memory root")
+    while path.startswith("./"):
+        path = path[2:]
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if not parts:
+        raise Refusal(NOT_RELATIVE, "the path names the memory root itself")
+    if any(p == ".." for p in parts):
+        raise Refusal(NOT_RELATIVE, f"`{raw}` contains `..`")
+    return "/".join(parts)
+
+
+def check_not_protected(rel: str) -> None:
+    """Point 4: never `_core/**`, the two indexes, hidden paths, or the lifecycle folders."""
+    zone = zone_of(rel)
+    if zone is Zone.HIDDEN:
+        raise Refusal(PROTECTED, f"`{rel}` is hidden; pmem never touches hidden files")
+    if zone is Zone.CORE or rel == CORE_DIR:
+        raise Refusal(PROTECTED, f"`{rel}` is in `_core/`, which is protected")
+    if rel == INDEX or rel == ARCHIVE_INDEX:
+        raise Refusal(PROTECTED, f"`{rel}` is a protected index")
+    if rel in _LIFECYCLE_DIRS:
+        raise Refusal(PROTECTED, f"`{rel}` is a lifecycle folder")
+
+
+def resolve_inside(root: Path, rel: str) -> Path:
+    """Point 2: resolved (symlinks included), the path stays inside the root."""
+    real_root = Path(os.path.realpath(root))
+    resolved = Path(os.path.realpath(root / rel))
+    if resolved != real_root and real_root not in resolved.parents:
+        raise Refusal(OUTSIDE_ROOT, f"`{rel}` resolves outside the memory root")
+    # A symlinked folder on the way that stays inside the root still changes what the path
+    # names; refuse it so the zone we checked is the zone we touch.
+    if os.path.relpath(resolved, real_root).replace(os.sep, "/") != rel:
+        raise Refusal(OUTSIDE_ROOT, f"`{rel}` goes through a symbolic link")
+    return root / rel
+
+
+def require_source(root: Path, rel: str) -> None:
+    """Point 3: the source exists and is a regular file (not a link, folder or device)."""
+    try:
+        st = os.lstat(root / rel)
+    except FileNotFoundError:
+        raise Refusal(SOURCE, f"`{rel}` does not exist") from None
+    except OSError as exc:
+        raise Refusal(SOURCE, f"`{rel}` cannot be read ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise Refusal(SOURCE, f"`{rel}` is {kind}")
+
+
+def require_free(root: Path, rel: str) -> None:
+    """Point 3: the destination does not exist. On a collision, stop: never overwrite, never merge."""
+    if os.path.lexists(root / rel):
+        raise Refusal(COLLISION, f"`{rel}` already exists; pmem never overwrites or merges files")
+
+
+def validate_target(root: Path, raw: object) -> str:
+    """Points 1, 2 and 4 for an untrusted path: a root-relative path that may be acted upon."""
+    rel = validate_relative(raw)
+    check_not_protected(rel)
+    resolve_inside(root, rel)
+    return rel
+
+
+def structure_missing(root: Path) -> list[str]:
+    """Point 5: the lifecycle paths that are not there (upgrade creates them)."""
+    missing = []
+    if not (root / ARCHIVE_DIR).is_dir():
+        missing.append(f"{ARCHIVE_DIR}/")
+    if not (root / TRASH_DIR).is_dir():
+        missing.append(f"{TRASH_DIR}/")
+    if not (root / ARCHIVE_INDEX).is_file():
+        missing.append(ARCHIVE_INDEX)
+    return missing
+
+
+def require_structure(root: Path, op: str) -> None:
+    missing = structure_missing(root)
+    if missing:
+        raise Refusal(STRUCTURE, f"cannot {op}: the lifecycle structure is incomplete "
+                                 f"(missing {', '.join(missing)}); run upgrade first")
