@@ -96,3 +96,87 @@ def edit(client: LanguageClient, path: Path, line: int, start: int, end_line: in
             range=lsp.Range(start=lsp.Position(line=line, character=start),
                             end=lsp.Position(line=end_line, character=end)),
             text=new_text)]))
+
+
+class DiskClient:
+    """What a real client does with `workspace/applyEdit` and `window/showMessageRequest`,
+    applied straight to disk (as if the user saved at once), with a scripted answer.
+
+    Renames follow Neovim: a rename onto an existing file is skipped, yet `applied: true`.
+    """
+
+    def __init__(self, client: LanguageClient, answer: str | None, encoding: str = "utf-16") -> None:
+        self.answer = answer
+        self.encoding = encoding
+        self.requests: list[lsp.ShowMessageRequestParams] = []
+        self.edits: list[lsp.WorkspaceEdit] = []
+        # pygls tags handlers with attributes, which bound methods cannot take: wrap them.
+        client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)(lambda params: self._ask(params))
+        client.feature(lsp.WORKSPACE_APPLY_EDIT)(lambda params: self._apply(params))
+
+    def _ask(self, params: lsp.ShowMessageRequestParams):
+        self.requests.append(params)
+        for action in params.actions or []:
+            if action.title == self.answer:
+                return action
+        return None
+
+    def _offset(self, text: str, pos: lsp.Position) -> int:
+        lines = text.split("\n")
+        start = sum(len(line) + 1 for line in lines[:pos.line])
+        line = lines[pos.line] if pos.line < len(lines) else ""
+        units, chars = 0, 0
+        for ch in line:
+            if units >= pos.character:
+                break
+            units += {"utf-8": len(ch.encode("utf-8")), "utf-16": len(ch.encode("utf-16-le")) // 2}.get(self.encoding, 1)
+            chars += 1
+        return start + chars
+
+    def _apply(self, params: lsp.ApplyWorkspaceEditParams):
+        from pygls.uris import to_fs_path
+
+        self.edits.append(params.edit)
+        for change in params.edit.document_changes or []:
+            if isinstance(change, lsp.RenameFile):
+                old, new = Path(to_fs_path(change.old_uri)), Path(to_fs_path(change.new_uri))
+                if new.exists() or not old.exists():
+                    continue  # skipped, like Neovim, which still answers applied: true
+                new.parent.mkdir(parents=True, exist_ok=True)
+                old.rename(new)
+            elif isinstance(change, lsp.CreateFile):
+                path = Path(to_fs_path(change.uri))
+                if not path.exists():
+                    path.write_text("", encoding="utf-8")
+            elif isinstance(change, lsp.DeleteFile):
+                Path(to_fs_path(change.uri)).unlink()
+            elif isinstance(change, lsp.TextDocumentEdit):
+                path = Path(to_fs_path(change.text_document.uri))
+                text = path.read_bytes().decode("utf-8")
+                for e in sorted(change.edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+                    a, b = self._offset(text, e.range.start), self._offset(text, e.range.end)
+                    text = text[:a] + e.new_text + text[b:]
+                path.write_bytes(text.encode("utf-8"))
+        return lsp.ApplyWorkspaceEditResult(applied=True)
+
+
+def action_commands(actions) -> list[lsp.Command]:
+    """The commands of code actions as the server sent them.
+
+    lsprotocol's client-side hook structures any item with a "command" key as a bare
+    `Command`, so a `CodeAction` carrying a command arrives as `Command(command="{...}")`;
+    undo that here (real clients read the JSON directly).
+    """
+    import ast
+
+    out = []
+    for a in actions or []:
+        if isinstance(a, lsp.CodeAction):
+            if a.command is not None:
+                out.append(a.command)
+        elif isinstance(a.command, str) and a.command.startswith("{"):
+            raw = ast.literal_eval(a.command)
+            out.append(lsp.Command(title=raw["title"], command=raw["command"], arguments=raw.get("arguments")))
+        else:
+            out.append(a)
+    return out

@@ -18,6 +18,7 @@ from .zones import archive_location, trash_location
 
 KNOWN_KEYS = ("status", "original", "location", "index-line", "archived", "reason", "deleted", "recover-by")
 ARCHIVED, TRASHED = "archived", "trashed"
+RECOVERY_DAYS = 30  # a deleted file stays recoverable this long (spec: "30-day recovery deadline")
 
 _RE_FIELD = re.compile(
     r"^(?:\*\*|__)?(?P<key>[A-Za-z][A-Za-z0-9 _-]{0,39}?)[ \t]*(?:(?:\*\*|__)[ \t]*[:：]|[:：][ \t]*(?:\*\*|__)?)"

@@ -14,7 +14,7 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..engine.findings import Finding
 from ..engine.host import MemoryHost
-from . import configuration, documents
+from . import code_actions, configuration, documents, lifecycle_commands
 from .roots import configure_roots, editor_settings, fetch_configuration, scan_all, workspace_folders
 
 log = logging.getLogger("pmem_lsp")
@@ -29,6 +29,11 @@ class PmemServer(LanguageServer):
         # Last published findings, per root (by id) and root-relative path.
         self.published: dict[int, dict[str, tuple[Finding, ...]]] = {}
         self._tasks: set[asyncio.Task] = set()
+        # Moves this server asked the client to make (lifecycle), so that the client's
+        # rename notifications for them are recognised as ours.
+        self.own_moves: set[tuple[Path, Path]] = set()
+        # Set once the roots are known (after `initialized`); requests that need them wait.
+        self.roots_ready = asyncio.Event()
 
     def background(self, coro: Coroutine) -> None:
         """Run `coro` on the loop without blocking the handler; keep a reference until done."""
@@ -62,10 +67,13 @@ def create_server() -> PmemServer:
     async def initialized(ls: PmemServer, params: lsp.InitializedParams) -> None:
         await fetch_configuration(ls)
         configure_roots(ls, ls.folders)
+        ls.roots_ready.set()
         ls.background(scan_all(ls))
 
     documents.register(server)
     configuration.register(server)
+    lifecycle_commands.register(server)
+    code_actions.register(server)
     return server
 
 

@@ -89,6 +89,14 @@ class Plan:
                 out.append(step)
         return tuple(out)
 
+    def touched(self) -> list[str]:
+        """Every root-relative path a step creates, changes or removes."""
+        out: list[str] = []
+        for step in self.steps:
+            paths = [step.source, step.destination] if isinstance(step, Move) else [step.path]
+            out += [p for p in paths if p not in out]
+        return out
+
     def moves(self) -> list[Move]:
         return [s for s in self.steps if isinstance(s, Move)]
 

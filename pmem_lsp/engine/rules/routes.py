@@ -33,7 +33,7 @@ def _range(route: Route) -> tuple[int, int, int, int]:
     return route.line, route.start, route.line, route.end
 
 
-def _renamed_candidate(snap: RootSnapshot, path: str) -> str | None:
+def renamed_candidate(snap: RootSnapshot, path: str) -> str | None:
     """An active file with the same name elsewhere: the likely new home of a moved file."""
     name = posixpath.basename(path)
     found = sorted(rel for rel, e in snap.files.items()
@@ -61,7 +61,7 @@ def check_routes(snap: RootSnapshot, model: IndexModel) -> list[Finding]:
                 where = archive_location(path) if snap.is_file(archive_location(path)) else trash_location(path)
                 out.append(Finding(INDEX, *r, "PM205", f"`{path}` was archived (now `{where}`): remove this route"))
             else:
-                candidate = _renamed_candidate(snap, path)
+                candidate = renamed_candidate(snap, path)
                 hint = f"; did it move to `{candidate}`?" if candidate else ""
                 out.append(Finding(INDEX, *r, "PM201", f"`{path}` does not exist{hint}"))
         if path in seen:

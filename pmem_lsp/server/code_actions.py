@@ -1,0 +1,140 @@
+"""Code actions: quick fixes (text edits) and lifecycle actions (commands that confirm first).
+
+Lifecycle actions are offered where they apply (DESIGN §5): archive on an active file;
+delete and recover on an archived file or its record; recover, and purge once expired, on a
+trashed file or its record; upgrade on PM001. Delete is never offered on an active file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as lsp
+
+from ..engine.archive_index import TRASHED, parse_archive_index, parse_date, record_location
+from ..engine.fixes import Fix
+from ..engine.host import MemoryRoot
+from ..engine.zones import ARCHIVE_INDEX, Zone, is_markdown, zone_of
+from .convert import path_to_uri, uri_to_path
+
+if TYPE_CHECKING:
+    from .app import PmemServer
+
+LIFECYCLE_KIND = lsp.CodeActionKind.Source + ".pmem"
+
+
+def _command(title: str, op: str, path: str | None, reason: str | None = None) -> lsp.CodeAction:
+    args: dict = {} if path is None else {"path": path}
+    if reason:
+        args["reason"] = reason
+    return lsp.CodeAction(title=title, kind=f"{LIFECYCLE_KIND}.{op}",
+                          command=lsp.Command(title=title, command=f"pmem.{op}", arguments=[args]))
+
+
+def _record_actions(root: MemoryRoot, line: int, today: dt.date) -> list[lsp.CodeAction]:
+    doc = root.snapshot.doc(ARCHIVE_INDEX) if root.snapshot else None
+    if doc is None:
+        return []
+    for record in parse_archive_index(doc):
+        if record.heading_line <= line < record.end:
+            location = record_location(record)
+            if location is None:
+                return []
+            return _file_actions(location, record.status == TRASHED, parse_date(record.get("recover-by")), today)
+    return []
+
+
+def _file_actions(rel: str, trashed: bool, recover_by: dt.date | None, today: dt.date) -> list[lsp.CodeAction]:
+    zone = zone_of(rel)
+    if zone is Zone.ACTIVE and is_markdown(rel):
+        return [_command(f"Archive {rel}", "archive", rel)]
+    if zone is Zone.ARCHIVE and not trashed:
+        return [_command(f"Recover {rel}", "recover", rel), _command(f"Delete {rel} (move to trash)", "delete", rel)]
+    if zone is Zone.TRASH:
+        actions = [_command(f"Recover {rel}", "recover", rel)]
+        if recover_by is not None and recover_by < today:
+            actions.append(_command(f"Delete {rel} permanently", "purge", rel))
+        return actions
+    return []
+
+
+def _trash_deadline(root: MemoryRoot, rel: str) -> dt.date | None:
+    doc = root.snapshot.doc(ARCHIVE_INDEX) if root.snapshot else None
+    if doc is None:
+        return None
+    for record in parse_archive_index(doc):
+        if record_location(record) == rel:
+            return parse_date(record.get("recover-by"))
+    return None
+
+
+def to_code_action(ls: PmemServer, root: MemoryRoot, fix: Fix, diagnostics: list[lsp.Diagnostic]) -> lsp.CodeAction:
+    codec = ls.workspace.position_codec
+    by_uri: dict[str, list[lsp.TextEdit]] = {}
+    for e in fix.edits:
+        uri = path_to_uri(root.path / e.path)
+        doc = root.snapshot.doc(e.path) if root.snapshot else None
+        lines = doc.lines if doc is not None else []
+        start = lsp.Position(line=e.line, character=e.col)
+        end = lsp.Position(line=e.end_line, character=e.end_col)
+        if lines:
+            start, end = codec.position_to_client_units(lines, start), codec.position_to_client_units(lines, end)
+        by_uri.setdefault(uri, []).append(lsp.TextEdit(range=lsp.Range(start=start, end=end), new_text=e.new_text))
+    changes = []
+    for uri, edits in by_uri.items():
+        doc = ls.workspace.text_documents.get(uri)
+        changes.append(lsp.TextDocumentEdit(
+            text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=doc.version if doc else None),
+            edits=edits))
+    related = [d for d in diagnostics if d.code == fix.code]
+    return lsp.CodeAction(title=fix.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=related or None,
+                          is_preferred=fix.preferred or None, edit=lsp.WorkspaceEdit(document_changes=changes))
+
+
+def _quick_fixes(ls: PmemServer, root: MemoryRoot, rel: str, params: lsp.CodeActionParams,
+                 today: dt.date) -> list[lsp.CodeAction]:
+    from ..engine import fixes
+
+    finder = getattr(fixes, "quick_fixes", None)
+    if finder is None or root.snapshot is None:
+        return []
+    wanted = {str(d.code) for d in params.context.diagnostics if d.source == "pmem"}
+    out = []
+    for finding in ls.host.findings(root, today).get(rel, []):
+        if finding.code not in wanted:
+            continue
+        if not (finding.line <= params.range.end.line and params.range.start.line <= finding.end_line):
+            continue
+        for fix in finder(root.snapshot, finding, today):
+            out.append(to_code_action(ls, root, fix, list(params.context.diagnostics)))
+    return out
+
+
+def code_actions(ls: PmemServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    path = uri_to_path(params.text_document.uri)
+    found = ls.host.locate(path) if path is not None else None
+    if found is None:
+        return []
+    root, rel = found
+    today = dt.date.today()
+    actions = _quick_fixes(ls, root, rel, params, today)
+    if rel == ARCHIVE_INDEX:
+        actions += _record_actions(root, params.range.start.line, today)
+    elif zone_of(rel) is Zone.TRASH:
+        actions += _file_actions(rel, True, _trash_deadline(root, rel), today)
+    else:
+        actions += _file_actions(rel, False, None, today)
+    if any(str(d.code) == "PM001" for d in params.context.diagnostics):
+        actions.append(_command("Upgrade: create the missing lifecycle folders", "upgrade", None))
+    only = params.context.only
+    if only:
+        actions = [a for a in actions if any(a.kind == k or str(a.kind).startswith(f"{k}.") for k in only)]
+    return actions
+
+
+def register(server: PmemServer) -> None:
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
+        code_action_kinds=[lsp.CodeActionKind.QuickFix, LIFECYCLE_KIND]))
+    def on_code_action(ls: PmemServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        return code_actions(ls, params)

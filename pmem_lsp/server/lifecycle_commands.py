@@ -1,0 +1,143 @@
+"""`pmem.upgrade|archive|delete|recover|purge`: validate, confirm through
+`window/showMessageRequest`, validate again, apply (DESIGN §5).
+
+Malformed arguments get invalid params (-32602); a well-formed request that the safety
+contract refuses gets RequestFailed (-32803) with the reason, also shown to the user.
+Either way nothing changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from ..engine.host import MemoryRoot
+from ..engine.lifecycle.operations import LifecycleContext, disk_reader, make_plan, replan
+from ..engine.lifecycle.safety import Refusal
+from .diagnostics import refresh_root
+from .lifecycle_applier import apply_on_disk, apply_through_client, client_can_move
+
+if TYPE_CHECKING:
+    from .app import PmemServer
+
+log = logging.getLogger(__name__)
+REQUEST_FAILED = -32803
+OPERATIONS = ("upgrade", "archive", "delete", "recover", "purge")
+CANCEL = "Cancel"
+
+
+class LifecycleArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+    path: str | None = None
+    reason: str | None = None
+    root: str | None = None  # which root, when the session has several (absolute path)
+
+
+def parse_args(op: str, args: tuple[Any, ...]) -> LifecycleArgs:
+    if len(args) > 1:
+        raise JsonRpcInvalidParams(message=f"pmem.{op} takes one argument object, got {len(args)} arguments")
+    raw = args[0] if args else {}
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise JsonRpcInvalidParams(message=f'pmem.{op} takes an object like {{"path": "projects/a.md"}}')
+    try:
+        parsed = LifecycleArgs.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'argument'}: {e['msg']}" for e in exc.errors())
+        raise JsonRpcInvalidParams(message=f"pmem.{op}: {problems}") from None
+    if op != "upgrade" and parsed.path is None:
+        raise JsonRpcInvalidParams(message=f'pmem.{op} needs "path", relative to the memory root')
+    return parsed
+
+
+def server_context(ls: PmemServer, root: MemoryRoot) -> LifecycleContext:
+    """Plans read the editor's buffers first: the user confirms what they see."""
+    disk = disk_reader(root.path)
+
+    def read(rel: str) -> str | None:
+        text = ls.host.buffers.get(root.path / rel)
+        return text if text is not None else disk(rel)
+
+    return LifecycleContext(root.path, dt.date.today(), read)
+
+
+def refuse(ls: PmemServer, message: str) -> JsonRpcException:
+    ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"pmem: {message}"))
+    return JsonRpcException(message=message, code=REQUEST_FAILED)
+
+
+def choose_root(ls: PmemServer, op: str, args: LifecycleArgs) -> MemoryRoot:
+    roots = ls.host.roots
+    if args.root is not None:
+        for root in roots:
+            if str(root.path) == args.root or str(root.resolved) == args.root:
+                return root
+        raise refuse(ls, f"{args.root} is not one of the memory roots of this session")
+    if not roots:
+        raise refuse(ls, "no memory root is open (a folder with _index.md, _core/ or _archive/)")
+    if len(roots) == 1:
+        return roots[0]
+    fitting = []
+    for root in roots:
+        try:
+            make_plan(server_context(ls, root), op, args.path, args.reason)
+            fitting.append(root)
+        except Refusal:
+            continue
+    if len(fitting) == 1:
+        return fitting[0]
+    raise refuse(ls, f'several memory roots are open; pass "root" to pmem.{op}')
+
+
+async def run(ls: PmemServer, op: str, args: tuple[Any, ...]) -> dict:
+    parsed = parse_args(op, args)
+    try:
+        await asyncio.wait_for(ls.roots_ready.wait(), timeout=10)
+    except asyncio.TimeoutError:
+        raise refuse(ls, "the server is not initialised yet") from None
+    root = choose_root(ls, op, parsed)
+    try:
+        plan = make_plan(server_context(ls, root), op, parsed.path, parsed.reason)
+    except Refusal as exc:
+        raise refuse(ls, exc.message) from None
+    if plan.empty:
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Info, message=f"pmem: {plan.preview}"))
+        return {"applied": False, "message": plan.preview, "done": []}
+
+    choice = await ls.window_show_message_request_async(lsp.ShowMessageRequestParams(
+        type=lsp.MessageType.Warning if op == "purge" else lsp.MessageType.Info,
+        message=plan.preview,
+        actions=[lsp.MessageActionItem(title=plan.action), lsp.MessageActionItem(title=CANCEL)],
+    ))
+    if choice is None or choice.title != plan.action:
+        return {"applied": False, "message": "cancelled; nothing was changed", "done": []}
+
+    try:
+        plan = replan(server_context(ls, root), plan, parsed.path, parsed.reason)
+    except Refusal as exc:
+        raise refuse(ls, exc.message) from None
+    if client_can_move(ls, plan):
+        outcome = await apply_through_client(ls, root, plan)
+    else:
+        outcome = apply_on_disk(ls, root, plan)
+    ls.window_show_message(lsp.ShowMessageParams(
+        type=lsp.MessageType.Info if outcome.applied else lsp.MessageType.Error, message=f"pmem: {outcome.message}"))
+    refresh_root(ls, root)
+    return outcome.as_result()
+
+
+def register(server: PmemServer) -> None:
+    for op in OPERATIONS:
+        def make(op: str):
+            async def handler(ls, *args):
+                return await run(ls, op, args)
+            return handler
+        server.command(f"pmem.{op}")(make(op))
+
