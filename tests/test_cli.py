@@ -124,3 +124,22 @@ def test_status_reads_core_and_index(tmp_path: Path):
     assert lines[2].startswith("Active: 11 routed files, ")
     assert "  projects/website-redesign.md — new layout and typography for the cooking blog  (missing)" in lines
     assert "  notes/sichuan-cooking.md — 四川家常菜笔记 for the blog series (in Chinese)" in lines
+
+
+def test_cli_ignore_adds_to_the_roots_ignore(root: Path):
+    (root / ".pmem.toml").write_text('ignore = ["PM102"]\n')
+    (root / "notes").mkdir()
+    (root / "notes/plain.md").write_text("# Plain\n\nNo summary here.\n")
+    out = pmem("--root", str(root), "check", "--format", "json", "--ignore", "PM100").stdout
+    assert sorted(d["code"] for d in json.loads(out)["diagnostics"]) == ["PM202"]
+
+
+def test_status_counts_each_active_file_once(tmp_path: Path):
+    files = base_files()
+    files["_index.md"] += ("- [Alpha again](projects/alpha.md#part) — same file\n"
+                           "- [Profile](_core/profile.md) — not on demand\n")
+    root = write_root(tmp_path / "memory", files)
+    lines = pmem("--root", str(root), "status").stdout.splitlines()
+    assert lines[2].startswith("Active: 1 routed files, ")
+    assert "  _core/profile.md — not on demand  (not an active memory file)" in lines
+    assert sum(1 for line in lines if line.startswith("  projects/alpha.md")) == 1

@@ -298,3 +298,16 @@ def test_pm107_not_in_archive(tmp_path, rel):
     text = active_file("Old", summary="## Summary\n- TODO\n")  # invalid, but archived: not checked
     root = make_root(tmp_path, {rel: text})
     assert [f for f in findings(root) if f.path == rel and f.code.startswith("PM1")] == []
+
+
+def test_review_overview_section_is_not_a_summary_variant(tmp_path):
+    from engine_helpers import findings as run, make_root, rows
+
+    root = make_root(tmp_path, {"notes/o.md": "# O\n\n## Overview\n\nSome text.\n"})
+    assert [r[2] for r in rows(run(root)) if r[0] == "notes/o.md"] == ["PM100"]
+
+
+def test_review_backticked_tbd_is_a_placeholder():
+    from pmem_lsp.engine.rules.summary import is_placeholder
+
+    assert is_placeholder("`TBD`") and not is_placeholder("`pmem` checks the index")

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import TextIO
 
 from ..engine.analysis import analyze
-from ..engine.catalogue import RULES
+from ..engine.catalogue import RULES, severity_of
 from ..engine.findings import Finding, Severity
 from ..engine.report import build_report
 from ..engine.snapshot import RootSnapshot
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_CLEAN, EXIT_FINDINGS = 0, 1
 
 
 def _count(n: int, severity: Severity) -> str:
@@ -24,13 +24,14 @@ def _count(n: int, severity: Severity) -> str:
 def _text(findings: list[Finding], files: int, out: TextIO) -> None:
     counts = {s: 0 for s in Severity}
     for f in findings:
-        sev = f.severity or RULES[f.code].severity
+        sev = severity_of(f)
         counts[sev] += 1
         out.write(f"{f.path}:{f.line + 1}:{f.col + 1}: {f.code} {RULES[f.code].name} {sev.value}: {f.message}\n")
     total = len(findings)
     detail = ", ".join(_count(counts[s], s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFORMATION, Severity.HINT))
     noun = "problem" if total == 1 else "problems"
-    out.write(f"{total} {noun} ({detail}) in {files} Markdown files\n" if total else f"No problems in {files} Markdown files\n")
+    where = f"{files} Markdown file" + ("" if files == 1 else "s")
+    out.write(f"{total} {noun} ({detail}) in {where}\n" if total else f"No problems in {where}\n")
 
 
 def _gh_escape(text: str, prop: bool = False) -> str:
@@ -49,7 +50,7 @@ def _github(findings: list[Finding], root: Path, out: TextIO) -> None:
     except ValueError:
         prefix = str(root)
     for f in findings:
-        sev = f.severity or RULES[f.code].severity
+        sev = severity_of(f)
         path = f.path if prefix == "." else f"{prefix}/{f.path}"
         props = (f"file={_gh_escape(path, True)},line={f.line + 1},col={f.col + 1},"
                  f"endLine={f.end_line + 1},endColumn={f.end_col + 1},"
@@ -59,7 +60,7 @@ def _github(findings: list[Finding], root: Path, out: TextIO) -> None:
 
 def run_check(snap: RootSnapshot, fmt: str, min_severity: Severity, fail_on: Severity,
               out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    findings = [f for f in analyze(snap) if (f.severity or RULES[f.code].severity).rank >= min_severity.rank]
+    findings = [f for f in analyze(snap) if (severity_of(f)).rank >= min_severity.rank]
     unreadable = snap.unreadable()
     files = snap.markdown_count()
     if fmt == "json":
@@ -72,5 +73,5 @@ def run_check(snap: RootSnapshot, fmt: str, min_severity: Severity, fail_on: Sev
             _github(findings, snap.root, out)
         else:
             _text(findings, files, out)
-    failing = any((f.severity or RULES[f.code].severity).rank >= fail_on.rank for f in findings)
+    failing = any((severity_of(f)).rank >= fail_on.rank for f in findings)
     return EXIT_FINDINGS if failing else EXIT_CLEAN

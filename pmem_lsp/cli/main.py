@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from .. import __version__
 from ..engine.findings import Severity
@@ -29,8 +28,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="report problems in the memory root")
     check.add_argument("--format", choices=["text", "json", "github"], default="text")
-    check.add_argument("--select", type=_codes, help="comma-separated rule codes or prefixes to report")
-    check.add_argument("--ignore", type=_codes, help="comma-separated rule codes or prefixes to skip")
+    check.add_argument("--select", type=_codes,
+                       help="comma-separated rule codes or prefixes to report, instead of the root's `select`")
+    check.add_argument("--ignore", type=_codes,
+                       help="comma-separated rule codes or prefixes to skip, added to the root's `ignore`")
     check.add_argument("--min-severity", choices=_SEVERITIES, default="hint", help="hide findings below this severity")
     check.add_argument("--fail-on", choices=_SEVERITIES, default="error",
                        help="exit 1 when a finding at or above this severity is reported (default: error)")
@@ -104,10 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     overrides: dict = {}
     if args.select:
         overrides["select"] = args.select
-    if args.ignore:
-        overrides["ignore"] = args.ignore
     try:
         settings = resolve_settings(root, overrides, overrides_source="command line")
+        if args.ignore:
+            # Ignoring from the command line adds to what the root ignores (like ruff's
+            # --ignore), so `--ignore PM003` does not bring the root's ignored rules back.
+            settings = resolve_settings(root, {**overrides, "ignore": settings.ignore + args.ignore},
+                                        overrides_source="command line")
     except SettingsError as exc:
         return _fail(str(exc))
     if not looks_like_root(root):

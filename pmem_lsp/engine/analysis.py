@@ -7,8 +7,8 @@ from collections import defaultdict
 from dataclasses import replace
 
 from .archive_index import parse_archive_index
-from .catalogue import RULES
-from .findings import Finding, Severity
+from .catalogue import severity_of
+from .findings import Finding
 from .index_routes import parse_index
 from .rules.archive import check_archive
 from .rules.links import check_links
@@ -52,7 +52,7 @@ def apply_settings(findings: list[Finding], settings: Settings) -> list[Finding]
     for f in findings:
         if not settings.enabled(f.code):
             continue
-        severity = settings.severity.get(f.code) or f.severity or RULES[f.code].severity
+        severity = settings.severity.get(f.code) or severity_of(f)
         out.append(f if f.severity is severity else replace(f, severity=severity))
     out.sort(key=Finding.sort_key)
     return out
@@ -67,7 +67,3 @@ def by_path(findings: list[Finding]) -> dict[str, list[Finding]]:
     for f in findings:
         grouped[f.path].append(f)
     return dict(grouped)
-
-
-def severity_of(f: Finding) -> Severity:
-    return f.severity or RULES[f.code].severity

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .findings import Severity
+from .findings import Finding, Severity
 
 E, W, I, H = Severity.ERROR, Severity.WARNING, Severity.INFORMATION, Severity.HINT
 
@@ -114,3 +114,8 @@ RULES: dict[str, Rule] = {
 
 def rule(code: str) -> Rule:
     return RULES[code]
+
+
+def severity_of(f: Finding) -> Severity:
+    """The finding's severity: as set by `apply_settings`, else its rule's default."""
+    return f.severity or RULES[f.code].severity

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .memory_file import MemoryFile
 
 
 class Severity(str, Enum):
@@ -45,3 +49,15 @@ def at_line(path: str, lines: list[str], line: int, code: str, message: str,
     stripped = text.rstrip()
     start = len(stripped) - len(stripped.lstrip())
     return Finding(path, line, start, line, len(stripped), code, message, severity)
+
+
+def whole_file_line(doc: MemoryFile | None) -> int:
+    """Where a finding about the whole file goes: its title, else line 1 (DESIGN §4)."""
+    return doc.title.line if doc is not None and doc.title is not None else 0
+
+
+def file_finding(path: str, doc: MemoryFile | None, code: str, message: str) -> Finding:
+    """A finding about a whole file: on its title line, or at 1:1 when it has no text."""
+    if doc is None:
+        return Finding(path, 0, 0, 0, 0, code, message)
+    return at_line(path, doc.lines, whole_file_line(doc), code, message)

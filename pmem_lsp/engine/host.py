@@ -77,10 +77,13 @@ class MemoryHost:
     # -- changes ------------------------------------------------------------
     def open_buffer(self, path: Path, text: str) -> MemoryRoot | None:
         """An editor buffer for `path` now holds `text` (opened or edited)."""
-        found = self.locate(path)
-        if found is None or not is_markdown(found[1]):
+        if not is_markdown(path.name):
             return None
+        # Kept even before any root is known: a scan installed later applies it.
         self.buffers[path] = text
+        found = self.locate(path)
+        if found is None:
+            return None
         root, rel = found
         if root.snapshot is not None:
             root.snapshot.set_buffer(rel, text)

@@ -6,17 +6,13 @@ import re
 from dataclasses import dataclass
 
 from .markdown import CODE, HTML, PARAGRAPH
-from .memory_file import MemoryFile, mask_code_spans
+from .memory_file import RE_INLINE_LINK, MemoryFile, mask_code_spans
 from .paths import normalize_target
 
 WIKI, LINK, ANGLE, CODE_SPAN, BARE = "wiki", "link", "angle", "code", "bare"
 
 # `[[path]]`, `[[path|label]]`, and `[[path\|label]]` (the pipe escaped inside a table row).
 _RE_WIKI = re.compile(r"\[\[([^\]|\n]+?)(?:\\?\|([^\]\n]*))?\]\]")
-_RE_MD_LINK = re.compile(
-    r"\[(?:[^\[\]\\]|\\.)*\]\(\s*(?:<([^<>\n]*)>|([^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*))"
-    r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)"
-)
 _RE_ANGLE = re.compile(r"<([^<>\s!][^<>]*)>")
 _RE_CODE = re.compile(r"`([^`\s]+)`")
 _RE_BARE = re.compile(r"[^\s|<>\[\]`*]+?\.md(?:#[^\s|:：]*)?(?=$|[\s|:：,;—–])", re.I)
@@ -66,9 +62,9 @@ def _match_target(text: str) -> tuple[str, str, int, int, int] | None:
         return WIKI, written, start, start + len(written), m.end()
     if text.startswith("!"):
         return None
-    m = _RE_MD_LINK.match(text)
+    m = RE_INLINE_LINK.match(text)
     if m:
-        g = 1 if m.group(1) is not None else 2
+        g = "angle" if m.group("angle") is not None else "bare"
         if m.group(g).lstrip().startswith("#"):
             return None  # an anchor in the index itself is not a route
         return LINK, m.group(g), m.start(g), m.end(g), m.end()

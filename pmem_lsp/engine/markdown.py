@@ -598,7 +598,6 @@ class _Scanner:
         self.oldtip = self.tip
 
         container = self.doc
-        all_matched = True
         while True:
             child = container.last_child
             if child is None or not child.open:
@@ -609,7 +608,6 @@ class _Scanner:
             if res == 2:
                 return CODE
             if res == 1:
-                all_matched = False
                 container = container.parent  # type: ignore[assignment]
                 break
 

@@ -20,7 +20,7 @@ _RE_METADATA = re.compile(
       |(?P<key>{_KEY})[ \t]*(?::[ \t]|:$|：)[ \t]*(?P<val>.*))$""",
     re.VERBOSE,
 )
-_RE_LINK = re.compile(
+RE_INLINE_LINK = re.compile(
     r"""!?\[(?P<text>(?:[^\[\]\\]|\\.)*)\]\(\s*(?:<(?P<angle>[^<>\n]*)>|(?P<bare>[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*))(?:\s+(?:"[^"]*"|'[^']*'|\([^)]*\)))?\s*\)"""
 )
 _RE_REFDEF = re.compile(r"^ {0,3}\[(?:[^\]\\]|\\.)+\]:[ \t]*(?:<(?P<angle>[^<>]*)>|(?P<bare>\S+))")
@@ -120,7 +120,7 @@ def find_links(line: str, line_no: int) -> list[Link]:
         return []
     masked = mask_code_spans(line)
     links = []
-    for m in _RE_LINK.finditer(masked):
+    for m in RE_INLINE_LINK.finditer(masked):
         group = "angle" if m.group("angle") is not None else "bare"
         start, end = m.span(group)
         links.append(Link(line_no, start, end, line[start:end], m.group("text")))
@@ -165,27 +165,21 @@ class MemoryFile:
     def _preamble(self) -> None:
         lines = self.lines
         n = len(lines)
-        i = self.front_matter_end
-        while i < n and not lines[i].strip():
-            i += 1
         heads = {h.line: h for h in self.blocks.headings if h.top_level}
+        # Blank lines and HTML comments may come before the title (`<!-- generated -->`).
+        i = self._skip_blank_and_comments(self.front_matter_end)
         self.title: Heading | None = None
         first = heads.get(i)
         if first is not None and first.level == 1 and not first.setext:
             self.title = first
             i += 1
         metadata: list[MetadataLine] = []
-        in_comment = False
         while i < n:
             line = lines[i]
             stripped = line.strip()
             kind = self.line_kind(i)
-            if not stripped:
-                i += 1
-                continue
-            if in_comment or (kind == HTML and stripped.startswith("<!--")):
-                in_comment = "-->" not in stripped
-                i += 1
+            if not stripped or (kind == HTML and stripped.startswith("<!--")):
+                i = self._skip_blank_and_comments(i)
                 continue
             if i in heads or kind == CODE:
                 break
@@ -199,6 +193,22 @@ class MemoryFile:
             i += 1
         self.metadata = metadata
         self.preamble_end = i  # first line that is not front matter, title, metadata or blank
+
+    def _skip_blank_and_comments(self, i: int) -> int:
+        """The first line from `i` that is neither blank nor inside an HTML comment."""
+        lines = self.lines
+        n = len(lines)
+        while i < n:
+            stripped = lines[i].strip()
+            if not stripped:
+                i += 1
+            elif stripped.startswith("<!--") and self.line_kind(i) == HTML:
+                while i < n and "-->" not in lines[i]:
+                    i += 1
+                i += 1
+            else:
+                break
+        return min(i, n)
 
     @cached_property
     def title_text(self) -> str | None:

@@ -40,7 +40,3 @@ def normalize_target(target: str, base_dir: str = "") -> tuple[str | None, str |
     if norm == ".":
         return "", None
     return norm, None
-
-
-def has_scheme(target: str) -> bool:
-    return bool(_SCHEME.match(target.strip()))

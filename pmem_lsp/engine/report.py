@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .catalogue import RULES
+from .catalogue import RULES, severity_of
 from .findings import Finding, Severity
 
 
@@ -52,7 +52,7 @@ def build_report(root: str, files: int, findings: list[Finding],
     counts = Counts()
     diagnostics = []
     for f in findings:
-        severity = f.severity or RULES[f.code].severity
+        severity = severity_of(f)
         setattr(counts, severity.value, getattr(counts, severity.value) + 1)
         diagnostics.append(ReportDiagnostic(
             path=f.path, line=f.line + 1, column=f.col + 1, end_line=f.end_line + 1,

@@ -6,7 +6,6 @@ camelCase spelling (`core.maxBytes`); snake_case is accepted too.
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import sys
 from functools import cached_property
@@ -47,13 +46,16 @@ class LargeFileSettings(_Section):
 
 
 class StaleSettings(_Section):
-    days: int = Field(90, ge=1, description="PM501: days without a change before an active file is stale.")
+    days: int = Field(90, ge=1, description="PM501: days without a change before an active file is stale. "
+                      "Reserved: PM501 is not implemented yet, so this is accepted and has no effect.")
 
 
 class SecretsSettings(_Section):
-    enabled: bool = Field(True, description="PM401: look for secrets in every zone.")
+    enabled: bool = Field(True, description="PM401: look for secrets in every zone. "
+                          "Reserved: PM401 is not implemented yet, so this is accepted and has no effect.")
     allow: list[str] = Field(default_factory=list,
-                             description="PM401: regular expressions of values that are not secrets.")
+                             description="PM401: regular expressions of values that are not secrets "
+                                         "(reserved, like `enabled`).")
 
 
 class Settings(_Section):

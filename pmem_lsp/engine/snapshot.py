@@ -77,6 +77,9 @@ class RootSnapshot:
         self.dirs: set[str] = {""}
         self.excluded: set[str] = set()  # exist, but are never read
         self.scan_errors: list[tuple[str, str]] = []  # (rel, reason) for folders we could not list
+        # Symbolic links to folders are not followed (no loops, no escaping the root); what
+        # lies behind them is unknown, never missing.
+        self.linked_dirs: set[str] = set()
 
     # -- building -----------------------------------------------------------
     @classmethod
@@ -104,10 +107,21 @@ class RootSnapshot:
                     if settings.excluded(rel):
                         snap.excluded.add(rel)
                         continue
-                    if de.is_symlink() and not snap._inside(rel):
-                        snap.files[rel] = FileEntry(rel, zone_of(rel), 0, 0.0, error="symbolic link pointing outside the root")
-                        continue
-                    st = de.stat()
+                    if de.is_symlink():
+                        try:
+                            st = os.stat(root / rel)
+                        except FileNotFoundError:
+                            snap.files[rel] = FileEntry(rel, zone_of(rel), 0, 0.0, error="broken symbolic link")
+                            continue
+                        if stat.S_ISDIR(st.st_mode):
+                            snap.linked_dirs.add(rel)
+                            continue
+                        if not snap._inside(rel):
+                            snap.files[rel] = FileEntry(rel, zone_of(rel), 0, 0.0,
+                                                        error="symbolic link pointing outside the root")
+                            continue
+                    else:
+                        st = de.stat()
                 except OSError as exc:
                     snap.files[rel] = FileEntry(rel, zone_of(rel), 0, 0.0, error=exc.strerror or type(exc).__name__)
                     continue
@@ -117,11 +131,9 @@ class RootSnapshot:
         return snap
 
     def _inside(self, rel: str) -> bool:
-        try:
-            target = (self.root / rel).resolve()
-            return target.is_relative_to(self.root.resolve())
-        except (OSError, RuntimeError):
-            return False
+        real_root = os.path.realpath(self.root)
+        target = os.path.realpath(self.root / rel)
+        return target == real_root or target.startswith(real_root + os.sep)
 
     # -- one file at a time -------------------------------------------------
     def refresh(self, rel: str) -> None:
@@ -193,8 +205,8 @@ class RootSnapshot:
         could not be listed. Such a path is unknown, never missing (DESIGN §7)."""
         if self.settings.excluded(rel):
             return True
-        return any(folder == "." or rel == folder or rel.startswith(folder + "/")
-                   for folder, _reason in self.scan_errors)
+        hidden_from_scan = [folder for folder, _reason in self.scan_errors] + list(self.linked_dirs)
+        return any(folder == "." or rel == folder or rel.startswith(folder + "/") for folder in hidden_from_scan)
 
     def missing(self, rel: str) -> bool:
         """Known to be absent: not there, and not hidden from the scan."""
@@ -205,7 +217,8 @@ class RootSnapshot:
         return entry.doc if entry is not None else None
 
     def markdown_count(self) -> int:
-        return sum(1 for e in self.files.values() if e.markdown)
+        """Markdown files analysed: read (perhaps only up to the cap), not the unreadable ones."""
+        return sum(1 for e in self.files.values() if e.markdown and e.text is not None)
 
     def unreadable(self) -> list[tuple[str, str]]:
         found = [(e.rel, e.error) for e in self.files.values() if e.error]

@@ -26,8 +26,8 @@ class PmemServer(LanguageServer):
         self.host = MemoryHost()
         self.folders: list[Path] = []
         self.editor_settings: dict[str, Any] = {}
-        # Last published findings, per root (by id) and root-relative path.
-        self.published: dict[int, dict[str, tuple[Finding, ...]]] = {}
+        # Last published findings, per root path and root-relative path.
+        self.published: dict[Path, dict[str, tuple[Finding, ...]]] = {}
         self._tasks: set[asyncio.Task] = set()
         # Moves this server asked the client to make (lifecycle), so that the client's
         # rename notifications for them are recognised as ours.

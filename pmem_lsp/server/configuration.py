@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from .convert import uri_to_path
-from .diagnostics import publish_findings
 from .roots import configure_roots, editor_settings, fetch_configuration, scan_all
 
 if TYPE_CHECKING:
@@ -31,10 +30,6 @@ def register(server: PmemServer) -> None:
             if path is None:
                 continue
             ls.folders = [f for f in ls.folders if f != path]
-            root = ls.host.remove_root(path)
-            if root is not None:
-                publish_findings(ls, root, {})  # clear what this root had published
-                ls.published.pop(id(root), None)
         for folder in params.event.added:
             path = uri_to_path(folder.uri)
             if path is not None and path not in ls.folders:

@@ -9,7 +9,7 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
-from ..engine.catalogue import RULES
+from ..engine.catalogue import RULES, severity_of
 from ..engine.findings import Finding, Severity
 
 SOURCE = "pmem"
@@ -47,7 +47,7 @@ def to_range(codec: PositionCodec, lines: Sequence[str], f: Finding) -> lsp.Rang
 
 def to_diagnostic(codec: PositionCodec, lines: Sequence[str], f: Finding) -> lsp.Diagnostic:
     rule = RULES[f.code]
-    severity = f.severity or rule.severity
+    severity = severity_of(f)
     return lsp.Diagnostic(
         range=to_range(codec, lines, f),
         message=f.message,

@@ -38,7 +38,7 @@ def publish_findings(server: PmemServer, root: MemoryRoot, grouped: dict[str, li
 
     `only` limits publication to those paths (early findings before the scan lands).
     """
-    published = server.published.setdefault(id(root), {})
+    published = server.published.setdefault(root.path, {})
     paths = set(grouped) | set(published) if only is None else only
     codec = server.workspace.position_codec
     for rel in sorted(paths):

@@ -13,7 +13,7 @@ from ..engine.settings import SettingsError, resolve_settings
 from ..engine.snapshot import RootSnapshot
 from ..engine.zones import discover_root, looks_like_root
 from .convert import uri_to_path
-from .diagnostics import refresh_root
+from .diagnostics import publish_findings, refresh_root
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -54,7 +54,11 @@ def configure_roots(server: PmemServer, folders: list[Path]) -> None:
     """(Re)build the host's roots from the workspace folders and the editor's settings."""
     overrides = dict(server.editor_settings)
     configured = overrides.pop("root", None)
-    for path in candidate_roots(folders, configured if isinstance(configured, str) else None):
+    wanted = candidate_roots(folders, configured if isinstance(configured, str) else None)
+    for root in list(server.host.roots):
+        if root.path not in wanted:
+            drop_root(server, root)
+    for path in wanted:
         try:
             settings = resolve_settings(path, overrides)
         except SettingsError as exc:
@@ -66,6 +70,13 @@ def configure_roots(server: PmemServer, folders: list[Path]) -> None:
                 settings = resolve_settings(Path("/nonexistent-pmem-root"))
         server.host.add_root(path, settings)
     log.info("memory roots: %s", ", ".join(str(r.path) for r in server.host.roots) or "none")
+
+
+def drop_root(server: PmemServer, root) -> None:
+    """A root is no longer served: forget it and clear everything it had published."""
+    server.host.remove_root(root.path)
+    publish_findings(server, root, {})
+    server.published.pop(root.path, None)
 
 
 def workspace_folders(params: lsp.InitializeParams) -> list[Path]:

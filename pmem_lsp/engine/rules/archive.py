@@ -5,11 +5,10 @@ from __future__ import annotations
 import datetime as dt
 
 from ..archive_index import ARCHIVED, TRASHED, ArchiveRecord, parse_date, record_location
-from ..findings import Finding, Severity, at_line
+from ..findings import Finding, Severity, at_line, file_finding
 from ..paths import normalize_target
 from ..snapshot import RootSnapshot
-from ..zones import ARCHIVE_INDEX, Zone, archive_location, trash_location, zone_of
-from .summary import whole_file_line
+from ..zones import ARCHIVE_INDEX, Zone, zone_of
 
 def _record_problems(record: ArchiveRecord) -> list[str]:
     problems: list[str] = []
@@ -84,10 +83,6 @@ def check_archive(snap: RootSnapshot, records: list[ArchiveRecord], today: dt.da
         return out  # the archive index exists but cannot be read: no file is known to lack a record
     for rel, entry in snap.files.items():
         if entry.zone in (Zone.ARCHIVE, Zone.TRASH) and rel not in recorded:
-            doc = entry.doc if entry.markdown else None
-            message = "archived file without a record in `_archive/_index.md`: its original path and route are unknown"
-            if doc is None:
-                out.append(Finding(rel, 0, 0, 0, 0, "PM301", message))
-            else:
-                out.append(at_line(rel, doc.lines, whole_file_line(doc), "PM301", message))
+            out.append(file_finding(rel, entry.doc if entry.markdown else None, "PM301",
+                                    "archived file without a record in `_archive/_index.md`: its original path and route are unknown"))
     return out

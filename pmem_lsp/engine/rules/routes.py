@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import posixpath
 
-from ..findings import Finding, at_line
+from ..findings import Finding, at_line, file_finding
 from ..index_routes import IndexModel, Route
 from ..paths import ABSOLUTE, EMPTY, OUTSIDE, URL
 from ..snapshot import RootSnapshot
 from ..zones import INDEX, Zone, archive_location, is_markdown, trash_location, zone_of
-from .summary import whole_file_line
 
 MAX_DESCRIPTION = 160
 
@@ -77,10 +76,5 @@ def check_routes(snap: RootSnapshot, model: IndexModel) -> list[Finding]:
     routed = set(seen)
     for rel, entry in snap.files.items():
         if entry.zone is Zone.ACTIVE and entry.markdown and rel not in routed:
-            doc = entry.doc
-            if doc is None:
-                out.append(Finding(rel, 0, 0, 0, 0, "PM202", "no route in `_index.md`: agents never load this file"))
-            else:
-                out.append(at_line(rel, doc.lines, whole_file_line(doc), "PM202",
-                                   "no route in `_index.md`: agents never load this file"))
+            out.append(file_finding(rel, entry.doc, "PM202", "no route in `_index.md`: agents never load this file"))
     return out

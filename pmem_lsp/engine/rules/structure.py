@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from ..findings import Finding, at_line
+from ..findings import Finding, file_finding
 from ..snapshot import FileEntry, RootSnapshot
 from ..zones import ARCHIVE_DIR, ARCHIVE_INDEX, INDEX, REQUIRED_CORE_FILES, TRASH_DIR, Zone
-from .summary import whole_file_line
 
 
 def _file_finding(entry: FileEntry, code: str, message: str) -> Finding:
-    doc = entry.doc if entry.markdown else None
-    if doc is None:
-        return Finding(entry.rel, 0, 0, 0, 0, code, message)
-    return at_line(entry.rel, doc.lines, whole_file_line(doc), code, message)
+    return file_finding(entry.rel, entry.doc if entry.markdown else None, code, message)
 
 
 def check_structure(snap: RootSnapshot) -> list[Finding]:

@@ -4,27 +4,23 @@ from __future__ import annotations
 
 import re
 
-from ..findings import Finding, at_line
+from ..findings import Finding, at_line, file_finding
 from ..memory_file import MemoryFile
 from ..zones import Zone
 
 _PLACEHOLDERS = {"todo", "tbd", "tba", "...", "…", "xxx", "n/a", "fixme", "?", "-"}
 _RE_PLACEHOLDER_PREFIX = re.compile(r"^(?:todo|tbd|fixme)\b\s*[:：-]", re.I)
 _RE_ANGLE_PLACEHOLDER = re.compile(r"^<[^<>]*>$")
-_VARIANTS = {"summary", "tl;dr", "tldr", "tl; dr", "tl dr", "摘要", "总结", "概要", "小结", "概述", "要点",
-             "executive summary", "overview"}
+# Headings that mean "summary". Not "Overview", "概述" or "要点": those are ordinary
+# sections, and renaming one to `## Summary` would make its prose a PM103.
+_VARIANTS = {"summary", "tl;dr", "tldr", "tl; dr", "tl dr", "摘要", "总结", "概要", "小结", "executive summary"}
 _RE_VARIANT_TRIM = re.compile(r"[\s:：.。!！]+$")
 
 
 def is_placeholder(text: str) -> bool:
-    t = text.strip().strip("*_").strip()
+    t = text.strip().strip("*_`").strip()
     return (not t or t.lower() in _PLACEHOLDERS or bool(_RE_ANGLE_PLACEHOLDER.match(t))
             or bool(_RE_PLACEHOLDER_PREFIX.match(t)))
-
-
-def whole_file_line(doc: MemoryFile | None) -> int:
-    """Where a finding about the whole file goes: its title, else line 1."""
-    return doc.title.line if doc is not None and doc.title is not None else 0
 
 
 def summary_variant(doc: MemoryFile):
@@ -57,8 +53,8 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile) -> list[Finding]:
             out.append(at_line(path, lines, variant.line, "PM106",
                                f"'{variant.text}' is not a recognised summary heading: rename it to `## Summary` (or `## 摘要`)"))
         else:
-            out.append(at_line(path, lines, whole_file_line(doc), "PM100",
-                               "no `## Summary`: add 3 to 6 bullets after the title so agents can read them first"))
+            out.append(file_finding(path, doc, "PM100",
+                                    "no `## Summary`: add 3 to 6 bullets after the title so agents can read them first"))
         return out
     first = heads[0]
     if first.line != doc.preamble_end:
