@@ -295,3 +295,19 @@ def test_findings_without_fixes_and_stale_findings_get_none(tmp_path):
     assert quick_fixes(snap, stale, TODAY) == []
     assert quick_fixes(snap, Finding("notes/x.md", 0, 0, 0, 1, "PM106", "x"), TODAY) == []
     assert quick_fixes(snap, Finding("notes/none.md", 0, 0, 0, 1, "PM100", "x"), dt.date(2026, 1, 1)) == []
+
+
+def test_pm302_remove_record_when_the_file_is_back_at_its_original_path(tmp_path):
+    # A recover that stopped after moving the file and restoring the route, before the record went.
+    record = ("## notes/back.md\n- status: archived\n- original: notes/back.md\n"
+              "- location: _archive/notes/back.md\n- index-line: - [Back](notes/back.md) — returned\n"
+              "- archived: 2026-11-01\n- reason: done\n")
+    root = make_root(tmp_path, {"_archive/_index.md": "# Archive index\n\n" + record,
+                                "notes/back.md": active_file("Back")})
+    snap = scan(root)
+    (finding,) = [f for f in analyze(snap, TODAY) if f.code == "PM302"]
+    (fix,) = quick_fixes(snap, finding, TODAY)
+    assert fix.title == "Remove the record (`notes/back.md` is back at its original path)" and fix.preferred
+    apply_fix(root, snap, fix)
+    assert (root / "_archive/_index.md").read_text(encoding="utf-8") == "# Archive index\n"
+    assert [f.code for f in analyze(scan(root), TODAY) if f.code.startswith("PM3")] == []

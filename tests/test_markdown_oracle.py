@@ -343,3 +343,8 @@ def test_heading_text_and_first_line() -> None:
         (11, 2, "Summary", False),
         (13, 1, "a\nb", True),
     ]
+
+
+def test_regression_sibling_bullet_whose_content_is_a_heading():
+    # Found by the line-soup property: the sibling-bullet fast path must not take `- #`.
+    assert_agrees(["-    #foo", "- #"])

@@ -152,7 +152,7 @@ async def test_upgrade_from_pm001_creates_only_what_is_missing(client: LanguageC
     files = {k: v for k, v in base_files().items() if not k.startswith("_archive")}
     root = write_root(tmp_path / "memory", files)
     result = await start(client, root)
-    ui = DiskClient(client, answer="Upgrade", encoding=encoding_of(result))
+    DiskClient(client, answer="Upgrade", encoding=encoding_of(result))
     index = root / "_index.md"
     await wait_for(client, lambda: codes(client, index) == ["PM001"])
     before = tree(root)

@@ -25,7 +25,9 @@ def _confirm(action: str, stdin: TextIO, out: TextIO) -> bool:
 
 
 def run_lifecycle(root: Path, op: str, path: str | None, reason: str | None, yes: bool,
-                  stdin: TextIO = sys.stdin, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+                  stdin: TextIO | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    # Looked up at call time, so a caller (or a test) that swaps sys.stdin is honoured.
+    stdin, out, err = stdin or sys.stdin, out or sys.stdout, err or sys.stderr
     ctx = context(root)
     try:
         plan = make_plan(ctx, op, path, reason)

@@ -21,7 +21,9 @@ ARCHIVED, TRASHED = "archived", "trashed"
 RECOVERY_DAYS = 30  # a deleted file stays recoverable this long (spec: "30-day recovery deadline")
 
 _RE_FIELD = re.compile(
-    r"^(?:\*\*|__)?(?P<key>[A-Za-z][A-Za-z0-9 _-]{0,39}?)[ \t]*(?:(?:\*\*|__)[ \t]*[:：]|[:：][ \t]*(?:\*\*|__)?)"
+    # The separator takes the colon (and a bold marker after it) but no spaces after them,
+    # so `index-line:` keeps everything after its one separating space, indentation included.
+    r"^(?:\*\*|__)?(?P<key>[A-Za-z][A-Za-z0-9 _-]{0,39}?)[ \t]*(?:(?:\*\*|__)[ \t]*[:：]|[:：](?:[ \t]*(?:\*\*|__))?)"
 )
 
 

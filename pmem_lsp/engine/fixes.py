@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from .archive_index import ARCHIVED, RECOVERY_DAYS, TRASHED
 from .findings import Finding
-from .index_edit import (append_record, format_record, insert_route, line_text, newline_of,
-                         propose_route, remove_lines, routes_to, split_keepends)
+from .index_edit import (append_record, find_records, format_record, insert_route, line_text, newline_of,
+                         propose_route, remove_lines, remove_record, routes_to, split_keepends)
 from .index_routes import BARE, CODE_SPAN, LINK, WIKI, Route, parse_index
 from .memory_file import MemoryFile
 from .rules.routes import renamed_candidate
@@ -316,6 +316,22 @@ def _rename_heading(snap: RootSnapshot, finding: Finding) -> list[Fix]:
     return [Fix(f"Rename to `{new}`", finding.code, (edit,), True)]
 
 
+def _remove_dangling_record(snap: RootSnapshot, finding: Finding) -> list[Fix]:
+    """PM302: the record's file is gone from its location. When it is back at its original
+    path (a recover that stopped before removing the record), the record is done with."""
+    text = _text_of(snap, ARCHIVE_INDEX)
+    if text is None:
+        return []
+    record = next((r for r in find_records(text) if r.heading_line == finding.line), None)
+    if record is None:
+        return []
+    original = record.get("original") or record.title
+    back = snap.is_file(original)
+    title = (f"Remove the record (`{original}` is back at its original path)" if back
+             else "Remove the dangling record")
+    return _text_fix(title, "PM302", ARCHIVE_INDEX, text, remove_record(text, record), preferred=back)
+
+
 # -- entry point ----------------------------------------------------------------
 def quick_fixes(snap: RootSnapshot, finding: Finding, today: dt.date) -> list[Fix]:
     """The text-only fixes for `finding`, computed against the text `snap` holds (the editor's
@@ -337,4 +353,6 @@ def quick_fixes(snap: RootSnapshot, finding: Finding, today: dt.date) -> list[Fi
         return _move_summary_up(snap, finding)
     if code == "PM106":
         return _rename_heading(snap, finding)
+    if code == "PM302":
+        return _remove_dangling_record(snap, finding)
     return []

@@ -139,7 +139,8 @@ def append_record(archive_text: str, record_text: str) -> str:
         text += nl
     if text and not text.endswith(nl + nl) and text.strip():
         text += nl
-    return text + record_text.replace("\n", nl)
+    # The record may already carry the file's line ending: normalise, never double a `\r`.
+    return text + re.sub(r"\r\n|\r|\n", lambda _: nl, record_text)
 
 
 def find_records(archive_text: str) -> list[ArchiveRecord]:

@@ -566,7 +566,8 @@ class _Scanner:
                 tip.parts.append(ln.lstrip(" "))  # type: ignore[union-attr]
                 return PARAGRAPH
             return None
-        if tip.kind == "paragraph" and tip.parent.kind == "item" and _RE_SIMPLE_BULLET.match(ln):
+        if (tip.kind == "paragraph" and tip.parent.kind == "item" and _RE_SIMPLE_BULLET.match(ln)
+                and not _RE_MAYBE_SPECIAL.match(ln, 2)):  # the content starts no block of its own
             item = tip.parent
             lst = item.parent
             if (lst.parent is doc and lst.bullet == ln[0] and item.marker_offset == 0

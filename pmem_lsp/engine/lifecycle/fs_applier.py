@@ -7,7 +7,9 @@
 - Text files are written atomically: a temporary file beside the target, fsync, rename,
   fsync of the folder. A file created by a plan must not exist yet.
 - Before each write the file must still hold the text the plan was made against; otherwise
-  the step stops (someone edited it meanwhile) and nothing after it runs.
+  the step stops (someone edited it meanwhile) and nothing after it runs. The same check runs
+  once for every write before the first step (`preflight`), so an index that was edited or
+  cannot be rewritten (invalid UTF-8, NUL) stops the plan before the file moves.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
-from .safety import CHANGED, COLLISION, Refusal, require_free, require_source, resolve_inside
+from .safety import CHANGED, COLLISION, ENCODING, Refusal, require_free, require_source, resolve_inside
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -82,9 +84,12 @@ def read_for_rewrite(path: Path) -> tuple[str | None, bool]:
         return None, False
     bom = data.startswith(_BOM)
     try:
-        return data[len(_BOM):].decode("utf-8") if bom else data.decode("utf-8"), bom
+        text = data[len(_BOM):].decode("utf-8") if bom else data.decode("utf-8")
     except UnicodeDecodeError:
-        raise Refusal(CHANGED, f"`{path.name}` is not valid UTF-8; pmem will not rewrite it") from None
+        raise Refusal(ENCODING, f"`{path.name}` is not valid UTF-8; pmem will not rewrite it") from None
+    if "\x00" in text:
+        raise Refusal(ENCODING, f"`{path.name}` contains NUL bytes; pmem will not rewrite it")
+    return text, bom
 
 
 def write_atomic(path: Path, text: str, bom: bool = False, create: bool = False) -> None:
@@ -101,8 +106,12 @@ def write_atomic(path: Path, text: str, bom: bool = False, create: bool = False)
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        if mode is None:
+            # mkstemp makes the file 0600; a new index gets what any new file gets (umask).
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
         if create:
             # Creating must not replace a file that appeared meanwhile: link fails if it exists.
             try:
@@ -150,9 +159,27 @@ def apply_step(root: Path, step: Step) -> None:
         raise TypeError(step)
 
 
+def preflight(root: Path, plan: Plan) -> None:
+    """Before the first step: every text file the plan rewrites must hold exactly the text it
+    was planned against and be one pmem can rewrite (strict UTF-8). Otherwise the plan would
+    move the file and then stop half-way at the index write."""
+    for step in plan.steps:
+        if isinstance(step, WriteText) and step.before is not None:
+            resolve_inside(root, step.path)
+            current, _ = read_for_rewrite(root / step.path)
+            if current != step.before:
+                raise Refusal(CHANGED, f"`{step.path}` changed since the preview; it was not rewritten")
+
+
 def apply_plan(root: Path, plan: Plan) -> list[str]:
     """Run every step in order; stop at the first failure and say what was already done."""
     done: list[str] = []
+    try:
+        preflight(root, plan)
+    except Refusal as exc:
+        raise ApplyError(exc.rule, _after(done, exc.message), ()) from None
+    except OSError as exc:
+        raise ApplyError("filesystem", _after(done, f"cannot read the files to rewrite: {exc.strerror or exc}"), ()) from None
     for step in plan.steps:
         try:
             apply_step(root, step)

@@ -75,7 +75,7 @@ class Located:
     active: bool  # the path names an existing active file
 
 
-def locate(ctx: LifecycleContext, raw: object) -> Located:
+def locate(ctx: LifecycleContext, raw: object, op: str = "find archived files") -> Located:
     """delete, recover and purge take the current location or the original path (DESIGN §3)."""
     rel = validate_target(ctx.root, raw)
     zone = zone_of(rel)
@@ -88,14 +88,19 @@ def locate(ctx: LifecycleContext, raw: object) -> Located:
         present = [r for r in matches if (loc := record_location(r)) and os.path.lexists(ctx.root / loc)]
         chosen = present or matches
         if not chosen:
+            # Without the lifecycle structure there are no records to look in: point to upgrade.
+            require_structure(ctx.root, op)
             raise Refusal(SOURCE, f"`{rel}` is not an active file and `_archive/_index.md` has no record of it")
         if len(chosen) > 1:
             raise Refusal(STATE, f"`{rel}` has {len(chosen)} records; name its location (`_archive/…`) instead")
         location = record_location(chosen[0])
         if location is None:
             raise Refusal(SOURCE, f"the record for `{rel}` has no usable location")
-        validate_relative(location)
-        resolve_inside(ctx.root, location)
+        # The record is text anyone (an agent) may have written: its location gets the same
+        # contract as a path typed by the user, and must be in `_archive/`.
+        location = validate_target(ctx.root, location)
+        if zone_of(location) not in (Zone.ARCHIVE, Zone.TRASH):
+            raise Refusal(STATE, f"the record for `{rel}` says it is at `{location}`, which is not in `_archive/`")
         return Located(location, chosen[0], active=False)
     if zone in (Zone.ARCHIVE, Zone.TRASH):
         record = next((r for r in records if record_location(r) == rel), None)
@@ -181,7 +186,7 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
 
 def plan_delete(ctx: LifecycleContext, raw: object) -> Plan:
     root = ctx.root
-    found = locate(ctx, raw)
+    found = locate(ctx, raw, "delete")
     if found.active:
         raise Refusal(STATE, f"`{found.location}` is an active file: archive it first "
                              "(delete only moves archived files to the trash)")
@@ -213,7 +218,7 @@ def plan_delete(ctx: LifecycleContext, raw: object) -> Plan:
 
 def plan_recover(ctx: LifecycleContext, raw: object) -> Plan:
     root = ctx.root
-    found = locate(ctx, raw)
+    found = locate(ctx, raw, "recover")
     if found.active:
         raise Refusal(STATE, f"`{found.location}` is an active file already; there is nothing to recover")
     require_structure(root, "recover")
@@ -260,7 +265,7 @@ def plan_recover(ctx: LifecycleContext, raw: object) -> Plan:
 
 def plan_purge(ctx: LifecycleContext, raw: object) -> Plan:
     root = ctx.root
-    found = locate(ctx, raw)
+    found = locate(ctx, raw, "purge")
     location = found.location
     if found.active or zone_of(location) is not Zone.TRASH:
         raise Refusal(STATE, f"`{location}` is not in the trash; only trashed files past their recover-by date can be purged")

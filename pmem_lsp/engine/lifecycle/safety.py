@@ -25,12 +25,31 @@ PROTECTED = "protected-path"  # point 4
 STRUCTURE = "lifecycle-structure"  # point 5: upgrade first
 STATE = "wrong-zone"  # the operation does not apply to a file in that zone
 CHANGED = "changed-since-preview"  # re-validation at execution found a different state
+ENCODING = "not-rewritable"  # an index pmem cannot decode exactly is never rewritten
 
 _HOME_ALIAS = re.compile(r"^(?:~|\$HOME\b|\$\{HOME\}|%USERPROFILE%|%HOMEPATH%|%HOMEDRIVE%)", re.I)
 _DRIVE = re.compile(r"^[A-Za-z]:")
 # Characters that look like `/`, `\`, `.` or `:` to a person but are not: a path that uses
 # them is not what it seems, so it is refused rather than normalised.
-_LOOKALIKES = set("\u2215\u2044\u29f8\u29f5\u2216\ufe68\uff3c\uff0f\u2024\u2025\u2026\uff0e\u3002\ufe52\u0589\u02d0\uff1a\ua789")
+_LOOKALIKES = set("\u2215\u2044\u29f8\u29f5\u29f9\u2216\u2571\u2572\ufe68\uff3c\uff0f\u2024\u2025\u2026\uff0e"
+                  "\u3002\uff61\ufe52\u0589\u02d0\uff1a\ufe55\ufe13\u2236\ua789")
+
+
+# Ordinary CJK punctuation in note names (`读书笔记：三体.md`, `计划。草稿.md`): allowed inside
+# a name. A segment made only of dot-like characters (`。。`) or a drive-like start (`C：`)
+# is still refused below.
+_CJK_NAME_PUNCTUATION = {"\uff1a", "\u3002"}
+_DOTLIKE = {".", "\u2024", "\u2025", "\u2026", "\uff0e", "\u3002", "\uff61", "\ufe52"}
+
+
+def _looks_like_separator(c: str) -> bool:
+    """A listed look-alike, or a character whose compatibility form contains `/`, `\\`, `.` or `:`
+    (fullwidth and small forms, `⒈`, …)."""
+    if c in _CJK_NAME_PUNCTUATION:
+        return False
+    return c in _LOOKALIKES or (not c.isascii() and any(x in unicodedata.normalize("NFKC", c) for x in "/\\.:"))
+
+
 _LIFECYCLE_DIRS = {ARCHIVE_DIR, TRASH_DIR}
 
 
@@ -50,14 +69,19 @@ def validate_relative(raw: object) -> str:
     """Point 1: a normalised relative POSIX path, or a refusal. Never touches the disk."""
     if not isinstance(raw, str):
         raise Refusal(NOT_RELATIVE, "the path must be a string")
-    path = raw.strip()
-    if not path:
-        raise Refusal(NOT_RELATIVE, "the path is empty")
-    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in path):
+    # Checked on the string as given: stripping first would let a trailing newline or NEL
+    # through, and would silently name a different file than ` notes.md`.
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in raw):
         raise Refusal(NOT_RELATIVE, "the path contains control characters")
+    path = raw
+    if not path.strip():
+        raise Refusal(NOT_RELATIVE, "the path is empty")
+    if path != path.strip():
+        raise Refusal(NOT_RELATIVE, "the path starts or ends with white space")
     if "\\" in path:
         raise Refusal(NOT_RELATIVE, "the path contains a backslash; use `/` and a path relative to the memory root")
-    if any(c in _LOOKALIKES for c in path):
+    if any(_looks_like_separator(c) for c in path) or re.match(r"^[A-Za-z]\uff1a", path) or any(
+            part and set(part) <= _DOTLIKE and part not in (".", "..") for part in path.split("/")):
         raise Refusal(NOT_RELATIVE, "the path contains a character that only looks like `/`, `.` or `:`")
     if path.startswith("/") or path.startswith("//"):
         raise Refusal(NOT_RELATIVE, f"`{path}` is absolute; give a path relative to the memory root")
@@ -86,6 +110,11 @@ def check_not_protected(rel: str) -> None:
         raise Refusal(PROTECTED, f"`{rel}` is a protected index")
     if rel in _LIFECYCLE_DIRS:
         raise Refusal(PROTECTED, f"`{rel}` is a lifecycle folder")
+    # On a case-insensitive file system (macOS, Windows) `_Core/profile.md` *is*
+    # `_core/profile.md`: a path that only differs in case from a pmem path is refused.
+    folded = rel.lower()
+    if folded != rel and (zone_of(folded) is not zone or folded in (CORE_DIR, INDEX, ARCHIVE_INDEX, *_LIFECYCLE_DIRS)):
+        raise Refusal(PROTECTED, f"`{rel}` differs only in letter case from a protected or lifecycle path")
 
 
 def resolve_inside(root: Path, rel: str) -> Path:
@@ -98,6 +127,12 @@ def resolve_inside(root: Path, rel: str) -> Path:
     # names; refuse it so the zone we checked is the zone we touch.
     if os.path.relpath(resolved, real_root).replace(os.sep, "/") != rel:
         raise Refusal(OUTSIDE_ROOT, f"`{rel}` goes through a symbolic link")
+    # realpath leaves a link loop (`loop.md -> loop.md`) unresolved, so look at each part too.
+    current = root
+    for part in rel.split("/"):
+        current = current / part
+        if os.path.islink(current):
+            raise Refusal(OUTSIDE_ROOT, f"`{rel}` goes through a symbolic link")
     return root / rel
 
 
