@@ -171,3 +171,32 @@ async def test_upgrade_from_pm001_creates_only_what_is_missing(client: LanguageC
     after = tree(root)
     assert {k: v for k, v in after.items() if k in before} == before  # nothing else touched
     await wait_for(client, lambda: codes(client, index) == [])
+
+
+async def test_record_code_actions_offer_recover_and_purge_once_expired(client: LanguageClient, tmp_path: Path):
+    files = base_files()
+    files["_archive/_trash/projects/gone.md"] = summary_file("Gone")
+    files["_archive/_index.md"] = (
+        "# Archive index\n\n## projects/gone.md\n- status: trashed\n- original: projects/gone.md\n"
+        "- location: _archive/_trash/projects/gone.md\n- index-line: - [Gone](projects/gone.md) — old\n"
+        "- archived: 2020-01-01\n- reason: done\n- deleted: 2020-01-02\n- recover-by: 2020-02-01\n")
+    root = write_root(tmp_path / "memory", files)
+    await start(client, root)
+    ui = DiskClient(client, answer="Delete permanently")
+    archive_index = root / "_archive/_index.md"
+    await wait_for(client, lambda: codes(client, archive_index) == ["PM304"])
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri(archive_index)),
+        range=lsp.Range(start=lsp.Position(line=4, character=0), end=lsp.Position(line=4, character=0)),
+        context=lsp.CodeActionContext(diagnostics=[])))
+    commands = action_commands(actions)
+    assert [c.title for c in commands] == ["Recover _archive/_trash/projects/gone.md",
+                                           "Delete _archive/_trash/projects/gone.md permanently"]
+    purge = commands[1]
+    outcome = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command=purge.command, arguments=purge.arguments))
+    assert outcome["applied"] is True, outcome
+    assert "PERMANENTLY" in ui.requests[-1].message
+    assert not (root / "_archive/_trash/projects/gone.md").exists()
+    assert archive_index.read_text(encoding="utf-8") == "# Archive index\n"
+    await wait_for(client, lambda: codes(client, archive_index) == [])
