@@ -7,6 +7,7 @@ from pathlib import Path
 
 from engine_helpers import active_file, findings, index_text, make_root, rows, scan
 
+from pmem_lsp.engine.analysis import Analysis
 from pmem_lsp.engine.host import MemoryHost
 from pmem_lsp.engine.settings import Settings
 from pmem_lsp.engine.snapshot import RootSnapshot
@@ -54,7 +55,8 @@ def test_a_buffer_opened_before_the_root_is_known_wins_over_the_scan(tmp_path: P
     alpha = root / "projects/alpha.md"
     assert host.open_buffer(alpha, "# Alpha\n\n## Summary\n- one\n") is None  # no root yet
     memory = host.add_root(root, Settings())
-    host.install(memory, RootSnapshot.scan(root, Settings()))
+    snapshot = RootSnapshot.scan(root, Settings())
+    host.install(memory, snapshot, Analysis(snapshot))
     assert [f.code for f in host.findings(memory)["projects/alpha.md"]] == ["PM102"]
 
 

@@ -1,53 +1,49 @@
-"""Run every rule over a snapshot and apply the user's selection and severities."""
+"""Run the rules over a snapshot, and keep the result current one change at a time.
+
+Findings are kept in pieces, each recomputed only when what it depends on changes:
+
+- per file: its summary and secrets (its text), its links (the existence of their
+  targets), PM005 (its size), PM202 (whether the index routes it), PM301 (whether a record
+  names it);
+- on `_index.md`: the route lines (the index text and the existence of their targets);
+- on `_archive/_index.md`: the records (that text and the existence of their files);
+- the root's shape (PM001–PM004, PM006).
+
+A change to one file's text re-checks that file only; a file appearing or vanishing also
+re-checks the two indexes, the root's shape and the files that link to it; an edit of an
+index re-checks the files whose routed or recorded state flipped. The work done is counted
+(`Analysis.work`) so a test can hold it to a constant.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
+import posixpath
+from collections import Counter, defaultdict
 from dataclasses import replace
 
-from .archive_index import parse_archive_index
-from .catalogue import severity_of
+from .archive_index import records_of
+from .catalogue import RULES, severity_of
 from .findings import Finding
-from .index_routes import parse_index
-from .rules.archive import check_archive
+from .index_routes import index_model
+from .memory_file import MemoryFile
+from .paths import normalize_target
+from .rules.archive import check_archive, check_unrecorded
 from .rules.links import check_links
-from .rules.routes import check_routes
-from .rules.structure import check_structure
+from .rules.routes import check_routes, check_unrouted
+from .rules.secrets import check_secrets
+from .rules.structure import check_raw_material, check_structure
 from .rules.summary import check_summary
 from .settings import Settings
-from .snapshot import RootSnapshot
+from .snapshot import FileEntry, RootSnapshot
 from .zones import ARCHIVE_INDEX, INDEX, Zone
 
 _LINK_ZONES = (Zone.ACTIVE, Zone.CORE)
-
-
-def raw_findings(snap: RootSnapshot, today: dt.date | None = None) -> list[Finding]:
-    """Every finding of every rule, before selection and severity overrides."""
-    today = today or dt.date.today()
-    out: list[Finding] = []
-    for rel, entry in snap.files.items():
-        doc = entry.doc if entry.markdown else None
-        if doc is None:
-            continue
-        summary = entry.cache.get("summary")
-        if summary is None:
-            summary = entry.cache["summary"] = check_summary(rel, entry.zone, doc)
-        out.extend(summary)  # type: ignore[arg-type]
-        if entry.zone in _LINK_ZONES:
-            out.extend(check_links(snap, rel, doc))
-    out.extend(check_structure(snap))
-    index_doc = snap.doc(INDEX)
-    if index_doc is not None:
-        out.extend(check_routes(snap, parse_index(index_doc)))
-    archive_doc = snap.doc(ARCHIVE_INDEX)
-    records = parse_archive_index(archive_doc) if archive_doc is not None else []
-    out.extend(check_archive(snap, records, today))
-    return out
+_INDEXES = (INDEX, ARCHIVE_INDEX)
 
 
 def apply_settings(findings: list[Finding], settings: Settings) -> list[Finding]:
-    """Drop deselected rules; give each finding its final severity."""
+    """Drop deselected rules; give each finding its final severity; sort."""
     out = []
     for f in findings:
         if not settings.enabled(f.code):
@@ -58,8 +54,186 @@ def apply_settings(findings: list[Finding], settings: Settings) -> list[Finding]
     return out
 
 
+def _any_enabled(settings: Settings, prefix: str) -> bool:
+    return any(settings.enabled(code) for code in RULES if code.startswith(prefix))
+
+
+def _local_findings(rel: str, zone: Zone, doc: MemoryFile, settings: Settings) -> list[Finding]:
+    out: list[Finding] = []
+    if _any_enabled(settings, "PM1"):
+        out += check_summary(rel, zone, doc)
+    if settings.enabled("PM401"):
+        out += check_secrets(rel, doc, settings.secrets)
+    return out
+
+
+class Analysis:
+    """The findings of one snapshot, updated by `update(changed paths)`."""
+
+    def __init__(self, snap: RootSnapshot, today: dt.date | None = None) -> None:
+        self.snap = snap
+        self.today = today or dt.date.today()
+        self.settings = snap.settings
+        self.work: Counter[str] = Counter()
+        self._routes_on = _any_enabled(self.settings, "PM2")
+        self._archive_on = _any_enabled(self.settings, "PM3")
+        self._links_on = self.settings.enabled("PM402")
+        self.per_file: dict[str, list[Finding]] = {}
+        self.routed: set[str] | None = None  # None: no readable `_index.md`
+        self.recorded: set[str] | None = None  # None: unknown (archive index unreadable)
+        self.index_findings: list[Finding] = []
+        self.archive_findings: list[Finding] = []
+        self.structure: list[Finding] = []
+        self.linked_from: dict[str, set[str]] = defaultdict(set)  # link target → files linking to it
+        self.links_of: dict[str, set[str]] = {}
+        self.final: dict[str, list[Finding]] = {}
+        self._recheck_indexes()
+        self.structure = self._structure()
+        for rel in list(snap.files):
+            self._recheck_file(rel)
+        self._rebuild_final(set(self.final) | set(self.per_file) | self._shared_paths())
+
+    # -- pieces -------------------------------------------------------------
+    def _structure(self) -> list[Finding]:
+        self.work["structure"] += 1
+        return check_structure(self.snap)
+
+    def _recheck_indexes(self) -> None:
+        snap = self.snap
+        index_entry = snap.files.get(INDEX)
+        model = index_model(index_entry) if index_entry is not None else None
+        if model is not None and self._routes_on:
+            self.work["index"] += 1
+            self.index_findings, self.routed = check_routes(snap, model)
+        else:
+            self.index_findings, self.routed = [], None
+        if self._archive_on:
+            self.work["archive-index"] += 1
+            archive_entry = snap.files.get(ARCHIVE_INDEX)
+            records = records_of(archive_entry) if archive_entry is not None else []
+            self.archive_findings, self.recorded = check_archive(snap, records, self.today)
+        else:
+            self.archive_findings, self.recorded = [], None
+
+    def _file_findings(self, entry: FileEntry) -> list[Finding]:
+        snap, settings = self.snap, self.settings
+        out: list[Finding] = []
+        doc = entry.doc if entry.markdown else None
+        if doc is not None:
+            local = entry.cache.get("local")
+            if local is None:
+                self.work["parsed"] += 1
+                local = entry.cache["local"] = _local_findings(entry.rel, entry.zone, doc, settings)
+            out += local  # type: ignore[arg-type]
+            if self._links_on and entry.zone in _LINK_ZONES:
+                out += check_links(snap, entry.rel, doc)
+        raw = check_raw_material(entry, settings)
+        if raw is not None:
+            out.append(raw)
+        if self.routed is not None:
+            unrouted = check_unrouted(entry, self.routed)
+            if unrouted is not None:
+                out.append(unrouted)
+        if self._archive_on:
+            unrecorded = check_unrecorded(entry, self.recorded)
+            if unrecorded is not None:
+                out.append(unrecorded)
+        return out
+
+    def _link_targets(self, entry: FileEntry) -> set[str]:
+        doc = entry.doc if entry.markdown and entry.zone in _LINK_ZONES else None
+        if doc is None:
+            return set()
+        base = posixpath.dirname(entry.rel)
+        targets = set()
+        for link in doc.links:
+            path, problem = normalize_target(link.target, base)
+            if problem is None and path:
+                targets.add(path)
+        return targets
+
+    def _recheck_file(self, rel: str) -> None:
+        self.work["files"] += 1
+        for target in self.links_of.pop(rel, ()):
+            self.linked_from[target].discard(rel)
+        entry = self.snap.files.get(rel)
+        if entry is None:
+            self.per_file.pop(rel, None)
+            return
+        self.per_file[rel] = self._file_findings(entry)
+        targets = self._link_targets(entry) if self._links_on else set()
+        self.links_of[rel] = targets
+        for target in targets:
+            self.linked_from[target].add(rel)
+
+    def _shared_paths(self) -> set[str]:
+        """Paths that hold findings not owned by one file: the indexes, the core files."""
+        paths = {f.path for f in self.index_findings + self.archive_findings + self.structure}
+        return paths | set(_INDEXES)
+
+    def _rebuild_final(self, paths: set[str]) -> set[str]:
+        """Recompute the final (filtered, sorted) findings of `paths`; return those that changed."""
+        shared: dict[str, list[Finding]] = defaultdict(list)
+        for f in self.index_findings + self.archive_findings + self.structure:
+            if f.path in paths:
+                shared[f.path].append(f)
+        changed = set()
+        for rel in paths:
+            found = apply_settings(self.per_file.get(rel, []) + shared.get(rel, []), self.settings)
+            if found:
+                if self.final.get(rel) != found:
+                    changed.add(rel)
+                self.final[rel] = found
+            elif self.final.pop(rel, None) is not None:
+                changed.add(rel)
+        return changed
+
+    # -- changes ------------------------------------------------------------
+    def update(self, changed: set[str]) -> set[str]:
+        """The snapshot changed at `changed` (paths whose entries were replaced, added or
+        removed). Re-check what depends on them; return the paths whose findings changed."""
+        if not changed:
+            return set()
+        snap = self.snap
+        existence = {rel for rel in changed if (rel in snap.files) != (rel in self.per_file)}
+        before_shared = self._shared_paths()
+        old_routed, old_recorded = self.routed, self.recorded
+        touched = set(changed)
+        if existence or changed & set(_INDEXES):
+            self._recheck_indexes()
+            self.structure = self._structure()
+        elif changed & snap.files.by_zone[Zone.CORE]:
+            self.structure = self._structure()  # PM004 sums `_core/`
+        # Files whose routed or recorded state may have flipped.
+        touched |= self._flipped(old_routed, self.routed)
+        touched |= self._flipped(old_recorded, self.recorded)
+        # Files linking to a path that appeared or vanished.
+        for rel in existence:
+            touched |= self.linked_from.get(rel, set())
+        for rel in touched:
+            self._recheck_file(rel)
+        return self._rebuild_final(touched | before_shared | self._shared_paths())
+
+    def _flipped(self, old: set[str] | None, new: set[str] | None) -> set[str]:
+        if old == new:
+            return set()
+        if old is None or new is None:
+            return set(self.snap.files)  # the index appeared or vanished: every file may flip
+        return {rel for rel in old ^ new if rel in self.snap.files}
+
+    # -- results ------------------------------------------------------------
+    def by_path(self) -> dict[str, list[Finding]]:
+        return dict(self.final)
+
+    def all(self) -> list[Finding]:
+        out = [f for found in self.final.values() for f in found]
+        out.sort(key=Finding.sort_key)
+        return out
+
+
 def analyze(snap: RootSnapshot, today: dt.date | None = None) -> list[Finding]:
-    return apply_settings(raw_findings(snap, today), snap.settings)
+    """Every finding of every enabled rule, with its final severity, sorted."""
+    return Analysis(snap, today).all()
 
 
 def by_path(findings: list[Finding]) -> dict[str, list[Finding]]:

@@ -137,3 +137,14 @@ def record_location(record: ArchiveRecord) -> str | None:
     if problem is not None or not path:
         return None
     return trash_location(path) if record.status == TRASHED else archive_location(path)
+
+
+def records_of(entry) -> list[ArchiveRecord]:
+    """`parse_archive_index` of the archive index's snapshot entry, kept until its text changes."""
+    doc = entry.doc
+    if doc is None:
+        return []
+    cached = entry.cache.get("records")
+    if cached is None:
+        cached = entry.cache["records"] = parse_archive_index(doc)
+    return cached

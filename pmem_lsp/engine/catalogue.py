@@ -106,6 +106,12 @@ RULES: dict[str, Rule] = {
         Rule("PM305", "recover-blocked", I,
              "The original path of this archived file is occupied by another file, so recovering "
              "it would collide. Rename one of them first."),
+        Rule("PM401", "secret", E,
+             "This looks like a password, API key, token, private key or credentialed URL. Memory "
+             "is plain text read by every agent the person uses, so a secret here travels far "
+             "(the format's core rule 6). Remove it and keep it in a password manager; if it is "
+             "not a secret, allow it on this line with `<!-- pmem: allow-secret -->`. The "
+             "message names the kind and shows at most the first four characters."),
         Rule("PM402", "broken-link", W,
              "This relative link points to a file that does not exist in the root."),
     )

@@ -18,6 +18,7 @@ from .index_edit import (append_record, find_records, format_record, insert_rout
                          propose_route, remove_lines, remove_record, routes_to, split_keepends)
 from .index_routes import BARE, CODE_SPAN, LINK, WIKI, Route, parse_index
 from .memory_file import MemoryFile
+from .secrets import ALLOW_MARKER
 from .rules.routes import renamed_candidate
 from .rules.summary import summary_variant
 from .snapshot import RootSnapshot
@@ -332,6 +333,29 @@ def _remove_dangling_record(snap: RootSnapshot, finding: Finding) -> list[Fix]:
     return _text_fix(title, "PM302", ARCHIVE_INDEX, text, remove_record(text, record), preferred=back)
 
 
+# -- secrets (PM401) ------------------------------------------------------------------
+REDACTED = "[REDACTED]"
+
+
+def _secret_fixes(snap: RootSnapshot, finding: Finding) -> list[Fix]:
+    """Redact the value, or allow it on its line. Titles never contain the value."""
+    text = _text_of(snap, finding.path)
+    if text is None:
+        return []
+    lines = split_keepends(text)
+    if finding.end_line >= len(lines):
+        return []
+    redact = TextEdit(finding.path, finding.line, finding.col, finding.end_line, finding.end_col, REDACTED)
+    # The allow marker goes on the line where the secret starts, or on a PEM block's BEGIN line.
+    at = finding.line
+    if at > 0 and "-----BEGIN" in lines[at - 1] and "-----BEGIN" not in lines[at]:
+        at -= 1
+    content = lines[at].rstrip("\r\n")
+    allow = TextEdit(finding.path, at, len(content), at, len(content), f" {ALLOW_MARKER}")
+    return [Fix("Redact the secret", "PM401", (redact,), preferred=True),
+            Fix("Allow on this line (not a secret)", "PM401", (allow,))]
+
+
 # -- entry point ----------------------------------------------------------------
 def quick_fixes(snap: RootSnapshot, finding: Finding, today: dt.date) -> list[Fix]:
     """The text-only fixes for `finding`, computed against the text `snap` holds (the editor's
@@ -355,4 +379,6 @@ def quick_fixes(snap: RootSnapshot, finding: Finding, today: dt.date) -> list[Fi
         return _rename_heading(snap, finding)
     if code == "PM302":
         return _remove_dangling_record(snap, finding)
+    if code == "PM401":
+        return _secret_fixes(snap, finding)
     return []

@@ -7,12 +7,11 @@ knows nothing of the editor protocol; paths are absolute `Path`s in, root-relati
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .analysis import analyze, apply_settings, by_path
+from .analysis import Analysis, apply_settings
 from .findings import Finding
 from .memory_file import MemoryFile
 from .rules.summary import check_summary
@@ -26,6 +25,9 @@ class MemoryRoot:
     path: Path  # as the editor names it (absolute, not resolved)
     settings: Settings
     snapshot: RootSnapshot | None = None  # None until the first scan lands
+    analysis: Analysis | None = None  # kept current with the snapshot
+    # Paths changed in the snapshot and not analysed yet (analysis is debounced by the server).
+    pending: set[str] = field(default_factory=set)
     resolved: Path = field(init=False)
 
     def __post_init__(self) -> None:
@@ -86,7 +88,7 @@ class MemoryHost:
             return None
         root, rel = found
         if root.snapshot is not None:
-            root.snapshot.set_buffer(rel, text)
+            root.pending |= root.snapshot.set_buffer(rel, text)
         return root
 
     def close_buffer(self, path: Path) -> MemoryRoot | None:
@@ -96,31 +98,45 @@ class MemoryHost:
             return None
         root, rel = found
         if root.snapshot is not None:
-            root.snapshot.drop_buffer(rel)
+            root.pending |= root.snapshot.drop_buffer(rel)
         return root
 
     def disk_changed(self, path: Path) -> MemoryRoot | None:
+        """`path` changed on disk (created, edited, deleted, a folder moved…)."""
         found = self.locate(path)
         if found is None:
             return None
         root, rel = found
         if root.snapshot is not None:
-            root.snapshot.refresh(rel)
+            root.pending |= root.snapshot.refresh(rel)
         return root
 
-    def install(self, root: MemoryRoot, snapshot: RootSnapshot) -> None:
-        """A scan finished: open buffers win over what the scan read from disk."""
+    def install(self, root: MemoryRoot, snapshot: RootSnapshot, analysis: Analysis) -> set[str]:
+        """A scan (and its first analysis) finished: open buffers win over what the scan read
+        from disk. Returns every path that has findings, or had them before."""
+        before = set(root.analysis.final) if root.analysis is not None else set()
+        changed: set[str] = set()
         for path, text in self.buffers.items():
             rel = root.rel(path)
             if rel and is_markdown(rel):
-                snapshot.set_buffer(rel, text)
-        root.snapshot = snapshot
+                changed |= snapshot.set_buffer(rel, text)
+        analysis.update(changed)
+        root.snapshot, root.analysis, root.pending = snapshot, analysis, set()
+        return before | set(analysis.final)
+
+    def analyse_pending(self, root: MemoryRoot) -> set[str]:
+        """Bring the analysis up to date; return the paths whose findings changed."""
+        if root.analysis is None or not root.pending:
+            return set()
+        pending, root.pending = root.pending, set()
+        return root.analysis.update(pending)
 
     # -- results ------------------------------------------------------------
-    def findings(self, root: MemoryRoot, today: dt.date | None = None) -> dict[str, list[Finding]]:
-        if root.snapshot is None:
+    def findings(self, root: MemoryRoot) -> dict[str, list[Finding]]:
+        if root.analysis is None:
             return {}
-        return by_path(analyze(root.snapshot, today))
+        self.analyse_pending(root)
+        return root.analysis.by_path()
 
     def early_findings(self, path: Path) -> list[Finding]:
         """Before the root is scanned: what one open buffer shows on its own (its summary)."""

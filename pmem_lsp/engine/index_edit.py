@@ -47,7 +47,7 @@ def line_text(text: str, line: int) -> str:
 
 
 # -- writing a route --------------------------------------------------------
-def _format_target(form: str, path: str, title: str) -> str:
+def format_target(form: str, path: str, title: str) -> str:
     if form == WIKI:
         return f"[[{path[:-3] if path.lower().endswith('.md') else path}]]"
     if form == ANGLE:
@@ -61,7 +61,7 @@ def _format_target(form: str, path: str, title: str) -> str:
     return f"[{label}]({target})"
 
 
-def _route_style(index_text: str) -> tuple[str, str, str]:
+def route_style(index_text: str) -> tuple[str, str, str]:
     """(list marker, target form, separator) that most existing routes use."""
     doc = MemoryFile(index_text)
     routes = [r for r in parse_index(doc).routes if not r.table]
@@ -86,10 +86,10 @@ def _route_style(index_text: str) -> tuple[str, str, str]:
 def propose_route(index_text: str, path: str, title: str | None, description: str | None) -> str:
     """A route line for `path` in the style most routes use; `- [Title](path) — description`
     when there is none. The description is the first Summary bullet, else the title."""
-    marker, form, separator = _route_style(index_text)
+    marker, form, separator = route_style(index_text)
     title = (title or path.rsplit("/", 1)[-1].removesuffix(".md")).strip()
     desc = (description or title).strip()
-    return f"{marker} {_format_target(form, path, title)}{separator}{desc}"
+    return f"{marker} {format_target(form, path, title)}{separator}{desc}"
 
 
 def insert_route(index_text: str, path: str, route_line: str) -> str:

@@ -177,3 +177,18 @@ def parse_index(doc: MemoryFile) -> IndexModel:
                 if not route.description:
                     malformed.append(MalformedLine(i, route.start, route.end, "route has no description"))
     return IndexModel(tuple(routes), tuple(malformed))
+
+
+INDEX_MODEL_KEY = "index-model"
+
+
+def index_model(entry) -> IndexModel | None:
+    """`parse_index` of an index file's snapshot entry, kept until its text changes (shared by
+    the rules and navigation, so one edit of `_index.md` costs one parse)."""
+    doc = entry.doc
+    if doc is None:
+        return None
+    model = entry.cache.get(INDEX_MODEL_KEY)
+    if model is None:
+        model = entry.cache[INDEX_MODEL_KEY] = parse_index(doc)
+    return model

@@ -51,11 +51,24 @@ class StaleSettings(_Section):
 
 
 class SecretsSettings(_Section):
-    enabled: bool = Field(True, description="PM401: look for secrets in every zone. "
-                          "Reserved: PM401 is not implemented yet, so this is accepted and has no effect.")
+    enabled: bool = Field(True, description="PM401: look for secrets in every zone.")
     allow: list[str] = Field(default_factory=list,
-                             description="PM401: regular expressions of values that are not secrets "
-                                         "(reserved, like `enabled`).")
+                             description="PM401: regular expressions (Python syntax, searched in the "
+                                         "value) of values that are not secrets.")
+
+    @field_validator("allow")
+    @classmethod
+    def _regexes(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression: {pattern!r} ({exc})") from None
+        return value
+
+    @cached_property
+    def allow_patterns(self) -> list[re.Pattern[str]]:
+        return [re.compile(p) for p in self.allow]
 
 
 class Settings(_Section):

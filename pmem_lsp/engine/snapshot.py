@@ -69,11 +69,44 @@ def _read_entry(root: Path, rel: str, zone: Zone, st: os.stat_result) -> FileEnt
     return entry
 
 
+class FileTable(dict):
+    """`rel → FileEntry`, with the set of paths in each zone kept alongside, so rules that
+    look at one zone (`_core/` sizes, "is there any active file") do not walk every file."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_zone: dict[Zone, set[str]] = {zone: set() for zone in Zone}
+
+    def __setitem__(self, rel: str, entry: FileEntry) -> None:
+        old = super().get(rel)
+        if old is not None:
+            self.by_zone[old.zone].discard(rel)
+        super().__setitem__(rel, entry)
+        self.by_zone[entry.zone].add(rel)
+
+    def __delitem__(self, rel: str) -> None:
+        self.by_zone[super().__getitem__(rel).zone].discard(rel)
+        super().__delitem__(rel)
+
+    def pop(self, rel: str, *default):  # type: ignore[override]
+        if rel in self:
+            entry = super().pop(rel)
+            self.by_zone[entry.zone].discard(rel)
+            return entry
+        return default[0] if default else super().pop(rel)
+
+
+def _same(a: FileEntry | None, b: FileEntry | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return (a.text, a.size, a.error, a.truncated, a.from_buffer) == (b.text, b.size, b.error, b.truncated, b.from_buffer)
+
+
 class RootSnapshot:
     def __init__(self, root: Path, settings: Settings) -> None:
         self.root = root
         self.settings = settings
-        self.files: dict[str, FileEntry] = {}
+        self.files: FileTable = FileTable()
         self.dirs: set[str] = {""}
         self.excluded: set[str] = set()  # exist, but are never read
         self.scan_errors: list[tuple[str, str]] = []  # (rel, reason) for folders we could not list
@@ -136,11 +169,66 @@ class RootSnapshot:
         return target == real_root or target.startswith(real_root + os.sep)
 
     # -- one file at a time -------------------------------------------------
-    def refresh(self, rel: str) -> None:
-        """Re-read one path from disk (it changed, appeared or vanished)."""
-        if rel in self.files and self.files[rel].from_buffer:
-            return  # the editor's buffer is the truth while the file is open
+    def refresh(self, rel: str) -> set[str]:
+        """Re-read one path from disk (it changed, appeared or vanished), a folder with all it
+        holds. Returns the file paths whose entry really changed (a touch changes nothing)."""
+        path = self.root / rel
+        if zone_of(rel) is Zone.HIDDEN:
+            return set()
+        if os.path.isdir(path) and not os.path.islink(path):
+            return self._refresh_folder(rel)
+        was_folder = rel in self.dirs
+        changed = self._refresh_file(rel)
+        if was_folder and not os.path.lexists(path):
+            changed |= self._forget_folder(rel)
+        return changed
+
+    def _refresh_file(self, rel: str) -> set[str]:
+        old = self.files.get(rel)
+        if old is not None and old.from_buffer:
+            return set()  # the editor's buffer is the truth while the file is open
         self._reload(rel)
+        return set() if _same(old, self.files.get(rel)) else {rel}
+
+    def _refresh_folder(self, rel: str) -> set[str]:
+        """A folder appeared, moved in or changed: read what it holds, forget what it lost."""
+        changed: set[str] = set()
+        self.dirs.add(rel)
+        self._add_parents(rel)
+        seen: set[str] = set()
+        for dirpath, dirnames, filenames in os.walk(self.root / rel):
+            base = Path(dirpath).relative_to(self.root).as_posix()
+            keep = []
+            for d in dirnames:
+                sub = f"{base}/{d}"
+                if d.startswith("."):
+                    continue
+                if os.path.islink(self.root / sub):
+                    self.linked_dirs.add(sub)
+                    continue
+                self.dirs.add(sub)
+                if not self.settings.excluded(sub):
+                    keep.append(d)
+            dirnames[:] = keep
+            for name in filenames:
+                if not name.startswith("."):
+                    seen.add(f"{base}/{name}")
+                    changed |= self._refresh_file(f"{base}/{name}")
+        for gone in [r for r in self.files if r.startswith(rel + "/") and r not in seen]:
+            if not self.files[gone].from_buffer:
+                self.files.pop(gone)
+                changed.add(gone)
+        return changed
+
+    def _forget_folder(self, rel: str) -> set[str]:
+        """A folder vanished (deleted or moved away): so did everything in it."""
+        prefix = rel + "/"
+        gone = [r for r in self.files if r.startswith(prefix) and not self.files[r].from_buffer]
+        for r in gone:
+            self.files.pop(r)
+        self.dirs -= {d for d in self.dirs if d == rel or d.startswith(prefix)}
+        self.excluded -= {e for e in self.excluded if e.startswith(prefix)}
+        return set(gone)
 
     def _reload(self, rel: str) -> None:
         path = self.root / rel
@@ -170,21 +258,24 @@ class RootSnapshot:
         if _is_regular(st):
             self.files[rel] = _read_entry(self.root, rel, zone, st)
 
-    def set_buffer(self, rel: str, text: str) -> None:
-        """The editor's unsaved text for `rel` replaces the disk's."""
+    def set_buffer(self, rel: str, text: str) -> set[str]:
+        """The editor's unsaved text for `rel` replaces the disk's. Returns {rel} if it changed."""
         if zone_of(rel) is Zone.HIDDEN:
-            return
+            return set()
         old = self.files.get(rel)
         if old is not None and old.from_buffer and old.text == text:
-            return
+            return set()
         entry = FileEntry(rel, zone_of(rel), len(text.encode("utf-8")), old.mtime if old else 0.0,
                           text=text, from_buffer=True)
         self._add_parents(rel)
         self.files[rel] = entry
+        return {rel}
 
-    def drop_buffer(self, rel: str) -> None:
+    def drop_buffer(self, rel: str) -> set[str]:
         """The editor closed `rel`: the disk is the truth again."""
+        old = self.files.get(rel)
         self._reload(rel)
+        return set() if _same(old, self.files.get(rel)) else {rel}
 
     def _add_parents(self, rel: str) -> None:
         parent = rel.rpartition("/")[0]

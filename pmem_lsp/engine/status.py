@@ -7,11 +7,12 @@ active memory files, leave the root, or are routed twice are counted once or not
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .index_routes import parse_index
 from .memory_file import MemoryFile
+from .secrets import find_secrets, mask
 from .snapshot import decode
 from .zones import CORE_DIR, INDEX, Zone, zone_of
 
@@ -65,6 +66,14 @@ def _core_files(root: Path) -> list[tuple[str, int]]:
     return out
 
 
+def mask_secrets(line: str) -> str:
+    """The line with every likely secret replaced by its masked hint (DESIGN §6)."""
+    for m in sorted(find_secrets([line]), key=lambda m: m.start, reverse=True):
+        if m.end_line == 0:
+            line = line[:m.start] + mask(line[m.start:m.end]) + line[m.end:]
+    return line
+
+
 def memory_status(root: Path) -> MemoryStatus:
     core = tuple(_core_files(root))
     try:
@@ -76,6 +85,7 @@ def memory_status(root: Path) -> MemoryStatus:
     rows: list[RoutedFile] = []
     seen: set[str] = set()
     for route in parse_index(MemoryFile(text)).routes:
+        route = replace(route, description=mask_secrets(route.description), written=mask_secrets(route.written))
         if route.path is None:
             rows.append(RoutedFile(route.written, route.description, None, "not a memory file"))
             continue

@@ -14,10 +14,11 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..engine.findings import Finding
 from ..engine.host import MemoryHost
-from . import code_actions, configuration, documents, lifecycle_commands
+from . import code_actions, configuration, documents, lifecycle_commands, watcher
 from .roots import configure_roots, editor_settings, fetch_configuration, scan_all, workspace_folders
 
 log = logging.getLogger("pmem_lsp")
+ANALYSIS_DEBOUNCE = 0.03  # seconds of quiet typing before a buffer is re-analysed
 
 
 class PmemServer(LanguageServer):
@@ -34,6 +35,26 @@ class PmemServer(LanguageServer):
         self.own_moves: set[tuple[Path, Path]] = set()
         # Set once the roots are known (after `initialized`); requests that need them wait.
         self.roots_ready = asyncio.Event()
+        # One watchfiles task per root: (stop event, task).
+        self.watchers: dict[Path, tuple[asyncio.Event, asyncio.Task]] = {}
+        self._analysis_timers: dict[Path, asyncio.TimerHandle] = {}
+
+    def schedule_analysis(self, root, delay: float = ANALYSIS_DEBOUNCE) -> None:
+        """Analyse `root` after a buffer change. The first change after a quiet spell is
+        analysed at once (a keystroke's diagnostics come back immediately); changes that
+        follow within `delay` are coalesced into one analysis when typing pauses."""
+        from .diagnostics import refresh_root
+
+        if root.path in self._analysis_timers:
+            return  # a trailing analysis is already due and will see this change
+        refresh_root(self, root)
+
+        def trailing() -> None:
+            self._analysis_timers.pop(root.path, None)
+            if root.pending:
+                refresh_root(self, root)
+
+        self._analysis_timers[root.path] = asyncio.get_running_loop().call_later(delay, trailing)
 
     def background(self, coro: Coroutine) -> None:
         """Run `coro` on the loop without blocking the handler; keep a reference until done."""
@@ -70,10 +91,19 @@ def create_server() -> PmemServer:
         ls.roots_ready.set()
         ls.background(scan_all(ls))
 
+    @server.feature(lsp.SHUTDOWN)
+    async def shutdown(ls: PmemServer, *args) -> None:
+        for timer in ls._analysis_timers.values():
+            timer.cancel()
+        await watcher.stop_all(ls)
+
     documents.register(server)
     configuration.register(server)
     lifecycle_commands.register(server)
     code_actions.register(server)
+    from . import code_lens, completion, hover, links, references, rename, symbols  # navigation (DESIGN §5)
+    for feature in (hover, links, references, completion, symbols, rename, code_lens):
+        feature.register(server)
     return server
 
 

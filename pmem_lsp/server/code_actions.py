@@ -101,7 +101,7 @@ def _quick_fixes(ls: PmemServer, root: MemoryRoot, rel: str, params: lsp.CodeAct
         return []
     wanted = {str(d.code) for d in params.context.diagnostics if d.source == "pmem"}
     out = []
-    for finding in ls.host.findings(root, today).get(rel, []):
+    for finding in ls.host.findings(root).get(rel, []):
         if finding.code not in wanted:
             continue
         if not (finding.line <= params.range.end.line and params.range.start.line <= finding.end_line):

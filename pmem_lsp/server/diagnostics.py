@@ -33,7 +33,7 @@ def _lines_for(server: PmemServer, root: MemoryRoot, rel: str) -> list[str]:
 
 
 def publish_findings(server: PmemServer, root: MemoryRoot, grouped: dict[str, list[Finding]],
-                     only: set[str] | None = None) -> None:
+                     only: set[str] | None = None, force: bool = False) -> None:
     """Send what changed since the last publication for this root.
 
     `only` limits publication to those paths (early findings before the scan lands).
@@ -43,7 +43,7 @@ def publish_findings(server: PmemServer, root: MemoryRoot, grouped: dict[str, li
     codec = server.workspace.position_codec
     for rel in sorted(paths):
         findings = tuple(grouped.get(rel, ()))
-        if published.get(rel, ()) == findings:
+        if published.get(rel, ()) == findings and not force:
             continue
         lines = _lines_for(server, root, rel)
         server.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
@@ -56,11 +56,18 @@ def publish_findings(server: PmemServer, root: MemoryRoot, grouped: dict[str, li
             published.pop(rel, None)
 
 
-def refresh_root(server: PmemServer, root: MemoryRoot) -> None:
-    """Re-analyse a scanned root and publish the differences."""
-    if root.snapshot is None:
+def publish_paths(server: PmemServer, root: MemoryRoot, paths: set[str]) -> None:
+    """Publish the current findings of `paths` (those whose findings may have changed)."""
+    if root.analysis is None or not paths:
         return
-    publish_findings(server, root, server.host.findings(root))
+    final = root.analysis.final
+    publish_findings(server, root, {rel: final.get(rel, []) for rel in paths}, only=paths)
+
+
+def refresh_root(server: PmemServer, root: MemoryRoot) -> None:
+    """Analyse what changed in a scanned root and publish the differences — work bounded by
+    the change, not by the root (engine/analysis.py)."""
+    publish_paths(server, root, server.host.analyse_pending(root))
 
 
 def publish_early(server: PmemServer, path: Path) -> None:
@@ -69,4 +76,5 @@ def publish_early(server: PmemServer, path: Path) -> None:
     if found is None:
         return
     root, rel = found
-    publish_findings(server, root, {rel: server.host.early_findings(path)}, only={rel})
+    # Sent even when empty: the editor learns at once that the file was checked.
+    publish_findings(server, root, {rel: server.host.early_findings(path)}, only={rel}, force=True)

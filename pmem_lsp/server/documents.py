@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from .app import PmemServer
 
 
-def _buffer_changed(server: PmemServer, uri: str) -> None:
+def _buffer_changed(server: PmemServer, uri: str, debounce: bool) -> None:
     path = uri_to_path(uri)
     if path is None:
         return
@@ -23,6 +23,8 @@ def _buffer_changed(server: PmemServer, uri: str) -> None:
         return  # outside every memory root: not ours
     if root.snapshot is None:
         publish_early(server, path)
+    elif debounce:
+        server.schedule_analysis(root)
     else:
         refresh_root(server, root)
 
@@ -30,11 +32,11 @@ def _buffer_changed(server: PmemServer, uri: str) -> None:
 def register(server: PmemServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: PmemServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        _buffer_changed(ls, params.text_document.uri)
+        _buffer_changed(ls, params.text_document.uri, debounce=False)  # first diagnostics at once
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: PmemServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        _buffer_changed(ls, params.text_document.uri)
+        _buffer_changed(ls, params.text_document.uri, debounce=True)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: PmemServer, params: lsp.DidCloseTextDocumentParams) -> None:

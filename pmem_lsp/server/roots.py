@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from ..engine.settings import SettingsError, resolve_settings
+from ..engine.analysis import Analysis
 from ..engine.snapshot import RootSnapshot
 from ..engine.zones import discover_root, looks_like_root
 from .convert import uri_to_path
-from .diagnostics import publish_findings, refresh_root
+from .diagnostics import publish_findings, publish_paths
+from .watcher import stop_watching, watch_root
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -75,6 +77,7 @@ def configure_roots(server: PmemServer, folders: list[Path]) -> None:
 def drop_root(server: PmemServer, root) -> None:
     """A root is no longer served: forget it and clear everything it had published."""
     server.host.remove_root(root.path)
+    stop_watching(server, root)
     publish_findings(server, root, {})
     server.published.pop(root.path, None)
 
@@ -112,10 +115,19 @@ async def scan_all(server: PmemServer) -> None:
         await scan_root(server, root)
 
 
+def _scan_and_analyse(root_path: Path, settings) -> tuple[RootSnapshot, Analysis]:
+    snapshot = RootSnapshot.scan(root_path, settings)
+    return snapshot, Analysis(snapshot)
+
+
 async def scan_root(server: PmemServer, root) -> None:
-    """Scan in a worker thread so the loop keeps answering; install and publish on the loop."""
-    snapshot = await asyncio.to_thread(RootSnapshot.scan, root.path, root.settings)
-    server.host.install(root, snapshot)
+    """Scan and analyse in a worker thread so the loop keeps answering; install and publish
+    on the loop; then watch the root for changes made outside the editor."""
+    snapshot, analysis = await asyncio.to_thread(_scan_and_analyse, root.path, root.settings)
+    if root not in server.host.roots:
+        return  # dropped while scanning
+    paths = server.host.install(root, snapshot, analysis)
     for rel, reason in snapshot.unreadable():
         server.log(f"pmem: {root.path / rel}: cannot be read ({reason}); not treated as missing")
-    refresh_root(server, root)
+    publish_paths(server, root, paths)
+    watch_root(server, root)

@@ -7,7 +7,7 @@ import datetime as dt
 from ..archive_index import ARCHIVED, TRASHED, ArchiveRecord, parse_date, record_location
 from ..findings import Finding, Severity, at_line, file_finding
 from ..paths import normalize_target
-from ..snapshot import RootSnapshot
+from ..snapshot import FileEntry, RootSnapshot
 from ..zones import ARCHIVE_INDEX, Zone, zone_of
 
 def _record_problems(record: ArchiveRecord) -> list[str]:
@@ -44,7 +44,9 @@ def _record_problems(record: ArchiveRecord) -> list[str]:
     return problems
 
 
-def check_archive(snap: RootSnapshot, records: list[ArchiveRecord], today: dt.date) -> list[Finding]:
+def check_archive(snap: RootSnapshot, records: list[ArchiveRecord], today: dt.date) -> tuple[list[Finding], set[str] | None]:
+    """Findings on `_archive/_index.md` itself, and the recorded locations (None when the
+    archive index exists but cannot be read: then no file is known to lack a record)."""
     out: list[Finding] = []
     index_doc = snap.doc(ARCHIVE_INDEX)
     lines = index_doc.lines if index_doc is not None else []
@@ -80,9 +82,13 @@ def check_archive(snap: RootSnapshot, records: list[ArchiveRecord], today: dt.da
                                f"cannot recover: `{original}` is occupied by another file"))
 
     if index_doc is None and snap.is_file(ARCHIVE_INDEX):
-        return out  # the archive index exists but cannot be read: no file is known to lack a record
-    for rel, entry in snap.files.items():
-        if entry.zone in (Zone.ARCHIVE, Zone.TRASH) and rel not in recorded:
-            out.append(file_finding(rel, entry.doc if entry.markdown else None, "PM301",
-                                    "archived file without a record in `_archive/_index.md`: its original path and route are unknown"))
-    return out
+        return out, None
+    return out, recorded
+
+
+def check_unrecorded(entry: FileEntry, recorded: set[str] | None) -> Finding | None:
+    """PM301 for one file in `_archive/` or the trash."""
+    if recorded is not None and entry.zone in (Zone.ARCHIVE, Zone.TRASH) and entry.rel not in recorded:
+        return file_finding(entry.rel, entry.doc if entry.markdown else None, "PM301",
+                            "archived file without a record in `_archive/_index.md`: its original path and route are unknown")
+    return None

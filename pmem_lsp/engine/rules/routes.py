@@ -7,7 +7,7 @@ import posixpath
 from ..findings import Finding, at_line, file_finding
 from ..index_routes import IndexModel, Route
 from ..paths import ABSOLUTE, EMPTY, OUTSIDE, URL
-from ..snapshot import RootSnapshot
+from ..snapshot import FileEntry, RootSnapshot
 from ..zones import INDEX, Zone, archive_location, is_markdown, trash_location, zone_of
 
 MAX_DESCRIPTION = 160
@@ -40,7 +40,8 @@ def renamed_candidate(snap: RootSnapshot, path: str) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def check_routes(snap: RootSnapshot, model: IndexModel) -> list[Finding]:
+def check_routes(snap: RootSnapshot, model: IndexModel) -> tuple[list[Finding], set[str]]:
+    """Findings on `_index.md` itself, and the set of routed paths (for PM202 per file)."""
     out: list[Finding] = []
     seen: dict[str, int] = {}
     index_lines = snap.files[INDEX].doc.lines  # type: ignore[union-attr]
@@ -73,8 +74,11 @@ def check_routes(snap: RootSnapshot, model: IndexModel) -> list[Finding]:
     for bad in model.malformed:
         out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM206", bad.reason))
 
-    routed = set(seen)
-    for rel, entry in snap.files.items():
-        if entry.zone is Zone.ACTIVE and entry.markdown and rel not in routed:
-            out.append(file_finding(rel, entry.doc, "PM202", "no route in `_index.md`: agents never load this file"))
-    return out
+    return out, set(seen)
+
+
+def check_unrouted(entry: FileEntry, routed: set[str]) -> Finding | None:
+    """PM202 for one file, given the routed paths (only when `_index.md` exists)."""
+    if entry.zone is Zone.ACTIVE and entry.markdown and entry.rel not in routed:
+        return file_finding(entry.rel, entry.doc, "PM202", "no route in `_index.md`: agents never load this file")
+    return None

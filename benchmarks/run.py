@@ -1,0 +1,257 @@
+"""`make bench`: measure pmem against the goals of DESIGN §7 and print a table.
+
+- `pmem check` wall time on generated 1k and 10k roots (median of several runs), beside a
+  raw-read baseline (a Python process that only reads and decodes every file) and beside
+  `mdsmith check` when mdsmith is installed;
+- the server, over stdio like an editor: start to first diagnostics of an opened file;
+  keystroke to its diagnostics (p50/p95) on a 20 KB note; hover p95 (when served); one
+  external file change to its re-published diagnostics; resident memory after the scan.
+
+The numbers are also written as JSON (`--json PATH`) for comparison between commits.
+Machines here are shared and noisy: read medians and ratios, not single runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import queue
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from generate_root import generate  # noqa: E402
+
+RAW_READ = ("import os,sys\nn=0\nfor d,_,fs in os.walk(sys.argv[1]):\n"
+            "    for f in fs:\n        if f.endswith('.md'):\n"
+            "            open(os.path.join(d,f),'rb').read().decode('utf-8','replace'); n+=1\n")
+
+
+def timed(cmd: list[str], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def percentile(values: list[float], p: float) -> float:
+    values = sorted(values)
+    k = max(0, min(len(values) - 1, round(p / 100 * (len(values) - 1))))
+    return values[k]
+
+
+class Client:
+    """A minimal LSP client over stdio: enough to time requests and notifications."""
+
+    def __init__(self, cmd: list[str]) -> None:
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.inbox: queue.Queue = queue.Queue()
+        self.next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            length = 0
+            while True:
+                line = out.readline()
+                if not line:
+                    return
+                if line in (b"\r\n", b"\n"):
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            self.inbox.put((time.perf_counter(), json.loads(out.read(length))))
+
+    def send(self, message: dict) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def notify(self, method: str, params: dict) -> None:
+        self.send({"method": method, "params": params})
+
+    def request(self, method: str, params: dict) -> int:
+        self.next_id += 1
+        self.send({"id": self.next_id, "method": method, "params": params})
+        return self.next_id
+
+    def wait(self, match, timeout: float = 60.0) -> tuple[float, dict]:
+        """The next message for which `match(msg)` holds; answers the server's requests."""
+        deadline = time.perf_counter() + timeout
+        while True:
+            at, msg = self.inbox.get(timeout=max(0.01, deadline - time.perf_counter()))
+            if "method" in msg and "id" in msg:  # a request from the server
+                result = [None] * len(msg.get("params", {}).get("items", [])) if msg["method"] == "workspace/configuration" else None
+                self.send({"id": msg["id"], "result": result})
+                continue
+            if match(msg):
+                return at, msg
+
+    def close(self) -> None:
+        try:
+            rid = self.request("shutdown", {})
+            self.wait(lambda m: m.get("id") == rid, timeout=10)
+            self.notify("exit", {})
+            self.proc.wait(timeout=10)
+        except Exception:
+            self.proc.kill()
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def note_20kb(title: str, bullets: int) -> str:
+    body = "\n".join(f"- {title} fact {i}: the pipeline loads nightly and the owner reviews the report." for i in range(bullets))
+    text = f"# {title}\n\nStatus: active\n\n## Summary\n{body}\n\n## Details\n\n"
+    para = "The team reviewed the dashboard, the budget and the release plan; decisions are recorded below.\n"
+    while len(text) < 20_000:
+        text += para
+    return text
+
+
+def bench_server(root: Path, keystrokes: int = 60) -> dict:
+    uri = lambda p: p.as_uri()  # noqa: E731
+    note = root / "notes/bench-note.md"
+    note.write_text(note_20kb("Bench note", 4), encoding="utf-8")
+    client = Client([sys.executable, "-m", "pmem_lsp"])
+    out: dict = {}
+    try:
+        start = time.perf_counter()
+        rid = client.request("initialize", {
+            "processId": os.getpid(), "rootUri": uri(root),
+            "workspaceFolders": [{"uri": uri(root), "name": "bench"}],
+            "capabilities": {"general": {"positionEncodings": ["utf-16"]},
+                             "textDocument": {"hover": {"contentFormat": ["markdown"]}},
+                             "workspace": {"configuration": True}}})
+        _, init = client.wait(lambda m: m.get("id") == rid)
+        client.notify("initialized", {})
+        text = note.read_text(encoding="utf-8")
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri(note), "languageId": "markdown",
+                                                                "version": 1, "text": text}})
+        seen: dict[str, float] = {}
+        wanted = {uri(note), uri(root / "_index.md")}  # the index's diagnostics come with the scan
+        while set(seen) != wanted:
+            at, msg = client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                                  and m["params"]["uri"] in wanted, timeout=300)
+            seen.setdefault(msg["params"]["uri"], at)
+        out["first_diagnostics_ms"] = (seen[uri(note)] - start) * 1000
+        out["full_scan_s"] = seen[uri(root / "_index.md")] - start
+        time.sleep(0.5)
+        while not client.inbox.empty():
+            client.inbox.get()
+        out["rss_mb_after_scan"] = rss_mb(client.proc.pid)
+
+        latencies = []
+        for k in range(keystrokes):
+            new = note_20kb("Bench note", 2 if k % 2 == 0 else 4)  # diagnostics change each time
+            time.sleep(0.06)  # a keystroke after a pause: measures latency, not the coalescing
+            sent = time.perf_counter()
+            client.notify("textDocument/didChange", {"textDocument": {"uri": uri(note), "version": k + 2},
+                                                     "contentChanges": [{"text": new}]})
+            at, _ = client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                                and m["params"]["uri"] == uri(note))
+            latencies.append((at - sent) * 1000)
+        out["keystroke_p50_ms"] = percentile(latencies, 50)
+        out["keystroke_p95_ms"] = percentile(latencies, 95)
+
+        if init["result"]["capabilities"].get("hoverProvider"):
+            index_lines = (root / "_index.md").read_text(encoding="utf-8").splitlines()
+            line = next(i for i, text in enumerate(index_lines) if text.startswith("- ["))
+            hovers = []
+            for _ in range(60):
+                sent = time.perf_counter()
+                rid = client.request("textDocument/hover", {"textDocument": {"uri": uri(root / "_index.md")},
+                                                            "position": {"line": line, "character": 4}})
+                at, _ = client.wait(lambda m, rid=rid: m.get("id") == rid)
+                hovers.append((at - sent) * 1000)
+            out["hover_p95_ms"] = percentile(hovers, 95)
+
+        external = root / "notes/external-change.md"
+        changes = []
+        for k in range(5):
+            external.write_text(f"# External {k}\n\n## Summary\n- only one bullet {k}\n", encoding="utf-8")
+            sent = time.perf_counter()
+            at, _ = client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                                and m["params"]["uri"] == uri(external), timeout=30)
+            changes.append((at - sent) * 1000)
+            external.unlink()
+            client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                        and m["params"]["uri"] == uri(external), timeout=30)
+        out["external_change_ms"] = statistics.median(changes)
+    finally:
+        client.close()
+        note.unlink(missing_ok=True)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="pmem benchmarks")
+    parser.add_argument("--work", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "pmem-bench")
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--json", type=Path, default=HERE / "results.json")
+    args = parser.parse_args()
+
+    results: dict = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+                     f"Python {platform.python_version()}", "check": {}, "server": {}}
+    pmem = [sys.executable, "-m", "pmem_lsp.cli.main"]
+    mdsmith = shutil.which("mdsmith")
+    roots = {}
+    for size in (int(s) for s in args.sizes.split(",")):
+        root = generate(args.work / f"root-{size}", size)
+        roots[size] = root
+        row = {
+            "pmem_check_s": timed(pmem + ["--root", str(root), "check", "--format", "json"], args.runs),
+            "raw_read_s": timed([sys.executable, "-c", RAW_READ, str(root)], args.runs),
+        }
+        row["ratio_to_raw_read"] = row["pmem_check_s"] / row["raw_read_s"]
+        if mdsmith:
+            row["mdsmith_check_s"] = timed([mdsmith, "check", str(root)], args.runs)
+            row["ratio_to_mdsmith"] = row["pmem_check_s"] / row["mdsmith_check_s"]
+        results["check"][str(size)] = row
+    largest = max(roots)
+    results["server"] = bench_server(roots[largest])
+    results["server"]["root_files"] = largest
+
+    print(f"pmem benchmarks — {results['machine']}, {results['date']}")
+    print(f"{'root':>8}  {'pmem check':>11}  {'raw read':>9}  {'ratio':>6}  {'mdsmith':>8}")
+    for size, row in results["check"].items():
+        md = f"{row['mdsmith_check_s']:.2f} s" if "mdsmith_check_s" in row else "n/a"
+        print(f"{size:>8}  {row['pmem_check_s']:>9.2f} s  {row['raw_read_s']:>7.2f} s  {row['ratio_to_raw_read']:>5.1f}x  {md:>8}")
+    s = results["server"]
+    goals = {"first_diagnostics_ms": 300, "keystroke_p95_ms": 10, "hover_p95_ms": 10,
+             "external_change_ms": 50, "rss_mb_after_scan": 150}
+    print(f"server on the {largest}-file root:")
+    for key, goal in goals.items():
+        if key in s:
+            unit = "MB" if key.startswith("rss") else "ms"
+            verdict = "ok" if s[key] <= goal else "over the goal"
+            print(f"  {key:<24} {s[key]:>8.1f} {unit}   (goal ≤ {goal} {unit}: {verdict})")
+    if "keystroke_p50_ms" in s:
+        print(f"  {'keystroke_p50_ms':<24} {s['keystroke_p50_ms']:>8.1f} ms")
+    args.json.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"written to {args.json}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""PM401: likely secrets in a memory file (DESIGN §4).
+
+`find_secrets(lines)` returns where each likely secret value is and what kind it is, never the
+value itself: a `SecretMatch` holds positions, a kind and a masked hint (at most the first four
+characters and the length), so nothing built from it can repeat the secret.
+
+How it stays fast: the text is joined once, and each rule runs only on the lines that contain
+one of its case-sensitive literal keywords (`ghp_`, `AKIA`, `-----BEGIN`, `://` …; the
+key-named rules use lowercase keywords on the lowered text). A note with no candidate costs a
+few `str.find` calls. Then, per rule: regex → structure and entropy checks → placeholder and
+example checks → the caller's allow regexes. Where two rules claim overlapping text the more
+specific one wins (a GitHub token on a `token:` line is a "GitHub token").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ._checks import looks_random
+from ._generic import PREFILTER as _GENERIC_KEYWORDS
+from ._generic import find_assignments, find_flags, find_in_table, find_url_credentials
+from ._pem import find_pem
+from ._tokens import TOKEN_RULES, body_ok
+
+__all__ = ["ALLOW_MARKER", "SecretMatch", "find_secrets", "mask", "redact_line", "REDACTED"]
+
+ALLOW_MARKER = "<!-- pmem: allow-secret -->"
+REDACTED = "[REDACTED]"
+
+
+@dataclass(frozen=True, slots=True)
+class SecretMatch:
+    line: int  # 0-based line of the value's start
+    start: int  # character offset of the value's start in that line
+    end_line: int  # 0-based line of the value's end (differs from `line` only for PEM blocks)
+    end: int  # character offset just after the value in `end_line`
+    kind: str  # human name: "AWS access key id", "GitHub token", "PEM private key", "password", …
+    hint: str  # masked hint only: first four characters + length, e.g. "AKIA… (20 characters)"
+
+
+def mask(value: str) -> str:
+    """A hint that cannot give the value away: at most its first four characters (fewer for a
+    short value: never more than a quarter of it) and its length."""
+    n = len(value)
+    shown = "".join(c for c in value[: min(4, n // 4)] if c.isprintable())
+    return f"{shown}… ({n} characters)"
+
+
+def redact_line(line: str, matches_on_that_line: Iterable[SecretMatch], *, index: int | None = None) -> str:
+    """`line` with each match's value replaced by `[REDACTED]`. For a match that spans lines (a
+    PEM block) pass the line's `index`: its part of the block is removed, and `[REDACTED]` is
+    written on the block's first line only. Without `index` every match is taken to start on
+    this line."""
+    spans = []
+    for m in matches_on_that_line:
+        if index is None or index == m.line:
+            a = m.start
+            b = m.end if m.end_line == m.line else len(line)
+            spans.append((a, b, REDACTED))
+        elif m.line < index <= m.end_line:
+            spans.append((0, m.end if index == m.end_line else len(line), ""))
+    for a, b, text in sorted(spans, reverse=True):
+        line = line[:a] + text + line[b:]
+    return line
+
+
+# Priorities: lower wins an overlap.
+_P_PEM, _P_TOKEN, _P_URL, _P_AWS_PAIR, _P_GENERIC = 0, 1, 100, 101, 102
+
+_AWS_SECRET_NEAR_ID = re.compile(r"(?<![A-Za-z0-9/+])(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
+
+# The token prefilter: every shaped token holds a run of at least 20 of these characters
+# (AWS key ids are exactly 20; the rest are longer). One bytes.translate and a find of 20
+# marks give the candidate lines; each rule then needs one of its literals on the line.
+_RUN = 20
+_RUN_TABLE = bytes(
+    0x61 if chr(b) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-%" else 0x20
+    for b in range(256)
+)
+_RUN_NEEDLE = b"a" * _RUN
+
+def _gates() -> tuple[tuple[str, tuple[int, ...]], ...]:
+    by_literal: dict[str, list[int]] = {}
+    for i, rule in enumerate(TOKEN_RULES):
+        for kw in rule.keywords:
+            by_literal.setdefault(kw, []).append(i)
+    return tuple((kw, tuple(ids)) for kw, ids in by_literal.items())
+
+
+_GATES = _gates()
+_GENERIC_ASCII = tuple(k.encode() for k in _GENERIC_KEYWORDS if k.isascii())
+_GENERIC_CJK = tuple(k.encode() for k in _GENERIC_KEYWORDS if not k.isascii())
+
+
+def _lines_with(hay: bytes, needle: bytes, n_lines: int, out: set[int], data: bytes | None = None) -> None:
+    """Add to `out` the indices of the lines holding `needle` in `hay`, a same-length image of
+    `data` (the UTF-8 text with "\n" between lines; default `hay` itself)."""
+    if data is None:
+        data = hay
+    pos = hay.find(needle)
+    ln = last = 0
+    while pos != -1:
+        ln += data.count(b"\n", last, pos)
+        last = pos
+        if ln >= n_lines:
+            break
+        out.add(ln)
+        nxt = data.find(b"\n", pos)
+        if nxt == -1:
+            break
+        pos = hay.find(needle, nxt + 1)
+
+
+def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = ()) -> list[SecretMatch]:
+    """All likely secrets in a file given as lines (no line endings). A line containing
+    ALLOW_MARKER is skipped (for a PEM block: the BEGIN line). A value matching any `allow`
+    regex (re.search on the value) is skipped. Sorted by position."""
+    if not lines:
+        return []
+    n = len(lines)
+    data = "\n".join(lines).encode("utf-8", "surrogatepass")
+    # (priority, anchor line, line, start, end_line, end, kind, value)
+    found: list[tuple[int, int, int, int, int, int, str, str]] = []
+
+    if b"-----BEGIN" in data:
+        begins: set[int] = set()
+        _lines_with(data, b"-----BEGIN", n, begins)
+        for b, ln, a, eln, e, kind, value in find_pem(lines, sorted(begins)):
+            found.append((_P_PEM, b, ln, a, eln, e, kind, value))
+
+    aws_lines: list[int] = []
+    token_lines: set[int] = set()
+    _lines_with(data.translate(_RUN_TABLE), _RUN_NEEDLE, n, token_lines, data)
+    for ln in sorted(token_lines):
+        line = lines[ln]
+        todo: set[int] = set()
+        for kw, ids in _GATES:
+            if kw in line:
+                todo.update(ids)
+        for i in sorted(todo):
+            rule = TOKEN_RULES[i]
+            for m in rule.regex.finditer(line):
+                if body_ok(rule, m):
+                    found.append((_P_TOKEN + i, ln, ln, m.start("v"), ln, m.end("v"), rule.kind, m.group("v")))
+                    if rule.kind == "AWS access key id":
+                        aws_lines.append(ln)
+
+    # An AWS secret access key written beside its key id (same line, no key name).
+    for ln in set(aws_lines):
+        line = lines[ln]
+        for m in _AWS_SECRET_NEAR_ID.finditer(line):
+            v = m.group("v")
+            if looks_random(v) and any(c.isdigit() for c in v) and v.lower() != v and v.upper() != v:
+                found.append((_P_AWS_PAIR, ln, ln, m.start("v"), ln, m.end("v"), "AWS secret access key", v))
+
+    if b"://" in data:
+        url_lines: set[int] = set()
+        _lines_with(data, b"://", n, url_lines)
+        for ln in sorted(url_lines):
+            line = lines[ln]
+            if "@" in line:
+                for a, e, kind in find_url_credentials(line):
+                    found.append((_P_URL, ln, ln, a, ln, e, kind, line[a:e]))
+
+    lowered = data.lower()  # ASCII letters only: byte offsets and lines are unchanged
+    candidates: set[int] = set()
+    for kw in _GENERIC_ASCII:
+        _lines_with(lowered, kw, n, candidates)
+    if not data.isascii():
+        for kw in _GENERIC_CJK:
+            _lines_with(data, kw, n, candidates)
+    for ln in sorted(candidates):
+        line = lines[ln]
+        if ":" in line or "=" in line or "：" in line or " is " in line or " are " in line or "是" in line or "为" in line:
+            for a, e, kind in find_assignments(line):
+                found.append((_P_GENERIC, ln, ln, a, ln, e, kind, line[a:e]))
+        if "--" in line:
+            for a, e, kind in find_flags(line):
+                found.append((_P_GENERIC, ln, ln, a, ln, e, kind, line[a:e]))
+        if "|" in line:
+            for tl, a, e, kind in find_in_table(lines, ln):
+                found.append((_P_GENERIC, tl, tl, a, tl, e, kind, lines[tl][a:e]))
+        if "Key=" in line:  # Azure connection strings (AccountKey=, SharedAccessKey=)
+            for i in _AZURE_RULES:
+                rule = TOKEN_RULES[i]
+                for m in rule.regex.finditer(line):
+                    if body_ok(rule, m):
+                        found.append((_P_TOKEN + i, ln, ln, m.start("v"), ln, m.end("v"), rule.kind, m.group("v")))
+
+    if not found:
+        return []
+    allowed: set[int] = set()
+    if ALLOW_MARKER.encode() in data:
+        _lines_with(data, ALLOW_MARKER.encode(), n, allowed)
+    return _resolve(found, allowed, allow)
+
+
+_AZURE_RULES = tuple(i for i, rule in enumerate(TOKEN_RULES) if rule.kind.startswith("Azure") and "Key=" in rule.keywords[0])
+
+
+def _resolve(found, allowed_lines: set[int], allow: Sequence[re.Pattern[str]]) -> list[SecretMatch]:
+    taken: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    out: list[SecretMatch] = []
+    for _prio, anchor, ln, a, eln, e, kind, value in sorted(found, key=lambda f: (f[0], f[2], f[3])):
+        lo, hi = (ln, a), (eln, e)
+        if any(lo < t_hi and t_lo < hi for t_lo, t_hi in taken):
+            continue
+        # Claimed even when allowed, so that a less specific rule cannot report it again.
+        taken.append((lo, hi))
+        if anchor in allowed_lines or ln in allowed_lines:
+            continue
+        if allow and any(p.search(value) for p in allow):
+            continue
+        out.append(SecretMatch(ln, a, eln, e, kind, mask(value)))
+    out.sort(key=lambda m: (m.line, m.start))
+    return out

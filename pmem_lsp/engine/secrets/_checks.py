@@ -1,0 +1,152 @@
+"""Value checks shared by the PM401 rules: does a candidate look like key material, or like a
+placeholder, an identifier, a path, a hash, a version or a word?
+
+Every function takes the candidate value and returns a bool; none of them keeps, logs or
+raises with the value.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+# Values that say they are not real: AWS's documented example keys end in EXAMPLE / EXAMPLEKEY,
+# docs use "sample", "dummy", "fake", "placeholder", "your…", "redacted".
+# Case variants are spelled out (not IGNORECASE) and short words need a boundary, so that a
+# random token body almost never contains one by chance.
+_EXAMPLE_WORDS = re.compile(
+    r"(?i:example|placeholder|redacted|changeme|change[_\-]me|replace[_\-]?me|insert[_\-]here)|"
+    r"[Ss]ample|SAMPLE|[Dd]ummy|DUMMY|"
+    r"YOUR|FAKE|(?<![A-Za-z])(?:[Yy]our|[Ff]ake|[Nn]one|NONE|[Nn]ull|NULL)(?![a-z])"
+)
+# Template and code references: ${VAR}, $VAR, {{ var }}, <your-key>, %(x)s, %s, os.environ[…],
+# process.env.X, getenv(…), vault(…) …
+_TEMPLATE = re.compile(
+    r"\$\{|\$\(|^\$[A-Za-z_]\w*$|\{\{|\}\}|\{%|^<.*>$|^\[.*\]$|%\(\w+\)[sd]|^%[sd]$|"
+    r"^[A-Za-z_][\w.]*\s*[\(\[].*[\)\]]$|process\.env\.|os\.environ|getenv|secrets\.|\benv\(|^\$\d$"
+)
+_RUN_OF_SAME = re.compile(r"(.)\1{5,}")  # xxxxxx, ******, 000000
+_MASKED = re.compile(r"\*\*\*|[•…]|\.\.\.")  # sk-abc***xyz, ••••, ghp_12…
+_SEQUENCES = ("abcdefgh", "bcdefghi", "12345678", "23456789", "01234567", "qwertyui")
+
+# Placeholder words, compared after lowering and undoing common leetspeak and dropping
+# digits and symbols: "P@ssw0rd1!" → "password".
+_PLACEHOLDER_WORDS = frozenset(
+    "password passwd pass pwd secret token apikey key mypassword yourpassword changeme "
+    "letmein admin root test tests testing qwerty default hunter xxx xxxx abc abcd none null "
+    "todo tbd foo bar foobar baz value string redacted hidden masked omitted removed "
+    "example sample dummy fake placeholder secretkey mysecret supersecret topsecret "
+    "accesstoken accesskey authtoken privatekey clientsecret".split()
+)
+_LEET = str.maketrans({"@": "a", "4": "a", "0": "o", "1": "i", "3": "e", "$": "s", "5": "s", "7": "t", "!": "i"})
+
+
+_CLOG2C = [0.0] + [c * math.log2(c) for c in range(1, 1025)]
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    n = len(value)
+    if n == 0:
+        return 0.0
+    if n >= len(_CLOG2C):
+        return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+    # H = log2(n) - Σ c·log2(c) / n, with c·log2(c) from a table.
+    return math.log2(n) - sum(map(_CLOG2C.__getitem__, Counter(value).values())) / n
+
+
+def is_example(value: str) -> bool:
+    return _EXAMPLE_WORDS.search(value) is not None
+
+
+def is_placeholder(value: str) -> bool:
+    """Masked, templated, repeated, sequential, example or placeholder-word values."""
+    if not value or _TEMPLATE.search(value) or _MASKED.search(value) or _RUN_OF_SAME.search(value):
+        return True
+    if is_example(value):
+        return True
+    low = value.lower()
+    if any(seq in low for seq in _SEQUENCES):
+        return True
+    letters = re.sub(r"[^a-z]", "", low.translate(_LEET))
+    if letters in _PLACEHOLDER_WORDS:
+        return True
+    # One character making up a large share of a long value: xxxx-xxxx-1234, 0000…
+    n = len(value)
+    if n >= 10 and Counter(value).most_common(1)[0][1] / n > 0.4:
+        return True
+    return False
+
+
+def token_body_ok(body: str) -> bool:
+    """For a value in a known token format: the random part must not be a placeholder and must
+    carry some entropy. Loose enough that every random token passes."""
+    if is_placeholder(body):
+        return False
+    n = len(body)
+    return entropy(body) >= min(3.0, 0.6 * math.log2(max(n, 2)))
+
+
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_VERSION = re.compile(r"[vV]?\d+(?:[._]\d+)+[0-9A-Za-z]*(?:[-+._][0-9A-Za-z]+)*", re.ASCII)
+_DATEISH = re.compile(r"[\d\-/:.T+Z ]+")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
+_PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.\-@]+)+/?|[A-Za-z]:\\.*|\\\\.*")
+_FILE_EXT = re.compile(r"/[\w.\-]+\.(?:md|txt|json|ya?ml|toml|ini|env|pem|key|crt|cfg|conf|py|js|ts|sh|log|gpg|age|kdbx|p12|pfx)$")
+_NAMED_HASH = re.compile(r"(?:sha(?:1|224|256|384|512)|md5|blake2b?|sha3-\d+)[:\-=]", re.IGNORECASE)
+_IDENT_LOWER = re.compile(r"(?:[a-z]+\d*|\d+)(?:[-_.](?:[a-z]+\d*|\d+))+")
+_IDENT_UPPER = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_CAMEL = re.compile(r"[A-Za-z][a-z]*(?:[A-Z][a-z]+)*")  # each group starts upper: no backtracking blow-up
+_ASCII_VALUE = re.compile(r"[!-~]+")
+
+
+def _random_segment(path: str) -> bool:
+    """A base64 value can start with "/" and hold more: a path's segments are not random."""
+    for seg in re.split(r"[/\\]", path):
+        if len(seg) >= 16 and any(c.isupper() for c in seg) and any(c.islower() for c in seg) and any(
+            c.isdigit() for c in seg
+        ):
+            return True
+    return False
+
+
+def is_git_sha_or_hash(value: str) -> bool:
+    return (_HEX.fullmatch(value) is not None and (7 <= len(value) <= 12 or len(value) in (40, 64))) or (
+        _NAMED_HASH.match(value) is not None
+    )
+
+
+def looks_random(value: str) -> bool:
+    """For a value found after a secret-ish key (`password:`, `api_key =`, `令牌：`): does it look
+    like a password or key rather than a word, a reference, a path or a placeholder?"""
+    n = len(value)
+    if n < 8 or n > 512 or _ASCII_VALUE.fullmatch(value) is None:
+        return False
+    if is_placeholder(value):
+        return False
+    if "://" in value or value.startswith(("data:", "mailto:", "file:")) or _NAMED_HASH.match(value):
+        return False
+    if _EMAIL.fullmatch(value) or _VERSION.fullmatch(value) or _DATEISH.fullmatch(value):
+        return False
+    if (_PATH.fullmatch(value) and not _random_segment(value)) or _FILE_EXT.search(value):
+        return False
+    if _IDENT_LOWER.fullmatch(value) or _IDENT_UPPER.fullmatch(value) or _DOTTED.fullmatch(value):
+        return False
+    lower = any(c.islower() for c in value)
+    upper = any(c.isupper() for c in value)
+    digit = any(c.isdigit() for c in value)
+    symbol = any(not c.isalnum() for c in value)
+    if not (lower or upper):
+        # Digits and symbols only: a number, a date, a phone number — unless long and varied.
+        return n >= 16 and not _DATEISH.fullmatch(value) and entropy(value) >= 3.0
+    if not (digit or symbol):
+        # Letters only: a word or CamelCase name, unless long and mixed like base62.
+        if _CAMEL.fullmatch(value) or not (lower and upper):
+            return False
+        return n >= 16 and entropy(value) >= 3.5
+    ent = entropy(value)
+    need = min(3.0, 0.7 * math.log2(n))
+    return ent >= need

@@ -1,0 +1,317 @@
+"""Secrets named by their key rather than their shape: `password: …`, `API_KEY=…`,
+`"client_secret": "…"`, `**Token:** …`, `密码：…`, `| Password | … |`, `--password …`, and
+credentialed URLs (`scheme://user:password@host`).
+
+A key is secret-ish when one of its last words is a password/secret/token/key word (and its
+last word is not one that names something else: `token_url`, `password_file`, `max_tokens`,
+`secret_name`). The value must then look random (`looks_random`): a word, a reference, a path,
+a hash, a version or a placeholder is not a secret.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Iterator
+
+from ._checks import _LEET, _PLACEHOLDER_WORDS, _TEMPLATE, is_example, looks_random
+
+# Lowercase literals that start a secret-ish key word.
+KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "密码", "口令", "密钥", "秘钥", "令牌", "私钥")
+# The prefilter's (the text is lowered once): fewer, shorter literals that cover KEYWORDS.
+PREFILTER = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "密", "令", "秘钥", "私钥")
+
+_SEGMENT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[\u3400-\u9fff]+")
+
+_NOT_A_SECRET_LAST = frozenset(
+    "id ids name names file files path paths dir url uri urls uris env type types hash hashed hashing "
+    "length len count expiry expires expiration expire ttl age lifetime policy policies ref refs "
+    "header headers field fields endpoint endpoints prompt limit limits size format rotation rotate "
+    "manager store storage vault location hint reset mode required enabled disabled label description "
+    "version scope scopes method provider source usage cost budget rate max min tokens keys secrets "
+    "passwords credentials generator strength rule rules valid validation config setting settings "
+    "command cmd helper prefix suffix pattern regex placeholder example sample".split()
+)
+_KEY_PREFIX_WORDS = frozenset(
+    "secret access private auth encryption signing master app service account api client session "
+    "storage signature hmac jwt crypt cookie webhook license".split()
+)
+
+
+def classify_key(key: str) -> str | None:
+    """The kind of secret a key names, or None when it names none."""
+    key = key.strip()
+    if not key:
+        return None
+    if "\u3400" <= key[-1] <= "\u9fff":
+        if "密码" in key or "口令" in key:
+            return "password"
+        if "私有访问密钥" in key or "秘密访问密钥" in key:  # AWS's Chinese name for it
+            return "AWS secret access key"
+        if "私钥" in key:
+            return "private key"
+        if "密钥" in key or "秘钥" in key:
+            return "access key" if "访问" in key else "secret key"
+        if "令牌" in key:
+            return "token"
+        return None
+    segs = [s.lower() for s in _SEGMENT.findall(key)]
+    if not segs:
+        return None
+    last = segs[-1]
+    if last in _NOT_A_SECRET_LAST:
+        return None
+    tail = "".join(segs[-4:])
+    if "secretaccesskey" in tail or ("aws" in segs and ("secret" in segs or tail.endswith("secretkey"))):
+        return "AWS secret access key"
+    if last.endswith(("password", "passwd", "passphrase", "pwd")) or last in ("pass", "pw", "passwort"):
+        return "password"
+    if tail.endswith("apikey"):
+        return "API key"
+    if last.endswith("secret"):
+        return "client secret" if tail.endswith("clientsecret") else "secret"
+    if last.endswith("key") and len(segs) >= 2 and segs[-2] in _KEY_PREFIX_WORDS:
+        return f"{segs[-2]} key" if segs[-2] in ("secret", "access", "private") else "secret key"
+    if last.endswith(("secretkey", "accesskey", "privatekey", "apikey", "authkey")):
+        return "secret key"
+    if last.endswith("token") or last in ("authorization", "bearer"):
+        return "token"
+    if last in ("credential", "creds", "cred"):
+        return "credential"
+    return None
+
+
+_IDENT_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
+_CLOSERS = frozenset(" \t*_\"'`])")
+
+
+def _is_cjk(ch: str) -> bool:
+    return "\u3400" <= ch <= "\u9fff"
+
+
+def _key_before(line: str, sep_start: int) -> str | None:
+    """The key written just before a separator: a run of CJK characters, or up to three words
+    of identifier characters ("client secret", "AWS_SECRET_ACCESS_KEY", "Bot token")."""
+    end = sep_start
+    while end > 0 and line[end - 1] in _CLOSERS:
+        end -= 1
+    if end == 0:
+        return None
+    if _is_cjk(line[end - 1]):
+        start = end
+        while start > 0 and end - start < 12 and _is_cjk(line[start - 1]):
+            start -= 1
+        return line[start:end]
+    start = end
+    for _ in range(3):
+        w_end = start
+        while start > 0 and line[start - 1] in _IDENT_CHARS:
+            start -= 1
+        if start == w_end:
+            break
+        if start >= 2 and line[start - 1] in " \t" and line[start - 2] in _IDENT_CHARS:
+            start -= 1
+            continue
+        break
+    key = line[start:end].strip().lstrip("_.-0123456789")
+    return key or None
+
+
+_QUOTES = "\"'`"
+_TRAILING = ",;|)]}."
+
+
+def _value_after(line: str, pos: int) -> tuple[int, int] | None:
+    """The value that starts at or after pos: (start, end), or None when there is none."""
+    n = len(line)
+    while pos < n and line[pos] in " \t":
+        pos += 1
+    for bold in ("**", "__"):
+        if line.startswith(bold, pos):
+            pos += 2
+            while pos < n and line[pos] in " \t":
+                pos += 1
+    if pos >= n:
+        return None
+    ch = line[pos]
+    if ch in _QUOTES:
+        close = line.find(ch, pos + 1)
+        if close == -1:
+            end = pos + 1
+            while end < n and not line[end].isspace():
+                end += 1
+            start, end = pos + 1, end
+        else:
+            start, end = pos + 1, close
+        if start >= end or any(c.isspace() for c in line[start:end]):
+            return None
+    else:
+        start = end = pos
+        # Up to whitespace, or to the first non-ASCII character ("，", "。", "）" after the value).
+        while end < n and "!" <= line[end] <= "~":
+            end += 1
+        # A scheme word like "Bearer"/"Basic"/"token" before the value.
+        word = line[start:end].lower()
+        if word in ("bearer", "basic", "token", "bot") and end < n:
+            return _value_after(line, end)
+    # Trailing punctuation, closing quotes, bold and table pipes that are not part of the value.
+    while end > start and (line[end - 1] in _TRAILING or line[end - 1] in _QUOTES or line[end - 1] == "*"):
+        if line[end - 1] == "." and end < n and not line[end].isspace():
+            break
+        end -= 1
+    if end <= start:
+        return None
+    return start, end
+
+
+_ASCII_KEYWORDS = tuple(k for k in KEYWORDS if k.isascii())
+_CJK_KEYWORDS = tuple(k for k in KEYWORDS if not k.isascii())
+_SEP_AT = re.compile(r":=|=>|[:：=]|(?:is|are)[ \t]|是|为")
+
+
+def _separators(line: str) -> Iterator[re.Match[str]]:
+    """Separators that directly follow a word holding a secret keyword."""
+    low = line.lower()
+    n = len(line)
+    seen: set[int] = set()
+    for kw in _ASCII_KEYWORDS + _CJK_KEYWORDS:
+        i = low.find(kw)
+        while i != -1:
+            j = i + len(kw)
+            if kw.isascii():
+                while j < n and line[j] in _IDENT_CHARS:
+                    j += 1
+            k = j
+            while k < n and line[k] in _CLOSERS:
+                k += 1
+            m = _SEP_AT.match(line, k)
+            if m is not None and m.start() not in seen and (m.group(0)[0] not in "ia" or k > j):
+                seen.add(m.start())
+                yield m
+            i = low.find(kw, j if j > i else i + 1)
+
+
+def find_assignments(line: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, kind) of each secret-looking value assigned to a secret-ish key on a line."""
+    for m in _separators(line):
+        s, e = m.start(), m.end()
+        sep = m.group(0)
+        if sep == ":" and (line.startswith("//", e) or line.startswith(":", e) or (s and line[s - 1] == ":")):
+            continue
+        if sep == "=" and (line.startswith("=", e) or (s and line[s - 1] in "=!<>+-*/%&|^~")):
+            continue
+        key = _key_before(line, s)
+        if key is None:
+            continue
+        kind = classify_key(key)
+        if kind is None:
+            continue
+        span = _value_after(line, e)
+        if span is None:
+            continue
+        a, b = span
+        before = line[s - len(key) - 1] if s > len(key) else ""
+        if sep == "=" and before and before in "?&;":  # a URL query or a connection string
+            for stop in ";" if before == ";" else "&#":
+                cut = line.find(stop, a, b)
+                if cut != -1:
+                    b = cut
+        value = line[a:b]
+        if looks_random(value):
+            yield a, b, kind
+
+
+_FLAG = re.compile(r"(?<![\w-])--(?P<key>[a-z][a-z\-]*)[ \t]+(?P<v>[^\s\"'`]+)")
+
+
+def find_flags(line: str) -> Iterator[tuple[int, int, str]]:
+    """`--password s3cr3t…`, `--token …` on a command line (the `=` form is an assignment)."""
+    for m in _FLAG.finditer(line):
+        kind = classify_key(m.group("key"))
+        if kind is not None and looks_random(m.group("v")):
+            yield m.start("v"), m.end("v"), kind
+
+
+# Tables -------------------------------------------------------------------------------------
+
+_TABLE_ROW = re.compile(r"[ \t>]*\|")
+_TABLE_RULE = re.compile(r"[ \t>]*\|?[ \t]*:?-{2,}:?[ \t]*(?:\|[ \t]*:?-{2,}:?[ \t]*)*\|?[ \t]*")
+_CELL_STRIP = " \t*_`\"'"
+
+
+def _cells(line: str) -> list[tuple[int, int]]:
+    """(start, end) of each cell's trimmed content."""
+    first = line.index("|")
+    bounds = [i for i, c in enumerate(line) if c == "|" and (i == 0 or line[i - 1] != "\\")]
+    if not bounds or bounds[0] != first:
+        return []
+    cells = []
+    ends = bounds[1:] + ([len(line)] if line.rstrip()[-1:] != "|" else [])
+    for a, b in zip(bounds, ends):
+        start, end = a + 1, b
+        while start < end and line[start] in _CELL_STRIP:
+            start += 1
+        while end > start and line[end - 1] in _CELL_STRIP:
+            end -= 1
+        cells.append((start, end))
+    return cells
+
+
+def find_in_table(lines: list[str], ln: int) -> Iterator[tuple[int, int, int, str]]:
+    """(line, start, end, kind) for `| Password | value |` rows, and for the cells under a
+    header whose column is a secret-ish key."""
+    line = lines[ln]
+    if not _TABLE_ROW.match(line):
+        return
+    cells = _cells(line)
+    kinds = [classify_key(line[a:b]) if b - a <= 40 else None for a, b in cells]
+    # "| key | value |" on the same row
+    for i, kind in enumerate(kinds):
+        if kind is not None and i + 1 < len(cells):
+            a, b = cells[i + 1]
+            if looks_random(line[a:b]):
+                yield ln, a, b, kind
+    # a header row: the column under it
+    if ln + 1 < len(lines) and _TABLE_RULE.fullmatch(lines[ln + 1]) and any(kinds):
+        j = ln + 2
+        while j < len(lines) and _TABLE_ROW.match(lines[j]):
+            row = _cells(lines[j])
+            for i, kind in enumerate(kinds):
+                if kind is not None and i < len(row):
+                    a, b = row[i]
+                    if looks_random(lines[j][a:b]):
+                        yield j, a, b, kind
+            j += 1
+
+
+# Credentialed URLs ---------------------------------------------------------------------------
+
+_URL_CRED = re.compile(
+    r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]{1,30})://(?P<user>[^\s:/?#@\[\]()<>\"'`|]*)"
+    r":(?P<pw>[^\s/?#@\[\]()<>\"'`|]+)@(?P<host>[A-Za-z0-9\[_%][^\s/?#@]*)"
+)
+_DB_SCHEMES = frozenset(
+    "postgres postgresql mysql mariadb mongodb mongodb+srv redis rediss amqp amqps mssql sqlserver "
+    "oracle clickhouse cockroachdb cockroach couchdb neo4j neo4j+s bolt cassandra memcached "
+    "elasticsearch influxdb snowflake db2 jdbc sqlalchemy postgresql+psycopg2 postgresql+psycopg "
+    "postgresql+asyncpg mysql+pymysql mysql+mysqldb".split()
+)
+_WEAK_URL_PASSWORDS = _PLACEHOLDER_WORDS | frozenset("pass pw pwd user username login guest".split())
+
+
+def url_password_ok(user: str, pw: str) -> bool:
+    if len(pw) < 4 or pw == user or _TEMPLATE.search(pw) or is_example(pw):
+        return False
+    if pw.startswith(("$", "%", "{", "<")) or set(pw) <= set("*x.X•…-_0"):
+        return False
+    letters = re.sub(r"[^a-z]", "", pw.lower().translate(_LEET))
+    return letters not in _WEAK_URL_PASSWORDS or letters == ""
+
+
+def find_url_credentials(line: str) -> Iterator[tuple[int, int, str]]:
+    for m in _URL_CRED.finditer(line):
+        if not url_password_ok(m.group("user"), m.group("pw")):
+            continue
+        scheme = m.group("scheme").lower()
+        kind = "database URL password" if scheme in _DB_SCHEMES or scheme.startswith("jdbc") else "URL password"
+        yield m.start("pw"), m.end("pw"), kind

@@ -1,0 +1,106 @@
+"""PEM and PGP private key blocks, as pasted (one base64 line per line) or escaped into one
+line (`"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIE…\\n-----END PRIVATE KEY-----\\n"`,
+as in a Google service-account JSON file).
+
+The value is the key material only: from the first base64 body line's start to the end of the
+last body line, so that replacing it keeps the BEGIN and END lines (and PGP armour headers).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ._checks import is_example, token_body_ok
+
+_BEGIN = re.compile(r"-----BEGIN (?P<label>(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----")
+_BODY_LINE = re.compile(r"(?P<pre>[ \t>]*)(?P<body>[A-Za-z0-9+/=]+)[ \t]*")
+_HEADER_LINE = re.compile(r"[ \t>]*[A-Za-z][\w-]*: ")
+_BLANK = re.compile(r"[ \t>]*")
+_END = re.compile(r"-----END ")
+# Escaped into one line: after BEGIN, `\n` (or `\r\n`) separated base64 chunks.
+_ESCAPED = re.compile(r"(?:\\r)?\\n(?P<body>[A-Za-z0-9+/=]+(?:(?:\\r)?\\n[A-Za-z0-9+/=]+)*)")
+# Pasted into one line with spaces: "-----BEGIN … KEY----- MIIE… … -----END … KEY-----".
+_INLINE = re.compile(r"[ \t]+(?P<body>[A-Za-z0-9+/=]{16,}(?:[ \t]+[A-Za-z0-9+/=]+)*)")
+
+_MIN_BODY = 40  # base64 characters: less is a stub like "MIIE…" or a placeholder
+_MAX_LINES = 400
+
+
+def _kind(label: str, line: str) -> str:
+    if label.startswith("PGP"):
+        return "PGP private key"
+    if '"private_key"' in line or "'private_key'" in line:
+        return "Google service-account private key"
+    return "PEM private key"
+
+
+def _material_ok(body: str) -> bool:
+    return len(body) >= _MIN_BODY and token_body_ok(body[:400]) and not is_example(body)
+
+
+# Yields (begin_line, line, start, end_line, end, kind, value).
+def find_pem(lines: list[str], begin_lines: list[int]) -> Iterator[tuple[int, int, int, int, int, str, str]]:
+    n = len(lines)
+    for b in begin_lines:
+        text = lines[b]
+        for m in _BEGIN.finditer(text):
+            kind = _kind(m.group("label"), text)
+            rest = m.end()
+            esc = _ESCAPED.match(text, rest)
+            if esc:
+                body = esc.group("body")
+                flat = re.sub(r"(?:\\r)?\\n", "", body)
+                if _material_ok(flat):
+                    yield b, b, esc.start("body"), b, esc.end("body"), kind, body
+                continue
+            inline = _INLINE.match(text, rest)
+            if inline:
+                body = inline.group("body")
+                end = inline.end("body")
+                tail = text.find("-----END", rest)
+                if tail != -1:
+                    end = min(end, len(text[:tail].rstrip()))
+                if _material_ok(body[: end - inline.start("body")].replace(" ", "")):
+                    yield b, b, inline.start("body"), b, end, kind, text[inline.start("body"):end]
+                continue
+            if text[rest:].strip():
+                continue
+            found = _block(lines, b, n)
+            if found is not None:
+                first, start, last, end = found
+                if last == first:
+                    value = lines[first][start:end]
+                else:
+                    value = "\n".join([lines[first][start:], *lines[first + 1:last], lines[last][:end]])
+                flat = "".join(x.strip(" \t>") for x in value.split("\n"))
+                if _material_ok(flat):
+                    yield b, first, start, last, end, kind, value
+            break  # one block per BEGIN line
+
+
+def _block(lines: list[str], b: int, n: int) -> tuple[int, int, int, int] | None:
+    """Body of the block that begins on line b: (first line, start, last line, end)."""
+    i = b + 1
+    limit = min(n, b + _MAX_LINES)
+    # Armour headers (Proc-Type:, DEK-Info:, Version:, Comment:) and blank lines before the body.
+    while i < limit and (_HEADER_LINE.match(lines[i]) or _BLANK.fullmatch(lines[i])):
+        i += 1
+    if i >= limit:
+        return None
+    m = _BODY_LINE.fullmatch(lines[i])
+    if m is None:
+        return None
+    first, start = i, m.start("body")
+    last, end = i, m.end("body")
+    i += 1
+    while i < limit:
+        line = lines[i]
+        if _END.search(line):
+            break
+        m = _BODY_LINE.fullmatch(line)
+        if m is None:
+            break
+        last, end = i, m.end("body")
+        i += 1
+    return first, start, last, end

@@ -1,0 +1,135 @@
+"""Rules for secrets with a documented shape: a literal prefix and a random body. Each rule is
+tried only on candidate lines (a run of 20 token characters, see `find_secrets`) that contain
+one of its keywords: short case-sensitive literals shared by a family ("gh", "sk-", "gl").
+
+Written from the providers' documented token formats. Where a shape allows it the rule also
+checks structure (a Discord token's first part is the base64 of a numeric id; an OpenAI
+legacy key carries the `T3BlbkFJ` marker), and every body must pass `token_body_ok` (not a
+placeholder, not masked, some entropy).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ._checks import is_example, looks_random, token_body_ok
+
+# Boundaries: a token is not part of a longer word.
+_L = r"(?<![A-Za-z0-9_\-])"
+_R = r"(?![A-Za-z0-9_\-])"
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRule:
+    kind: str
+    keywords: tuple[str, ...]  # case-sensitive literals, one of which must be on the line
+    regex: re.Pattern[str]  # group "v" is the value (else the whole match), "b" the random body
+    check: Callable[[re.Match[str]], bool] | None = None
+
+
+def _rule(kind: str, keywords: str | tuple[str, ...], pattern: str, check=None) -> TokenRule:
+    if isinstance(keywords, str):
+        keywords = (keywords,)
+    return TokenRule(kind, keywords, re.compile(pattern, re.ASCII), check)
+
+
+def _discord_id(m: re.Match[str]) -> bool:
+    head = m.group("id")
+    try:
+        raw = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return 15 <= len(raw) <= 21 and raw.isdigit()
+
+
+def _mixed(m: re.Match[str]) -> bool:
+    """A body with no recognisable structure (generic `sk-…`): it must also look random."""
+    return looks_random(m.group("b"))
+
+
+def _url_body(m: re.Match[str]) -> bool:
+    return not is_example(m.group("v"))
+
+
+_B62 = "A-Za-z0-9"
+_B64URL = "A-Za-z0-9_\\-"
+
+TOKEN_RULES: tuple[TokenRule, ...] = (
+    # Cloud providers
+    _rule("AWS access key id", ("IA", "ACCA", "A3T"),
+          rf"(?<![A-Za-z0-9])(?P<v>(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?P<b>[A-Z0-9]{{16}}))(?![A-Za-z0-9])"),
+    _rule("Google API key", "AIza", rf"{_L}(?P<v>AIza(?P<b>[{_B64URL}]{{35}})){_R}"),
+    _rule("Google OAuth client secret", "GOCSPX", rf"{_L}(?P<v>GOCSPX-(?P<b>[{_B64URL}]{{28}})){_R}"),
+    _rule("Google OAuth access token", "ya29.", rf"{_L}(?P<v>ya29\.(?P<b>[{_B64URL}]{{30,1024}})){_R}"),
+    _rule("Azure storage account key", "AccountKey=",
+          r"AccountKey=(?P<v>(?P<b>[A-Za-z0-9+/]{40,1024})={0,2})(?![A-Za-z0-9+/=])"),
+    _rule("Azure shared access key", "SharedAccessKey=",
+          r"SharedAccessKey=(?P<v>(?P<b>[A-Za-z0-9+/]{30,1024})={0,2})(?![A-Za-z0-9+/=])"),
+    _rule("Azure SAS token", "sig=", r"[?&;]sig=(?P<v>(?P<b>[A-Za-z0-9%+/]{30,1024})(?:%3D|=){0,2})(?![A-Za-z0-9%+/=])"),
+    # Version control
+    _rule("GitHub token", "gh", rf"{_L}(?P<v>ghp_(?P<b>[{_B62}]{{36,255}})){_R}"),
+    _rule("GitHub OAuth token", "gh", rf"{_L}(?P<v>gho_(?P<b>[{_B62}]{{36,255}})){_R}"),
+    _rule("GitHub app token", "gh", rf"{_L}(?P<v>gh[us]_(?P<b>[{_B62}]{{36,255}})){_R}"),
+    _rule("GitHub refresh token", "gh", rf"{_L}(?P<v>ghr_(?P<b>[{_B62}]{{36,255}})){_R}"),
+    _rule("GitHub fine-grained token", "github_pat_", rf"{_L}(?P<v>github_pat_(?P<b>[{_B62}_]{{60,255}})){_R}"),
+    _rule("GitLab token", "gl",
+          rf"{_L}(?P<v>gl(?:pat|dt|rt|ptt|ft|soat|imt|cbt|oas)-(?P<b>[{_B64URL}]{{20,1024}})(?:\.[0-9a-z]{{2}}\.[0-9a-z]{{7,9}})?){_R}"),
+    # Chat and webhooks
+    _rule("Slack token", "xox", rf"{_L}(?P<v>(?:xoxe\.)?xox[abposer]-(?P<b>[0-9A-Za-z\-]{{10,250}})){_R}"),
+    _rule("Slack token", "xapp-", rf"{_L}(?P<v>xapp-\d-(?P<b>[A-Z0-9]+-\d+-[a-z0-9]{{20,1024}})){_R}"),
+    _rule("Slack webhook URL", "hooks.slack",
+          r"(?P<v>https?://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<b>[A-Za-z0-9_/\-]{20,1024}))",
+          _url_body),
+    _rule("Discord webhook URL", "webhooks",
+          r"(?P<v>https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,25}/(?P<b>[A-Za-z0-9_\-]{40,1024}))",
+          _url_body),
+    # The first part is the base64 of a numeric user id, so it starts with one of these pairs.
+    _rule("Discord bot token", ("MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT"),
+          r"(?<![A-Za-z0-9_\-.])(?P<v>(?P<id>[MNO][A-Za-z0-9_\-]{23,27})\.[A-Za-z0-9_\-]{6}\.(?P<b>[A-Za-z0-9_\-]{27,40}))(?![A-Za-z0-9_\-.])",
+          _discord_id),
+    _rule("Telegram bot token", ":A", r"(?<![A-Za-z0-9_:])(?P<v>[0-9]{6,12}:(?P<b>A[A-Za-z0-9_\-]{34}))(?![A-Za-z0-9_\-])"),
+    # Payments
+    _rule("Stripe secret key", "k_", rf"{_L}(?P<v>sk_(?:live|test)_(?P<b>[{_B62}]{{20,255}})){_R}"),
+    _rule("Stripe restricted key", "k_", rf"{_L}(?P<v>rk_(?:live|test)_(?P<b>[{_B62}]{{20,255}})){_R}"),
+    _rule("Stripe webhook secret", "whsec_", rf"{_L}(?P<v>whsec_(?P<b>[{_B62}]{{24,1024}})){_R}"),
+    # LLM providers (specific shapes first: earlier rules win an overlap)
+    _rule("Anthropic API key", "sk-", rf"{_L}(?P<v>sk-ant-(?:[a-z]{{3,6}}\d\d-)?(?P<b>[{_B64URL}]{{32,1024}})){_R}"),
+    _rule("OpenRouter API key", "sk-", rf"{_L}(?P<v>sk-or-v\d-(?P<b>[0-9a-f]{{64}})){_R}"),
+    _rule("OpenAI API key", "sk-", rf"{_L}(?P<v>sk-(?:proj|svcacct|admin|None)-(?P<b>[{_B64URL}]{{40,1024}})){_R}"),
+    _rule("OpenAI API key", "sk-", rf"{_L}(?P<v>sk-(?P<b>[{_B64URL}]{{8,1024}}T3BlbkFJ[{_B64URL}]{{8,1024}})){_R}"),
+    _rule("LLM API key", "sk-", rf"{_L}(?P<v>sk-(?P<b>[A-Za-z0-9][{_B64URL}]{{19,1024}})){_R}", _mixed),
+    _rule("Hugging Face token", "hf_", rf"{_L}(?P<v>hf_(?P<b>[{_B62}]{{30,1024}})){_R}"),
+    _rule("Groq API key", "gsk_", rf"{_L}(?P<v>gsk_(?P<b>[{_B62}]{{40,1024}})){_R}"),
+    _rule("xAI API key", "xai-", rf"{_L}(?P<v>xai-(?P<b>[{_B62}]{{60,1024}})){_R}"),
+    _rule("Perplexity API key", "pplx-", rf"{_L}(?P<v>pplx-(?P<b>[{_B62}]{{40,1024}})){_R}"),
+    _rule("Replicate API token", "r8_", rf"{_L}(?P<v>r8_(?P<b>[{_B62}]{{30,1024}})){_R}"),
+    # Package registries
+    _rule("npm token", "npm_", rf"{_L}(?P<v>npm_(?P<b>[{_B62}]{{36}})){_R}"),
+    _rule("PyPI token", "pypi-", rf"{_L}(?P<v>pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)(?P<b>[{_B64URL}]{{40,1024}})){_R}"),
+    # Other services with a fixed prefix
+    _rule("SendGrid API key", "SG.", rf"{_L}(?P<v>SG\.(?P<b>[{_B64URL}]{{22}}\.[{_B64URL}]{{43}})){_R}"),
+    _rule("Shopify token", "shp", rf"{_L}(?P<v>shp(?:at|ca|pa|ss)_(?P<b>[a-fA-F0-9]{{32}})){_R}"),
+    _rule("DigitalOcean token", "_v1_", rf"{_L}(?P<v>do[por]_v1_(?P<b>[a-f0-9]{{64}})){_R}"),
+    _rule("Linear API key", "lin_api_", rf"{_L}(?P<v>lin_api_(?P<b>[{_B62}]{{40}})){_R}"),
+    _rule("Notion token", "ntn_", rf"{_L}(?P<v>ntn_(?P<b>[{_B62}]{{40,1024}})){_R}"),
+    _rule("Postman API key", "PMAK-", rf"{_L}(?P<v>PMAK-(?P<b>[a-fA-F0-9]{{24}}-[a-fA-F0-9]{{34}})){_R}"),
+    _rule("HashiCorp Vault token", "hv", rf"{_L}(?P<v>hv[sb]\.(?P<b>[{_B64URL}]{{24,1024}})){_R}"),
+    _rule("Atlassian API token", "ATATT", rf"{_L}(?P<v>ATATT(?P<b>[{_B64URL}=]{{60,1024}})){_R}"),
+    _rule("Databricks token", "dapi", rf"{_L}(?P<v>dapi(?P<b>[a-f0-9]{{32}})(?:-\d)?){_R}"),
+    _rule("Figma token", "figd_", rf"{_L}(?P<v>figd_(?P<b>[{_B64URL}]{{40,1024}})){_R}"),
+    _rule("Supabase token", "sbp_", rf"{_L}(?P<v>sbp_(?P<b>[a-f0-9]{{40}})){_R}"),
+    # JSON Web Tokens: header and payload are base64url JSON objects ("eyJ" = '{"').
+    _rule("JWT", "eyJ",
+          r"(?<![A-Za-z0-9_\-])(?P<v>eyJ[A-Za-z0-9_\-]{10,8192}\.e[yw][A-Za-z0-9_\-]{10,8192}\.(?P<b>[A-Za-z0-9_\-]{16,1024}))(?![A-Za-z0-9_\-.])"),
+)
+
+
+def body_ok(rule: TokenRule, m: re.Match[str]) -> bool:
+    body = m.group("b")
+    if not token_body_ok(body) or is_example(m.group("v")):
+        return False
+    return rule.check is None or rule.check(m)

@@ -1,0 +1,107 @@
+"""Incremental analysis: the same findings as a fresh analysis, for work bounded by the change."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from engine_helpers import TODAY, active_file, index_text, make_root, scan
+
+from pmem_lsp.engine.analysis import Analysis
+
+
+def fresh(root: Path) -> dict:
+    return Analysis(scan(root), TODAY).by_path()
+
+
+def apply(analysis: Analysis, root: Path, *rels: str) -> set[str]:
+    changed: set[str] = set()
+    for rel in rels:
+        changed |= analysis.snap.refresh(rel)
+    return analysis.update(changed)
+
+
+def test_each_kind_of_change_matches_a_fresh_analysis(tmp_path: Path):
+    root = make_root(tmp_path)
+    analysis = Analysis(scan(root), TODAY)
+    steps = [
+        # edit a file's text: PM102 appears
+        ("notes/beta.md", lambda: (root / "notes/beta.md").write_text("# Beta\n\n## Summary\n- one\n")),
+        # create an unrouted file: PM202 on it
+        ("notes/new.md", lambda: (root / "notes/new.md").write_text(active_file("New"))),
+        # route it in the index: PM202 clears
+        ("_index.md", lambda: (root / "_index.md").write_text(
+            index_text(["projects/alpha.md", "notes/beta.md", "notes/new.md", "notes/ghost.md"]))),
+        # the dangling route's target appears: PM201 clears
+        ("notes/ghost.md", lambda: (root / "notes/ghost.md").write_text(active_file("Ghost"))),
+        # a link to a file, then the file vanishes: PM402 appears in the linking file
+        ("notes/new.md", lambda: (root / "notes/new.md").write_text(
+            active_file("New", body="See [ghost](ghost.md).\n"))),
+        ("notes/ghost.md", lambda: (root / "notes/ghost.md").unlink()),
+        # an archived file without a record: PM301; then the record arrives
+        ("_archive/notes/old.md", lambda: ((root / "_archive/notes").mkdir(parents=True, exist_ok=True),
+                                           (root / "_archive/notes/old.md").write_text(active_file("Old")))),
+        ("_archive/_index.md", lambda: (root / "_archive/_index.md").write_text(
+            "# Archive index\n\n## notes/old.md\n- status: archived\n- original: notes/old.md\n"
+            "- location: _archive/notes/old.md\n- index-line: - [Old](notes/old.md) — old\n"
+            "- archived: 2026-11-01\n- reason: done\n")),
+        # a whole folder appears and vanishes
+        ("extra", lambda: ((root / "extra").mkdir(), (root / "extra/a.md").write_text(active_file("A")))),
+        ("extra", lambda: ((root / "extra/a.md").unlink(), (root / "extra").rmdir())),
+    ]
+    for rel, act in steps:
+        act()
+        apply(analysis, root, rel)
+        assert analysis.by_path() == fresh(root), f"after changing {rel}"
+
+
+def test_reported_changes_are_exactly_the_paths_whose_findings_changed(tmp_path: Path):
+    root = make_root(tmp_path)
+    analysis = Analysis(scan(root), TODAY)
+    before = analysis.by_path()
+    (root / "notes/beta.md").write_text("# Beta\n\n## Summary\n- one\n")
+    changed = apply(analysis, root, "notes/beta.md")
+    after = analysis.by_path()
+    assert changed == {p for p in set(before) | set(after) if before.get(p) != after.get(p)} == {"notes/beta.md"}
+    # A touch (same content) changes nothing.
+    (root / "notes/beta.md").write_text("# Beta\n\n## Summary\n- one\n")
+    assert apply(analysis, root, "notes/beta.md") == set()
+
+
+def test_work_for_one_change_does_not_grow_with_the_root(tmp_path: Path):
+    def work_for_one_edit(n: int) -> dict:
+        files = {f"notes/n{i}.md": active_file(f"Note {i}", body=f"See [next](n{i + 1}.md).\n") for i in range(n)}
+        root = make_root(tmp_path / str(n), files)
+        analysis = Analysis(scan(root), TODAY)
+        analysis.work.clear()
+        target = f"notes/n{n // 2}.md"
+        (root / target).write_text(active_file("Edited", body="Changed.\n"))
+        apply(analysis, root, target)
+        return dict(analysis.work)
+
+    small, large = work_for_one_edit(20), work_for_one_edit(400)
+    assert small == large  # the same constant amount of work, whatever the root's size
+    assert large.get("parsed", 0) == 1 and large.get("files", 0) <= 3
+
+
+def test_random_edit_sequences_match_a_fresh_analysis(tmp_path: Path):
+    root = make_root(tmp_path)
+    analysis = Analysis(scan(root), TODAY)
+    rng = random.Random(7)
+    names = [f"notes/r{i}.md" for i in range(6)]
+    for step in range(60):
+        rel = rng.choice(names + ["_index.md"])
+        path = root / rel
+        action = rng.random()
+        if rel == "_index.md":
+            routed = [n for n in names if rng.random() < 0.5] + ["projects/alpha.md", "notes/beta.md"]
+            path.write_text(index_text(routed))
+        elif action < 0.3 and path.exists():
+            path.unlink()
+        else:
+            other = rng.choice(names)
+            body = f"See [x]({Path(other).name}).\n" if rng.random() < 0.5 else "Plain.\n"
+            bullets = rng.choice([1, 3])
+            path.write_text(active_file(rel, summary="## Summary\n" + "- fact\n" * bullets, body=body))
+        apply(analysis, root, rel)
+        assert analysis.by_path() == fresh(root), f"step {step}: {rel}"

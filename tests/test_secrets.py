@@ -1,0 +1,359 @@
+"""PM401's detector (`pmem_lsp.engine.secrets`): the labelled evaluation set, each kind's
+positives and negatives, the allow marker and regexes, exact value ranges, and that no match
+can repeat a secret.
+
+Every token-shaped value here is fake and built at run time from pieces (the generator in
+benchmarks/secrets_eval.py), so no token-shaped literal sits in the repository.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import string
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import secrets_eval as ev  # noqa: E402
+
+from pmem_lsp.engine.secrets import ALLOW_MARKER, SecretMatch, find_secrets, mask, redact_line  # noqa: E402
+
+R = random.Random(401)
+B62 = string.ascii_letters + string.digits
+
+
+def value_of(lines: list[str], m: SecretMatch) -> str:
+    if m.line == m.end_line:
+        return lines[m.line][m.start:m.end]
+    return "\n".join([lines[m.line][m.start:], *lines[m.line + 1:m.end_line], lines[m.end_line][:m.end]])
+
+
+def only(lines: list[str]) -> SecretMatch:
+    found = find_secrets(lines)
+    assert len(found) == 1, [(m.kind, m.line, m.start) for m in found]
+    return found[0]
+
+
+def token(kind: str, seed: int = 0) -> str:
+    return ev.TOKENS[kind](random.Random(seed))
+
+
+# -- the evaluation set -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def eval_notes():
+    return ev.generate(seed=401, per_kind=20, neg_per_kind=30)
+
+
+def test_eval_recall_and_precision(eval_notes):
+    s = ev.score(eval_notes, ev.ours)
+    assert s.recall >= 0.95, s.misses[:10]
+    assert s.precision >= 0.95, [fp[:3] for fp in s.false_positives[:10]]
+
+
+def test_eval_other_seed(eval_notes):
+    s = ev.score(ev.generate(seed=7, per_kind=10, neg_per_kind=15), ev.ours)
+    assert s.recall >= 0.95 and s.precision >= 0.95
+
+
+def test_eval_ranges_are_exact_and_kinds_named(eval_notes):
+    for note in eval_notes:
+        found = {(m.line, m.start, m.end_line, m.end): m for m in find_secrets(note.lines)}
+        for p in note.planted:
+            if not p.positive:
+                continue
+            m = found.get((p.line, p.start, p.end_line, p.end))
+            assert m is not None, (note.name, p.kind, p.line)
+            assert value_of(note.lines, m) == p.value
+            assert m.kind == p.kind or (p.kind, m.kind) in {("AWS secret access key", "access key")}
+
+
+def test_no_piece_of_a_planted_value_leaks(eval_notes):
+    for note in eval_notes:
+        found = find_secrets(note.lines)
+        shown = repr(found) + "".join(m.kind + m.hint for m in found)
+        for p in note.planted:
+            if p.positive:
+                v = p.value
+                for i in range(0, max(1, len(v) - 11)):
+                    assert v[i:i + 12] not in shown, (note.name, p.kind)
+        for m in found:
+            assert len(m.hint.split("…")[0]) <= 4
+
+
+# -- each kind: positives ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", sorted(ev.TOKENS))
+@pytest.mark.parametrize("ctx", ["- key: `{v}`", "export X={v}", '"k": "{v}",', "| svc | {v} | ok |", "令牌：{v}，勿外传。", "{v}"])
+def test_each_token_kind_is_found_exactly(kind, ctx):
+    if kind == "AWS secret access key":
+        ctx = "aws_secret_access_key = {v}"
+    v = token(kind, hash((kind, ctx)) % 1000)
+    line = ctx.replace("{v}", v)
+    m = only([line])
+    assert m.kind == kind
+    assert line[m.start:m.end] == v
+
+
+@pytest.mark.parametrize("label", ["RSA", "EC", "OPENSSH", "", "ENCRYPTED", "DSA"])
+def test_pem_block_range_is_the_key_material(label):
+    lines, first, last = ev.pem_block(random.Random(len(label)), label)
+    lines = ["# keys", "", "```", *lines, "```", "after"]
+    m = only(lines)
+    assert m.kind == "PEM private key"
+    assert (m.line, m.start, m.end_line, m.end) == (first + 3, 0, last + 3, len(lines[last + 3]))
+    redacted = [redact_line(x, [m], index=i) for i, x in enumerate(lines)]
+    joined = "\n".join(redacted)
+    assert "[REDACTED]" in joined and "BEGIN" in joined and "END" in joined
+    assert "\n".join(x for x in redacted) .count("\n") == len(lines) - 1
+    assert find_secrets("\n".join(r for i, r in enumerate(redacted) if not (m.line < i <= m.end_line)).split("\n")) == []
+
+
+def test_pgp_block_skips_armour_headers():
+    lines, first, last = ev.pgp_block(random.Random(1))
+    m = only(lines)
+    assert m.kind == "PGP private key" and (m.line, m.end_line) == (first, last)
+    assert lines[m.line].startswith(value_of(lines, m)[:10])
+
+
+def test_pem_block_quoted_and_indented():
+    lines, first, last = ev.pem_block(random.Random(3), "RSA")
+    quoted = ["> " + x for x in lines]
+    m = only(quoted)
+    assert (m.line, m.start) == (first, 2)
+
+
+def test_service_account_json_private_key():
+    line, a, b, chunks = ev.sa_json_line(random.Random(5))
+    m = only(["{", line, "}"])
+    assert m.kind == "Google service-account private key"
+    assert (m.line, m.start, m.end) == (1, a, b)
+    assert line[m.start:m.end] == chunks
+
+
+def test_azure_connection_string_value_only():
+    key = token("Azure storage account key")
+    line = f"conn: DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={key};EndpointSuffix=core.windows.net"
+    m = only([line])
+    assert line[m.start:m.end] == key and m.kind == "Azure storage account key"
+
+
+@pytest.mark.parametrize("url,pw,kind", [
+    ("postgres://app:{pw}@db.internal:5432/app", "Zq8Lr2Vn6Tb1", "database URL password"),
+    ("mysql://root:{pw}@10.0.0.3/shop", "Zq8Lr2Vn6Tb1", "database URL password"),
+    ("mongodb+srv://svc:{pw}@cluster0.ab1cd.mongodb.net/app", "Zq8Lr2Vn6Tb1", "database URL password"),
+    ("redis://:{pw}@cache:6379/0", "Zq8Lr2Vn6Tb1", "database URL password"),
+    ("https://deploy:{pw}@git.internal.test/x.git", "Zq8Lr2Vn6Tb1", "URL password"),
+    ("ftp://lin:{pw}@files.internal.test/", "s3cr3t-Pw9", "URL password"),
+])
+def test_credentialed_urls_flag_the_password_only(url, pw, kind):
+    line = "- " + url.replace("{pw}", pw)
+    m = only([line])
+    assert line[m.start:m.end] == pw and m.kind == kind
+
+
+@pytest.mark.parametrize("line,value,kind", [
+    ("password: hunter2xyz", "hunter2xyz", "password"),
+    ("passwd = 'Xk9#mPq2vL'", "Xk9#mPq2vL", "password"),
+    ("pwd: Xk9#mPq2vL", "Xk9#mPq2vL", "password"),
+    ("- Password: Xk9#mPq2vL", "Xk9#mPq2vL", "password"),
+    ("**Password:** `Xk9#mPq2vL`", "Xk9#mPq2vL", "password"),
+    ("DB_PASSWORD=Xk9#mPq2vL", "Xk9#mPq2vL", "password"),
+    ('{"password": "Xk9#mPq2vL"}', "Xk9#mPq2vL", "password"),
+    ("| Password | Xk9#mPq2vL |", "Xk9#mPq2vL", "password"),
+    ("密码：Xk9#mPq2vL。", "Xk9#mPq2vL", "password"),
+    ("口令: Xk9mPq2vLa", "Xk9mPq2vLa", "password"),
+    ("数据库密码是 Xk9#mPq2vL", "Xk9#mPq2vL", "password"),
+    ("The wifi password is Xk9#mPq2vL", "Xk9#mPq2vL", "password"),
+    ("mysql -u root --password Xk9#mPq2vL shop", "Xk9#mPq2vL", "password"),
+    ("Server=db;User Id=sa;Password=Xk9#mPq2vL;Database=x", "Xk9#mPq2vL", "password"),
+    ("api_key = \"Zq8Lr2Vn6Tb1Xc4Mw7Ks9aB3\"", "Zq8Lr2Vn6Tb1Xc4Mw7Ks9aB3", "API key"),
+    ("apikey: Zq8Lr2Vn6Tb1Xc4Mw7Ks9aB3", "Zq8Lr2Vn6Tb1Xc4Mw7Ks9aB3", "API key"),
+    ("https://api.x.test/v1?api_key=Zq8Lr2Vn6Tb1Xc4Mw7Ks9&format=json", "Zq8Lr2Vn6Tb1Xc4Mw7Ks9", "API key"),
+    ("token: Zq8Lr2Vn6Tb1Xc4Mw7Ks9aB3", "Zq8Lr2Vn6Tb1Xc4Mw7Ks9aB3", "token"),
+    ("令牌：Zq8Lr2Vn6Tb1Xc4Mw7Ks9", "Zq8Lr2Vn6Tb1Xc4Mw7Ks9", "token"),
+    ("Authorization: Bearer Zq8Lr2Vn6Tb1Xc4Mw7Ks9aB3", "Zq8Lr2Vn6Tb1Xc4Mw7Ks9aB3", "token"),
+    ("secret: Zq8Lr2Vn6Tb1Xc4Mw7Ks9aB3", "Zq8Lr2Vn6Tb1Xc4Mw7Ks9aB3", "secret"),
+    ("client_secret: Zq8Lr2Vn6Tb1Xc4Mw7Ks9-aB3", "Zq8Lr2Vn6Tb1Xc4Mw7Ks9-aB3", "client secret"),
+    ("access_key: Zq8Lr2Vn6Tb1Xc4Mw7Ks9", "Zq8Lr2Vn6Tb1Xc4Mw7Ks9", "access key"),
+    ("密钥：8f3a9c1e4b7d8a0c5e6f1b2a", "8f3a9c1e4b7d8a0c5e6f1b2a", "secret key"),
+    ("  - api_key: Zq8Lr2Vn6Tb1Xc4Mw7Ks9aB3  # staging", "Zq8Lr2Vn6Tb1Xc4Mw7Ks9aB3", "API key"),
+])
+def test_generic_assignments(line, value, kind):
+    m = only([line])
+    assert (line[m.start:m.end], m.kind) == (value, kind)
+
+
+def test_table_column_under_a_password_header():
+    lines = ["| Host | User | Password |", "|---|---|---|", "| db1 | app | Xk9#mPq2vL |", "| db2 | ro | `Q7w!eR4tY9` |"]
+    found = find_secrets(lines)
+    assert [value_of(lines, m) for m in found] == ["Xk9#mPq2vL", "Q7w!eR4tY9"]
+
+
+def test_aws_secret_beside_its_key_id():
+    kid, sec = token("AWS access key id", 1), token("AWS secret access key", 2)
+    line = f"| deploy-bot | {kid} | {sec} |"
+    found = find_secrets([line])
+    assert [(line[m.start:m.end], m.kind) for m in found] == [(kid, "AWS access key id"), (sec, "AWS secret access key")]
+
+
+# -- negatives ----------------------------------------------------------------------------------
+
+NEGATIVE_LINES = [
+    "token: refresh tokens expire after 30 days", "password: see 1Password", "密码：保存在 1Password 里",
+    "api_key: <your-key>", "api_key: YOUR_API_KEY", "password: ***", "password: ****", "password: changeme",
+    "password: password", "token: example", "token: dummy", "password: ${DB_PASSWORD}", "password: $DB_PASSWORD",
+    "password: {{ db_password }}", 'api_key = os.environ["OPENAI_API_KEY"]', "apiKey: process.env.OPENAI_API_KEY",
+    'token = os.getenv("GITHUB_TOKEN")', "password = %(password)s", "token: ${{ secrets.GITHUB_TOKEN }}",
+    "password: P@ssw0rd", "The password is in the keychain.", "max_tokens: 4096", "token_type: Bearer",
+    "secret_name: prod-db-credentials", "secret: kubernetes-secret-v2", "password: correct horse battery staple",
+    "password_file: /run/secrets/db", "secret: /etc/app/secret.key", "token: ~/.config/gh/hosts.yml",
+    "api_key: required for the /v2 endpoints", "Authorization: Bearer <token>", "| password | in 1Password |",
+    "pwd: /home/lin/projects", "key: value", "passkey: true", "version: 2.14.0-rc.1", "token_version: v2.3.1",
+    "Fixed in commit 3f2a9c1e4b7d8a0c5e6f1b2a3c4d5e6f7a8b9c0d.", "`3f2a9c1`", "'3f2a9c1e4b'", "commit 3f2a9c1e",
+    "request id 123e4567-e89b-12d3-a456-426614174000", "- id: 123e4567-e89b-12d3-a456-426614174000",
+    "image: api@sha256:" + "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "https://docs.python.org/3/library/secrets.html", "https://lin@git.internal.test/infra.git",
+    "git@github.com:org/repo.git", "postgres://app:${DB_PASSWORD}@db:5432/app", "postgres://postgres:postgres@localhost/app",
+    "https://user:<token>@github.com/org/repo", "redis://:changeme@cache:6379", "http://localhost:8080/api/v1",
+    "scikit-learn (sk-learn) is pinned", "Key: the Summary section comes first", "Meeting at 10:30, ratio 16:9.",
+    "password_hash: $2b$12$" + "a" * 3 + "Q7w1eR4tY9uI0oP3aS5dF7gH9jK1lZ3xC5vB7nM9qW1eR3tY5uI7",
+    "- Passwords: 3 rotated, 2 pending", "口令：见 1Password 的 “生产数据库” 条目", "令牌：每 30 天轮换一次",
+]
+
+
+@pytest.mark.parametrize("line", NEGATIVE_LINES)
+def test_negatives_do_not_trigger(line):
+    assert find_secrets([line]) == []
+
+
+@pytest.mark.parametrize("make", [ev.n_placeholder, ev.n_git_sha, ev.n_uuid, ev.n_named_hash, ev.n_path, ev.n_url,
+                                  ev.n_data_uri, ev.n_version, ev.n_semantic, ev.n_example, ev.n_public_material, ev.n_ids])
+def test_generated_negatives_do_not_trigger(make):
+    r = random.Random(make.__name__)
+    for _ in range(60):
+        note = ev.Note("n.md")
+        ctx, value = make(r)
+        note.add(ctx, value, "neg", False)
+        assert find_secrets(note.lines) == [], note.lines
+
+
+def test_documented_aws_example_keys():
+    kid = "AKIA" + "IOSFODNN7" + "EXAMPLE"
+    sec = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCY" + "EXAMPLEKEY"
+    assert find_secrets([f"aws_access_key_id = {kid}", f"aws_secret_access_key = {sec}", f"| {kid} | {sec} |"]) == []
+
+
+def test_example_words_make_an_example():
+    for word in ("EXAMPLE", "example", "sample", "dummy", "FAKE"):
+        v = ev.P["ghp"] + word + "".join(R.choice(B62) for _ in range(36 - len(word)))
+        assert find_secrets([f"token: {v}"]) == [], word
+
+
+# -- allow marker and allow regexes --------------------------------------------------------------
+
+def test_allow_marker_skips_the_line():
+    v = token("GitHub token")
+    assert find_secrets([f"- token: {v} {ALLOW_MARKER}"]) == []
+    assert len(find_secrets([f"- token: {v}", ALLOW_MARKER])) == 1
+
+
+def test_allow_marker_on_pem_begin_line():
+    lines, _, _ = ev.pem_block(random.Random(9), "RSA")
+    lines[0] += " " + ALLOW_MARKER
+    assert find_secrets(lines) == []
+
+
+def test_allow_regexes():
+    gh, npm = token("GitHub token"), token("npm token")
+    lines = [f"a: {gh}", f"b: {npm}"]
+    assert [m.kind for m in find_secrets(lines, [re.compile(r"^gh")])] == ["npm token"]
+    assert find_secrets(lines, [re.compile("^gh"), re.compile("^np")]) == []
+    # allowing the specific match does not let a less specific rule report the same value
+    assert find_secrets([f"token: {gh}"], [re.compile("^gh")]) == []
+
+
+# -- masking and redaction ------------------------------------------------------------------------
+
+def test_mask():
+    assert mask("AKIA" + "Q" * 16) == "AKIA… (20 characters)"
+    assert mask("hunter2xyz") == "hu… (10 characters)"
+    assert mask("abc") == "… (3 characters)"
+    assert mask("") == "… (0 characters)"
+
+
+@given(st.text(min_size=0, max_size=200))
+def test_mask_never_shows_more_than_four_characters(value):
+    shown = mask(value).rsplit("… (", 1)[0]
+    assert len(shown) <= 4 and len(shown) <= len(value) // 4 + 0
+    assert value.startswith(shown)
+
+
+def test_redact_line_single_and_several():
+    a, b = token("GitHub token", 1), token("npm token", 2)
+    line = f"x {a} y {b} z"
+    assert redact_line(line, find_secrets([line])) == "x [REDACTED] y [REDACTED] z"
+    assert find_secrets([redact_line(line, find_secrets([line]))]) == []
+
+
+def test_secret_match_is_frozen_and_slotted():
+    m = SecretMatch(0, 0, 0, 1, "password", "… (1 characters)")
+    with pytest.raises(AttributeError):
+        m.kind = "x"  # type: ignore[misc]
+    assert not hasattr(m, "__dict__")
+
+
+# -- robustness and speed -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lines", [
+    [], [""], ["\x00" * 100], ["a" * 200_000], ["eyJ" * 30_000], ["sk-" * 30_000], ["password: " + "x" * 100_000],
+    ["İ" * 1000 + " password: Xk9#mPq2vL"], ["\udc80\udcff token: Zq8Lr2Vn6Tb1Xc4Mw7Ks9aB3"], ["|" * 5000, "|---|"] * 3,
+    ["-----BEGIN RSA " + "PRIVATE KEY-----"] + ["A" * 64] * 5000, ["://" + "@" * 10_000 + ":" * 10_000],
+])
+def test_odd_input_is_quick_and_does_not_crash(lines):
+    t0 = time.perf_counter()
+    find_secrets(lines)
+    assert time.perf_counter() - t0 < 2.0
+
+
+def test_unicode_lowering_that_changes_length_keeps_positions():
+    line = "İİİ password: Xk9#mPq2vL"
+    m = only([line])
+    assert line[m.start:m.end] == "Xk9#mPq2vL"
+
+
+# -- properties --------------------------------------------------------------------------------------
+
+WORDS = (
+    "the a we our team billing service moved cluster latency token tokens password passwords key keys secret "
+    "API api_key is are was see vault 1Password rotate expire after days commit SHA version v2 config file path "
+    "URL https://docs.internal.test/page README.md note: summary: Key: Token: Password: = : - * ** | 密码 令牌 "
+    "密钥 口令 保存在 里 每 天 轮换 一次 2025-03-14 10:30 p95 180ms sk-learn eyJ AKIA ghp xoxb"
+).split()
+
+
+@settings(max_examples=300, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(st.sampled_from(WORDS), min_size=0, max_size=20).map(" ".join), min_size=1, max_size=30))
+def test_random_prose_never_triggers(lines):
+    assert find_secrets(lines) == []
+
+
+FORMATS = sorted(ev.TOKENS)
+
+
+@settings(max_examples=400, derandomize=True)
+@given(st.sampled_from(FORMATS), st.integers(0, 2**32), st.sampled_from(["{v}", "- `{v}`", "x={v}", "“{v}”", "令牌{v}。"]))
+def test_random_tokens_of_each_format_always_trigger(kind, seed, ctx):
+    if kind == "AWS secret access key":  # no shape of its own: only where it is named
+        ctx = "AWS_SECRET_ACCESS_KEY=" + "{v}"
+    v = ev.TOKENS[kind](random.Random(seed))
+    line = ctx.replace("{v}", v)
+    m = only([line])
+    assert (line[m.start:m.end], m.kind) == (v, kind)
