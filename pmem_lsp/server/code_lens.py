@@ -1,0 +1,47 @@
+"""Code lenses on each active file's first line — routed or not, references, last change —
+listed for free and resolved lazily (`codeLens/resolve`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+
+from ..engine.navigation import lens_kinds, lens_title
+from .nav_common import locate
+
+if TYPE_CHECKING:
+    from .app import PmemServer
+
+_LINE_0 = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+
+
+def lenses(ls: PmemServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
+    found = locate(ls, params.text_document.uri)
+    if found is None:
+        return []
+    _root, snap, rel = found
+    uri = params.text_document.uri
+    return [lsp.CodeLens(range=_LINE_0, data={"uri": uri, "kind": kind}) for kind in lens_kinds(snap, rel)]
+
+
+def resolve(ls: PmemServer, lens: lsp.CodeLens) -> lsp.CodeLens:
+    data: Any = lens.data
+    title = None
+    if isinstance(data, dict) and isinstance(data.get("uri"), str):
+        found = locate(ls, data["uri"])
+        if found is not None:
+            _root, snap, rel = found
+            title = lens_title(snap, rel, str(data.get("kind")))
+    lens.command = lsp.Command(title=title or "", command="")
+    return lens
+
+
+def register(server: PmemServer) -> None:
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS, lsp.CodeLensOptions(resolve_provider=True))
+    def on_code_lens(ls: PmemServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
+        return lenses(ls, params)
+
+    @server.feature(lsp.CODE_LENS_RESOLVE)
+    def on_code_lens_resolve(ls: PmemServer, lens: lsp.CodeLens) -> lsp.CodeLens:
+        return resolve(ls, lens)
