@@ -8,7 +8,7 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 DEMO := examples/demo-memory
 
-.PHONY: demo test install install-test schemas docs clean
+.PHONY: demo test bench install install-test schemas docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ demo: $(STAMP_RUN)
 
 test: $(STAMP_TEST)
 	$(BIN)/python -m pytest -q
+
+# Generated 1k and 10k roots; prints a table and writes benchmarks/results.json.
+bench: $(STAMP_TEST)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python benchmarks/run.py
 
 schemas: $(STAMP_RUN)
 	$(BIN)/pmem schema settings > schemas/settings.schema.json

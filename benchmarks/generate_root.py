@@ -12,6 +12,7 @@ randomly built secrets, so the benchmark exercises every rule family.
 from __future__ import annotations
 
 import argparse
+import posixpath
 import random
 import shutil
 import string
@@ -51,9 +52,8 @@ def note(rng: random.Random, i: int, rel: str, others: list[str]) -> str:
             target = rng.choice(others)
             if i % 53 == 0:
                 target = target.replace(".md", "-missing.md")  # a broken link now and then
-            t_folder, t_name = target.rsplit("/", 1)
-            href = t_name if t_folder == folder else f"../{target}"
-            lines += [f"See [{t_name[:-3]}]({href}) for {rng.choice(WORDS)}.", ""]
+            href = posixpath.relpath(target, folder)
+            lines += [f"See [{posixpath.basename(target)[:-3]}]({href}) for {rng.choice(WORDS)}.", ""]
         elif kind < 0.95:
             lines += ["```", f"{rng.choice(WORDS)} --{rng.choice(WORDS)} {rng.randint(1, 99)}", "## Summary", "```", ""]
         else:

@@ -215,7 +215,8 @@ def main() -> None:
     results: dict = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
                      f"Python {platform.python_version()}", "check": {}, "server": {}}
     pmem = [sys.executable, "-m", "pmem_lsp.cli.main"]
-    mdsmith = shutil.which("mdsmith")
+    # mdsmith (PyPI, the `bench` extra) installs beside this interpreter; else take PATH's.
+    mdsmith = shutil.which("mdsmith", path=str(Path(sys.executable).parent)) or shutil.which("mdsmith")
     roots = {}
     for size in (int(s) for s in args.sizes.split(",")):
         root = generate(args.work / f"root-{size}", size)

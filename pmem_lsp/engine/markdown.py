@@ -559,6 +559,24 @@ class _Scanner:
                 self.finalize(tip, self.line_no - 1)
                 return BLANK
             return None
+        if tip is doc:
+            # Nothing is open: a plain line starts a top-level paragraph; `- text` at the
+            # margin starts a top-level list.
+            if _RE_PLAIN_LINE.match(ln):
+                node = self.add_child("paragraph", self.line_no)
+                node.parts = [ln.lstrip(" ")]
+                return PARAGRAPH
+            if (_RE_SIMPLE_BULLET.match(ln) and not _RE_MAYBE_SPECIAL.match(ln, 2)
+                    and not (ln[0] != "+" and _RE_THEMATIC.match(ln))):
+                self.ln = ln
+                self.offset = self.column = 2
+                lst = self.add_child("list", self.line_no)
+                lst.list_type, lst.bullet, lst.delimiter = "bullet", ln[0], ""
+                self.new_item(lst, "bullet", 0, 2, ln[0], 2, ln)
+                node = self.add_child("paragraph", self.line_no)
+                node.parts = [ln[2:]]
+                return PARAGRAPH
+            return None
         if tip.kind == "paragraph" and tip.parent is doc:
             # Continuation of a top-level paragraph: nothing can start (no special first
             # character, indent under 4) and a paragraph takes the line.

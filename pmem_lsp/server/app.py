@@ -15,6 +15,7 @@ from .. import __version__
 from ..engine.findings import Finding
 from ..engine.host import MemoryHost
 from . import code_actions, configuration, documents, lifecycle_commands, watcher
+from .diagnostics import publish_early
 from .roots import configure_roots, editor_settings, fetch_configuration, scan_all, workspace_folders
 
 log = logging.getLogger("pmem_lsp")
@@ -89,6 +90,9 @@ def create_server() -> PmemServer:
         await fetch_configuration(ls)
         configure_roots(ls, ls.folders)
         ls.roots_ready.set()
+        # Documents opened while the roots were unknown get their own findings at once.
+        for path in list(ls.host.buffers):
+            publish_early(ls, path)
         ls.background(scan_all(ls))
 
     @server.feature(lsp.SHUTDOWN)

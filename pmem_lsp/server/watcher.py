@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .app import PmemServer
 
 log = logging.getLogger(__name__)
-DEBOUNCE_MS = 50
+DEBOUNCE_MS = 20  # watchfiles groups a burst of events arriving within this window
 
 
 def _visible(root: Path, path: str) -> bool:
@@ -38,7 +38,7 @@ async def _watch(server: PmemServer, root: MemoryRoot, stop: asyncio.Event) -> N
     base = root.path
     try:
         async for changes in awatch(base, watch_filter=lambda _change, path: _visible(base, path),
-                                    debounce=DEBOUNCE_MS, step=20, stop_event=stop,
+                                    debounce=DEBOUNCE_MS, step=10, stop_event=stop,
                                     ignore_permission_denied=True):
             for _change, path in changes:
                 server.host.disk_changed(Path(path))
