@@ -149,3 +149,13 @@ async def test_workspace_folders_added_and_removed(client: LanguageClient, root:
         event=lsp.WorkspaceFoldersChangeEvent(added=[], removed=[lsp.WorkspaceFolder(uri=uri(root), name="memory")])))
     await wait_for(client, lambda: codes(client, root / "_index.md") == [])
     assert codes(client, note) == ["PM102", "PM202"]
+
+
+async def test_opening_a_file_resends_its_diagnostics(client: LanguageClient, root: Path):
+    # eglot drops diagnostics of files that were not open when they arrived.
+    await start(client, root)
+    two = root / "projects/two.md"
+    await wait_for(client, lambda: codes(client, two) == ["PM102", "PM202"])
+    del client.diagnostics[uri(two)]
+    open_doc(client, two)
+    await wait_for(client, lambda: codes(client, two) == ["PM102", "PM202"])

@@ -28,6 +28,7 @@ class PmemServer(LanguageServer):
         self.host = MemoryHost()
         self.folders: list[Path] = []
         self.editor_settings: dict[str, Any] = {}
+        self.init_settings: dict[str, Any] = {}  # from initializationOptions, the base layer
         # Last published findings, per root path and root-relative path.
         self.published: dict[Path, dict[str, tuple[Finding, ...]]] = {}
         self._tasks: set[asyncio.Task] = set()
@@ -82,7 +83,7 @@ def create_server() -> PmemServer:
 
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: PmemServer, params: lsp.InitializeParams) -> None:
-        ls.editor_settings = editor_settings(params.initialization_options)
+        ls.init_settings = ls.editor_settings = editor_settings(params.initialization_options)
         ls.folders = workspace_folders(params)
 
     @server.feature(lsp.INITIALIZED)

@@ -18,7 +18,7 @@ def register(server: PmemServer) -> None:
     async def did_change_configuration(ls: PmemServer, params: lsp.DidChangeConfigurationParams) -> None:
         pushed = editor_settings(params.settings)
         if pushed:
-            ls.editor_settings = pushed
+            ls.editor_settings = {**ls.init_settings, **pushed}
         await fetch_configuration(ls)
         configure_roots(ls, ls.folders)
         ls.background(scan_all(ls))

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from .convert import uri_to_path
-from .diagnostics import publish_early, refresh_root
+from .diagnostics import publish_early, publish_findings, refresh_root
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -27,6 +27,11 @@ def _buffer_changed(server: PmemServer, uri: str, debounce: bool) -> None:
         server.schedule_analysis(root)
     else:
         refresh_root(server, root)
+        # On open, send the file's findings even if they did not change: some clients
+        # (eglot) drop diagnostics of files that were not open when they arrived.
+        rel = root.rel(path)
+        if rel and root.analysis is not None:
+            publish_findings(server, root, {rel: root.analysis.final.get(rel, [])}, only={rel}, force=True)
 
 
 def register(server: PmemServer) -> None:

@@ -105,7 +105,8 @@ async def fetch_configuration(server: PmemServer) -> None:
         log.warning("workspace/configuration failed: %s", exc)
         return
     if result and isinstance(result[0], dict):
-        merged = dict(server.editor_settings)
+        # Rebuilt from the base layer each time, so a setting the user removed stops applying.
+        merged = dict(server.init_settings)
         merged.update(editor_settings(result[0]))
         server.editor_settings = merged
 
