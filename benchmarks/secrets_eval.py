@@ -852,7 +852,8 @@ def main(argv: list[str] | None = None) -> int:
                 ds = score(notes, detect_secrets_runner(Path(tmp)))
             ds.reported = Counter({"(any)": sum(ds.reported.values())})
             ds.correct = Counter({"(any)": sum(ds.correct.values())})
-            report("detect-secrets " + getattr(detect_secrets, "__version__", ""), ds, per_kind=False)
+            from importlib.metadata import version
+            report("detect-secrets " + version("detect-secrets"), ds, per_kind=False)
             print(f"{'kind':38} {'ours':>6} {'detect-secrets':>15}")
             for k in POSITIVE_KINDS:
                 print(f"{k:38} {s.found[k] / max(1, s.planted[k]):>6.3f} {ds.found[k] / max(1, ds.planted[k]):>15.3f}")

@@ -44,7 +44,9 @@ def mask(value: str) -> str:
     """A hint that cannot give the value away: at most its first four characters (fewer for a
     short value: never more than a quarter of it) and its length."""
     n = len(value)
-    shown = "".join(c for c in value[: min(4, n // 4)] if c.isprintable())
+    shown = value[: min(4, n // 4)]
+    if not shown.isprintable():
+        shown = ""
     return f"{shown}… ({n} characters)"
 
 
@@ -81,6 +83,7 @@ _RUN_TABLE = bytes(
 )
 _RUN_NEEDLE = b"a" * _RUN
 
+
 def _gates() -> tuple[tuple[str, tuple[int, ...]], ...]:
     by_literal: dict[str, list[int]] = {}
     for i, rule in enumerate(TOKEN_RULES):
@@ -90,6 +93,8 @@ def _gates() -> tuple[tuple[str, tuple[int, ...]], ...]:
 
 
 _GATES = _gates()
+# Azure connection-string keys have no run guarantee ("+" and "/" break it): tried on key lines.
+_AZURE_RULES = tuple(i for i, rule in enumerate(TOKEN_RULES) if rule.keywords[0].endswith("Key="))
 _GENERIC_ASCII = tuple(k.encode() for k in _GENERIC_KEYWORDS if k.isascii())
 _GENERIC_CJK = tuple(k.encode() for k in _GENERIC_KEYWORDS if not k.isascii())
 
@@ -101,16 +106,14 @@ def _lines_with(hay: bytes, needle: bytes, n_lines: int, out: set[int], data: by
         data = hay
     pos = hay.find(needle)
     ln = last = 0
+    step = len(needle)
     while pos != -1:
         ln += data.count(b"\n", last, pos)
         last = pos
         if ln >= n_lines:
             break
         out.add(ln)
-        nxt = data.find(b"\n", pos)
-        if nxt == -1:
-            break
-        pos = hay.find(needle, nxt + 1)
+        pos = hay.find(needle, pos + step)
 
 
 def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = ()) -> list[SecretMatch]:
@@ -165,16 +168,18 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = ()) -> lis
                     found.append((_P_URL, ln, ln, a, ln, e, kind, line[a:e]))
 
     lowered = data.lower()  # ASCII letters only: byte offsets and lines are unchanged
-    candidates: set[int] = set()
-    for kw in _GENERIC_ASCII:
-        _lines_with(lowered, kw, n, candidates)
-    if not data.isascii():
-        for kw in _GENERIC_CJK:
-            _lines_with(data, kw, n, candidates)
+    candidates: dict[int, list[str]] = {}  # line -> the prefilter keywords on it
+    hits: set[int] = set()
+    for kw in _GENERIC_ASCII + (() if data.isascii() else _GENERIC_CJK):
+        hits.clear()
+        _lines_with(lowered, kw, n, hits, data)
+        word = kw.decode()
+        for ln in hits:
+            candidates.setdefault(ln, []).append(word)
     for ln in sorted(candidates):
         line = lines[ln]
         if ":" in line or "=" in line or "：" in line or " is " in line or " are " in line or "是" in line or "为" in line:
-            for a, e, kind in find_assignments(line):
+            for a, e, kind in find_assignments(line, candidates[ln]):
                 found.append((_P_GENERIC, ln, ln, a, ln, e, kind, line[a:e]))
         if "--" in line:
             for a, e, kind in find_flags(line):
@@ -197,18 +202,17 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = ()) -> lis
     return _resolve(found, allowed, allow)
 
 
-_AZURE_RULES = tuple(i for i, rule in enumerate(TOKEN_RULES) if rule.kind.startswith("Azure") and "Key=" in rule.keywords[0])
-
 
 def _resolve(found, allowed_lines: set[int], allow: Sequence[re.Pattern[str]]) -> list[SecretMatch]:
-    taken: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    taken: dict[int, list[tuple[tuple[int, int], tuple[int, int]]]] = {}  # by line
     out: list[SecretMatch] = []
     for _prio, anchor, ln, a, eln, e, kind, value in sorted(found, key=lambda f: (f[0], f[2], f[3])):
         lo, hi = (ln, a), (eln, e)
-        if any(lo < t_hi and t_lo < hi for t_lo, t_hi in taken):
+        if any(lo < t_hi and t_lo < hi for i in range(ln, eln + 1) for t_lo, t_hi in taken.get(i, ())):
             continue
         # Claimed even when allowed, so that a less specific rule cannot report it again.
-        taken.append((lo, hi))
+        for i in range(ln, eln + 1):
+            taken.setdefault(i, []).append((lo, hi))
         if anchor in allowed_lines or ln in allowed_lines:
             continue
         if allow and any(p.search(value) for p in allow):

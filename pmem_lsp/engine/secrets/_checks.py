@@ -12,23 +12,30 @@ import re
 from collections import Counter
 
 # Values that say they are not real: AWS's documented example keys end in EXAMPLE / EXAMPLEKEY,
-# docs use "sample", "dummy", "fake", "placeholder", "your…", "redacted".
-# Case variants are spelled out (not IGNORECASE) and short words need a boundary, so that a
-# random token body almost never contains one by chance.
-_EXAMPLE_WORDS = re.compile(
-    r"(?i:example|placeholder|redacted|changeme|change[_\-]me|replace[_\-]?me|insert[_\-]here)|"
-    r"[Ss]ample|SAMPLE|[Dd]ummy|DUMMY|"
-    r"YOUR|FAKE|(?<![A-Za-z])(?:[Yy]our|[Ff]ake|[Nn]one|NONE|[Nn]ull|NULL)(?![a-z])"
-)
+# docs use "sample", "dummy", "fake", "placeholder", "your…", "redacted". Words of five letters
+# or more are looked up case-insensitively (a random body spells one with odds below 1e-7);
+# the four-letter ones need a case-consistent spelling and a boundary.
+_EXAMPLE_LONG = ("example", "placeholder", "redacted", "changeme", "change_me", "change-me", "replaceme",
+                 "replace_me", "replace-me", "insert_here", "insert-here", "sample", "dummy")
+_EXAMPLE_SHORT = re.compile(r"YOUR|FAKE|(?<![A-Za-z])(?:[Yy]our|[Ff]ake|[Nn]one|NONE|[Nn]ull|NULL)(?![a-z])")
 # Template and code references: ${VAR}, $VAR, {{ var }}, <your-key>, %(x)s, %s, os.environ[…],
-# process.env.X, getenv(…), vault(…) …
-_TEMPLATE = re.compile(
-    r"\$\{|\$\(|^\$[A-Za-z_]\w*$|\{\{|\}\}|\{%|^<.*>$|^\[.*\]$|%\(\w+\)[sd]|^%[sd]$|"
-    r"^[A-Za-z_][\w.]*\s*[\(\[].*[\)\]]$|process\.env\.|os\.environ|getenv|secrets\.|\benv\(|^\$\d$"
+# process.env.X, getenv(…), vault(…) … `_TEMPLATE_AT` is matched at the start only;
+# `_TEMPLATE_IN` is searched once one of `_TEMPLATE_HINTS` is present.
+_TEMPLATE_AT = re.compile(
+    r"\$[A-Za-z_]\w*$|<.*>$|\[.*\]$|%[sd]$|\$\d$|[\{\[\(]|"
+    r"[A-Za-z_$][\w.$]*\s*[\(\[].*[\)\]]$|(?:[a-z_$]{3,}|[a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z][a-z]+(?:[A-Z][a-z0-9]+)*)[\(\[]|"
+    r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+[\(\[]"
 )
+_TEMPLATE_HINTS = ("${", "$(", "{{", "}}", "{%", "%(", "env", "secrets.")
+_TEMPLATE_IN = re.compile(r"\$\{|\$\(|\{\{|\}\}|\{%|%\(\w+\)[sd]|process\.env\.|os\.environ|getenv|secrets\.|\benv\(")
+# A value that names what it is ("webdavgeneratedpassword1", "mysecrettoken") or an
+# environment variable ("MYTOKEN2") is a placeholder; random bodies never spell these.
+_NAMES_ITSELF = ("password", "passwd", "secret", "apikey", "api_key", "token")
+_ENV_NAME = re.compile(r"[A-Z][A-Z_]*\d{0,3}")
 _RUN_OF_SAME = re.compile(r"(.)\1{5,}")  # xxxxxx, ******, 000000
-_MASKED = re.compile(r"\*\*\*|[•…]|\.\.\.")  # sk-abc***xyz, ••••, ghp_12…
-_SEQUENCES = ("abcdefgh", "bcdefghi", "12345678", "23456789", "01234567", "qwertyui")
+_MASKED = ("***", "•", "…", "...")  # sk-abc***xyz, ••••, ghp_12…
+_SEQUENCES = ("abcdefgh", "bcdefghi", "12345678", "23456789", "01234567", "4567890", "qwertyui", "a1b2c3",
+              "abc123", "123abc", "abcd1234", "1234abcd")
 
 # Placeholder words, compared after lowering and undoing common leetspeak and dropping
 # digits and symbols: "P@ssw0rd1!" → "password".
@@ -57,26 +64,41 @@ def entropy(value: str) -> float:
 
 
 def is_example(value: str) -> bool:
-    return _EXAMPLE_WORDS.search(value) is not None
+    low = value.lower()
+    return any(w in low for w in _EXAMPLE_LONG) or _EXAMPLE_SHORT.search(value) is not None
+
+
+def is_template(value: str) -> bool:
+    """A template, variable or code reference rather than a value."""
+    return _TEMPLATE_AT.match(value) is not None or (
+        any(h in value for h in _TEMPLATE_HINTS) and _TEMPLATE_IN.search(value) is not None
+    )
 
 
 def is_placeholder(value: str) -> bool:
     """Masked, templated, repeated, sequential, example or placeholder-word values."""
-    if not value or _TEMPLATE.search(value) or _MASKED.search(value) or _RUN_OF_SAME.search(value):
+    if not value or is_template(value) or any(m in value for m in _MASKED):
         return True
     if is_example(value):
         return True
     low = value.lower()
-    if any(seq in low for seq in _SEQUENCES):
+    if any(seq in low for seq in _SEQUENCES) or any(w in low for w in _NAMES_ITSELF):
         return True
-    letters = re.sub(r"[^a-z]", "", low.translate(_LEET))
-    if letters in _PLACEHOLDER_WORDS:
-        return True
-    # One character making up a large share of a long value: xxxx-xxxx-1234, 0000…
     n = len(value)
-    if n >= 10 and Counter(value).most_common(1)[0][1] / n > 0.4:
+    if n <= 24 and (_letters(low) in _PLACEHOLDER_WORDS or _letters(low.translate(_LEET)) in _PLACEHOLDER_WORDS):
+        return True
+    top = Counter(value).most_common(1)[0][1]
+    # One character making up a large share of a long value (xxxx-xxxx-1234, 0000…), or a run.
+    if (n >= 10 and top / n > 0.4) or (top >= 6 and _RUN_OF_SAME.search(value)):
         return True
     return False
+
+
+_NOT_LOWER = re.compile(r"[^a-z]+")
+
+
+def _letters(low: str) -> str:
+    return _NOT_LOWER.sub("", low)
 
 
 def token_body_ok(body: str) -> bool:
@@ -89,7 +111,8 @@ def token_body_ok(body: str) -> bool:
 
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# UUID-shaped (8-4-4-4-12, allowing a typo'd group): ids, client and idempotency tokens.
+_UUID = re.compile(r"[0-9a-zA-Z]{7,9}-[0-9a-zA-Z]{4}-[0-9a-zA-Z]{4}-[0-9a-zA-Z]{4}-[0-9a-zA-Z]{12}")
 _VERSION = re.compile(r"[vV]?\d+(?:[._]\d+)+[0-9A-Za-z]*(?:[-+._][0-9A-Za-z]+)*", re.ASCII)
 _DATEISH = re.compile(r"[\d\-/:.T+Z ]+")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
@@ -125,16 +148,21 @@ def looks_random(value: str) -> bool:
     n = len(value)
     if n < 8 or n > 512 or _ASCII_VALUE.fullmatch(value) is None:
         return False
-    if is_placeholder(value):
+    if is_placeholder(value) or _ENV_NAME.fullmatch(value):
         return False
-    if "://" in value or value.startswith(("data:", "mailto:", "file:")) or _NAMED_HASH.match(value):
+    if "://" in value or "`" in value or value.startswith(("data:", "mailto:", "file:", "arn:", "urn:")):
         return False
-    if _EMAIL.fullmatch(value) or _VERSION.fullmatch(value) or _DATEISH.fullmatch(value):
+    if _NAMED_HASH.match(value):
+        return False
+    if _EMAIL.fullmatch(value) or _VERSION.fullmatch(value) or _DATEISH.fullmatch(value) or _UUID.fullmatch(value):
         return False
     if (_PATH.fullmatch(value) and not _random_segment(value)) or _FILE_EXT.search(value):
         return False
     if _IDENT_LOWER.fullmatch(value) or _IDENT_UPPER.fullmatch(value) or _DOTTED.fullmatch(value):
         return False
+    core = value.strip("!\"#%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+    if core.isalpha() and (core.islower() or core.isupper() or core.istitle()):
+        return False  # a word with punctuation around it
     lower = any(c.islower() for c in value)
     upper = any(c.isupper() for c in value)
     digit = any(c.isdigit() for c in value)

@@ -12,14 +12,20 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
-from ._checks import _LEET, _PLACEHOLDER_WORDS, _TEMPLATE, is_example, looks_random
+from ._checks import _LEET, _PLACEHOLDER_WORDS, is_example, is_template, looks_random
 
-# Lowercase literals that start a secret-ish key word.
-KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "密码", "口令", "密钥", "秘钥", "令牌", "私钥")
-# The prefilter's (the text is lowered once): fewer, shorter literals that cover KEYWORDS.
-PREFILTER = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "密", "令", "秘钥", "私钥")
+# The prefilter's lowercase literals (the text is lowered once), each with the key words it
+# stands for: "密" covers 密码 and 密钥, "令" covers 口令 and 令牌.
+_PREFILTER_WORDS = {
+    "pass": ("pass",), "pwd": ("pwd",), "secret": ("secret",), "token": ("token",), "key": ("key",),
+    "auth": ("auth",), "cred": ("cred",), "密": ("密码", "密钥"), "令": ("口令", "令牌"), "秘钥": ("秘钥",),
+    "私钥": ("私钥",),
+}
+PREFILTER = tuple(_PREFILTER_WORDS)
+KEYWORDS = tuple(w for words in _PREFILTER_WORDS.values() for w in words)
 
 _SEGMENT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[\u3400-\u9fff]+")
 
@@ -32,12 +38,18 @@ _NOT_A_SECRET_LAST = frozenset(
     "passwords credentials generator strength rule rules valid validation config setting settings "
     "command cmd helper prefix suffix pattern regex placeholder example sample".split()
 )
+# Tokens that are not credentials: pagination, idempotency, change and sync tokens.
+_NOT_SECRET_TOKENS = frozenset(
+    "next page pagination continuation idempotency client change sync request cancel marker "
+    "resume cursor start starting end max min update forward backward copy upload retry".split()
+)
 _KEY_PREFIX_WORDS = frozenset(
     "secret access private auth encryption signing master app service account api client session "
     "storage signature hmac jwt crypt cookie webhook license".split()
 )
 
 
+@lru_cache(maxsize=4096)
 def classify_key(key: str) -> str | None:
     """The kind of secret a key names, or None when it names none."""
     key = key.strip()
@@ -75,6 +87,8 @@ def classify_key(key: str) -> str | None:
     if last.endswith(("secretkey", "accesskey", "privatekey", "apikey", "authkey")):
         return "secret key"
     if last.endswith("token") or last in ("authorization", "bearer"):
+        if any(seg in _NOT_SECRET_TOKENS for seg in segs[:-1]) or last[:-5] in _NOT_SECRET_TOKENS:
+            return None
         return "token"
     if last in ("credential", "creds", "cred"):
         return "credential"
@@ -113,12 +127,15 @@ def _key_before(line: str, sep_start: int) -> str | None:
             start -= 1
             continue
         break
+    if start > 0 and line[start - 1] in ":/":  # inside an ARN, a URN or a path
+        return None
     key = line[start:end].strip().lstrip("_.-0123456789")
     return key or None
 
 
 _QUOTES = "\"'`"
-_TRAILING = ",;|)]}."
+_TRAILING = ",;:|.!?"
+_CLOSING = {")": "(", "]": "[", "}": "{"}
 
 
 def _value_after(line: str, pos: int) -> tuple[int, int] | None:
@@ -140,11 +157,12 @@ def _value_after(line: str, pos: int) -> tuple[int, int] | None:
             end = pos + 1
             while end < n and not line[end].isspace():
                 end += 1
-            start, end = pos + 1, end
+            start = pos + 1
         else:
             start, end = pos + 1, close
-        if start >= end or any(c.isspace() for c in line[start:end]):
-            return None
+            if start >= end or any(c.isspace() for c in line[start:end]):
+                return None
+            return start, end
     else:
         start = end = pos
         # Up to whitespace, or to the first non-ASCII character ("，", "。", "）" after the value).
@@ -154,9 +172,16 @@ def _value_after(line: str, pos: int) -> tuple[int, int] | None:
         word = line[start:end].lower()
         if word in ("bearer", "basic", "token", "bot") and end < n:
             return _value_after(line, end)
-    # Trailing punctuation, closing quotes, bold and table pipes that are not part of the value.
-    while end > start and (line[end - 1] in _TRAILING or line[end - 1] in _QUOTES or line[end - 1] == "*"):
-        if line[end - 1] == "." and end < n and not line[end].isspace():
+    # Trailing punctuation, closing quotes, bold and table pipes that are not part of the value;
+    # a closing bracket only when the value did not open it.
+    while end > start:
+        c = line[end - 1]
+        if c in _CLOSING:
+            if line.count(_CLOSING[c], start, end) >= line.count(c, start, end):
+                break
+        elif not (c in _TRAILING or c in _QUOTES or c == "*"):
+            break
+        elif c == "." and end < n and not line[end].isspace():
             break
         end -= 1
     if end <= start:
@@ -164,17 +189,19 @@ def _value_after(line: str, pos: int) -> tuple[int, int] | None:
     return start, end
 
 
-_ASCII_KEYWORDS = tuple(k for k in KEYWORDS if k.isascii())
-_CJK_KEYWORDS = tuple(k for k in KEYWORDS if not k.isascii())
 _SEP_AT = re.compile(r":=|=>|[:：=]|(?:is|are)[ \t]|是|为")
 
 
-def _separators(line: str) -> Iterator[re.Match[str]]:
+def _separators(line: str, prefilter_hits: Iterable[str] | None = None) -> Iterator[re.Match[str]]:
     """Separators that directly follow a word holding a secret keyword."""
     low = line.lower()
     n = len(line)
     seen: set[int] = set()
-    for kw in _ASCII_KEYWORDS + _CJK_KEYWORDS:
+    if prefilter_hits is None:
+        keywords: Iterable[str] = KEYWORDS
+    else:
+        keywords = [w for hit in prefilter_hits for w in _PREFILTER_WORDS[hit]]
+    for kw in keywords:
         i = low.find(kw)
         while i != -1:
             j = i + len(kw)
@@ -191,15 +218,18 @@ def _separators(line: str) -> Iterator[re.Match[str]]:
             i = low.find(kw, j if j > i else i + 1)
 
 
-def find_assignments(line: str) -> Iterator[tuple[int, int, str]]:
-    """(start, end, kind) of each secret-looking value assigned to a secret-ish key on a line."""
-    for m in _separators(line):
+def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None) -> Iterator[tuple[int, int, str]]:
+    """(start, end, kind) of each secret-looking value assigned to a secret-ish key on a line
+    (`prefilter_hits`: the PREFILTER literals known to be on it, to look for those only)."""
+    for m in _separators(line, prefilter_hits):
         s, e = m.start(), m.end()
         sep = m.group(0)
         if sep == ":" and (line.startswith("//", e) or line.startswith(":", e) or (s and line[s - 1] == ":")):
             continue
         if sep == "=" and (line.startswith("=", e) or (s and line[s - 1] in "=!<>+-*/%&|^~")):
             continue
+        if sep in (":", "：") and s and line[s - 1] in " \t":
+            continue  # "key: value" has the colon against the key; "pass :attr:" is prose
         key = _key_before(line, s)
         if key is None:
             continue
@@ -300,7 +330,7 @@ _WEAK_URL_PASSWORDS = _PLACEHOLDER_WORDS | frozenset("pass pw pwd user username 
 
 
 def url_password_ok(user: str, pw: str) -> bool:
-    if len(pw) < 4 or pw == user or _TEMPLATE.search(pw) or is_example(pw):
+    if len(pw) < 4 or pw == user or is_template(pw) or is_example(pw):
         return False
     if pw.startswith(("$", "%", "{", "<")) or set(pw) <= set("*x.X•…-_0"):
         return False

@@ -1,6 +1,6 @@
 """PEM and PGP private key blocks, as pasted (one base64 line per line) or escaped into one
-line (`"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIE…\\n-----END PRIVATE KEY-----\\n"`,
-as in a Google service-account JSON file).
+line (`"private_key": "-----BEGIN … KEY-----\\nMIIE…\\n-----END … KEY-----\\n"`, as in a
+Google service-account JSON file).
 
 The value is the key material only: from the first base64 body line's start to the end of the
 last body line, so that replacing it keeps the BEGIN and END lines (and PGP armour headers).
@@ -35,6 +35,11 @@ def _kind(label: str, line: str) -> str:
     return "PEM private key"
 
 
+def _elided(text: str, pos: int) -> bool:
+    """The body is cut short ("MIIEow…AB..." in documentation): not a whole key."""
+    return text[pos:pos + 8].lstrip(" \t>").startswith(("...", "…"))
+
+
 def _material_ok(body: str) -> bool:
     return len(body) >= _MIN_BODY and token_body_ok(body[:400]) and not is_example(body)
 
@@ -51,7 +56,7 @@ def find_pem(lines: list[str], begin_lines: list[int]) -> Iterator[tuple[int, in
             if esc:
                 body = esc.group("body")
                 flat = re.sub(r"(?:\\r)?\\n", "", body)
-                if _material_ok(flat):
+                if _material_ok(flat) and not _elided(text, esc.end("body")):
                     yield b, b, esc.start("body"), b, esc.end("body"), kind, body
                 continue
             inline = _INLINE.match(text, rest)
@@ -61,7 +66,7 @@ def find_pem(lines: list[str], begin_lines: list[int]) -> Iterator[tuple[int, in
                 tail = text.find("-----END", rest)
                 if tail != -1:
                     end = min(end, len(text[:tail].rstrip()))
-                if _material_ok(body[: end - inline.start("body")].replace(" ", "")):
+                if _material_ok(body[: end - inline.start("body")].replace(" ", "")) and not _elided(text, end):
                     yield b, b, inline.start("body"), b, end, kind, text[inline.start("body"):end]
                 continue
             if text[rest:].strip():
@@ -74,7 +79,8 @@ def find_pem(lines: list[str], begin_lines: list[int]) -> Iterator[tuple[int, in
                 else:
                     value = "\n".join([lines[first][start:], *lines[first + 1:last], lines[last][:end]])
                 flat = "".join(x.strip(" \t>") for x in value.split("\n"))
-                if _material_ok(flat):
+                after = lines[last + 1] if last + 1 < n else ""
+                if _material_ok(flat) and not _elided(lines[last], end) and not _elided(after, 0):
                     yield b, first, start, last, end, kind, value
             break  # one block per BEGIN line
 

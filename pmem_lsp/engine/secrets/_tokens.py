@@ -99,7 +99,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     # LLM providers (specific shapes first: earlier rules win an overlap)
     _rule("Anthropic API key", "sk-", rf"{_L}(?P<v>sk-ant-(?:[a-z]{{3,6}}\d\d-)?(?P<b>[{_B64URL}]{{32,1024}})){_R}"),
     _rule("OpenRouter API key", "sk-", rf"{_L}(?P<v>sk-or-v\d-(?P<b>[0-9a-f]{{64}})){_R}"),
-    _rule("OpenAI API key", "sk-", rf"{_L}(?P<v>sk-(?:proj|svcacct|admin|None)-(?P<b>[{_B64URL}]{{40,1024}})){_R}"),
+    _rule("OpenAI API key", "sk-", rf"{_L}(?P<v>sk-(?:proj|svcacct|admin|None)-(?P<b>[{_B64URL}]{{20,1024}})){_R}"),
     _rule("OpenAI API key", "sk-", rf"{_L}(?P<v>sk-(?P<b>[{_B64URL}]{{8,1024}}T3BlbkFJ[{_B64URL}]{{8,1024}})){_R}"),
     _rule("LLM API key", "sk-", rf"{_L}(?P<v>sk-(?P<b>[A-Za-z0-9][{_B64URL}]{{19,1024}})){_R}", _mixed),
     _rule("Hugging Face token", "hf_", rf"{_L}(?P<v>hf_(?P<b>[{_B62}]{{30,1024}})){_R}"),
