@@ -16,7 +16,7 @@ def note(body: str) -> str:
 def link_findings(tmp_path, body, rel=F, files=None):
     root = make_root(tmp_path, {rel: note(body) if rel != "_core/profile.md" else "# Profile\n\n" + body,
                                 **(files or {})})
-    return only(findings(root), "PM4")
+    return only(findings(root), "PM402")  # PM403 (absolute and ~ paths) has its own tests
 
 
 # -- positives ------------------------------------------------------------------------------

@@ -38,6 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("status", help="what is saved: core size and one line per routed file")
 
+    health = sub.add_parser("health", help="propose what to keep, archive or delete (changes nothing)")
+    health.add_argument("--format", choices=["text", "json"], default="text")
+
     for op, text in (("upgrade", "create the missing lifecycle folders and archive index"),
                      ("archive", "move an active file to _archive/ and record it"),
                      ("delete", "move an archived file to the trash (recoverable for 30 days)"),
@@ -103,11 +106,11 @@ def main(argv: list[str] | None = None) -> int:
         return run_status(root, sys.stdout)
 
     overrides: dict = {}
-    if args.select:
+    if getattr(args, "select", None):
         overrides["select"] = args.select
     try:
         settings = resolve_settings(root, overrides, overrides_source="command line")
-        if args.ignore:
+        if getattr(args, "ignore", None):
             # Ignoring from the command line adds to what the root ignores (like ruff's
             # --ignore), so `--ignore PM003` does not bring the root's ignored rules back.
             settings = resolve_settings(root, {**overrides, "ignore": settings.ignore + args.ignore},
@@ -116,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(exc))
     if not looks_like_root(root):
         sys.stderr.write(f"pmem: warning: {root} has no _index.md, _core/ or _archive/; is it a memory root?\n")
+    if args.command == "health":
+        from .health import run_health
+
+        return run_health(root, settings, args.format, sys.stdout)
     from .check import run_check
 
     snap = RootSnapshot.scan(root, settings)

@@ -2,17 +2,21 @@
 
 Findings are kept in pieces, each recomputed only when what it depends on changes:
 
-- per file: its summary and secrets (its text), its links (the existence of their
-  targets), PM005 (its size), PM202 (whether the index routes it), PM301 (whether a record
-  names it);
+- per file: its summary, secrets and concluded status (its text), its links (the existence
+  of their targets), PM005 (its size), PM202 (whether the index routes it), PM301 (whether a
+  record names it), PM403 (a `stat` of the paths it points to outside the root, taken when
+  the file is checked), PM501 (its last change: the modification time, or in a git
+  repository the last commit, read once per analysis), PM503 (its duplicate pairs);
+- the duplicate pairs (`rules/duplicates.py`): a sketch per file, computed once for the
+  whole root and then only for changed files, which are compared with their candidates;
 - on `_index.md`: the route lines (the index text and the existence of their targets);
 - on `_archive/_index.md`: the records (that text and the existence of their files);
 - the root's shape (PM001–PM004, PM006).
 
-A change to one file's text re-checks that file only; a file appearing or vanishing also
-re-checks the two indexes, the root's shape and the files that link to it; an edit of an
-index re-checks the files whose routed or recorded state flipped. The work done is counted
-(`Analysis.work`) so a test can hold it to a constant.
+A change to one file's text re-checks that file only (and its old and new duplicates); a
+file appearing or vanishing also re-checks the two indexes, the root's shape and the files
+that link to it; an edit of an index re-checks the files whose routed or recorded state
+flipped. The work done is counted (`Analysis.work`) so a test can hold it to a constant.
 """
 
 from __future__ import annotations
@@ -29,9 +33,13 @@ from .index_routes import index_model
 from .memory_file import MemoryFile
 from .paths import normalize_target
 from .rules.archive import check_archive, check_unrecorded
+from .rules.concluded import check_concluded
+from .rules.duplicates import DuplicateIndex
 from .rules.links import check_links
 from .rules.routes import check_routes, check_unrouted
 from .rules.secrets import check_secrets
+from .rules.source_paths import check_source_paths, source_pointers
+from .rules.stale import GitDates, check_stale, git_dates
 from .rules.structure import check_raw_material, check_structure
 from .rules.summary import check_summary
 from .settings import Settings
@@ -64,6 +72,10 @@ def _local_findings(rel: str, zone: Zone, doc: MemoryFile, settings: Settings) -
         out += check_summary(rel, zone, doc)
     if settings.enabled("PM401"):
         out += check_secrets(rel, doc, settings.secrets)
+    if zone is Zone.ACTIVE and settings.enabled("PM502"):
+        concluded = check_concluded(rel, doc)
+        if concluded is not None:
+            out.append(concluded)
     return out
 
 
@@ -87,6 +99,17 @@ class Analysis:
         self.linked_from: dict[str, set[str]] = defaultdict(set)  # link target → files linking to it
         self.links_of: dict[str, set[str]] = {}
         self.final: dict[str, list[Finding]] = {}
+        self._sources_on = self.settings.enabled("PM403")
+        self._stale_on = self.settings.enabled("PM501")
+        self._git: GitDates | None | bool = False  # False: not asked yet (see `changed_on`)
+        self._changed_here: set[str] = set()  # changed since this analysis began
+        self.duplicates = DuplicateIndex(snap.files, self.settings.duplicates.threshold)
+        self._dups_on = self.settings.enabled("PM503")
+        if self._stale_on or self._dups_on:
+            self._git_dates()  # here, once: never later on the editor's thread
+        if self._dups_on:
+            self.work["duplicates"] += 1
+            self.duplicates.build()
         self._recheck_indexes()
         self.structure = self._structure()
         for rel in list(snap.files):
@@ -127,6 +150,13 @@ class Analysis:
             out += local  # type: ignore[arg-type]
             if self._links_on and entry.zone in _LINK_ZONES:
                 out += check_links(snap, entry.rel, doc)
+            if self._sources_on and entry.zone in _LINK_ZONES:
+                pointers = entry.cache.get("sources")
+                if pointers is None:
+                    pointers = entry.cache["sources"] = source_pointers(doc)
+                out += check_source_paths(entry.rel, pointers)  # type: ignore[arg-type]
+            if entry.zone is Zone.ACTIVE:
+                out += self._health_findings(entry, doc)
         raw = check_raw_material(entry, settings)
         if raw is not None:
             out.append(raw)
@@ -139,6 +169,43 @@ class Analysis:
             if unrecorded is not None:
                 out.append(unrecorded)
         return out
+
+    def _health_findings(self, entry: FileEntry, doc: MemoryFile) -> list[Finding]:
+        out = []
+        if self._stale_on:
+            stale = check_stale(entry.rel, doc, self.changed_on(entry.rel), self.today,
+                                self.settings.stale.days, self.dated_by(entry.rel))
+            if stale is not None:
+                out.append(stale)
+        if self._dups_on:
+            duplicate = self.duplicates.finding(entry.rel, self.changed_on)
+            if duplicate is not None:
+                out.append(duplicate)
+        return out
+
+    def _git_dates(self) -> GitDates | None:
+        if self._git is False:
+            self.work["git"] += 1
+            self._git = git_dates(self.snap.root) if self.snap.files.by_zone[Zone.ACTIVE] else None
+        return self._git  # type: ignore[return-value]
+
+    def changed_on(self, rel: str) -> float | None:
+        """When `rel` last changed (POSIX time): its last commit in a git repository, unless it
+        changed since (uncommitted, or during this analysis) or git does not track it; else
+        its modification time."""
+        entry = self.snap.files.get(rel)
+        mtime = entry.mtime if entry is not None and entry.mtime > 0 else None
+        git = self._git_dates()
+        if git is None or rel in self._changed_here or rel in git.dirty:
+            return mtime
+        return git.committed.get(rel, mtime)
+
+    def dated_by(self, rel: str) -> str:
+        """What `changed_on` read for `rel`: "its last commit" or "its modification time"."""
+        git = self._git_dates()
+        if git is None or rel in self._changed_here or rel in git.dirty or rel not in git.committed:
+            return "its modification time"
+        return "its last commit"
 
     def _link_targets(self, entry: FileEntry) -> set[str]:
         doc = entry.doc if entry.markdown and entry.zone in _LINK_ZONES else None
@@ -199,6 +266,9 @@ class Analysis:
         before_shared = self._shared_paths()
         old_routed, old_recorded = self.routed, self.recorded
         touched = set(changed)
+        self._changed_here |= changed
+        if self._dups_on:
+            touched |= self.duplicates.update(changed)
         if existence or changed & set(_INDEXES):
             self._recheck_indexes()
             self.structure = self._structure()

@@ -114,6 +114,28 @@ RULES: dict[str, Rule] = {
              "message names the kind and shows at most the first four characters."),
         Rule("PM402", "broken-link", W,
              "This relative link points to a file that does not exist in the root."),
+        Rule("PM403", "source-path-missing", I,
+             "This points to source material outside the memory root (a `~/…` or absolute path in "
+             "a code span or a link) that does not exist on this machine. The format keeps raw "
+             "material in its workspace and a path to it in memory; a path that no longer "
+             "resolves sends agents nowhere. Update it, or say where the material went. Checked "
+             "with `stat` only: nothing outside the root is read."),
+        Rule("PM501", "stale", I,
+             "This active file has not changed for `stale.days` (default 90): by its last commit "
+             "when the root is a git repository, else by its modification time. Memory health "
+             "proposes archiving inactive files, so agents stop loading them on demand; archived "
+             "files keep a record and can be recovered. The quick fix archives it, after "
+             "confirmation."),
+        Rule("PM502", "concluded", I,
+             "This file says its work is finished: a `Status:` of done, completed, closed, shipped, "
+             "finished, archived or concluded (完成, 已完成, 结束), or a Summary bullet that says "
+             "so. Concluded material belongs in `_archive/`; the quick fix archives it with that "
+             "line as the reason, after confirmation."),
+        Rule("PM503", "duplicate-content", I,
+             "This active file is a near-duplicate of another: the same normalised title, or text "
+             "at least `duplicates.threshold` (default 0.9) similar. It is reported on the newer "
+             "(or shorter) of the two, naming the other. Keep one: the quick fix archives this "
+             "one (\"duplicate of …\"), after confirmation."),
     )
 }
 

@@ -46,8 +46,15 @@ class LargeFileSettings(_Section):
 
 
 class StaleSettings(_Section):
-    days: int = Field(90, ge=1, description="PM501: days without a change before an active file is stale. "
-                      "Reserved: PM501 is not implemented yet, so this is accepted and has no effect.")
+    days: int = Field(90, ge=1, description="PM501: days without a change before an active file is stale "
+                      "(the last commit in a git repository, else the modification time).")
+
+
+class DuplicatesSettings(_Section):
+    threshold: float = Field(0.9, ge=0.5, le=1.0,
+                             description="PM503: text similarity (Jaccard of word 3-shingles, 0.5 to 1) at or above "
+                                         "which two active files are near-duplicates. Files with the same "
+                                         "normalised title are duplicates whatever their text.")
 
 
 class SecretsSettings(_Section):
@@ -83,6 +90,7 @@ class Settings(_Section):
     index: IndexSettings = Field(default_factory=IndexSettings)
     large_file: LargeFileSettings = Field(default_factory=LargeFileSettings, alias="largeFile")
     stale: StaleSettings = Field(default_factory=StaleSettings)
+    duplicates: DuplicatesSettings = Field(default_factory=DuplicatesSettings)
     secrets: SecretsSettings = Field(default_factory=SecretsSettings)
     exclude: list[str] = Field(default_factory=list,
                                description="Globs of root-relative paths never read (`drafts/**`).")

@@ -106,6 +106,8 @@ def create_server() -> PmemServer:
     configuration.register(server)
     lifecycle_commands.register(server)
     code_actions.register(server)
+    from . import reports  # pmem.status, pmem.health (DESIGN §5)
+    reports.register(server)
     from . import code_lens, completion, hover, links, references, rename, symbols  # navigation (DESIGN §5)
     for feature in (hover, links, references, completion, symbols, rename, code_lens):
         feature.register(server)

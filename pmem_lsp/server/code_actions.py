@@ -14,6 +14,7 @@ from lsprotocol import types as lsp
 
 from ..engine.archive_index import TRASHED, parse_archive_index, parse_date, record_location
 from ..engine.fixes import Fix
+from ..engine.health import HEALTH_CODES, archive_reason
 from ..engine.host import MemoryRoot
 from ..engine.zones import ARCHIVE_INDEX, Zone, is_markdown, zone_of
 from .convert import path_to_uri, uri_to_path
@@ -111,6 +112,28 @@ def _quick_fixes(ls: PmemServer, root: MemoryRoot, rel: str, params: lsp.CodeAct
     return out
 
 
+def _archive_fixes(ls: PmemServer, root: MemoryRoot, rel: str, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """PM501–PM503: archive the file, with the finding's reason (stale, concluded, duplicate).
+    The command confirms first (lifecycle_commands.py)."""
+    wanted = {str(d.code) for d in params.context.diagnostics if d.source == "pmem"} & set(HEALTH_CODES)
+    if not wanted or root.snapshot is None:
+        return []
+    out = []
+    for finding in ls.host.findings(root).get(rel, []):
+        if finding.code not in wanted or not (
+                finding.line <= params.range.end.line and params.range.start.line <= finding.end_line):
+            continue
+        reason = archive_reason(root.snapshot, finding)
+        if reason is None:
+            continue
+        title = f"Archive {rel} ({reason})"
+        related = [d for d in params.context.diagnostics if str(d.code) == finding.code]
+        args = {"path": rel, "reason": reason}
+        out.append(lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=related or None,
+                                  command=lsp.Command(title=title, command="pmem.archive", arguments=[args])))
+    return out
+
+
 def code_actions(ls: PmemServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     path = uri_to_path(params.text_document.uri)
     found = ls.host.locate(path) if path is not None else None
@@ -118,7 +141,7 @@ def code_actions(ls: PmemServer, params: lsp.CodeActionParams) -> list[lsp.CodeA
         return []
     root, rel = found
     today = dt.date.today()
-    actions = _quick_fixes(ls, root, rel, params, today)
+    actions = _quick_fixes(ls, root, rel, params, today) + _archive_fixes(ls, root, rel, params)
     if rel == ARCHIVE_INDEX:
         actions += _record_actions(root, params.range.start.line, today)
     elif zone_of(rel) is Zone.TRASH:

@@ -1,0 +1,19 @@
+"""`pmem health`: the engine's numbered proposal (engine/health.py), as text or JSON. Changes nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TextIO
+
+from ..engine.health import memory_health
+from ..engine.settings import Settings
+
+
+def run_health(root: Path, settings: Settings, fmt: str, out: TextIO) -> int:
+    report = memory_health(root, settings)
+    if fmt == "json":
+        out.write(json.dumps(report.as_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        out.write(report.text())
+    return 0

@@ -1,0 +1,201 @@
+"""Memory health (spec "Memory Health"): a numbered proposal, never an action.
+
+Candidates come from the analysis — PM501 stale, PM502 concluded, PM503 duplicate — over
+active on-demand files only (never `_core/` or the indexes). Each is classified with the
+format's lifecycle categories and a one-line reason:
+
+- **delete**: a duplicate (the newer or shorter copy). Only archived files can be deleted,
+  so the step offered is archiving it, with the reason "duplicate of PATH";
+- **archive**: concluded ("concluded: <the line>"), else stale ("stale: unchanged since DATE");
+- **keep active**: the copy a duplicate duplicates, when nothing else makes it a candidate.
+
+Expired trash (trashed files past `recover-by`) is listed separately: permanent removal
+needs its own confirmation. Each item carries the command that would carry it out
+(`pmem.archive` with `{"path", "reason"}`, `pmem.purge` with `{"path"}`); nothing here
+changes a file. The rules' settings apply: an ignored rule proposes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .analysis import Analysis
+from .archive_index import TRASHED, parse_date, record_location, records_of
+from .findings import Finding
+from .rules.concluded import concluded_reason
+from .rules.duplicates import duplicate_reason
+from .rules.stale import age_of, stale_reason
+from .snapshot import RootSnapshot
+from .zones import ARCHIVE_DIR, ARCHIVE_INDEX, TRASH_DIR, Zone, zone_of
+
+KEEP, ARCHIVE, DELETE = "keep active", "archive", "delete"
+_ORDER = {DELETE: 0, ARCHIVE: 1, KEEP: 2}
+HEALTH_CODES = ("PM501", "PM502", "PM503")
+_RE_DUPLICATE_OF = re.compile(r"near-duplicate of `([^`]+)`")
+_RE_SINCE = re.compile(r"unchanged since (\d{4}-\d{2}-\d{2})")
+
+
+@dataclass(frozen=True)
+class HealthItem:
+    number: int
+    path: str
+    proposal: str  # KEEP, ARCHIVE or DELETE
+    reason: str  # one line
+    signals: tuple[str, ...]  # the rule codes that made it a candidate
+    command: str | None = None  # what carries it out (None for keep active)
+    arguments: dict[str, str] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"number": self.number, "path": self.path, "proposal": self.proposal, "reason": self.reason,
+                "signals": list(self.signals),
+                "command": None if self.command is None else {"command": self.command,
+                                                               "arguments": [self.arguments]}}
+
+
+@dataclass(frozen=True)
+class TrashItem:
+    path: str  # where it lies in `_archive/_trash/`
+    original: str | None
+    recover_by: dt.date
+    days_expired: int
+    command: str = "pmem.purge"
+    arguments: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "original": self.original, "recoverBy": self.recover_by.isoformat(),
+                "daysExpired": self.days_expired,
+                "command": {"command": self.command, "arguments": [self.arguments]}}
+
+
+@dataclass(frozen=True)
+class HealthReport:
+    root: Path
+    today: dt.date
+    lifecycle_ready: bool  # `_archive/`, its trash and its index exist (else: upgrade first)
+    items: tuple[HealthItem, ...]
+    expired_trash: tuple[TrashItem, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"root": str(self.root), "today": self.today.isoformat(), "lifecycleReady": self.lifecycle_ready,
+                "items": [i.as_dict() for i in self.items],
+                "expiredTrash": [t.as_dict() for t in self.expired_trash]}
+
+    def text(self) -> str:
+        out = [f"Memory health: {self.root} ({self.today.isoformat()})"]
+        if not self.lifecycle_ready:
+            out.append("The lifecycle structure is incomplete: run `pmem upgrade` before archiving anything.")
+        if self.items:
+            out.append("Proposal — nothing changes until you confirm each item:")
+            width = len(str(len(self.items)))
+            for item in self.items:
+                out.append(f"  {item.number:>{width}}. {item.proposal}: {item.path} — {item.reason}")
+            out.append("Carry out an item with its code action in the editor, or "
+                       "`pmem archive PATH --reason \"…\"` (each asks for confirmation).")
+        else:
+            out.append("No candidates: no active file is stale, concluded or a duplicate.")
+        if self.expired_trash:
+            out.append("Expired trash — permanent removal needs its own confirmation (`pmem purge PATH`):")
+            for t in self.expired_trash:
+                was = f" (was {t.original})" if t.original else ""
+                days = f"{t.days_expired} day{'s' if t.days_expired != 1 else ''}"
+                out.append(f"  - {t.path}{was}: recover-by {t.recover_by.isoformat()}, expired {days} ago")
+        else:
+            out.append("Expired trash: none.")
+        return "\n".join(out) + "\n"
+
+
+def archive_reason(snap: RootSnapshot, finding: Finding) -> str | None:
+    """The reason an archive would record for a PM501–PM503 finding (the quick fix's)."""
+    if finding.code == "PM501":
+        m = _RE_SINCE.search(finding.message)
+        return stale_reason(dt.date.fromisoformat(m.group(1))) if m else None
+    if finding.code == "PM502":
+        doc = snap.doc(finding.path)
+        if doc is None or not 0 <= finding.line < len(doc.lines):
+            return None
+        return concluded_reason(doc.lines[finding.line])
+    if finding.code == "PM503":
+        m = _RE_DUPLICATE_OF.search(finding.message)
+        return duplicate_reason(m.group(1)) if m else None
+    return None
+
+
+def _expired_trash(snap: RootSnapshot, today: dt.date) -> list[TrashItem]:
+    entry = snap.files.get(ARCHIVE_INDEX)
+    out = []
+    for record in records_of(entry) if entry is not None else []:
+        if record.status != TRASHED:
+            continue
+        location = record_location(record)
+        recover_by = parse_date(record.get("recover-by"))
+        if location is None or recover_by is None or recover_by >= today or not snap.is_file(location):
+            continue
+        out.append(TrashItem(location, record.get("original"), recover_by, (today - recover_by).days,
+                             arguments={"path": location}))
+    return sorted(out, key=lambda t: t.path)
+
+
+def health_report(analysis: Analysis, findings: dict[str, list[Finding]] | None = None) -> HealthReport:
+    """The proposal for an analysed root. `findings`: the analysis' current findings by path
+    (default `analysis.by_path()`)."""
+    snap = analysis.snap
+    today = analysis.today
+    by_path = analysis.by_path() if findings is None else findings
+    signals: dict[str, dict[str, Finding]] = {}
+    for rel, found in by_path.items():
+        if zone_of(rel) is not Zone.ACTIVE or rel not in snap.files:
+            continue
+        for f in found:
+            if f.code in HEALTH_CODES:
+                signals.setdefault(rel, {}).setdefault(f.code, f)
+    rows: list[tuple[str, str, str, tuple[str, ...], str | None]] = []  # path, proposal, reason, codes, archive reason
+    originals: dict[str, str] = {}
+    for rel, codes in signals.items():
+        reasons = {code: archive_reason(snap, f) for code, f in codes.items()}
+        if "PM503" in codes:
+            proposal, primary = DELETE, "PM503"
+            m = _RE_DUPLICATE_OF.search(codes["PM503"].message)
+            if m:
+                originals.setdefault(m.group(1), rel)
+        elif "PM502" in codes:
+            proposal, primary = ARCHIVE, "PM502"
+        else:
+            proposal, primary = ARCHIVE, "PM501"
+        reason = reasons[primary] or codes[primary].message
+        line = reason
+        if proposal == DELETE:
+            line += "; archive it first, delete it from the archive later"
+        extra = [_short(code, reasons[code], analysis, rel) for code in sorted(codes) if code != primary]
+        if extra:
+            line += "; also " + ", ".join(extra)
+        rows.append((rel, proposal, line, tuple(sorted(codes)), reason))
+    for original, copy in originals.items():
+        if original not in signals and original in snap.files:
+            rows.append((original, KEEP, f"the copy to keep: {copy} duplicates it", (), None))
+    rows.sort(key=lambda r: (_ORDER[r[1]], r[0]))
+    items = tuple(
+        HealthItem(n, rel, proposal, line, codes,
+                   None if proposal == KEEP else "pmem.archive",
+                   None if proposal == KEEP else {"path": rel, "reason": reason or line})
+        for n, (rel, proposal, line, codes, reason) in enumerate(rows, 1)
+    )
+    ready = snap.exists(ARCHIVE_DIR) and snap.exists(TRASH_DIR) and snap.is_file(ARCHIVE_INDEX)
+    return HealthReport(snap.root, today, ready, items, tuple(_expired_trash(snap, today)))
+
+
+def _short(code: str, reason: str | None, analysis: Analysis, rel: str) -> str:
+    if code == "PM501":
+        age = age_of(analysis.changed_on(rel), analysis.today)
+        return f"unchanged for {age[1]} days" if age else "stale"
+    if code == "PM502":
+        return reason or "concluded"
+    return reason or "a duplicate"
+
+
+def memory_health(root: Path, settings, today: dt.date | None = None) -> HealthReport:
+    """Scan and analyse `root`, then propose. Reads the root; writes nothing."""
+    return health_report(Analysis(RootSnapshot.scan(root, settings), today))

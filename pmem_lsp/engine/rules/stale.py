@@ -1,0 +1,104 @@
+"""PM501: an active file untouched for `stale.days` (DESIGN §4).
+
+When the root is a git repository (it holds `.git`), the last commit that touched a file
+decides: a clone or checkout sets every modification time to "now", so mtimes say nothing
+there. The dates come from one `git log` pass over the whole root, plus one `git status` for
+the files changed since their last commit (those, and files git does not track, count by
+their modification time). Neither command writes anything (`--no-optional-locks`). Without
+git, or when git fails, the modification time decides.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..findings import Finding, file_finding
+from ..memory_file import MemoryFile
+
+GIT_TIMEOUT = 30.0  # seconds; past it, modification times decide
+
+
+@dataclass
+class GitDates:
+    """When each path (root-relative, POSIX) was last committed, and which are changed since."""
+    committed: dict[str, float] = field(default_factory=dict)  # POSIX timestamps
+    dirty: set[str] = field(default_factory=set)
+
+
+def _git(root: Path, *args: str) -> bytes | None:
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    try:
+        done = subprocess.run(["git", "--no-optional-locks", "-C", str(root), *args], capture_output=True,
+                              stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT, env=env, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def git_dates(root: Path) -> GitDates | None:
+    """The commit dates of every file under `root` in one pass, or None when `root` is not a
+    git repository or git cannot say."""
+    if not os.path.exists(root / ".git"):
+        return None
+    log = _git(root, "-c", "log.showSignature=false", "log", "-z", "--name-only", "--no-color",
+               "--format=%x01%ct", "--", ".")
+    if log is None:
+        return None
+    dates = GitDates()
+    committed = dates.committed
+    for chunk in log.split(b"\x01"):
+        if not chunk:
+            continue
+        stamp, _, names = chunk.partition(b"\x00")
+        try:
+            when = float(stamp)
+        except ValueError:
+            continue
+        for raw in names.split(b"\x00"):
+            name = os.fsdecode(raw.strip(b"\n"))
+            if name and name not in committed:
+                committed[name] = when  # newest first: the first sighting is the last change
+    status = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=no")
+    if status is not None:
+        items = status.split(b"\x00")
+        i = 0
+        while i < len(items):
+            item = items[i]
+            i += 1
+            if len(item) < 4:
+                continue
+            dates.dirty.add(os.fsdecode(item[3:]))
+            if item[:1] in (b"R", b"C"):
+                i += 1  # a rename's second name is its old path
+    return dates
+
+
+def age_of(changed: float | None, today: dt.date) -> tuple[dt.date, int] | None:
+    """The day of the last change and the days since (None without a usable time)."""
+    if changed is None or changed <= 0:
+        return None
+    try:
+        day = dt.date.fromtimestamp(changed)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return day, (today - day).days
+
+
+def stale_reason(day: dt.date) -> str:
+    return f"stale: unchanged since {day.isoformat()}"
+
+
+def check_stale(path: str, doc: MemoryFile | None, changed: float | None, today: dt.date,
+                days: int, source: str) -> Finding | None:
+    """`source`: what dated the change ("its last commit" or "its modification time")."""
+    age = age_of(changed, today)
+    if age is None or age[1] < days:
+        return None
+    day, n = age
+    return file_finding(path, doc, "PM501",
+                        f"unchanged since {day.isoformat()}, {n} days ago (by {source}; `stale.days` is {days}): "
+                        "archive it if it is no longer needed")

@@ -1,0 +1,102 @@
+"""`pmem.status` and `pmem.health`: the CLI's reports, returned and shown (DESIGN §5).
+
+Each returns `{"text": <the report as text>, …the report's data…}` and shows the text with
+`window/showMessage`. Health items carry the command that would carry them out
+(`pmem.archive` with `{"path", "reason"}`, `pmem.purge` with `{"path"}`) — the same commands
+the code actions run, which confirm before they change anything. Neither report changes a
+file. The optional argument is `{"root": "/abs/path"}`, needed only when several roots are open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pygls.exceptions import JsonRpcInvalidParams
+
+from ..engine.health import health_report
+from ..engine.host import MemoryRoot
+from ..engine.status import memory_status
+from .lifecycle_commands import refuse
+
+if TYPE_CHECKING:
+    from .app import PmemServer
+
+SCAN_WAIT = 60.0  # seconds a report waits for the root's first scan
+
+
+class ReportArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    root: str | None = None
+
+
+def _parse(name: str, args: tuple[Any, ...]) -> ReportArgs:
+    if len(args) > 1:
+        raise JsonRpcInvalidParams(message=f"pmem.{name} takes at most one argument object")
+    raw = args[0] if args and args[0] is not None else {}
+    if not isinstance(raw, dict):
+        raise JsonRpcInvalidParams(message=f'pmem.{name} takes an object like {{"root": "/path/to/memory"}}')
+    try:
+        return ReportArgs.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'argument'}: {e['msg']}" for e in exc.errors())
+        raise JsonRpcInvalidParams(message=f"pmem.{name}: {problems}") from None
+
+
+async def _root(ls: PmemServer, name: str, args: ReportArgs) -> MemoryRoot:
+    try:
+        await asyncio.wait_for(ls.roots_ready.wait(), timeout=10)
+    except asyncio.TimeoutError:
+        raise refuse(ls, "the server is not initialised yet") from None
+    roots = ls.host.roots
+    if args.root is not None:
+        for root in roots:
+            if args.root in (str(root.path), str(root.resolved)):
+                return root
+        raise refuse(ls, f"{args.root} is not one of the memory roots of this session")
+    if not roots:
+        raise refuse(ls, "no memory root is open (a folder with _index.md, _core/ or _archive/)")
+    if len(roots) > 1:
+        raise refuse(ls, f'several memory roots are open; pass "root" to pmem.{name}')
+    return roots[0]
+
+
+def _show(ls: PmemServer, text: str) -> None:
+    ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Info, message=text.rstrip("\n")))
+
+
+async def status(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
+    root = await _root(ls, "status", _parse("status", args))
+    report = await asyncio.to_thread(memory_status, root.path, root.settings.excluded)
+    text = report.text()
+    _show(ls, text)
+    return {"text": text, **report.as_dict()}
+
+
+async def health(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
+    root = await _root(ls, "health", _parse("health", args))
+    deadline = time.monotonic() + SCAN_WAIT
+    while root.analysis is None:  # the first scan has not landed yet
+        if time.monotonic() > deadline:
+            raise refuse(ls, f"{root.path} is still being scanned; try again in a moment")
+        await asyncio.sleep(0.05)
+    findings = ls.host.findings(root)  # brings the analysis up to date with the buffers
+    assert root.analysis is not None
+    report = health_report(root.analysis, findings)
+    text = report.text()
+    _show(ls, text)
+    return {"text": text, **report.as_dict()}
+
+
+def register(server: PmemServer) -> None:
+    # No annotations on the handlers: pygls reads them to type the arguments.
+    @server.command("pmem.status")
+    async def on_status(ls, *args):
+        return await status(ls, args)
+
+    @server.command("pmem.health")
+    async def on_health(ls, *args):
+        return await health(ls, args)
