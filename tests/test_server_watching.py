@@ -87,3 +87,17 @@ async def test_shutdown_stops_the_watchers(tmp_path: Path):
     in_watchfiles = [tid for tid, frame in sys._current_frames().items()
                      if any("watchfiles" in f.filename for f in traceback.extract_stack(frame))]
     assert in_watchfiles == []
+
+
+async def test_a_long_first_scan_reports_work_done_progress(client: LanguageClient, tmp_path: Path):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from generate_root import generate
+
+    root = generate(tmp_path / "big", 2500)  # takes well over half a second to scan and check
+    await start(client, root)
+    await wait_for(client, lambda: codes(client, root / "_index.md") != [], timeout=60)
+    await asyncio.sleep(0.2)
+    kinds = [getattr(v, "kind", None) for reports in client.progress_reports.values() for v in reports]
+    assert kinds[0] == "begin" and kinds[-1] == "end", client.progress_reports

@@ -40,6 +40,7 @@ class PmemServer(LanguageServer):
         # One watchfiles task per root: (stop event, task).
         self.watchers: dict[Path, tuple[asyncio.Event, asyncio.Task]] = {}
         self._analysis_timers: dict[Path, asyncio.TimerHandle] = {}
+        self.progress_tokens: set[str] = set()  # work-done progress begun and not yet ended
 
     def schedule_analysis(self, root, delay: float = ANALYSIS_DEBOUNCE) -> None:
         """Analyse `root` after a buffer change. The first change after a quiet spell is

@@ -121,10 +121,37 @@ def _scan_and_analyse(root_path: Path, settings) -> tuple[RootSnapshot, Analysis
     return snapshot, Analysis(snapshot)
 
 
+PROGRESS_AFTER = 0.5  # seconds: a scan that takes longer shows work-done progress
+
+
+async def _progress_after_delay(server: PmemServer, root, token: str) -> None:
+    await asyncio.sleep(PROGRESS_AFTER)
+    caps = server.client_capabilities.window
+    if caps is None or not caps.work_done_progress:
+        return
+    try:
+        await server.work_done_progress.create_async(token)
+    except Exception as exc:  # a client that refuses progress still gets the diagnostics
+        log.info("work-done progress refused: %s", exc)
+        return
+    server.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
+        title="pmem", message=f"checking {root.path.name}", cancellable=False))
+    server.progress_tokens.add(token)
+
+
 async def scan_root(server: PmemServer, root) -> None:
     """Scan and analyse in a worker thread so the loop keeps answering; install and publish
-    on the loop; then watch the root for changes made outside the editor."""
-    snapshot, analysis = await asyncio.to_thread(_scan_and_analyse, root.path, root.settings)
+    on the loop; then watch the root for changes made outside the editor. A scan that takes
+    longer than half a second shows work-done progress."""
+    token = f"pmem-scan-{id(root)}-{asyncio.get_running_loop().time()}"
+    progress = asyncio.ensure_future(_progress_after_delay(server, root, token))
+    try:
+        snapshot, analysis = await asyncio.to_thread(_scan_and_analyse, root.path, root.settings)
+    finally:
+        progress.cancel()
+        if token in server.progress_tokens:
+            server.progress_tokens.discard(token)
+            server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
     if root not in server.host.roots:
         return  # dropped while scanning
     paths = server.host.install(root, snapshot, analysis)
