@@ -26,7 +26,7 @@ import sys
 import time
 import urllib.parse
 import uuid
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 

@@ -9,7 +9,7 @@ import pytest
 import pytest_lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import SERVER, base_files, codes, open_doc, start, summary_file, uri, wait_for, write_root
+from lsp_helpers import SERVER, base_files, codes, open_doc, start, summary_file, wait_for, write_root
 
 
 @pytest_lsp.fixture(config=SERVER)
