@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .app import PmemServer
 
 DISK_WAIT = 3.0  # seconds to wait for a client's rename to reach the disk
+OWN_MOVE_GRACE = 30.0  # seconds a lifecycle move stays recognised as the server's own
 
 
 @dataclass
@@ -132,10 +133,17 @@ async def apply_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan) -> 
                 (base / step.destination).parent.mkdir(parents=True, exist_ok=True)
             except (Refusal, OSError) as exc:
                 return failed(str(exc))
-            ls.own_moves.add((base / step.source, base / step.destination))
-            await _apply(ls, f"pmem: {plan.action.lower()} {plan.target}", [lsp.RenameFile(
-                old_uri=path_to_uri(base / step.source), new_uri=path_to_uri(base / step.destination),
-                options=lsp.RenameFileOptions(overwrite=False, ignore_if_exists=False))])
+            own = (base / step.source, base / step.destination)
+            ls.own_moves.add(own)
+            try:
+                # VS Code asks willRenameFiles while it applies this edit (DESIGN §8).
+                await _apply(ls, f"pmem: {plan.action.lower()} {plan.target}", [lsp.RenameFile(
+                    old_uri=path_to_uri(base / step.source), new_uri=path_to_uri(base / step.destination),
+                    options=lsp.RenameFileOptions(overwrite=False, ignore_if_exists=False))])
+            finally:
+                # Forgotten a little later (clients may notify just after answering), so that a
+                # later manual move of the same path is treated as the user's.
+                asyncio.get_running_loop().call_later(OWN_MOVE_GRACE, ls.own_moves.discard, own)
             moved = await _wait_for(lambda: os.path.lexists(base / step.destination)
                                     and not os.path.lexists(base / step.source))
             if not moved:
