@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from ..engine.archive_index import TRASHED, parse_archive_index, parse_date, record_location
-from ..engine.fixes import Fix
+from ..engine.fixes import Fix, quick_fixes
 from ..engine.health import HEALTH_CODES, archive_reason
 from ..engine.host import MemoryRoot
 from ..engine.zones import ARCHIVE_INDEX, Zone, is_markdown, zone_of
-from .convert import path_to_uri, uri_to_path
+from .convert import uri_to_path
+from .nav_common import workspace_edit
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -71,34 +72,14 @@ def _trash_deadline(root: MemoryRoot, rel: str) -> dt.date | None:
 
 
 def to_code_action(ls: PmemServer, root: MemoryRoot, fix: Fix, diagnostics: list[lsp.Diagnostic]) -> lsp.CodeAction:
-    codec = ls.workspace.position_codec
-    by_uri: dict[str, list[lsp.TextEdit]] = {}
-    for e in fix.edits:
-        uri = path_to_uri(root.path / e.path)
-        doc = root.snapshot.doc(e.path) if root.snapshot else None
-        lines = doc.lines if doc is not None else []
-        start = lsp.Position(line=e.line, character=e.col)
-        end = lsp.Position(line=e.end_line, character=e.end_col)
-        if lines:
-            start, end = codec.position_to_client_units(lines, start), codec.position_to_client_units(lines, end)
-        by_uri.setdefault(uri, []).append(lsp.TextEdit(range=lsp.Range(start=start, end=end), new_text=e.new_text))
-    changes = []
-    for uri, edits in by_uri.items():
-        doc = ls.workspace.text_documents.get(uri)
-        changes.append(lsp.TextDocumentEdit(
-            text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=doc.version if doc else None),
-            edits=edits))
     related = [d for d in diagnostics if d.code == fix.code]
     return lsp.CodeAction(title=fix.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=related or None,
-                          is_preferred=fix.preferred or None, edit=lsp.WorkspaceEdit(document_changes=changes))
+                          is_preferred=fix.preferred or None, edit=workspace_edit(ls, root, fix.edits))
 
 
 def _quick_fixes(ls: PmemServer, root: MemoryRoot, rel: str, params: lsp.CodeActionParams,
                  today: dt.date) -> list[lsp.CodeAction]:
-    from ..engine import fixes
-
-    finder = getattr(fixes, "quick_fixes", None)
-    if finder is None or root.snapshot is None:
+    if root.snapshot is None:
         return []
     wanted = {str(d.code) for d in params.context.diagnostics if d.source == "pmem"}
     out = []
@@ -107,7 +88,7 @@ def _quick_fixes(ls: PmemServer, root: MemoryRoot, rel: str, params: lsp.CodeAct
             continue
         if not (finding.line <= params.range.end.line and params.range.start.line <= finding.end_line):
             continue
-        for fix in finder(root.snapshot, finding, today):
+        for fix in quick_fixes(root.snapshot, finding, today):
             out.append(to_code_action(ls, root, fix, list(params.context.diagnostics)))
     return out
 

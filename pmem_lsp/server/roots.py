@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from ..engine.settings import SettingsError, resolve_settings
+from ..engine.settings import Settings, SettingsError, resolve_settings
 from ..engine.analysis import Analysis
 from ..engine.snapshot import RootSnapshot
 from ..engine.zones import discover_root, looks_like_root
@@ -69,7 +69,7 @@ def configure_roots(server: PmemServer, folders: list[Path]) -> None:
                 settings = resolve_settings(path)
             except SettingsError as exc2:
                 server.warn(f"pmem: {exc2}; using defaults")
-                settings = resolve_settings(Path("/nonexistent-pmem-root"))
+                settings = Settings()
         server.host.add_root(path, settings)
     log.info("memory roots: %s", ", ".join(str(r.path) for r in server.host.roots) or "none")
 
