@@ -1,18 +1,10 @@
 -- Driven by tests/test_neovim.py: archive a note from a real headless Neovim through the
 -- code action, confirm through vim.ui.select, write all buffers, quit. The test checks disk.
-local root = assert(os.getenv("PMEM_ROOT_UNDER_TEST"))
-local server = assert(os.getenv("PMEM_SERVER"))
-local out = assert(os.getenv("PMEM_OUT"))
-local note = root .. "/projects/garden-sensors.md"
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/harness.lua")
+local root = H.root
 local result = { prompts = {}, choices = {} }
 
-local function finish(err)
-  result.error = err or vim.NIL
-  local f = assert(io.open(out, "w"))
-  f:write(vim.json.encode(result))
-  f:close()
-  vim.cmd("qall!")
-end
+local function finish(err) H.finish(result, err) end
 
 -- The user: reads the preview and picks "Archive".
 vim.ui.select = function(items, opts, on_choice)
@@ -29,14 +21,7 @@ vim.ui.select = function(items, opts, on_choice)
   on_choice(nil, nil)
 end
 
-vim.cmd("edit " .. vim.fn.fnameescape(note))
-local bufnr = vim.api.nvim_get_current_buf()
-local client_id = vim.lsp.start({
-  name = "pmem",
-  cmd = { server },
-  root_dir = root,
-  workspace_folders = { { uri = vim.uri_from_fname(root), name = "memory" } },
-})
+local bufnr, client_id = H.open("projects/garden-sensors.md")
 if not client_id then return finish("vim.lsp.start failed") end
 
 local ok = vim.wait(15000, function() return #vim.diagnostic.get(bufnr) > 0 end, 20)

@@ -1,18 +1,11 @@
 -- Driven by tests/test_neovim.py: start pmem-lsp for a file under a memory root in a real
 -- headless Neovim, wait for its diagnostics, edit the buffer, and write what Neovim shows
 -- as JSON to $PMEM_OUT.
-local root = assert(os.getenv("PMEM_ROOT_UNDER_TEST"))
-local server = assert(os.getenv("PMEM_SERVER"))
-local out = assert(os.getenv("PMEM_OUT"))
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/harness.lua")
+local root = H.root
 local result = { steps = {} }
 
-local function finish(err)
-  result.error = err or vim.NIL
-  local f = assert(io.open(out, "w"))
-  f:write(vim.json.encode(result))
-  f:close()
-  vim.cmd("qall!")
-end
+local function finish(err) H.finish(result, err) end
 
 local function snapshot(bufnr)
   local items = {}
@@ -34,14 +27,7 @@ local function wait_codes(bufnr, want, label)
   return ok
 end
 
-vim.cmd("edit " .. vim.fn.fnameescape(root .. "/projects/garden-sensors.md"))
-local bufnr = vim.api.nvim_get_current_buf()
-local client_id = vim.lsp.start({
-  name = "pmem",
-  cmd = { server },
-  root_dir = root,
-  workspace_folders = { { uri = vim.uri_from_fname(root), name = "memory" } },
-})
+local bufnr, client_id = H.open("projects/garden-sensors.md")
 if not client_id then return finish("vim.lsp.start failed") end
 local client = vim.lsp.get_client_by_id(client_id)
 

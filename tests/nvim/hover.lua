@@ -1,26 +1,12 @@
 -- Driven by tests/test_neovim.py: hover on a route in `_index.md` from a real headless Neovim
 -- and write what the server answered as JSON to $PMEM_OUT.
-local root = assert(os.getenv("PMEM_ROOT_UNDER_TEST"))
-local server = assert(os.getenv("PMEM_SERVER"))
-local out = assert(os.getenv("PMEM_OUT"))
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/harness.lua")
+local root = H.root
 local result = {}
 
-local function finish(err)
-  result.error = err or vim.NIL
-  local f = assert(io.open(out, "w"))
-  f:write(vim.json.encode(result))
-  f:close()
-  vim.cmd("qall!")
-end
+local function finish(err) H.finish(result, err) end
 
-vim.cmd("edit " .. vim.fn.fnameescape(root .. "/_index.md"))
-local bufnr = vim.api.nvim_get_current_buf()
-local client_id = vim.lsp.start({
-  name = "pmem",
-  cmd = { server },
-  root_dir = root,
-  workspace_folders = { { uri = vim.uri_from_fname(root), name = "memory" } },
-})
+local bufnr, client_id = H.open("_index.md")
 if not client_id then return finish("vim.lsp.start failed") end
 
 -- The root is scanned once the index shows its diagnostics (the demo has a dangling route).
