@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Coroutine
 
 from lsprotocol import types as lsp
+from pygls.exceptions import FeatureRequestError, JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
@@ -16,6 +17,7 @@ from ..engine.findings import Finding
 from ..engine.host import MemoryHost
 from . import code_actions, configuration, documents, lifecycle_commands, watcher
 from .diagnostics import publish_early
+from .protocol import PmemProtocol
 from .roots import configure_roots, editor_settings, fetch_configuration, scan_all, workspace_folders
 
 log = logging.getLogger("pmem_lsp")
@@ -24,7 +26,8 @@ ANALYSIS_DEBOUNCE = 0.03  # seconds of quiet typing before a buffer is re-analys
 
 class PmemServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("pmem-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        super().__init__("pmem-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         protocol_cls=PmemProtocol)
         self.host = MemoryHost()
         self.folders: list[Path] = []
         self.editor_settings: dict[str, Any] = {}
@@ -69,7 +72,20 @@ class PmemServer(LanguageServer):
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("background task failed", exc_info=task.exception())
-            self.warn(f"pmem: internal error: {task.exception()!r}")
+            # The exception's text can quote memory (a UnicodeError carries the whole string):
+            # the user sees its kind, the log has the rest.
+            self.warn(f"pmem: internal error ({type(task.exception()).__name__}); details are in the server log")
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Errors outside a request's answer end here. A body that is not JSON gets a parse
+        error instead of a pop-up per bad message; anything else is a failure of ours, shown
+        by kind only (its text can quote memory; pygls has logged the traceback)."""
+        if source is FeatureRequestError:
+            return  # the request's own error response says it
+        if isinstance(error, ValueError) and source is JsonRpcException:  # JSONDecodeError, UnicodeDecodeError
+            self.protocol.report_parse_error(error)
+            return
+        self.warn(f"pmem: internal error ({type(error).__name__}); details are in the server log")
 
     def log(self, message: str) -> None:
         self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info, message=message))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
@@ -13,11 +14,20 @@ if TYPE_CHECKING:
     from .app import PmemServer
 
 
+# JSON can carry lone UTF-16 surrogates ("\ud800") that no file can hold; the engine only
+# ever sees valid Unicode. One replacement character per surrogate keeps every position.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_unicode(text: str) -> str:
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
 def _buffer_changed(server: PmemServer, uri: str, debounce: bool) -> None:
     path = uri_to_path(uri)
     if path is None:
         return
-    text = server.workspace.get_text_document(uri).source
+    text = valid_unicode(server.workspace.get_text_document(uri).source)
     root = server.host.open_buffer(path, text)
     if root is None:
         return  # outside every memory root: not ours
