@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from ..engine.navigation import lens_kinds, lens_title
-from .nav_common import locate
+from .nav_common import after_first_scan, locate
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -39,6 +39,7 @@ def resolve(ls: PmemServer, lens: lsp.CodeLens) -> lsp.CodeLens:
 
 def register(server: PmemServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS, lsp.CodeLensOptions(resolve_provider=True))
+    @after_first_scan
     def on_code_lens(ls: PmemServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
         return lenses(ls, params)
 

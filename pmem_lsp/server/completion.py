@@ -8,7 +8,7 @@ from lsprotocol import types as lsp
 
 from ..engine.navigation import complete
 from ..engine.navigation.completion import FOLDER
-from .nav_common import client_range, engine_position, locate, published
+from .nav_common import after_first_scan, client_range, engine_position, locate, published
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -46,5 +46,6 @@ def completion(ls: PmemServer, params: lsp.CompletionParams) -> lsp.CompletionLi
 
 def register(server: PmemServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=TRIGGERS))
+    @after_first_scan
     def on_completion(ls: PmemServer, params: lsp.CompletionParams) -> lsp.CompletionList | None:
         return completion(ls, params)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from ..engine.navigation import hover as engine_hover
-from .nav_common import client_range, engine_position, locate, published
+from .nav_common import after_first_scan, client_range, engine_position, locate, published
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -28,5 +28,6 @@ def hover(ls: PmemServer, params: lsp.HoverParams) -> lsp.Hover | None:
 
 def register(server: PmemServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    @after_first_scan
     def on_hover(ls: PmemServer, params: lsp.HoverParams) -> lsp.Hover | None:
         return hover(ls, params)

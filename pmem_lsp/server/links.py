@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from ..engine.navigation import definition, document_links
-from .nav_common import client_range, engine_position, locate, uri_of
+from .nav_common import after_first_scan, client_range, engine_position, locate, uri_of
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -41,9 +41,11 @@ def goto(ls: PmemServer, params: lsp.DefinitionParams) -> lsp.Location | None:
 
 def register(server: PmemServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_LINK, lsp.DocumentLinkOptions(resolve_provider=False))
+    @after_first_scan
     def on_document_link(ls: PmemServer, params: lsp.DocumentLinkParams) -> list[lsp.DocumentLink]:
         return links(ls, params)
 
     @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+    @after_first_scan
     def on_definition(ls: PmemServer, params: lsp.DefinitionParams) -> lsp.Location | None:
         return goto(ls, params)

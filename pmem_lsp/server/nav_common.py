@@ -4,8 +4,10 @@ engine edits into a workspace edit tied to open buffers' versions."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+import asyncio
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
@@ -28,6 +30,40 @@ def locate(ls: PmemServer, uri: str) -> tuple[MemoryRoot, RootSnapshot, str] | N
         return None
     root, rel = found
     return root, root.snapshot, rel
+
+
+FIRST_SCAN_WAIT = 30.0  # seconds a request waits for its root's first scan (10k files: ~5 s)
+
+
+async def first_scan(ls: PmemServer, uri: str | None) -> None:
+    """Wait until the root holding `uri` (every root, without a uri) has been scanned once.
+    Until then navigation knows nothing, and answering null would look like "nothing here"."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + FIRST_SCAN_WAIT
+    try:
+        await asyncio.wait_for(ls.roots_ready.wait(), FIRST_SCAN_WAIT)
+    except asyncio.TimeoutError:
+        return
+    path = uri_to_path(uri) if uri else None
+    while loop.time() < deadline:
+        if path is not None:
+            found = ls.host.locate(path)
+            waiting = [found[0]] if found is not None else []
+        else:
+            waiting = list(ls.host.roots)
+        if all(root.snapshot is not None for root in waiting):
+            return
+        await asyncio.sleep(0.02)
+
+
+def after_first_scan(handler: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """A navigation handler that answers once the document's root has been scanned."""
+    @functools.wraps(handler)
+    async def wrapped(ls, params):
+        document = getattr(params, "text_document", None)
+        await first_scan(ls, getattr(document, "uri", None))
+        return handler(ls, params)
+    return wrapped
 
 
 

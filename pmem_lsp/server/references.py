@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from ..engine.navigation import references
-from .nav_common import client_range, engine_position, locate, uri_of
+from .nav_common import after_first_scan, client_range, engine_position, locate, uri_of
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -26,5 +26,6 @@ def find_references(ls: PmemServer, params: lsp.ReferenceParams) -> list[lsp.Loc
 
 def register(server: PmemServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+    @after_first_scan
     def on_references(ls: PmemServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
         return find_references(ls, params)

@@ -9,7 +9,7 @@ from lsprotocol import types as lsp
 
 from ..engine.navigation import DocSymbol, document_symbols, workspace_symbols
 from ..engine.navigation.symbols import FILE, ROUTE, SECTION, SUMMARY, TITLE, WORKSPACE_LIMIT
-from .nav_common import client_range, locate, uri_of
+from .nav_common import after_first_scan, client_range, locate, uri_of
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -49,9 +49,11 @@ def ws_symbols(ls: PmemServer, params: lsp.WorkspaceSymbolParams) -> list[lsp.Wo
 
 def register(server: PmemServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    @after_first_scan
     def on_document_symbol(ls: PmemServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
         return doc_symbols(ls, params)
 
     @server.feature(lsp.WORKSPACE_SYMBOL)
+    @after_first_scan
     def on_workspace_symbol(ls: PmemServer, params: lsp.WorkspaceSymbolParams) -> list[lsp.WorkspaceSymbol]:
         return ws_symbols(ls, params)
