@@ -217,3 +217,26 @@ def test_a_confirmation_answered_with_the_wrong_shape_confirms_nothing(server: R
     assert (root / "projects" / "alpha.md").is_file()
     assert not (root / "_archive" / "projects" / "alpha.md").exists()
     _still_serving(server, root)
+
+
+@pytest.mark.parametrize("broken, lost", [
+    (b"Content-Length: abc\r\n\r\n{}", 0),     # a length that is not a number
+    (b"content-length: 2\r\n\r\n{}", 0),       # header names are case-insensitive
+    (b"Content-Length: 2\n\n{}", 0),           # bare newlines
+    (b"X-Unknown: 1\r\n\r\n", 0),              # no length at all
+    (b"garbage without a newline", 0),        # stray bytes glued to the next header
+    (b"Content-Length: 5\r\n\r\n{}", 1),       # longer than the body: it eats the next message
+])
+def test_broken_framing_loses_at_most_the_next_message(server: RawServer, root: Path, broken: bytes, lost: int):
+    server.initialize(root)
+    _still_serving(server, root)
+    server.proc.stdin.write(broken)
+    server.proc.stdin.flush()
+    ids = []
+    for _ in range(3):
+        msg_id = server.new_id()
+        ids.append(msg_id)
+        server.send({"jsonrpc": "2.0", "id": msg_id, "method": HOVER, "params": {
+            "textDocument": {"uri": (root / "_index.md").as_uri()}, "position": {"line": 3, "character": 5}}})
+    for msg_id in ids[lost:]:
+        assert "Alpha" in json.dumps(server.response(msg_id)["result"])

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Coroutine
 
 from lsprotocol import types as lsp
 from pygls.exceptions import FeatureRequestError, JsonRpcException
+from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
@@ -17,6 +19,7 @@ from ..engine.findings import Finding
 from ..engine.host import MemoryHost
 from . import code_actions, configuration, documents, lifecycle_commands, watcher
 from .diagnostics import publish_early
+from .framing import read_messages
 from .protocol import PmemProtocol
 from .roots import configure_roots, editor_settings, fetch_configuration, scan_all, workspace_folders
 
@@ -86,6 +89,20 @@ class PmemServer(LanguageServer):
             self.protocol.report_parse_error(error)
             return
         self.warn(f"pmem: internal error ({type(error).__name__}); details are in the server log")
+
+    def start_io(self, stdin=None, stdout=None) -> None:  # type: ignore[override]
+        """pygls's stdio loop with a reader that recovers from broken framing (framing.py)."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        try:
+            asyncio.run(read_messages(self._stop_event, reader, self.protocol, self.report_server_error))
+        except BrokenPipeError:
+            log.error("the client closed the connection; stopping")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     def log(self, message: str) -> None:
         self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info, message=message))
