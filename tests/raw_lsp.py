@@ -44,8 +44,13 @@ class RawServer:
 
     # -- sending -------------------------------------------------------------------
     def send_raw(self, body: bytes) -> None:
-        self.proc.stdin.write(frame(body))
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write(frame(body))
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            self.proc.wait(timeout=5)
+            raise AssertionError(f"the server exited ({self.proc.returncode}); "
+                                 f"stderr: {''.join(self.stderr)[-3000:]}") from None
 
     def send(self, message: dict) -> None:
         self.send_raw(json.dumps(message).encode())

@@ -40,9 +40,9 @@ async def read_messages(stop_event: Any, reader: Any, protocol: Any,
         if length is None:
             continue  # a blank line with no length before it: nothing to read
         body = await reader.readexactly(length)
+        if len(body) < length:
+            break  # the client closed stdin mid-message
         length = None
-        if not body:
-            break
         try:
             protocol.handle_message(json.loads(body, object_hook=protocol.structure_message))
         except Exception as exc:  # a body that is not JSON; the protocol answers -32700
