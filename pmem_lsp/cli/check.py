@@ -61,14 +61,15 @@ def _github(findings: list[Finding], root: Path, out: TextIO) -> None:
 def run_check(snap: RootSnapshot, fmt: str, min_severity: Severity, fail_on: Severity,
               out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     findings = [f for f in analyze(snap) if (severity_of(f)).rank >= min_severity.rank]
-    unreadable = snap.unreadable()
+    problems = snap.read_problems()
     files = snap.markdown_count()
     if fmt == "json":
-        report = build_report(str(snap.root), files, findings, unreadable)
+        report = build_report(str(snap.root), files, findings, problems)
         out.write(report.model_dump_json(indent=2) + "\n")
     else:
-        for rel, reason in unreadable:
-            err.write(f"pmem: warning: {rel}: cannot be read ({reason}); it is not treated as missing\n")
+        # Unreadable files and folders, and files analysed only up to the cap: one line each.
+        for problem in problems:
+            err.write(f"pmem: warning: {problem.path}: {problem.message()}\n")
         if fmt == "github":
             _github(findings, snap.root, out)
         else:

@@ -11,6 +11,12 @@ commonmark.js disagree, we follow markdown-it-py and say so in a comment.
 
 Known simplification: link reference definitions are not stripped from paragraphs before
 a setext underline, so `[a]: /b` followed by `===` counts as a heading here.
+
+Nesting is capped: past `MAX_NESTING` open containers, `>` and list markers no longer open
+a block quote or a list item and are read as paragraph text. Each line walks the open
+containers, so without a cap one line of a million `>` (or `- `) followed by many lines
+costs quadratic time. markdown-it caps nesting too (at 20 in its commonmark preset, and it
+drops the rest of the document there), so no document the two agree on comes near the cap.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 _CODE_INDENT = 4
+MAX_NESTING = 32  # open containers (block quotes, lists, list items); see the module docstring
 
 _RE_MAYBE_SPECIAL = re.compile(r"[#`~*+_=<>0-9-]")
 # Fast paths (see _Scanner.fast_line): a line that can only continue a paragraph, and a
@@ -26,14 +33,31 @@ _RE_MAYBE_SPECIAL = re.compile(r"[#`~*+_=<>0-9-]")
 _RE_PLAIN_LINE = re.compile(r"[ ]{0,3}[^ \t#`~*+_=<>0-9-]")
 _RE_SIMPLE_BULLET = re.compile(r"[-*+] [^ \t]")
 _RE_ATX = re.compile(r"#{1,6}(?:[ \t]+|$)")
-_RE_FENCE = re.compile(r"`{3,}(?!.*`)|~{3,}")
+_RE_FENCE_RUN = re.compile(r"`{3,}|~{3,}")
 _RE_CLOSING_FENCE = re.compile(r"(?:`{3,}|~{3,})(?=[ \t]*$)")
 _RE_SETEXT = re.compile(r"(?:=+|-+)[ \t]*$")
-_RE_THEMATIC = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|(?:-[ \t]*){3,})$")
+_RE_THEMATIC_LINE = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|(?:-[ \t]*){3,})$")
 _RE_BULLET = re.compile(r"[*+-]")
 _RE_ORDERED = re.compile(r"(\d{1,9})([.)])")
 _RE_ATX_TRAILING_ONLY = re.compile(r"^[ \t]*#+[ \t]*$")
 _RE_ATX_TRAILING = re.compile(r"[ \t]+#+[ \t]*$")
+
+
+def _fence_open(rest: str) -> re.Match[str] | None:
+    """An opening code fence at the start of `rest`. A backtick fence's info string holds no
+    backtick; tested with `in`, not a lookahead, which rescans the line for every shorter run
+    it backtracks to (quadratic on a line of a million backticks)."""
+    m = _RE_FENCE_RUN.match(rest)
+    if m is not None and rest[0] == "`" and "`" in rest[m.end():]:
+        return None
+    return m
+
+
+def _thematic(rest: str) -> bool:
+    """A thematic break (`***`, `- - -`, `___`) fills `rest`. The last visible character must
+    then be the first: checked first, so a long line that is no break is rejected at once."""
+    return rest.rstrip(" \t")[-1:] == rest[:1] and _RE_THEMATIC_LINE.match(rest) is not None
+
 
 _BLOCK_TAGS = (
     "address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|"
@@ -119,12 +143,13 @@ class _Node:
         "kind", "parent", "last_child", "open", "start", "top_level",
         "fence_char", "fence_len", "fence_offset", "info", "html_type",
         "list_type", "bullet", "delimiter", "marker_offset", "padding",
-        "item_index", "parts", "has_children",
+        "item_index", "parts", "has_children", "depth",
     )
 
     def __init__(self, kind: str, parent: _Node | None, start: int) -> None:
         self.kind = kind
         self.parent = parent
+        self.depth = 0 if parent is None else parent.depth + 1
         self.last_child: _Node | None = None
         self.open = True
         self.start = start
@@ -167,6 +192,10 @@ class _Scanner:
         self.indented = False
         self.blank = False
         self.partial_tab = False
+        # The last blank line that left the open blocks as they were, with the tip then and
+        # its kind: the same line against the same tip does nothing again (see incorporate).
+        self.idle: tuple[_Node, str, str] | None = None
+        self.top_item_memo: tuple[_Node, int] | None = None
 
     # -- cursor -------------------------------------------------------------
     def find_next_nonspace(self) -> None:
@@ -314,8 +343,9 @@ class _Scanner:
         ln = self.ln
         nns = self.next_nonspace
         c = ln[nns] if nns < len(ln) else ""
+        nested_too_deep = container.depth >= MAX_NESTING
         if not self.indented:
-            if c == ">":
+            if c == ">" and not nested_too_deep:
                 self.advance_next_nonspace()
                 self.advance_offset(1, False)
                 if self.peek_is_space(self.offset):
@@ -343,7 +373,7 @@ class _Scanner:
                     self.offset = len(ln)
                     return 2
             if c == "`" or c == "~":
-                m = _RE_FENCE.match(rest)
+                m = _fence_open(rest)
                 if m:
                     n = len(m.group(0))
                     self.close_unmatched()
@@ -387,12 +417,12 @@ class _Scanner:
                     para.kind = "heading"
                     self.offset = len(ln)
                     return 2
-            if c in "*_-" and _RE_THEMATIC.match(rest):
+            if c in "*_-" and _thematic(rest):
                 self.close_unmatched()
                 self.add_child("break", self.line_no)
                 self.offset = len(ln)
                 return 2
-        if not self.indented or container.kind == "list":
+        if (not self.indented or container.kind == "list") and not nested_too_deep:
             if self.try_list_item(container):
                 return 1
         if self.indented and self.tip.kind != "paragraph" and not self.blank:
@@ -518,10 +548,10 @@ class _Scanner:
         if c == "#":
             return _RE_ATX.match(rest) is not None
         if c == "`" or c == "~":
-            return _RE_FENCE.match(rest) is not None
+            return _fence_open(rest) is not None
         if c == "<":
             return any(_HTML_OPEN[t].match(rest) for t in range(1, 7))  # type: ignore[union-attr]
-        if c and c in "*_-" and _RE_THEMATIC.match(rest):
+        if c and c in "*_-" and _thematic(rest):
             return True
         # The "special case" in markdown-it's list rule: a marker 4+ columns past the
         # enclosing list's context is paragraph text, not a new item.
@@ -567,7 +597,7 @@ class _Scanner:
                 node.parts = [ln.lstrip(" ")]
                 return PARAGRAPH
             if (_RE_SIMPLE_BULLET.match(ln) and not _RE_MAYBE_SPECIAL.match(ln, 2)
-                    and not (ln[0] != "+" and _RE_THEMATIC.match(ln))):
+                    and not (ln[0] != "+" and _thematic(ln))):
                 self.ln = ln
                 self.offset = self.column = 2
                 lst = self.add_child("list", self.line_no)
@@ -589,7 +619,7 @@ class _Scanner:
             item = tip.parent
             lst = item.parent
             if (lst.parent is doc and lst.bullet == ln[0] and item.marker_offset == 0
-                    and not (ln[0] != "+" and _RE_THEMATIC.match(ln))):
+                    and not (ln[0] != "+" and _thematic(ln))):
                 # A sibling bullet at the margin: the open item cannot continue (indent 0),
                 # the list matches, so close the item and open the next one with its paragraph.
                 self.ln = ln
@@ -606,6 +636,23 @@ class _Scanner:
         return None
 
     def incorporate(self, ln: str) -> str:
+        """Take one line; return what it ended up in.
+
+        A blank line that leaves the tip where it was changed nothing (any change finalizes
+        or adds a block, which moves the tip), so the same line against the same tip is
+        answered at once: blank lines inside deeply nested list items would otherwise walk
+        every open container each.
+        """
+        idle = self.idle
+        if idle is not None and idle[0] is self.tip and idle[1] == ln:
+            return idle[2]
+        tip = self.tip
+        kind = self._incorporate(ln)
+        if self.tip is tip and not ln.strip(" \t"):
+            self.idle = (tip, ln, kind)
+        return kind
+
+    def _incorporate(self, ln: str) -> str:
         fast = self.fast_line(ln)
         if fast is not None:
             return fast
@@ -694,12 +741,18 @@ class _Scanner:
         return out
 
     def _top_item(self) -> int:
+        memo = self.top_item_memo
+        if memo is not None and memo[0] is self.tip:
+            return memo[1]  # a node's ancestors never change
         node: _Node | None = self.tip
+        found = -1
         while node is not None:
             if node.kind == "item" and node.top_level:
-                return node.item_index
+                found = node.item_index
+                break
             node = node.parent
-        return -1
+        self.top_item_memo = (self.tip, found)
+        return found
 
 
 def scan_blocks(lines: list[str], first_line: int = 0) -> BlockScan:

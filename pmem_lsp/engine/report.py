@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .catalogue import RULES, severity_of
 from .findings import Finding, Severity
+from .snapshot import MAX_ANALYSED_BYTES, ReadProblem
 
 
 class ReportDiagnostic(BaseModel):
@@ -35,6 +36,13 @@ class Unreadable(BaseModel):
     reason: str
 
 
+class Truncated(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str
+    size: int = Field(ge=0, description="The whole file's size, in bytes.")
+    analysed: int = Field(ge=0, description="Bytes analysed: the first ones, up to the documented cap (2 MiB).")
+
+
 class CheckReport(BaseModel):
     """Result of `pmem check --format json`."""
 
@@ -44,11 +52,13 @@ class CheckReport(BaseModel):
     diagnostics: list[ReportDiagnostic]
     counts: Counts
     unreadable: list[Unreadable] = Field(default_factory=list,
-                                         description="Files or folders that exist but could not be read.")
+                                         description="Files or folders that exist but could not be read; "
+                                                     "they are never treated as missing.")
+    truncated: list[Truncated] = Field(default_factory=list,
+                                       description="Files larger than the cap, analysed only up to it.")
 
 
-def build_report(root: str, files: int, findings: list[Finding],
-                 unreadable: list[tuple[str, str]]) -> CheckReport:
+def build_report(root: str, files: int, findings: list[Finding], problems: list[ReadProblem]) -> CheckReport:
     counts = Counts()
     diagnostics = []
     for f in findings:
@@ -60,4 +70,6 @@ def build_report(root: str, files: int, findings: list[Finding],
             severity=severity, message=f.message,
         ))
     return CheckReport(root=root, files=files, diagnostics=diagnostics, counts=counts,
-                       unreadable=[Unreadable(path=p, reason=r) for p, r in unreadable])
+                       unreadable=[Unreadable(path=p.path, reason=p.reason) for p in problems if p.reason is not None],
+                       truncated=[Truncated(path=p.path, size=p.size, analysed=MAX_ANALYSED_BYTES)
+                                  for p in problems if p.reason is None])

@@ -2,13 +2,17 @@
 
 Built by one scan, then kept current one file at a time (`refresh` from disk, `set_buffer`
 from an editor). A file that cannot be read stays in the snapshot with its error: unreadable
-is never the same as missing.
+is never the same as missing. `read_problems()` lists what could not be taken in whole (an
+unreadable file or folder, a file analysed only up to the cap); `pmem check` and the server
+both report from it.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +20,8 @@ from .memory_file import MemoryFile
 from .settings import Settings
 from .zones import Zone, is_markdown, zone_of
 
-# A huge file is analysed up to this many bytes, so one 50 MB paste cannot stall a check.
+# A huge file (or editor buffer) is analysed up to this many bytes of UTF-8, so one 50 MB
+# paste cannot stall a check; the rest is not read. Its real size is still known (PM005).
 MAX_ANALYSED_BYTES = 2 * 1024 * 1024
 
 
@@ -28,7 +33,7 @@ class FileEntry:
     mtime: float
     text: str | None = None  # Markdown files only, None when unreadable
     error: str | None = None  # why the file could not be read
-    truncated: bool = False
+    truncated: bool = False  # only the first MAX_ANALYSED_BYTES were analysed
     from_buffer: bool = False  # text comes from an editor buffer, not the disk
     _doc: MemoryFile | None = field(default=None, repr=False)
     # Results that depend on this file's text alone, kept until the text changes (the
@@ -47,24 +52,118 @@ class FileEntry:
         return self._doc
 
 
+def _mib(size: int) -> str:
+    mib = size / (1024 * 1024)
+    return f"{mib:.0f} MiB" if mib == int(mib) else f"{mib:.1f} MiB"
+
+
+@dataclass(frozen=True, slots=True)
+class ReadProblem:
+    """A file or folder the analysis could not take in whole."""
+
+    path: str  # relative to the root; "." for the root itself
+    reason: str | None  # why it could not be read; None: read, but only up to the cap
+    size: int = 0  # a capped file's whole size, in bytes
+
+    @property
+    def unreadable(self) -> bool:
+        return self.reason is not None
+
+    def message(self) -> str:
+        """What to tell the user after the path: `pmem: warning: notes/x.md: <message>`."""
+        if self.reason is not None:
+            return f"cannot be read ({self.reason}); it is not treated as missing"
+        return f"{_mib(self.size)}, only the first {_mib(MAX_ANALYSED_BYTES)} analysed"
+
+
 def decode(data: bytes) -> str:
     """UTF-8 with or without BOM; invalid bytes become U+FFFD rather than an error."""
     return data.decode("utf-8-sig", errors="replace").replace("\x00", "\ufffd")
 
 
-def _read_entry(root: Path, rel: str, zone: Zone, st: os.stat_result) -> FileEntry:
+def _cut(data: bytes, limit: int) -> int:
+    """Where to cut UTF-8 `data` to at most `limit` bytes without splitting a character."""
+    if len(data) <= limit:
+        return len(data)
+    cut = limit
+    while cut > limit - 3 and (data[cut] & 0xC0) == 0x80:  # a continuation byte
+        cut -= 1
+    return cut if (data[cut] & 0xC0) != 0x80 else limit
+
+
+def cap_text(text: str) -> tuple[str, int, bool]:
+    """An editor buffer as the analysis takes it: (text up to the cap, size in UTF-8 bytes,
+    truncated). A lone surrogate (JSON can carry "\\ud800") counts as its 3 bytes."""
+    if text.isascii():  # constant time for an ASCII string
+        size = len(text)
+        return (text, size, False) if size <= MAX_ANALYSED_BYTES else (text[:MAX_ANALYSED_BYTES], size, True)
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= MAX_ANALYSED_BYTES:
+        return text, len(data), False
+    return data[:_cut(data, MAX_ANALYSED_BYTES)].decode("utf-8", "surrogatepass"), len(data), True
+
+
+_SPECIAL = ((stat.S_ISFIFO, "named pipe"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+            (stat.S_ISBLK, "block device"))
+
+
+def _not_regular(st: os.stat_result) -> str | None:
+    """Why a path that is not a folder cannot be read as a file; None for a regular file."""
+    if stat.S_ISREG(st.st_mode):
+        return None
+    for test, name in _SPECIAL:
+        if test(st.st_mode):
+            return f"not a regular file ({name})"
+    return "not a regular file"
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+class _BecameLink(Exception):
+    """The path was replaced by a symbolic link between its stat and its open."""
+
+
+def _read_entry(root: Path, rel: str, zone: Zone, st: os.stat_result, follow: bool) -> FileEntry | None:
+    """The entry for one file that is not a folder; `st` is its stat (through the link when
+    `follow`). None when the file vanished between listing and reading: it is gone, not
+    unreadable.
+
+    Opened without blocking and checked again on the open file, so a named pipe (which would
+    block a reader forever), a socket or a device is never read, even one swapped in after
+    the stat. A path that was no link is opened without following links, so a link swapped
+    in cannot lead the read outside the root."""
+    problem = _not_regular(st)
+    if problem is not None:
+        return FileEntry(rel, zone, 0, 0.0, error=problem)
     entry = FileEntry(rel, zone, st.st_size, st.st_mtime)
     if not is_markdown(rel):
         return entry
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        with open(root / rel, "rb") as fh:
+        with open(root / rel, "rb", opener=lambda path, _flags: os.open(path, flags)) as fh:
+            fst = os.fstat(fh.fileno())
+            problem = _not_regular(fst)
+            if problem is not None:
+                return FileEntry(rel, zone, 0, 0.0, error=problem)
             data = fh.read(MAX_ANALYSED_BYTES + 1)
+    except FileNotFoundError:
+        if follow and os.path.islink(root / rel):
+            return FileEntry(rel, zone, 0, 0.0, error="broken symbolic link")
+        return None
     except OSError as exc:
-        entry.error = exc.strerror or type(exc).__name__
+        if exc.errno == errno.ELOOP and not follow and os.path.islink(root / rel):
+            raise _BecameLink from exc
+        entry.error = _reason(exc)
         return entry
+    entry.size, entry.mtime = fst.st_size, fst.st_mtime
     if len(data) > MAX_ANALYSED_BYTES:
-        data = data[:MAX_ANALYSED_BYTES]
+        data = data[:_cut(data, MAX_ANALYSED_BYTES)]
         entry.truncated = True
+        entry.size = max(entry.size, MAX_ANALYSED_BYTES + 1)
     entry.text = decode(data)
     return entry
 
@@ -125,7 +224,7 @@ class RootSnapshot:
                 with os.scandir(root / rel_dir if rel_dir else root) as it:
                     entries = list(it)
             except OSError as exc:
-                snap.scan_errors.append((rel_dir or ".", exc.strerror or type(exc).__name__))
+                snap.scan_errors.append((rel_dir or ".", _reason(exc)))
                 continue
             for de in entries:
                 if de.name.startswith("."):
@@ -140,28 +239,48 @@ class RootSnapshot:
                     if settings.excluded(rel):
                         snap.excluded.add(rel)
                         continue
-                    if de.is_symlink():
-                        try:
-                            st = os.stat(root / rel)
-                        except FileNotFoundError:
-                            snap.files[rel] = FileEntry(rel, zone_of(rel), 0, 0.0, error="broken symbolic link")
-                            continue
-                        if stat.S_ISDIR(st.st_mode):
-                            snap.linked_dirs.add(rel)
-                            continue
-                        if not snap._inside(rel):
-                            snap.files[rel] = FileEntry(rel, zone_of(rel), 0, 0.0,
-                                                        error="symbolic link pointing outside the root")
-                            continue
-                    else:
-                        st = de.stat()
+                    is_link = de.is_symlink()
+                    st = None if is_link else de.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue  # gone since it was listed
                 except OSError as exc:
-                    snap.files[rel] = FileEntry(rel, zone_of(rel), 0, 0.0, error=exc.strerror or type(exc).__name__)
+                    snap.files[rel] = FileEntry(rel, zone_of(rel), 0, 0.0, error=_reason(exc))
                     continue
-                if not _is_regular(st):
-                    continue
-                snap.files[rel] = _read_entry(root, rel, zone_of(rel), st)
+                snap._add_file(rel, is_link, st)
         return snap
+
+    def _add_file(self, rel: str, is_link: bool, st: os.stat_result | None = None) -> None:
+        """Record `rel`, which is no folder (nor hidden, nor excluded): read it, or keep why it
+        cannot be read. A link to a folder is not followed; a link out of the root is not read.
+        A path that vanished since it was listed is left out: it is gone, not unreadable."""
+        zone = zone_of(rel)
+        path = self.root / rel
+        for _attempt in range(2):
+            if is_link or st is None:
+                try:
+                    st = os.stat(path)
+                except FileNotFoundError:
+                    if is_link and os.path.islink(path):
+                        self.files[rel] = FileEntry(rel, zone, 0, 0.0, error="broken symbolic link")
+                    return
+                except OSError as exc:
+                    self.files[rel] = FileEntry(rel, zone, 0, 0.0, error=_reason(exc))
+                    return
+            if is_link:
+                if stat.S_ISDIR(st.st_mode):
+                    self.linked_dirs.add(rel)
+                    return
+                if not self._inside(rel):
+                    self.files[rel] = FileEntry(rel, zone, 0, 0.0, error="symbolic link pointing outside the root")
+                    return
+            try:
+                entry = _read_entry(self.root, rel, zone, st, follow=is_link)
+            except _BecameLink:
+                is_link, st = True, None  # judged again as the link it now is
+                continue
+            if entry is not None:
+                self.files[rel] = entry
+            return
 
     def _inside(self, rel: str) -> bool:
         real_root = os.path.realpath(self.root)
@@ -196,7 +315,18 @@ class RootSnapshot:
         self.dirs.add(rel)
         self._add_parents(rel)
         seen: set[str] = set()
-        for dirpath, dirnames, filenames in os.walk(self.root / rel):
+        # Folders that cannot be listed now are unknown, never emptied (DESIGN §7).
+        prefix = rel + "/"
+        self.scan_errors = [(d, r) for d, r in self.scan_errors if d != rel and not d.startswith(prefix)]
+
+        def unlisted(exc: OSError) -> None:
+            try:
+                failed = Path(exc.filename).relative_to(self.root).as_posix()
+            except (TypeError, ValueError):
+                failed = rel
+            self.scan_errors.append((failed, _reason(exc)))
+
+        for dirpath, dirnames, filenames in os.walk(self.root / rel, onerror=unlisted):
             base = Path(dirpath).relative_to(self.root).as_posix()
             keep = []
             for d in dirnames:
@@ -214,8 +344,8 @@ class RootSnapshot:
                 if not name.startswith("."):
                     seen.add(f"{base}/{name}")
                     changed |= self._refresh_file(f"{base}/{name}")
-        for gone in [r for r in self.files if r.startswith(rel + "/") and r not in seen]:
-            if not self.files[gone].from_buffer:
+        for gone in [r for r in self.files if r.startswith(prefix) and r not in seen]:
+            if not self.files[gone].from_buffer and not self.unseen(gone):
                 self.files.pop(gone)
                 changed.add(gone)
         return changed
@@ -234,39 +364,38 @@ class RootSnapshot:
         path = self.root / rel
         self.files.pop(rel, None)
         self.excluded.discard(rel)
+        self.linked_dirs.discard(rel)
         zone = zone_of(rel)
         if zone is Zone.HIDDEN:
             return
         try:
-            st = path.stat()
+            st = os.lstat(path)
         except FileNotFoundError:
-            if not path.is_symlink():
-                self.dirs.discard(rel)
-                return
-            self.files[rel] = FileEntry(rel, zone, 0, 0.0, error="broken symbolic link")
+            self.dirs.discard(rel)
             return
         except OSError as exc:
-            self.files[rel] = FileEntry(rel, zone, 0, 0.0, error=exc.strerror or type(exc).__name__)
+            self.files[rel] = FileEntry(rel, zone, 0, 0.0, error=_reason(exc))
             return
         self._add_parents(rel)
-        if os.path.isdir(path):
+        if stat.S_ISDIR(st.st_mode):
             self.dirs.add(rel)
             return
         if self.settings.excluded(rel):
             self.excluded.add(rel)
             return
-        if _is_regular(st):
-            self.files[rel] = _read_entry(self.root, rel, zone, st)
+        is_link = stat.S_ISLNK(st.st_mode)
+        self._add_file(rel, is_link, None if is_link else st)
 
     def set_buffer(self, rel: str, text: str) -> set[str]:
         """The editor's unsaved text for `rel` replaces the disk's. Returns {rel} if it changed."""
         if zone_of(rel) is Zone.HIDDEN:
             return set()
+        text, size, truncated = cap_text(text)
         old = self.files.get(rel)
-        if old is not None and old.from_buffer and old.text == text:
-            return set()
-        entry = FileEntry(rel, zone_of(rel), len(text.encode("utf-8")), old.mtime if old else 0.0,
-                          text=text, from_buffer=True)
+        if old is not None and old.from_buffer and old.size == size and old.text == text:
+            return set()  # nothing the analysis sees has changed (an edit past the cap)
+        entry = FileEntry(rel, zone_of(rel), size, old.mtime if old else 0.0,
+                          text=text, truncated=truncated, from_buffer=True)
         self._add_parents(rel)
         self.files[rel] = entry
         return {rel}
@@ -311,10 +440,19 @@ class RootSnapshot:
         """Markdown files analysed: read (perhaps only up to the cap), not the unreadable ones."""
         return sum(1 for e in self.files.values() if e.markdown and e.text is not None)
 
+    def read_problems(self, paths: Iterable[str] | None = None) -> list[ReadProblem]:
+        """What could not be taken in whole, sorted by path: files and folders that could not
+        be read, and files analysed only up to MAX_ANALYSED_BYTES. With `paths`, only those
+        files (and every folder that could not be listed). The one list `pmem check` and the
+        server report."""
+        entries = self.files.values() if paths is None else [self.files[p] for p in paths if p in self.files]
+        found = [ReadProblem(folder, reason) for folder, reason in self.scan_errors]
+        for e in entries:
+            if e.error:
+                found.append(ReadProblem(e.rel, e.error))
+            elif e.truncated:
+                found.append(ReadProblem(e.rel, None, e.size))
+        return sorted(found, key=lambda p: p.path)
+
     def unreadable(self) -> list[tuple[str, str]]:
-        found = [(e.rel, e.error) for e in self.files.values() if e.error]
-        return sorted(found + self.scan_errors)  # type: ignore[arg-type]
-
-
-def _is_regular(st: os.stat_result) -> bool:
-    return stat.S_ISREG(st.st_mode)
+        return [(p.path, p.reason) for p in self.read_problems() if p.reason is not None]

@@ -6,8 +6,10 @@ changes diagnostics in others (DESIGN §8), so the server decides what to send.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 from lsprotocol import types as lsp
 
@@ -67,7 +69,10 @@ def publish_paths(server: PmemServer, root: MemoryRoot, paths: set[str]) -> None
 def refresh_root(server: PmemServer, root: MemoryRoot) -> None:
     """Analyse what changed in a scanned root and publish the differences — work bounded by
     the change, not by the root (engine/analysis.py)."""
+    changed = set(root.pending)
     publish_paths(server, root, server.host.analyse_pending(root))
+    if changed:
+        log_read_problems(server, root, changed)
 
 
 def publish_early(server: PmemServer, path: Path) -> None:
@@ -78,3 +83,33 @@ def publish_early(server: PmemServer, path: Path) -> None:
     root, rel = found
     # Sent even when empty: the editor learns at once that the file was checked.
     publish_findings(server, root, {rel: server.host.early_findings(path)}, only={rel}, force=True)
+
+
+# Per root: the read problem last logged for each path ("" for a file capped at the size
+# limit, else the reason it cannot be read). Weak, so a dropped root takes its state along.
+_logged: WeakKeyDictionary[MemoryRoot, dict[str, str]] = WeakKeyDictionary()
+
+
+def log_read_problems(server: PmemServer, root: MemoryRoot, paths: Iterable[str] | None = None) -> None:
+    """Log (window/logMessage) each file or folder that cannot be read, or is analysed only up
+    to the cap, naming it and the reason — once per change of its state, not on every
+    keystroke. `paths`: the files that changed (None after a scan: all of them)."""
+    snapshot = root.snapshot
+    if snapshot is None:
+        return
+    logged = _logged.setdefault(root, {})
+    paths = None if paths is None else set(paths)
+    problems = snapshot.read_problems(paths)  # with `paths`: those files, and every unlisted folder
+    if paths is None:
+        looked_at = set(logged)
+    else:
+        # The changed files, and what is logged but is no file (folders, whose problems are
+        # always in the list).
+        looked_at = paths | {rel for rel in logged if rel not in snapshot.files}
+    for rel in looked_at - {p.path for p in problems}:
+        logged.pop(rel, None)  # healed or gone: a later problem is logged again
+    for problem in problems:
+        state = problem.reason or ""
+        if logged.get(problem.path) != state:
+            logged[problem.path] = state
+            server.log(f"pmem: {root.path / problem.path}: {problem.message()}")

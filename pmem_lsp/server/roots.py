@@ -14,7 +14,7 @@ from ..engine.analysis import Analysis
 from ..engine.snapshot import RootSnapshot
 from ..engine.zones import discover_root, looks_like_root
 from .convert import uri_to_path
-from .diagnostics import publish_findings, publish_paths
+from .diagnostics import log_read_problems, publish_findings, publish_paths
 from .watcher import stop_watching, watch_root
 
 if TYPE_CHECKING:
@@ -155,7 +155,6 @@ async def scan_root(server: PmemServer, root) -> None:
     if root not in server.host.roots:
         return  # dropped while scanning
     paths = server.host.install(root, snapshot, analysis)
-    for rel, reason in snapshot.unreadable():
-        server.log(f"pmem: {root.path / rel}: cannot be read ({reason}); not treated as missing")
     publish_paths(server, root, paths)
+    log_read_problems(server, root)  # unreadable and capped files, each named with the reason
     watch_root(server, root)

@@ -15,6 +15,7 @@ specific one wins (a GitHub token on a `token:` line is a "GitHub token").
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -24,7 +25,7 @@ from ._generic import find_assignments, find_flags, find_in_table, find_url_cred
 from ._pem import find_pem
 from ._tokens import TOKEN_RULES, body_ok
 
-__all__ = ["ALLOW_MARKER", "SecretMatch", "find_secrets", "mask", "redact_line", "REDACTED"]
+__all__ = ["ALLOW_MARKER", "SecretMatch", "find_secrets", "mask", "mask_secrets", "redact_line", "REDACTED"]
 
 ALLOW_MARKER = "<!-- pmem: allow-secret -->"
 REDACTED = "[REDACTED]"
@@ -48,6 +49,15 @@ def mask(value: str) -> str:
     if not shown.isprintable():
         shown = ""
     return f"{shown}… ({n} characters)"
+
+
+def mask_secrets(line: str) -> str:
+    """The line with every likely secret replaced by its masked hint (DESIGN §6): for text shown to the user (previews,
+    hover, status) that quotes memory."""
+    for m in sorted(find_secrets([line]), key=lambda m: m.start, reverse=True):
+        if m.end_line == 0:
+            line = line[:m.start] + mask(line[m.start:m.end]) + line[m.end:]
+    return line
 
 
 def redact_line(line: str, matches_on_that_line: Iterable[SecretMatch], *, index: int | None = None) -> str:
@@ -203,16 +213,31 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = ()) -> lis
 
 
 
+def _overlaps(spans: tuple[list, list] | None, lo: tuple[int, int], hi: tuple[int, int]) -> bool:
+    """Does [lo, hi) overlap a claimed span? Claimed spans never overlap one another, so sorted
+    by start they are sorted by end too: only the last one starting before `hi` can overlap."""
+    if spans is None:
+        return False
+    starts, ends = spans
+    k = bisect_left(starts, hi)
+    return k > 0 and ends[k - 1] > lo
+
+
 def _resolve(found, allowed_lines: set[int], allow: Sequence[re.Pattern[str]]) -> list[SecretMatch]:
-    taken: dict[int, list[tuple[tuple[int, int], tuple[int, int]]]] = {}  # by line
+    # By line: the claimed spans' starts and ends, sorted (bisected, so that a line holding
+    # thousands of matches is not quadratic).
+    taken: dict[int, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
     out: list[SecretMatch] = []
     for _prio, anchor, ln, a, eln, e, kind, value in sorted(found, key=lambda f: (f[0], f[2], f[3])):
         lo, hi = (ln, a), (eln, e)
-        if any(lo < t_hi and t_lo < hi for i in range(ln, eln + 1) for t_lo, t_hi in taken.get(i, ())):
+        if any(_overlaps(taken.get(i), lo, hi) for i in range(ln, eln + 1)):
             continue
         # Claimed even when allowed, so that a less specific rule cannot report it again.
         for i in range(ln, eln + 1):
-            taken.setdefault(i, []).append((lo, hi))
+            starts, ends = taken.setdefault(i, ([], []))
+            k = bisect_left(starts, lo)
+            starts.insert(k, lo)
+            ends.insert(k, hi)
         if anchor in allowed_lines or ln in allowed_lines:
             continue
         if allow and any(p.search(value) for p in allow):

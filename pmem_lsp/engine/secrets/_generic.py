@@ -138,47 +138,101 @@ _TRAILING = ",;:|.!?"
 _CLOSING = {")": "(", "]": "[", "}": "{"}
 
 
-def _value_after(line: str, pos: int) -> tuple[int, int] | None:
-    """The value that starts at or after pos: (start, end), or None when there is none."""
+_SCHEME_WORDS = ("bearer", "basic", "token", "bot")
+_PRINTABLE_RUN = re.compile(r"[!-~]*")
+# Longer than any value `looks_random` accepts (512), with room for trailing punctuation.
+_MAX_VALUE = 1024
+_MAX_TRAILING = 32  # trailing punctuation stripped from a value; more: no value
+
+
+class _LineScan:
+    """Remembers, for one line, the printable-ASCII run and the next quote of each kind
+    found last. Every separator on a line looks for its value; a line of `password=`
+    repeated a hundred thousand times would rescan the rest of the line for each one
+    (quadratic), while with these, each character is scanned about once."""
+
+    __slots__ = ("line", "run", "quotes")
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+        self.run = (0, 0)  # line[a:b] is printable ASCII and line[b] is not
+        self.quotes: dict[str, tuple[int, int]] = {}  # quote -> (from, next one at or after from, or -1)
+
+    def run_end(self, pos: int) -> int:
+        a, b = self.run
+        if not a <= pos < b:
+            b = _PRINTABLE_RUN.match(self.line, pos).end()  # type: ignore[union-attr]
+            self.run = (pos, b)
+        return b
+
+    def find(self, quote: str, pos: int) -> int:
+        known = self.quotes.get(quote)
+        if known is not None and known[0] <= pos and (pos <= known[1] or known[1] == -1):
+            return known[1]
+        found = self.line.find(quote, pos)
+        self.quotes[quote] = (pos, found)
+        return found
+
+
+def _value_after(line: str, pos: int, scan: _LineScan | None = None) -> tuple[int, int] | None:
+    """The value that starts at or after pos: (start, end), or None when there is none.
+
+    Bounded, so that a long line costs linear time whatever it holds: an unquoted value
+    longer than _MAX_VALUE is cut there unstripped (longer than any secret; the caller's `&`
+    or `;` cut may still find a short one inside), and a value ending in more than
+    _MAX_TRAILING punctuation characters is no value."""
+    if scan is None:
+        scan = _LineScan(line)
     n = len(line)
-    while pos < n and line[pos] in " \t":
-        pos += 1
-    for bold in ("**", "__"):
-        if line.startswith(bold, pos):
-            pos += 2
-            while pos < n and line[pos] in " \t":
-                pos += 1
-    if pos >= n:
-        return None
-    ch = line[pos]
-    if ch in _QUOTES:
-        close = line.find(ch, pos + 1)
-        if close == -1:
-            end = pos + 1
-            while end < n and not line[end].isspace():
-                end += 1
-            start = pos + 1
-        else:
-            start, end = pos + 1, close
-            if start >= end or any(c.isspace() for c in line[start:end]):
-                return None
-            return start, end
-    else:
-        start = end = pos
+    while True:
+        while pos < n and line[pos] in " \t":
+            pos += 1
+        for bold in ("**", "__"):
+            if line.startswith(bold, pos):
+                pos += 2
+                while pos < n and line[pos] in " \t":
+                    pos += 1
+        if pos >= n:
+            return None
+        ch = line[pos]
+        if ch in _QUOTES:
+            close = scan.find(ch, pos + 1)
+            if close == -1:
+                end = pos + 1
+                while end < n and not line[end].isspace():
+                    end += 1
+                start = pos + 1
+            else:
+                start, end = pos + 1, close
+                if start >= end or any(c.isspace() for c in line[start:end]):
+                    return None
+                return start, end
+            break
+        start = pos
         # Up to whitespace, or to the first non-ASCII character ("，", "。", "）" after the value).
-        while end < n and "!" <= line[end] <= "~":
-            end += 1
+        end = scan.run_end(pos)
+        if end - start > _MAX_VALUE:
+            return start, start + _MAX_VALUE
         # A scheme word like "Bearer"/"Basic"/"token" before the value.
-        word = line[start:end].lower()
-        if word in ("bearer", "basic", "token", "bot") and end < n:
-            return _value_after(line, end)
+        if end - start <= 6 and end < n and line[start:end].lower() in _SCHEME_WORDS:
+            pos = end
+            continue
+        break
     # Trailing punctuation, closing quotes, bold and table pipes that are not part of the value;
     # a closing bracket only when the value did not open it.
+    raw_end = end
+    counts: dict[str, int] = {}  # brackets in line[start:end], counted once, kept as end moves
     while end > start:
+        if raw_end - end > _MAX_TRAILING:
+            return None
         c = line[end - 1]
         if c in _CLOSING:
-            if line.count(_CLOSING[c], start, end) >= line.count(c, start, end):
+            opener = _CLOSING[c]
+            if c not in counts:
+                counts[c], counts[opener] = line.count(c, start, end), line.count(opener, start, end)
+            if counts[opener] >= counts[c]:
                 break
+            counts[c] -= 1
         elif not (c in _TRAILING or c in _QUOTES or c == "*"):
             break
         elif c == "." and end < n and not line[end].isspace():
@@ -221,6 +275,7 @@ def _separators(line: str, prefilter_hits: Iterable[str] | None = None) -> Itera
 def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None) -> Iterator[tuple[int, int, str]]:
     """(start, end, kind) of each secret-looking value assigned to a secret-ish key on a line
     (`prefilter_hits`: the PREFILTER literals known to be on it, to look for those only)."""
+    scan = _LineScan(line)
     for m in _separators(line, prefilter_hits):
         s, e = m.start(), m.end()
         sep = m.group(0)
@@ -236,7 +291,7 @@ def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None) -> 
         kind = classify_key(key)
         if kind is None:
             continue
-        span = _value_after(line, e)
+        span = _value_after(line, e, scan)
         if span is None:
             continue
         a, b = span
@@ -293,6 +348,9 @@ def find_in_table(lines: list[str], ln: int) -> Iterator[tuple[int, int, int, st
     line = lines[ln]
     if not _TABLE_ROW.match(line):
         return
+    # A row right under another row is in that table's body, never a header (GFM): so each
+    # body is scanned by its one header, not again by every header-like row in it.
+    headed = ln == 0 or not _TABLE_ROW.match(lines[ln - 1])
     cells = _cells(line)
     kinds = [classify_key(line[a:b]) if b - a <= 40 else None for a, b in cells]
     # "| key | value |" on the same row
@@ -302,7 +360,7 @@ def find_in_table(lines: list[str], ln: int) -> Iterator[tuple[int, int, int, st
             if looks_random(line[a:b]):
                 yield ln, a, b, kind
     # a header row: the column under it
-    if ln + 1 < len(lines) and _TABLE_RULE.fullmatch(lines[ln + 1]) and any(kinds):
+    if headed and ln + 1 < len(lines) and any(kinds) and _TABLE_RULE.fullmatch(lines[ln + 1]):
         j = ln + 2
         while j < len(lines) and _TABLE_ROW.match(lines[j]):
             row = _cells(lines[j])

@@ -23,16 +23,28 @@ _ESCAPED = re.compile(r"(?:\\r)?\\n(?P<body>[A-Za-z0-9+/=]+(?:(?:\\r)?\\n[A-Za-z
 # Pasted into one line with spaces: "-----BEGIN … KEY----- MIIE… … -----END … KEY-----".
 _INLINE = re.compile(r"[ \t]+(?P<body>[A-Za-z0-9+/=]{16,}(?:[ \t]+[A-Za-z0-9+/=]+)*)")
 
+_REST_BLANK = re.compile(r"\s*\Z")  # nothing but whitespace from here: `not text[pos:].strip()`, uncopied
 _MIN_BODY = 40  # base64 characters: less is a stub like "MIIE…" or a placeholder
 _MAX_LINES = 400
 
 
-def _kind(label: str, line: str) -> str:
+def _kind(label: str, service_account: bool) -> str:
     if label.startswith("PGP"):
         return "PGP private key"
-    if '"private_key"' in line or "'private_key'" in line:
+    if service_account:
         return "Google service-account private key"
     return "PEM private key"
+
+
+def _service_account(line: str) -> bool:
+    return '"private_key"' in line or "'private_key'" in line
+
+
+def _rstripped(text: str, end: int) -> int:
+    """`len(text[:end].rstrip())`, without copying the text."""
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    return end
 
 
 def _elided(text: str, pos: int) -> bool:
@@ -49,8 +61,10 @@ def find_pem(lines: list[str], begin_lines: list[int]) -> Iterator[tuple[int, in
     n = len(lines)
     for b in begin_lines:
         text = lines[b]
+        tail_from, tail = -1, -1  # the last `-----END` search on this line: from where, found where
+        service_account = _service_account(text)  # once per line, not per BEGIN on it
         for m in _BEGIN.finditer(text):
-            kind = _kind(m.group("label"), text)
+            kind = _kind(m.group("label"), service_account)
             rest = m.end()
             esc = _ESCAPED.match(text, rest)
             if esc:
@@ -63,13 +77,15 @@ def find_pem(lines: list[str], begin_lines: list[int]) -> Iterator[tuple[int, in
             if inline:
                 body = inline.group("body")
                 end = inline.end("body")
-                tail = text.find("-----END", rest)
+                # Searched again only past the last find: one line of many BEGINs stays linear.
+                if not (tail_from != -1 and tail_from <= rest and (rest <= tail or tail == -1)):
+                    tail_from, tail = rest, text.find("-----END", rest)
                 if tail != -1:
-                    end = min(end, len(text[:tail].rstrip()))
+                    end = min(end, _rstripped(text, tail))
                 if _material_ok(body[: end - inline.start("body")].replace(" ", "")) and not _elided(text, end):
                     yield b, b, inline.start("body"), b, end, kind, text[inline.start("body"):end]
                 continue
-            if text[rest:].strip():
+            if not _REST_BLANK.match(text, rest):
                 continue
             found = _block(lines, b, n)
             if found is not None:
