@@ -1,7 +1,11 @@
 """Carry a confirmed lifecycle plan out through the editor (DESIGN §5, §8).
 
 Two steps: first the move (a `RenameFile` with `overwrite: false`), and only once the file is
-seen at its destination on disk, the index edits (`TextDocumentEdit`s). Clients answer
+seen at its destination on disk, the index edits (`TextDocumentEdit`s). The index edits are
+computed when they are sent, from what each index holds at that moment (the editor's buffer
+with its version when it is open, else the disk): an agent's lines written meanwhile are kept,
+and a changed route line or record stops the operation (`WriteText.rebase`, one rule for the
+CLI and the server). Before anything moves, the same check runs on every index. Clients answer
 `applied: true` even when they skipped a rename (Neovim), so after every step the server
 looks at the disk and reports what really happened. Folders — which a workspace edit cannot
 create — are made by the server itself, and only folders. A client that cannot rename files
@@ -18,7 +22,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from ..engine.host import MemoryRoot
-from ..engine.lifecycle.fs_applier import ApplyError, apply_plan, apply_step, describe
+from ..engine.lifecycle.fs_applier import ApplyError, apply_plan, apply_step, describe, read_for_rewrite
 from ..engine.lifecycle.plan import MakeDir, Move, Plan, Remove, WriteText
 from ..engine.lifecycle.safety import Refusal, require_free, require_source
 from .convert import path_to_uri
@@ -77,8 +81,21 @@ def _position(text: str, offset: int, codec, lines: list[str]) -> lsp.Position:
     return codec.position_to_client_units(lines, lsp.Position(line=line, character=offset - start))
 
 
-def text_edit_for(ls: PmemServer, root: MemoryRoot, step: WriteText) -> list:
-    """The workspace-edit parts for one text change, against the text the plan read."""
+def current_text(ls: PmemServer, root: MemoryRoot, rel: str) -> tuple[str | None, int | None]:
+    """What `rel` holds now and the version of that text: the editor's buffer when it is open,
+    else the disk, read strictly (an index pmem cannot decode exactly is never rewritten)."""
+    doc = ls.workspace.text_documents.get(path_to_uri(root.path / rel))
+    if doc is not None:
+        return doc.source, doc.version
+    buffer = ls.host.buffers.get(root.path / rel)
+    if buffer is not None:
+        return buffer, None
+    return read_for_rewrite(root.path / rel)[0], None
+
+
+def text_edit_for(ls: PmemServer, root: MemoryRoot, step: WriteText, version: int | None = None) -> list:
+    """The workspace-edit parts for one text change, against `step.before` (which is the text
+    of `version` when the document is open)."""
     uri = path_to_uri(root.path / step.path)
     codec = ls.workspace.position_codec
     if step.before is None:
@@ -92,8 +109,6 @@ def text_edit_for(ls: PmemServer, root: MemoryRoot, step: WriteText) -> list:
         ]
     splice = step.splice
     lines = step.before.split("\n")
-    doc = ls.workspace.text_documents.get(uri)
-    version = doc.version if doc is not None else None
     rng = lsp.Range(start=_position(step.before, splice.start, codec, lines),
                     end=_position(step.before, splice.end, codec, lines))
     return [lsp.TextDocumentEdit(
@@ -114,6 +129,15 @@ async def apply_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan) -> 
     def failed(message: str) -> Outcome:
         tail = f" (already done: {'; '.join(done)}; `pmem check` shows what is left)" if done else "; nothing was changed"
         return Outcome(False, message + tail, done)
+
+    # Before anything changes: every index write still applies to what the index holds now.
+    for step in plan.writes():
+        try:
+            step.rebase(current_text(ls, root, step.path)[0])
+        except Refusal as exc:
+            return failed(exc.message.removesuffix("; it was not rewritten"))
+        except OSError as exc:
+            return failed(f"cannot read {step.path}: {exc.strerror or exc}")
 
     # Folders first, by the server: the only thing it writes itself on this path.
     for step in plan.steps:
@@ -160,13 +184,22 @@ async def apply_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan) -> 
     for rel in plan.touched():
         ls.host.disk_changed(base / rel)
 
-    # Step 2: the index edits, in one workspace edit.
+    # Step 2: the index edits, in one workspace edit, computed from what the indexes hold now.
     writes = plan.writes()
     if writes:
         changes: list = []
         for step in writes:
-            changes += text_edit_for(ls, root, step)
-        result = await _apply(ls, f"pmem: {plan.action.lower()} — update the indexes", changes)
+            try:
+                current, version = current_text(ls, root, step.path)
+                rebased = step.rebase(current)
+            except Refusal as exc:
+                return failed(exc.message)
+            except OSError as exc:
+                return failed(f"cannot read {step.path}: {exc.strerror or exc}")
+            if rebased.after != current:
+                changes += text_edit_for(ls, root, rebased, version)
+        result = await _apply(ls, f"pmem: {plan.action.lower()} — update the indexes", changes) if changes else \
+            lsp.ApplyWorkspaceEditResult(applied=True)
         if result is None or not result.applied:
             reason = result.failure_reason if result is not None else "no answer"
             return failed(f"the editor did not apply the index edits ({reason})")

@@ -6,10 +6,11 @@
   checked immediately before a rename.
 - Text files are written atomically: a temporary file beside the target, fsync, rename,
   fsync of the folder. A file created by a plan must not exist yet.
-- Before each write the file must still hold the text the plan was made against; otherwise
-  the step stops (someone edited it meanwhile) and nothing after it runs. The same check runs
-  once for every write before the first step (`preflight`), so an index that was edited or
-  cannot be rewritten (invalid UTF-8, NUL) stops the plan before the file moves.
+- Each write is made on the text the file holds at that moment (`WriteText.rebase`): lines an
+  agent added or reordered meanwhile are kept; when the route line or record the user confirmed
+  changed, the step stops and nothing after it runs. The same check runs once for every write
+  before the first step (`preflight`), so an index that was edited that way or cannot be
+  rewritten (invalid UTF-8, NUL) stops the plan before the file moves.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
-from .safety import CHANGED, COLLISION, ENCODING, Refusal, require_free, require_source, resolve_inside
+from .safety import COLLISION, ENCODING, Refusal, require_free, require_source, resolve_inside
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -150,25 +151,25 @@ def apply_step(root: Path, step: Step) -> None:
         resolve_inside(root, step.path)
         path = root / step.path
         current, bom = read_for_rewrite(path)
-        if current != step.before:
-            what = "appeared" if step.before is None else "changed"
-            raise Refusal(CHANGED, f"`{step.path}` {what} since the preview; it was not rewritten")
+        write = step.rebase(current)
+        if write.after == current:
+            return  # already as it should be (an agent added the route meanwhile)
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, step.after, bom=bom, create=step.before is None)
+        write_atomic(path, write.after, bom=bom, create=current is None)
     else:  # pragma: no cover - Step is a closed union
         raise TypeError(step)
 
 
 def preflight(root: Path, plan: Plan) -> None:
-    """Before the first step: every text file the plan rewrites must hold exactly the text it
-    was planned against and be one pmem can rewrite (strict UTF-8). Otherwise the plan would
-    move the file and then stop half-way at the index write."""
+    """Before the first step: every write of the plan must still apply to the file as it is now
+    (the route lines and records it changes are there, a file it creates is not) and the file
+    must be one pmem can rewrite (strict UTF-8). Otherwise the plan would move the file and
+    then stop half-way at the index write."""
     for step in plan.steps:
-        if isinstance(step, WriteText) and step.before is not None:
+        if isinstance(step, WriteText):
             resolve_inside(root, step.path)
             current, _ = read_for_rewrite(root / step.path)
-            if current != step.before:
-                raise Refusal(CHANGED, f"`{step.path}` changed since the preview; it was not rewritten")
+            step.rebase(current)
 
 
 def apply_plan(root: Path, plan: Plan) -> list[str]:

@@ -17,9 +17,12 @@ from ..archive_index import ArchiveRecord, parse_date, record_location
 from ..index_edit import (append_record, find_records, format_record, insert_route, line_text,
                           newline_of, propose_route, remove_lines, remove_record, routes_to, update_record)
 from ..memory_file import MemoryFile
+from ..secrets import mask_secrets
 from ..snapshot import decode
 from ..zones import (ARCHIVE_DIR, ARCHIVE_INDEX, CORE_DIR, INDEX, TRASH_DIR, Zone, archive_location,
                      looks_like_root, original_of, trash_location, zone_of)
+from .changes import (INDEX_SKELETON, AddRecord, AddRoute, CreateText, RemoveRecord, RemoveRoutes, UpdateRecord,
+                      record_fields)
 from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
 from .safety import (CHANGED, COLLISION, SOURCE, STATE, Refusal, require_free, require_source,
                      require_structure, resolve_inside, structure_missing, validate_relative, validate_target)
@@ -27,7 +30,6 @@ from .safety import (CHANGED, COLLISION, SOURCE, STATE, Refusal, require_free, r
 RECOVERY_DAYS = 30
 OPERATIONS = ("upgrade", "archive", "delete", "recover", "purge")
 ARCHIVE_INDEX_SKELETON = "# Archive index\n"
-INDEX_SKELETON = "# Memory index\n"
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,7 @@ def plan_upgrade(ctx: LifecycleContext) -> Plan:
     if f"{TRASH_DIR}/" in missing:
         steps.append(MakeDir(TRASH_DIR))
     if ARCHIVE_INDEX in missing:
-        steps.append(WriteText(ARCHIVE_INDEX, None, ARCHIVE_INDEX_SKELETON))
+        steps.append(WriteText(ARCHIVE_INDEX, None, ARCHIVE_INDEX_SKELETON, CreateText(ARCHIVE_INDEX_SKELETON)))
     if not steps:
         preview = "Upgrade: nothing to do — `_archive/`, `_archive/_trash/` and `_archive/_index.md` exist."
     else:
@@ -141,7 +143,8 @@ def plan_init(ctx: LifecycleContext) -> Plan:
         raise Refusal(STATE, f"{root} is already a memory root (or not a folder); use upgrade")
     dirs = [CORE_DIR, "projects", "notes", ARCHIVE_DIR, TRASH_DIR]
     steps: list[Step] = [MakeDir(d) for d in dirs]
-    steps += [WriteText(INDEX, None, INDEX_SKELETON), WriteText(ARCHIVE_INDEX, None, ARCHIVE_INDEX_SKELETON)]
+    steps += [WriteText(INDEX, None, INDEX_SKELETON, CreateText(INDEX_SKELETON)),
+              WriteText(ARCHIVE_INDEX, None, ARCHIVE_INDEX_SKELETON, CreateText(ARCHIVE_INDEX_SKELETON))]
     preview = "\n".join([f"Create a memory root at {root}:"] + [f"  {d}/" for d in dirs]
                         + [f"  {INDEX}", f"  {ARCHIVE_INDEX}"])
     return Plan("init", None, tuple(steps), preview, "Create", f"created the memory root at {root}")
@@ -169,16 +172,18 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
     nl = newline_of(archive_text)
     record = format_record(rel, [("status", "archived"), ("original", rel), ("location", dest),
                                  ("index-line", saved), ("archived", ctx.today.isoformat()), ("reason", why)], nl)
-    steps: list[Step] = [Move(rel, dest), WriteText(ARCHIVE_INDEX, archive_text, append_record(archive_text, record))]
+    steps: list[Step] = [Move(rel, dest), WriteText(ARCHIVE_INDEX, archive_text, append_record(archive_text, record),
+                                                    AddRecord(dest, record))]
     if routes:
-        steps.append(WriteText(INDEX, index_text, remove_lines(index_text or "", {r.line for r in routes})))
+        steps.append(WriteText(INDEX, index_text, remove_lines(index_text or "", {r.line for r in routes}),
+                               RemoveRoutes(rel, tuple(route_lines))))
     lines = [f"Archive {rel}", f"  move: {rel} → {dest}"]
     if routes:
         lines.append("  _index.md: remove " + ("the route" if len(routes) == 1 else f"{len(routes)} routes"))
-        lines += [f"    {line}" for line in route_lines]
+        lines += [f"    {mask_secrets(line)}" for line in route_lines]
     else:
         lines.append("  _index.md: no route to remove")
-    lines.append(f"  _archive/_index.md: add a record (reason: {why})")
+    lines.append(f"  _archive/_index.md: add a record (reason: {mask_secrets(why)})")
     lines.append(f"  To undo: recover {rel} — restores the file" + (" and this route line exactly" if routes else ""))
     return Plan("archive", rel, tuple(steps), "\n".join(lines), "Archive", f"archived {rel} to {dest}",
                 {"index-line": saved, "destination": dest})
@@ -203,9 +208,10 @@ def plan_delete(ctx: LifecycleContext, raw: object) -> Plan:
     require_free(root, dest)
     recover_by = ctx.today + dt.timedelta(days=RECOVERY_DAYS)
     archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
-    updated = update_record(archive_text, found.record, {
-        "status": "trashed", "location": dest, "deleted": ctx.today.isoformat(), "recover-by": recover_by.isoformat()})
-    steps = (Move(location, dest), WriteText(ARCHIVE_INDEX, archive_text, updated))
+    values = {"status": "trashed", "location": dest, "deleted": ctx.today.isoformat(), "recover-by": recover_by.isoformat()}
+    updated = update_record(archive_text, found.record, values)
+    change = UpdateRecord(location, record_fields(found.record), tuple(values.items()))
+    steps = (Move(location, dest), WriteText(ARCHIVE_INDEX, archive_text, updated, change))
     preview = "\n".join([
         f"Delete {original} (move it to the trash)",
         f"  move: {location} → {dest}",
@@ -245,19 +251,21 @@ def plan_recover(ctx: LifecycleContext, raw: object) -> Plan:
     steps: list[Step] = [Move(location, original)]
     if route.strip() and not already:
         new_index = insert_route(index_text if index_text is not None else INDEX_SKELETON, original, route)
-        steps.append(WriteText(INDEX, index_text, new_index))
+        steps.append(WriteText(INDEX, index_text, new_index, AddRoute(original, route)))
     archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
     if record is not None:
-        steps.append(WriteText(ARCHIVE_INDEX, archive_text, remove_record(archive_text, record)))
+        steps.append(WriteText(ARCHIVE_INDEX, archive_text, remove_record(archive_text, record),
+                               RemoveRecord(location, record_fields(record))))
     lines = [f"Recover {original}", f"  move: {location} → {original}"]
     if not route.strip():
         lines.append("  _index.md: the file had no route when it was archived; none is added")
     elif already:
         lines.append("  _index.md: a route to it exists already; none is added")
     elif proposed:
-        lines += ["  _index.md: add this PROPOSED route (the record has no saved route line):", f"    {route}"]
+        lines += ["  _index.md: add this PROPOSED route (the record has no saved route line):",
+                  f"    {mask_secrets(route)}"]
     else:
-        lines += ["  _index.md: restore the saved route line exactly:", f"    {route}"]
+        lines += ["  _index.md: restore the saved route line exactly:", f"    {mask_secrets(route)}"]
     lines.append("  _archive/_index.md: remove the record" if record is not None else "  _archive/_index.md: no record to remove")
     return Plan("recover", location, tuple(steps), "\n".join(lines), "Recover", f"recovered {original}",
                 {"destination": original, "route": route, "proposed": "yes" if proposed else "no"})
@@ -279,7 +287,8 @@ def plan_purge(ctx: LifecycleContext, raw: object) -> Plan:
     if recover_by >= ctx.today:
         raise Refusal(STATE, f"`{location}` can still be recovered until {recover_by.isoformat()}; it cannot be purged yet")
     archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
-    steps = (Remove(location), WriteText(ARCHIVE_INDEX, archive_text, remove_record(archive_text, found.record)))
+    steps = (Remove(location), WriteText(ARCHIVE_INDEX, archive_text, remove_record(archive_text, found.record),
+                                         RemoveRecord(location, record_fields(found.record))))
     preview = "\n".join([
         f"Delete {location} PERMANENTLY",
         f"  its recover-by date ({recover_by.isoformat()}) has passed",
@@ -305,11 +314,27 @@ def make_plan(ctx: LifecycleContext, op: str, path: object = None, reason: str |
     raise ValueError(f"unknown lifecycle operation {op!r}")
 
 
+def _writes_by_path(plan: Plan) -> dict[str, tuple]:
+    return {x[1]: x for x in plan.signature() if isinstance(x, tuple) and x[0] == "write"}
+
+
 def replan(ctx: LifecycleContext, confirmed: Plan, path: object = None, reason: str | None = None) -> Plan:
     """The safety contract again, at the moment of execution: plan anew and require that the
-    new plan does what the user confirmed."""
+    new plan does what the user confirmed — the same moves and the same index changes (route
+    lines, records), wherever the other lines of the indexes have moved meanwhile."""
     fresh = make_plan(ctx, confirmed.op, path, reason)
+    again = "nothing was changed — review the new preview and confirm again"
+    # The confirmed index changes, made on the indexes as they are now: says which route line
+    # or record changed (changes.py). Lines an agent added or reordered meanwhile are fine.
+    for write in confirmed.writes():
+        try:
+            write.rebase(ctx.read_text(write.path))
+        except Refusal as exc:
+            raise Refusal(exc.rule, f"{exc.message.removesuffix('; it was not rewritten')}; {again}") from None
     if fresh.signature() != confirmed.signature():
-        raise Refusal(CHANGED, "the files changed since the preview (for example the route line or the record "
-                               "was edited); nothing was changed — review the new preview and confirm again")
+        new, old = _writes_by_path(fresh), _writes_by_path(confirmed)
+        paths = sorted(p for p in new.keys() | old.keys() if new.get(p) != old.get(p))
+        what = " and ".join(f"`{p}`" for p in paths) + (" changed" if paths else "the files changed")
+        raise Refusal(CHANGED, f"{what} since the preview, so the change is no longer the one previewed "
+                               f"(for example a route line or the record was edited); {again}")
     return fresh

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .changes import Change, apply_change
+from .safety import CHANGED, Refusal
+
 
 @dataclass(frozen=True)
 class MakeDir:
@@ -41,6 +44,20 @@ class WriteText:
     path: str
     before: str | None  # the text the change was planned against; None: create the file
     after: str
+    # What the write does (changes.py), so it can be made again on the text the file holds
+    # when the write runs. None: only `before` exactly may become `after`.
+    change: Change | None = None
+
+    def rebase(self, current: str | None) -> WriteText:
+        """This write, made on `current` (what the file holds now; None: it does not exist):
+        other lines are kept as they are now. Refuses when the change no longer applies (the
+        route line or the record the user confirmed changed, a file to create exists)."""
+        if current == self.before:
+            return self
+        if self.change is None:
+            raise Refusal(CHANGED, f"`{self.path}` changed since the preview; it was not rewritten")
+        after = apply_change(self.change, self.path, current)
+        return WriteText(self.path, current, after, self.change)
 
     @property
     def splice(self) -> Splice:
@@ -78,13 +95,17 @@ class Plan:
     def signature(self) -> tuple:
         """What the user confirmed. Execution re-plans on the current state and proceeds only
         when the new plan has the same signature: the same moves, removals and folders, and
-        the same lines added and removed in each index (other lines may have changed — an
-        agent appending to `_index.md` meanwhile is fine, and its lines are kept)."""
+        the same change to each index — the same route lines removed or added, the same
+        record added, updated or removed (other lines may have changed — an agent adding or
+        reordering lines in `_index.md` meanwhile is fine, and its lines are kept)."""
         out = []
         for step in self.steps:
             if isinstance(step, WriteText):
-                s = step.splice
-                out.append(("write", step.path, step.before is None, s.old, s.new))
+                if step.change is not None:
+                    out.append(("write", step.path, step.change))
+                else:
+                    s = step.splice
+                    out.append(("write", step.path, step.before is None, s.old, s.new))
             else:
                 out.append(step)
         return tuple(out)
