@@ -7,6 +7,7 @@ import sys
 
 from .. import __version__
 from ..engine.findings import Severity
+from ..engine.redaction import install as install_redaction
 from ..engine.settings import SettingsError, resolve_settings
 from ..engine.snapshot import RootSnapshot
 from ..engine.zones import discover_root, looks_like_root
@@ -67,8 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_serve_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
-    parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port instead (for debugging)")
+    # stdio is the only transport (docs/SECURITY.md: a TCP listener would serve the memory to
+    # any local user); `--stdio` is accepted because language clients pass it.
+    parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default and only transport)")
 
 
 def _fail(message: str) -> int:
@@ -77,6 +79,7 @@ def _fail(message: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    install_redaction()  # no secret value in a log line or a traceback on stderr (docs/SECURITY.md)
     args = build_parser().parse_args(argv)
     if args.command is None:
         build_parser().print_help()
@@ -132,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from ..server.app import start
 
-    return start(tcp=args.tcp)
+    return start()
 
 
 def serve_main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,7 @@ from collections import Counter
 from .archive_index import ArchiveRecord, parse_archive_index
 from .index_routes import BARE, CODE_SPAN, LINK, WIKI, ANGLE, Route, parse_index
 from .memory_file import MemoryFile
+from .secrets import find_secrets
 
 _RE_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _RE_LIST_MARKER = re.compile(r"^\s*([-*+]|\d{1,9}[.)])\s")
@@ -85,11 +86,17 @@ def route_style(index_text: str) -> tuple[str, str, str]:
 
 def propose_route(index_text: str, path: str, title: str | None, description: str | None) -> str:
     """A route line for `path` in the style most routes use; `- [Title](path) — description`
-    when there is none. The description is the first Summary bullet, else the title."""
+    when there is none. The description is the first Summary bullet, else the title. A title
+    or bullet that holds a likely secret is not copied: the index is read by every agent."""
     marker, form, separator = route_style(index_text)
-    title = (title or path.rsplit("/", 1)[-1].removesuffix(".md")).strip()
-    desc = (description or title).strip()
+    title = _no_secret(title) or path.rsplit("/", 1)[-1].removesuffix(".md")
+    desc = _no_secret(description) or title
     return f"{marker} {format_target(form, path, title)}{separator}{desc}"
+
+
+def _no_secret(text: str | None) -> str | None:
+    text = (text or "").strip()
+    return text if text and not find_secrets([text]) else None
 
 
 def insert_route(index_text: str, path: str, route_line: str) -> str:

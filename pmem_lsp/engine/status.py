@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from .index_routes import parse_index
 from .memory_file import MemoryFile
-from .secrets import find_secrets, mask
+from .secrets import mask_secrets
 from .snapshot import decode
 from .zones import ARCHIVE_DIR, CORE_DIR, INDEX, Zone, is_markdown, zone_of
 
@@ -162,14 +162,6 @@ def _active_files(root: Path, excluded: Callable[[str], bool]) -> list[tuple[str
             except OSError:
                 continue
     return sorted(out)
-
-
-def mask_secrets(line: str) -> str:
-    """The line with every likely secret replaced by its masked hint (DESIGN §6)."""
-    for m in sorted(find_secrets([line]), key=lambda m: m.start, reverse=True):
-        if m.end_line == 0:
-            line = line[:m.start] + mask(line[m.start:m.end]) + line[m.end:]
-    return line
 
 
 def memory_status(root: Path, excluded: Callable[[str], bool] | None = None) -> MemoryStatus:

@@ -17,6 +17,7 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..engine.findings import Finding
 from ..engine.host import MemoryHost
+from ..engine.redaction import redact_text
 from . import code_actions, configuration, documents, lifecycle_commands, watcher
 from .diagnostics import publish_early
 from .framing import read_messages
@@ -104,10 +105,13 @@ class PmemServer(LanguageServer):
         finally:
             self.shutdown()
 
+    # What reaches the user's screen or log goes through the secret redaction: these
+    # messages name files and settings, never memory text, but a file name can be a secret.
     def log(self, message: str) -> None:
-        self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info, message=message))
+        self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info, message=redact_text(message)))
 
     def warn(self, message: str) -> None:
+        message = redact_text(message)
         log.warning(message)
         self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
 
@@ -148,14 +152,15 @@ def create_server() -> PmemServer:
     return server
 
 
-def start(tcp: str | None = None) -> int:
+def start() -> int:
+    """Serve over stdin/stdout, the only transport: a TCP listener would let any local user
+    read the memory through hover and pmem.status (docs/SECURITY.md)."""
+    from ..engine.redaction import install
+
     # stderr is the client's log; pygls's own INFO lines (one per registered feature) are noise there.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     log.setLevel(logging.INFO)
+    install()  # after basicConfig: every record on stderr goes through the secret redaction
     server = create_server()
-    if tcp:
-        host, _, port = tcp.rpartition(":")
-        server.start_tcp(host or "127.0.0.1", int(port))
-    else:
-        server.start_io()
+    server.start_io()
     return 0

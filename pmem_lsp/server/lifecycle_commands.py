@@ -20,6 +20,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from ..engine.host import MemoryRoot
 from ..engine.lifecycle.operations import LifecycleContext, disk_reader, make_plan, replan
 from ..engine.lifecycle.safety import Refusal
+from ..engine.redaction import redact_text
 from .diagnostics import refresh_root
 from .lifecycle_applier import apply_on_disk, apply_through_client, client_can_move
 
@@ -69,6 +70,7 @@ def server_context(ls: PmemServer, root: MemoryRoot) -> LifecycleContext:
 
 
 def refuse(ls: PmemServer, message: str) -> JsonRpcException:
+    message = redact_text(message)  # it can repeat the path it refuses, and a path can be a secret
     ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"pmem: {message}"))
     return JsonRpcException(message=message, code=REQUEST_FAILED)
 

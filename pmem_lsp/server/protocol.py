@@ -26,6 +26,7 @@ from cattrs.errors import ClassValidationError
 from lsprotocol import types as lsp
 from pygls.exceptions import (
     JsonRpcException,
+    JsonRpcInternalError,
     JsonRpcInvalidParams,
     JsonRpcInvalidRequest,
     JsonRpcParseError,
@@ -146,6 +147,22 @@ class PmemProtocol(LanguageServerProtocol):
         # JSON-RPC 2.0 requires when the request's id could not be read.
         self._send_data({"jsonrpc": self.VERSION, "id": msg_id,
                          "error": {"code": kind.CODE, "message": message or kind.MESSAGE}})
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: lsp.ResponseError | None = None) -> None:
+        """Error answers carry no memory text. pygls answers a failed handler with the
+        exception's text and traceback, which can quote what the handler was reading: an
+        internal error says its kind only (the traceback is in the redacted log), and any
+        other error message goes through the secret redaction."""
+        if error is not None:
+            from ..engine.redaction import redact_text
+
+            if error.code == JsonRpcInternalError.CODE:
+                kind = error.message.partition(":")[0].strip() or "error"
+                error = lsp.ResponseError(code=error.code,
+                                          message=f"internal error ({kind}); details are in the server log")
+            else:
+                error = lsp.ResponseError(code=error.code, message=redact_text(error.message), data=error.data)
+        super()._send_response(msg_id, result=result, error=error)
 
     def report_parse_error(self, exc: BaseException) -> None:
         log.warning("ignored a message that is not valid JSON (%s)", type(exc).__name__)

@@ -18,7 +18,7 @@ from ..findings import Finding
 from ..index_edit import format_target, route_style
 from ..index_routes import INDEX_MODEL_KEY, WIKI
 from ..snapshot import FileEntry, RootSnapshot
-from ..status import mask_secrets
+from ..secrets import mask_secrets
 from ..zones import INDEX, Zone
 from .hover import escape, has_secret
 from .refs import routes_of

@@ -18,7 +18,7 @@ from ..catalogue import RULES
 from ..findings import Finding
 from ..memory_file import MemoryFile
 from ..snapshot import FileEntry, RootSnapshot
-from ..status import mask_secrets
+from ..secrets import mask_secrets
 from ..zones import ARCHIVE_INDEX, INDEX, Zone, archive_location, original_of, trash_location, zone_of
 from .refs import routes_of
 from .spots import LINK, RECORD, ROUTE, TITLE, archive_records, spot_at

@@ -29,10 +29,18 @@ class GitDates:
     dirty: set[str] = field(default_factory=set)
 
 
+# The root's `.git/config` is as writable as the memory itself (an agent can write it), and
+# some settings make git run a program: `core.fsmonitor` on `status`, signature checks on
+# `log`. Those are switched off on the command line, which wins over every config file and
+# is passed on to the git processes git starts (submodules).
+_NO_PROGRAMS = ("-c", "core.fsmonitor=false", "-c", "log.showSignature=false")
+
+
 def _git(root: Path, *args: str) -> bytes | None:
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
     try:
-        done = subprocess.run(["git", "--no-optional-locks", "-C", str(root), *args], capture_output=True,
+        done = subprocess.run(["git", "--no-optional-locks", *_NO_PROGRAMS, "-C", str(root), *args],
+                              capture_output=True,
                               stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT, env=env, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
@@ -44,7 +52,7 @@ def git_dates(root: Path) -> GitDates | None:
     git repository or git cannot say."""
     if not os.path.exists(root / ".git"):
         return None
-    log = _git(root, "-c", "log.showSignature=false", "log", "-z", "--name-only", "--no-color",
+    log = _git(root, "log", "-z", "--name-only", "--no-color",
                "--format=%x01%ct", "--", ".")
     if log is None:
         return None
@@ -62,7 +70,7 @@ def git_dates(root: Path) -> GitDates | None:
             name = os.fsdecode(raw.strip(b"\n"))
             if name and name not in committed:
                 committed[name] = when  # newest first: the first sighting is the last change
-    status = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=no")
+    status = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules")
     if status is not None:
         items = status.split(b"\x00")
         i = 0
