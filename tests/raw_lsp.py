@@ -1,8 +1,10 @@
 """A raw stdio client for the server: it writes bytes, not typed messages, so tests can send
-what a broken client would (bad JSON, wrong shapes, requests out of order).
+what a broken client would (bad JSON, wrong shapes, requests out of order), and it keeps
+every byte the server writes (the no-leak tests read all of it).
 
 A reader thread collects everything the server sends. Requests the server makes of the
-client are answered as a cautious client would: no confirmation, no edit applied.
+client are answered as a cautious client would: no edit applied, and no confirmation unless
+`confirm` is set (then the first action offered, what a user clicks to proceed).
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+SERVER_COMMAND = [sys.executable, "-m", "pmem_lsp"]
+
 _CLIENT_ANSWERS: dict[str, Any] = {
-    "window/showMessageRequest": None,  # dismissed: nothing is ever confirmed
     "workspace/applyEdit": {"applied": False},
     "window/workDoneProgress/create": None,
     "client/registerCapability": None,
@@ -25,28 +28,39 @@ _CLIENT_ANSWERS: dict[str, Any] = {
     "workspace/diagnostic/refresh": None,
 }
 
+# A client that can rename files through workspace edits (the editor flow).
+MOVING_CLIENT: dict = {"workspace": {"workspaceEdit": {"documentChanges": True, "resourceOperations": ["rename"]}}}
+
 
 def frame(body: bytes) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
 class RawServer:
-    def __init__(self, cwd: Path | None = None) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "pmem_lsp"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+    def __init__(self, cwd: Path | None = None, *, command: list[str] | None = None,
+                 env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(command or SERVER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, cwd=cwd, env=env)
         self.received: list[dict] = []
+        self.raw: list[bytes] = []  # every body the server wrote, as written
+        self.server_requests: list[dict] = []
         self.stderr: list[str] = []
-        self._lock = threading.Lock()
-        self._next_id = 10_000
         self.answers = dict(_CLIENT_ANSWERS)  # what this client answers to the server's requests
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self.confirm = False  # answer a showMessageRequest with its first action
+        self._lock = threading.Lock()
+        self._send_lock = threading.Lock()  # the reader thread answers the server meanwhile
+        self._next_id = 10_000
+        self._threads = [threading.Thread(target=self._read, daemon=True),
+                         threading.Thread(target=self._read_stderr, daemon=True)]
+        for thread in self._threads:
+            thread.start()
 
     # -- sending -------------------------------------------------------------------
     def send_raw(self, body: bytes) -> None:
         try:
-            self.proc.stdin.write(frame(body))
-            self.proc.stdin.flush()
+            with self._send_lock:
+                self.proc.stdin.write(frame(body))
+                self.proc.stdin.flush()
         except BrokenPipeError:
             self.proc.wait(timeout=5)
             raise AssertionError(f"the server exited ({self.proc.returncode}); "
@@ -58,7 +72,7 @@ class RawServer:
     def notify(self, method: str, params: Any = None) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    def request(self, method: str, params: Any = None, timeout: float = 10.0) -> dict:
+    def request(self, method: str, params: Any = None, timeout: float = 15.0) -> dict:
         """Send a request and wait for its response (the whole response message)."""
         msg_id = self.new_id()
         self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
@@ -69,11 +83,11 @@ class RawServer:
         return self._next_id
 
     # -- receiving -----------------------------------------------------------------
-    def response(self, msg_id: Any, timeout: float = 10.0) -> dict:
+    def response(self, msg_id: Any, timeout: float = 15.0) -> dict:
         return self.wait(lambda m: "method" not in m and m.get("id") == msg_id, timeout,
                          f"a response to {msg_id!r}")
 
-    def wait(self, predicate: Callable[[dict], bool], timeout: float = 10.0, what: str = "a message") -> dict:
+    def wait(self, predicate: Callable[[dict], bool], timeout: float = 15.0, what: str = "a message") -> dict:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._lock:
@@ -82,9 +96,9 @@ class RawServer:
                         return message
             if self.proc.poll() is not None:
                 raise AssertionError(f"the server exited ({self.proc.returncode}) waiting for {what}; "
-                                     f"stderr: {''.join(self.stderr)[-2000:]}")
+                                     f"stderr: {''.join(self.stderr)[-3000:]}")
             time.sleep(0.01)
-        raise AssertionError(f"timed out waiting for {what}")
+        raise AssertionError(f"timed out waiting for {what}; stderr: {''.join(self.stderr)[-3000:]}")
 
     def responses(self) -> dict[Any, list[dict]]:
         out: dict[Any, list[dict]] = {}
@@ -94,12 +108,20 @@ class RawServer:
                     out.setdefault(message.get("id"), []).append(message)
         return out
 
-    def diagnostics(self, uri: str) -> list[dict] | None:
-        """The last diagnostics published for `uri`, or None if none were."""
+    def diagnostics(self, target: Path | str) -> list[dict]:
+        """The last diagnostics published for a path or uri ([] if none were)."""
+        uri = target.as_uri() if isinstance(target, Path) else target
         with self._lock:
             found = [m["params"]["diagnostics"] for m in self.received
                      if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri]
-        return found[-1] if found else None
+        return found[-1] if found else []
+
+    def wait_for_code(self, target: Path | str, code: str, timeout: float = 15.0) -> list[dict]:
+        """Wait until `code` is published for the file; its diagnostics then."""
+        uri = target.as_uri() if isinstance(target, Path) else target
+        self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+                  and any(d.get("code") == code for d in m["params"]["diagnostics"]), timeout, f"{code} on {uri}")
+        return self.diagnostics(uri)
 
     def _read(self) -> None:
         stream = self.proc.stdout
@@ -114,17 +136,26 @@ class RawServer:
                 name, _, value = line.partition(b":")
                 if name.strip().lower() == b"content-length":
                     length = int(value)
-            message = json.loads(stream.read(length))
+            body = stream.read(length)
+            message = json.loads(body)
             with self._lock:
+                self.raw.append(body)
                 self.received.append(message)
             if "method" in message and "id" in message:
-                self.send({"jsonrpc": "2.0", "id": message["id"],
-                           "result": self._answer(message["method"], message.get("params"))})
+                self.server_requests.append(message)
+                try:
+                    self.send({"jsonrpc": "2.0", "id": message["id"],
+                               "result": self._answer(message["method"], message.get("params"))})
+                except AssertionError:
+                    return  # the server is gone
 
     def _answer(self, method: str, params: Any) -> Any:
         if method == "workspace/configuration":
             items = params.get("items", []) if isinstance(params, dict) else []
             return [None] * len(items)
+        if method == "window/showMessageRequest" and "window/showMessageRequest" not in self.answers:
+            actions = (params or {}).get("actions") or []
+            return actions[0] if self.confirm and actions else None
         return self.answers.get(method)
 
     def _read_stderr(self) -> None:
@@ -132,26 +163,33 @@ class RawServer:
             self.stderr.append(line.decode("utf-8", "replace"))
 
     # -- the usual session ---------------------------------------------------------
-    def initialize(self, root: Path) -> dict:
+    def initialize(self, root: Path, capabilities: dict | None = None) -> dict:
         result = self.request("initialize", {
             "processId": None, "rootUri": root.as_uri(),
-            "capabilities": {"workspace": {"workspaceEdit": {"documentChanges": True,
-                                                             "resourceOperations": ["rename"]}}},
+            "capabilities": MOVING_CLIENT if capabilities is None else capabilities,
             "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
         })
         self.notify("initialized", {})
         return result
 
-    def close(self) -> None:
+    def open(self, path: Path, text: str | None = None, version: int = 1) -> str:
+        text = path.read_text(encoding="utf-8") if text is None else text
+        self.notify("textDocument/didOpen", {"textDocument": {
+            "uri": path.as_uri(), "languageId": "markdown", "version": version, "text": text}})
+        return text
+
+    def close(self) -> int:
+        """Shut down as a client does; the server's exit code."""
         if self.proc.poll() is None:
             try:
-                self.request("shutdown", None, timeout=5)
+                self.request("shutdown", None, timeout=10)
                 self.notify("exit")
-                self.proc.wait(timeout=5)
+                self.proc.wait(timeout=10)
             except (AssertionError, OSError, subprocess.TimeoutExpired):
                 pass
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-
-
+        for thread in self._threads:
+            thread.join(timeout=5)
+        return self.proc.returncode

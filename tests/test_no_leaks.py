@@ -6,7 +6,7 @@ error responses — nor on the server's or the CLI's stderr, malformed requests 
 exceptions included.
 
 A secret "leaks" when any 12-character piece of it appears (masked hints show at most four
-characters). The server is driven by a raw stdio client (`StdioSession`) so that every byte it
+characters). The server is driven by a raw stdio client (`RawServer`) so that every byte it
 writes, stderr included, is checked; `tests/test_no_network.py` reuses it.
 """
 
@@ -21,11 +21,12 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 from lsp_helpers import base_files, summary_file, write_root
+from raw_lsp import RawServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import secrets_eval as ev  # noqa: E402  (the PM401 evaluation set's generators: real formats)
@@ -258,138 +259,6 @@ def test_install_is_idempotent_and_covers_the_last_resort_handler():
 
 
 # -- the server --------------------------------------------------------------------------------
-class StdioSession:
-    """A raw LSP client over the server's stdin/stdout that keeps every message and every
-    stderr line. Requests the server makes are answered by `answer(method, params)`; the
-    default confirms a showMessageRequest with its first action (what the user would click
-    to proceed) and applies no edit."""
-
-    def __init__(self, command: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
-        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     cwd=cwd, env=env)
-        self.received: list[dict] = []
-        self.raw: list[bytes] = []  # every body the server wrote, as written
-        self.stderr: list[str] = []
-        self.server_requests: list[dict] = []
-        self._lock = threading.Lock()
-        self._send_lock = threading.Lock()
-        self._next_id = 0
-        self.confirm = True
-        self._threads = [threading.Thread(target=self._read, daemon=True),
-                         threading.Thread(target=self._read_stderr, daemon=True)]
-        for t in self._threads:
-            t.start()
-
-    # sending
-    def send_raw(self, body: bytes) -> None:
-        with self._send_lock:  # the reader thread answers the server's requests meanwhile
-            self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-            self.proc.stdin.flush()
-
-    def send(self, message: dict) -> None:
-        self.send_raw(json.dumps(message).encode())
-
-    def notify(self, method: str, params: Any = None) -> None:
-        self.send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    def request(self, method: str, params: Any = None, timeout: float = 15.0) -> dict:
-        self._next_id += 1
-        msg_id = self._next_id
-        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-        return self.wait(lambda m: "method" not in m and m.get("id") == msg_id, timeout, f"the answer to {method}")
-
-    # receiving
-    def wait(self, predicate: Callable[[dict], bool], timeout: float = 15.0, what: str = "a message") -> dict:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self._lock:
-                for message in self.received:
-                    if predicate(message):
-                        return message
-            if self.proc.poll() is not None:
-                raise AssertionError(f"the server exited waiting for {what}: {''.join(self.stderr)[-3000:]}")
-            time.sleep(0.01)
-        raise AssertionError(f"timed out waiting for {what}; stderr: {''.join(self.stderr)[-3000:]}")
-
-    def diagnostics(self, path: Path) -> list[dict]:
-        with self._lock:
-            found = [m["params"]["diagnostics"] for m in self.received
-                     if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == path.as_uri()]
-        return found[-1] if found else []
-
-    def wait_for_code(self, path: Path, code: str, timeout: float = 15.0) -> list[dict]:
-        self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
-                  and m["params"]["uri"] == path.as_uri()
-                  and any(d.get("code") == code for d in m["params"]["diagnostics"]), timeout, f"{code} on {path}")
-        return self.diagnostics(path)
-
-    def answer(self, method: str, params: Any) -> Any:
-        if method == "window/showMessageRequest":
-            actions = (params or {}).get("actions") or []
-            return actions[0] if self.confirm and actions else None
-        if method == "workspace/configuration":
-            return [None] * len((params or {}).get("items", []))
-        if method == "workspace/applyEdit":
-            return {"applied": False}
-        return None
-
-    def _read(self) -> None:
-        stream = self.proc.stdout
-        while True:
-            length = None
-            while True:
-                line = stream.readline()
-                if not line:
-                    return
-                if line in (b"\r\n", b"\n"):
-                    break
-                name, _, value = line.partition(b":")
-                if name.strip().lower() == b"content-length":
-                    length = int(value)
-            body = stream.read(length)
-            message = json.loads(body)
-            with self._lock:
-                self.raw.append(body)
-                self.received.append(message)
-            if "method" in message and "id" in message:
-                self.server_requests.append(message)
-                self.send({"jsonrpc": "2.0", "id": message["id"],
-                           "result": self.answer(message["method"], message.get("params"))})
-
-    def _read_stderr(self) -> None:
-        for line in self.proc.stderr:
-            self.stderr.append(line.decode("utf-8", "replace"))
-
-    # the usual session
-    def initialize(self, root: Path, capabilities: dict | None = None) -> dict:
-        caps = capabilities if capabilities is not None else CAPABILITIES
-        result = self.request("initialize", {
-            "processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": caps,
-            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}]})
-        self.notify("initialized", {})
-        return result
-
-    def open(self, path: Path, text: str | None = None, version: int = 1) -> str:
-        text = path.read_text(encoding="utf-8") if text is None else text
-        self.notify("textDocument/didOpen", {"textDocument": {
-            "uri": path.as_uri(), "languageId": "markdown", "version": version, "text": text}})
-        return text
-
-    def close(self) -> int:
-        """Shut down as a client does; the server's exit code."""
-        if self.proc.poll() is None:
-            try:
-                self.request("shutdown", None, timeout=10)
-                self.notify("exit")
-                self.proc.wait(timeout=10)
-            except (AssertionError, OSError, subprocess.TimeoutExpired):
-                self.proc.kill()
-                self.proc.wait()
-        for t in self._threads:
-            t.join(timeout=5)
-        return self.proc.returncode
-
-
 # A client that cannot move files: the server applies a confirmed change itself, so a whole
 # lifecycle operation happens inside the session without the client touching the disk.
 CAPABILITIES: dict = {
@@ -404,9 +273,6 @@ CAPABILITIES: dict = {
     },
 }
 
-SERVER_COMMAND = [sys.executable, "-m", "pmem_lsp"]
-
-
 def _pos(line: int, character: int) -> dict:
     return {"line": line, "character": character}
 
@@ -415,11 +281,12 @@ def _line_of(path: Path, needle: str) -> int:
     return next(i for i, line in enumerate(path.read_text(encoding="utf-8").splitlines()) if needle in line)
 
 
-def run_session(session: StdioSession, root: Path) -> dict[str, Any]:
+def run_session(session: RawServer, root: Path) -> dict[str, Any]:
     """A full session over `root` (a `leak_root`): every feature that shows memory text, a
     confirmed archive, the reports, then shutdown. Returns what was collected by kind."""
     out: dict[str, Any] = {}
-    session.initialize(root)
+    session.confirm = True  # the archive in this session is confirmed, as a user would
+    session.initialize(root, CAPABILITIES)
     keys, index, archive_index = root / "notes/keys.md", root / "_index.md", root / "_archive/_index.md"
     out["diagnostics"] = session.wait_for_code(keys, "PM401")
     session.wait_for_code(index, "PM401")
@@ -479,7 +346,7 @@ def run_session(session: StdioSession, root: Path) -> dict[str, Any]:
     return out
 
 
-def server_output(session: StdioSession, skip_code_actions: bool = True) -> str:
+def server_output(session: RawServer, skip_code_actions: bool = True) -> str:
     """Everything the server wrote (bodies and stderr), code action answers excepted when
     asked (their edits hold the user's own text, moved or replaced)."""
     bodies = []
@@ -499,7 +366,7 @@ def session_env(home: Path) -> dict[str, str]:
 
 def test_a_full_server_session_never_sends_the_values(root: Path, tmp_path: Path):
     (tmp_path / "home").mkdir()
-    session = StdioSession(SERVER_COMMAND, cwd=tmp_path, env=session_env(tmp_path / "home"))
+    session = RawServer(cwd=tmp_path, env=session_env(tmp_path / "home"))
     try:
         out = run_session(session, root)
     finally:
@@ -525,10 +392,10 @@ def test_a_full_server_session_never_sends_the_values(root: Path, tmp_path: Path
 
 def test_server_confirmation_when_the_route_line_holds_a_secret(root: Path, tmp_path: Path):
     (tmp_path / "home").mkdir()
-    session = StdioSession(SERVER_COMMAND, cwd=tmp_path, env=session_env(tmp_path / "home"))
+    session = RawServer(cwd=tmp_path, env=session_env(tmp_path / "home"))
     session.confirm = False
     try:
-        session.initialize(root)
+        session.initialize(root, CAPABILITIES)
         for op, path in (("archive", "projects/done.md"), ("recover", "notes/old.md")):
             result = session.request("workspace/executeCommand",
                                      {"command": f"pmem.{op}", "arguments": [{"path": path}]})
@@ -575,9 +442,9 @@ def _malformed(keys: Path) -> list[bytes]:
 
 def test_malformed_requests_carrying_secrets_leak_them_nowhere(root: Path, tmp_path: Path):
     (tmp_path / "home").mkdir()
-    session = StdioSession(SERVER_COMMAND, cwd=tmp_path, env=session_env(tmp_path / "home"))
+    session = RawServer(cwd=tmp_path, env=session_env(tmp_path / "home"))
     try:
-        session.initialize(root)
+        session.initialize(root, CAPABILITIES)
         session.wait_for_code(root / "notes/keys.md", "PM401")
         for body in _malformed(root / "notes/keys.md"):
             session.send_raw(body)
@@ -596,14 +463,14 @@ def test_malformed_requests_carrying_secrets_leak_them_nowhere(root: Path, tmp_p
     assert_no_leak(server_output(session, skip_code_actions=False), "server output")
 
 
-def _refused_with_a_secret(root: Path, tmp_path: Path) -> StdioSession:
+def _refused_with_a_secret(root: Path, tmp_path: Path) -> RawServer:
     """A lifecycle command refused on an argument that holds a secret: the server raises, and
     the exception's text is logged (the realistic exception path: an agent passing the wrong
     thing)."""
     (tmp_path / "home").mkdir()
-    session = StdioSession(SERVER_COMMAND, cwd=tmp_path, env=session_env(tmp_path / "home"))
+    session = RawServer(cwd=tmp_path, env=session_env(tmp_path / "home"))
     try:
-        session.initialize(root)
+        session.initialize(root, CAPABILITIES)
         answer = session.request("workspace/executeCommand", {
             "command": "pmem.archive", "arguments": [{"path": f"notes/{SECRETS['github']}.md"}]})
         assert answer["error"]["code"] == -32803, answer
@@ -629,10 +496,10 @@ def test_the_add_route_fix_copies_no_secret_into_the_index(root: Path, tmp_path:
     """The index is loaded by every agent on every activation: a fix must not copy a secret
     from a file into it."""
     (tmp_path / "home").mkdir()
-    session = StdioSession(SERVER_COMMAND, cwd=tmp_path, env=session_env(tmp_path / "home"))
+    session = RawServer(cwd=tmp_path, env=session_env(tmp_path / "home"))
     deploy = root / "notes/deploy.md"
     try:
-        session.initialize(root)
+        session.initialize(root, CAPABILITIES)
         diagnostics = session.wait_for_code(deploy, "PM202")
         actions = session.request("textDocument/codeAction", {
             "textDocument": {"uri": deploy.as_uri()}, "range": {"start": _pos(0, 0), "end": _pos(0, 0)},
@@ -660,14 +527,14 @@ sys.exit(serve_main())
 """
 
 
-def _hover_that_crashes(root: Path, tmp_path: Path) -> tuple[StdioSession, dict]:
+def _hover_that_crashes(root: Path, tmp_path: Path) -> tuple[RawServer, dict]:
     (tmp_path / "home").mkdir()
     launcher = tmp_path / "crashing_server.py"
     launcher.write_text(CRASHING_HOVER, encoding="utf-8")
-    session = StdioSession([sys.executable, str(launcher)], cwd=tmp_path, env=session_env(tmp_path / "home"))
+    session = RawServer(tmp_path, command=[sys.executable, str(launcher)], env=session_env(tmp_path / "home"))
     keys = root / "notes/keys.md"
     try:
-        session.initialize(root)
+        session.initialize(root, CAPABILITIES)
         session.wait_for_code(keys, "PM401")
         answer = session.request("textDocument/hover", {"textDocument": {"uri": keys.as_uri()},
                                                         "position": _pos(_line_of(keys, "password:"), 2)})
