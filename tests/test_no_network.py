@@ -29,7 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from test_no_leaks import SERVER_COMMAND, StdioSession, leak_root
+from raw_lsp import SERVER_COMMAND, RawServer
+from test_no_leaks import CAPABILITIES, leak_root
 
 SITECUSTOMIZE = r'''
 import os
@@ -111,8 +112,8 @@ class Sandbox:
         return subprocess.run([*self.prefix, sys.executable, "-m", "pmem_lsp.cli.main", *args], capture_output=True,
                               text=True, stdin=subprocess.DEVNULL, timeout=60, cwd=self.cwd, env=self.env)
 
-    def server(self) -> StdioSession:
-        return StdioSession([*self.prefix, *SERVER_COMMAND], cwd=self.cwd, env=self.env)
+    def server(self) -> RawServer:
+        return RawServer(self.cwd, command=[*self.prefix, *SERVER_COMMAND], env=self.env)
 
     def records(self) -> list[tuple[str, str]]:
         if not self.log.exists():
@@ -209,10 +210,11 @@ def test_the_cli_uses_no_network_and_writes_only_in_the_root(tmp_path: Path, iso
     assert box.listing() == before  # nothing in HOME, the working folder or TMPDIR
 
 
-def _server_session(box: Sandbox, root: Path) -> StdioSession:
+def _server_session(box: Sandbox, root: Path) -> RawServer:
     session = box.server()
+    session.confirm = True  # the archive is confirmed, as a user would
     try:
-        session.initialize(root)
+        session.initialize(root, CAPABILITIES)
         done = root / "projects/done.md"
         session.wait_for_code(done, "PM401")
         session.open(done)
