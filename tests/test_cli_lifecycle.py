@@ -273,6 +273,7 @@ def test_init_creates_the_structure_in_a_new_folder(tmp_path: Path):
     for folder in ("_core", "_archive", "_archive/_trash"):
         assert (new / folder).is_dir()
     assert (new / "_index.md").is_file() and (new / AI).is_file()
+    assert new.stat().st_mode & 0o777 == 0o700  # a new root is private: only its owner reads it
     check = pmem("--root", str(new), "check", "--format", "json")
     assert check.returncode == 0
     assert "PM001" not in check.stdout and "PM002" not in check.stdout
@@ -280,9 +281,11 @@ def test_init_creates_the_structure_in_a_new_folder(tmp_path: Path):
 
 def test_init_works_in_an_existing_empty_folder(tmp_path: Path):
     new = tmp_path / "empty"
-    new.mkdir()
+    new.mkdir(mode=0o755)
+    new.chmod(0o755)
     assert pmem("--root", str(new), "init", "--yes").returncode == 0
     assert (new / "_index.md").is_file()
+    assert new.stat().st_mode & 0o777 == 0o755  # an existing folder keeps its permissions
 
 
 @pytest.mark.parametrize("existing", ["root", "demo"])

@@ -135,7 +135,7 @@ def apply_step(root: Path, step: Step) -> None:
         path = root / step.path
         if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
             raise Refusal(COLLISION, f"`{step.path}` exists but is not a folder")
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=0o700 if step.private else 0o777, parents=True, exist_ok=True)
     elif isinstance(step, Move):
         resolve_inside(root, step.source)
         resolve_inside(root, step.destination)

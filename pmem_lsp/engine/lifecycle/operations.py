@@ -142,10 +142,11 @@ def plan_init(ctx: LifecycleContext) -> Plan:
     if root.exists() and (not root.is_dir() or looks_like_root(root)):
         raise Refusal(STATE, f"{root} is already a memory root (or not a folder); use upgrade")
     dirs = [CORE_DIR, "projects", "notes", ARCHIVE_DIR, TRASH_DIR]
-    steps: list[Step] = [MakeDir(d) for d in dirs]
+    steps: list[Step] = [MakeDir(".", private=True)] + [MakeDir(d) for d in dirs]
     steps += [WriteText(INDEX, None, INDEX_SKELETON, CreateText(INDEX_SKELETON)),
               WriteText(ARCHIVE_INDEX, None, ARCHIVE_INDEX_SKELETON, CreateText(ARCHIVE_INDEX_SKELETON))]
-    preview = "\n".join([f"Create a memory root at {root}:"] + [f"  {d}/" for d in dirs]
+    new_root = "" if root.exists() else " (a new folder only you can read)"
+    preview = "\n".join([f"Create a memory root at {root}{new_root}:"] + [f"  {d}/" for d in dirs]
                         + [f"  {INDEX}", f"  {ARCHIVE_INDEX}"])
     return Plan("init", None, tuple(steps), preview, "Create", f"created the memory root at {root}")
 

@@ -16,6 +16,9 @@ from .safety import CHANGED, Refusal
 @dataclass(frozen=True)
 class MakeDir:
     path: str
+    # Created readable by its owner only (the root `pmem init` creates: memory is private).
+    # A folder that exists already keeps its permissions.
+    private: bool = False
 
 
 @dataclass(frozen=True)
