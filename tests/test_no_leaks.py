@@ -561,3 +561,64 @@ def test_an_internal_error_answer_quotes_no_secret(root: Path, tmp_path: Path):
     _session, answer = _hover_that_crashes(root, tmp_path)
     assert "ValueError" in answer["error"]["message"]
     assert_no_leak(json.dumps(answer), "the error answer")
+
+
+# -- secrets in paths ------------------------------------------------------------------------
+# A path can hold a secret too (a token pasted as a file name, a record's location). Messages,
+# previews and reports never repeat one; where a path is the location itself (`path:line:col`,
+# a diagnostic's uri) it is printed as it is, since the editor must open that file.
+PATH_TOKEN = SECRETS["github"]
+PATH_KEY = SECRETS["aws"]
+
+
+def path_root(base: Path) -> Path:
+    files = base_files()
+    files["_index.md"] += f"- [Gone](notes/{PATH_TOKEN}.md) — a route to a file that is not there\n"
+    files["projects/alpha.md"] += f"\nSee [the keys](../notes/{PATH_TOKEN}.md).\n"
+    files[f"projects/{PATH_KEY}.md"] = summary_file("Named badly")
+    files["_index.md"] += f"- [Named badly](projects/{PATH_KEY}.md) — a file whose name is a key\n"
+    files["_archive/_index.md"] = (
+        f"# Archive index\n\n## notes/old-{PATH_KEY}.md\n- status: archived\n- original: notes/old-{PATH_KEY}.md\n"
+        f"- location: _archive/notes/old-{PATH_KEY}.md\n- index-line:\n- archived: 2026-01-02\n- reason: old\n")
+    return write_root(base, files)
+
+
+def test_messages_previews_and_reports_never_repeat_a_secret_in_a_path(tmp_path: Path):
+    root = path_root(tmp_path / "memory")
+    report = json.loads(pmem("--root", str(root), "check", "--format", "json").stdout)
+    codes = {d["code"] for d in report["diagnostics"]}
+    assert {"PM201", "PM402", "PM302"} <= codes, codes  # the premise: each message names the path
+    messages = "\n".join(d["message"] for d in report["diagnostics"])
+    assert_no_leak(messages, "finding messages")
+    for fmt in ("text", "github"):
+        out = pmem("--root", str(root), "check", "--format", fmt).stdout
+        named = [line for line in out.splitlines() if f"projects/{PATH_KEY}.md" not in line]
+        assert_no_leak("\n".join(named), f"pmem check --format {fmt} (beyond the file's own location)")
+    for args in (("status",), ("health",), ("archive", f"projects/{PATH_KEY}.md")):
+        result = pmem("--root", str(root), *args)
+        assert_no_leak(result.stdout + result.stderr, f"pmem {args[0]}")
+    assert "Archive projects/AKIA" in pmem("--root", str(root), "archive", f"projects/{PATH_KEY}.md").stdout
+
+
+def test_the_server_never_repeats_a_secret_in_a_path(tmp_path: Path):
+    root = path_root(tmp_path / "memory")
+    (tmp_path / "home").mkdir()
+    session = RawServer(tmp_path, env=session_env(tmp_path / "home"))
+    try:
+        session.initialize(root, CAPABILITIES)
+        session.wait_for_code(root / "_index.md", "PM201")
+        session.wait_for_code(root / "projects/alpha.md", "PM402")
+        session.wait_for_code(root / "_archive/_index.md", "PM302")
+        for command in ("pmem.status", "pmem.health"):
+            session.request("workspace/executeCommand", {"command": command, "arguments": [{}]})
+        session.request("workspace/executeCommand", {"command": "pmem.archive",
+                                                     "arguments": [{"path": f"projects/{PATH_KEY}.md"}]})
+    finally:
+        session.close()
+    messages = [d["message"] for m in session.received if m.get("method") == "textDocument/publishDiagnostics"
+                for d in m["params"]["diagnostics"]]
+    assert_no_leak("\n".join(messages), "diagnostic messages")
+    shown = [m["params"]["message"] for m in session.received
+             if m.get("method") in ("window/showMessage", "window/showMessageRequest", "window/logMessage")]
+    assert any("Archive projects/AKIA" in text for text in shown), shown
+    assert_no_leak("\n".join(shown), "messages shown to the user")

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from .secrets import mask_secrets
+
 if TYPE_CHECKING:
     from .memory_file import MemoryFile
 
@@ -37,6 +39,14 @@ class Finding:
     # None: the rule's default (or the user's override). Set only where the rule itself
     # decides, e.g. PM303 on a legacy record is information.
     severity: Severity | None = None
+
+    def __post_init__(self) -> None:
+        # Messages name paths and quote text (a route's target, a link, a record's location);
+        # any of them can hold a secret, and no finding may show one (DESIGN §7). Masked
+        # here, where every finding is made, rather than in each rule.
+        masked = mask_secrets(self.message)
+        if masked is not self.message:
+            object.__setattr__(self, "message", masked)
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.col, self.code, self.message)

@@ -29,6 +29,7 @@ from .findings import Finding
 from .rules.concluded import concluded_reason
 from .rules.duplicates import duplicate_reason
 from .rules.stale import age_of, stale_reason
+from .secrets import mask_secrets
 from .snapshot import RootSnapshot
 from .zones import ARCHIVE_DIR, ARCHIVE_INDEX, TRASH_DIR, Zone, zone_of
 
@@ -85,6 +86,11 @@ class HealthReport:
                 "expiredTrash": [t.as_dict() for t in self.expired_trash]}
 
     def text(self) -> str:
+        """The report as printed, with likely secrets masked: it names paths and quotes route
+        descriptions and file lines, and any of them can hold one."""
+        return "\n".join(mask_secrets(line) for line in self._text().split("\n"))
+
+    def _text(self) -> str:
         out = [f"Memory health: {self.root} ({self.today.isoformat()})"]
         if not self.lifecycle_ready:
             out.append("The lifecycle structure is incomplete: run `pmem upgrade` before archiving anything.")

@@ -75,7 +75,11 @@ class MemoryStatus:
         }
 
     def text(self) -> str:
-        """The report as `pmem status` prints it."""
+        """The report as printed, with likely secrets masked: it names paths and quotes route
+        descriptions and file lines, and any of them can hold one."""
+        return "\n".join(mask_secrets(line) for line in self._text().split("\n"))
+
+    def _text(self) -> str:
         out = [f"Memory root: {self.root}",
                f"Core: {len(self.core)} files, {format_size(self.core_bytes)} ({format_tokens(self.core_bytes)}), "
                "loaded on every activation"]

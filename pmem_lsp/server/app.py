@@ -113,7 +113,11 @@ class PmemServer(LanguageServer):
     def warn(self, message: str) -> None:
         message = redact_text(message)
         log.warning(message)
-        self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
+        self.show(lsp.MessageType.Warning, message)
+
+    def show(self, kind: lsp.MessageType, message: str) -> None:
+        """window/showMessage, redacted: the only way the server shows the user a message."""
+        self.window_show_message(lsp.ShowMessageParams(type=kind, message=redact_text(message)))
 
 
 def create_server() -> PmemServer:

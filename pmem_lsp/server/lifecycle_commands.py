@@ -71,7 +71,7 @@ def server_context(ls: PmemServer, root: MemoryRoot) -> LifecycleContext:
 
 def refuse(ls: PmemServer, message: str) -> JsonRpcException:
     message = redact_text(message)  # it can repeat the path it refuses, and a path can be a secret
-    ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"pmem: {message}"))
+    ls.show(lsp.MessageType.Error, f"pmem: {message}")
     return JsonRpcException(message=message, code=REQUEST_FAILED)
 
 
@@ -110,12 +110,12 @@ async def run(ls: PmemServer, op: str, args: tuple[Any, ...]) -> dict:
     except Refusal as exc:
         raise refuse(ls, exc.message) from None
     if plan.empty:
-        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Info, message=f"pmem: {plan.preview}"))
+        ls.show(lsp.MessageType.Info, f"pmem: {plan.preview}")
         return {"applied": False, "message": plan.preview, "done": []}
 
     choice = await ls.window_show_message_request_async(lsp.ShowMessageRequestParams(
         type=lsp.MessageType.Warning if op == "purge" else lsp.MessageType.Info,
-        message=plan.preview,
+        message=redact_text(plan.preview),  # masked by the plan already; redacted as everywhere
         actions=[lsp.MessageActionItem(title=plan.action), lsp.MessageActionItem(title=CANCEL)],
     ))
     if choice is None or choice.title != plan.action:
@@ -129,8 +129,7 @@ async def run(ls: PmemServer, op: str, args: tuple[Any, ...]) -> dict:
         outcome = await apply_through_client(ls, root, plan)
     else:
         outcome = apply_on_disk(ls, root, plan)
-    ls.window_show_message(lsp.ShowMessageParams(
-        type=lsp.MessageType.Info if outcome.applied else lsp.MessageType.Error, message=f"pmem: {outcome.message}"))
+    ls.show(lsp.MessageType.Info if outcome.applied else lsp.MessageType.Error, f"pmem: {outcome.message}")
     refresh_root(ls, root)
     return outcome.as_result()
 

@@ -44,7 +44,7 @@ def will_rename(ls: PmemServer, params: lsp.RenameFilesParams) -> lsp.WorkspaceE
     for root, pairs in moves.values():
         result = rename_edits(root.snapshot, pairs)
         for message in result.messages:
-            ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"pmem: {message}"))
+            ls.show(lsp.MessageType.Warning, f"pmem: {message}")
         if result.edits:
             edits.append((root, result.edits))
     if not edits:

@@ -65,7 +65,7 @@ async def _root(ls: PmemServer, name: str, args: ReportArgs) -> MemoryRoot:
 
 
 def _show(ls: PmemServer, text: str) -> None:
-    ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Info, message=text.rstrip("\n")))
+    ls.show(lsp.MessageType.Info, text.rstrip("\n"))
 
 
 async def status(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..secrets import mask_secrets
 from .changes import Change, apply_change
 from .safety import CHANGED, Refusal
 
@@ -90,6 +91,12 @@ class Plan:
     action: str  # the confirm button: "Archive", "Delete", "Recover", "Upgrade", "Delete permanently"
     done: str  # what to tell the user afterwards
     facts: dict[str, str] = field(default_factory=dict, compare=False)  # e.g. the saved route line
+
+    def __post_init__(self) -> None:
+        # What the user reads (preview, outcome) names paths and quotes route lines, and
+        # either can hold a secret: masked here, once, for the CLI and the server alike.
+        object.__setattr__(self, "preview", "\n".join(mask_secrets(line) for line in self.preview.split("\n")))
+        object.__setattr__(self, "done", mask_secrets(self.done))
 
     @property
     def empty(self) -> bool:
