@@ -227,6 +227,7 @@ def test_a_confirmation_answered_with_the_wrong_shape_confirms_nothing(server: R
     (b"garbage without a newline", 0),        # stray bytes glued to the next header
     (b"Content-Length: 5\r\n\r\n{}", 1),       # longer than the body: it eats the next message
     (b"Content-Length: 0\r\n\r\n", 0),         # an empty body is a parse error, not the end
+    (b"Content-Length: 999999999999\r\n\r\n{}", 0),  # absurd: ignored, not awaited for ever
 ])
 def test_broken_framing_loses_at_most_the_next_message(server: RawServer, root: Path, broken: bytes, lost: int):
     server.initialize(root)

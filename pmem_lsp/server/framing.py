@@ -19,6 +19,11 @@ from pygls.exceptions import JsonRpcException
 
 log = logging.getLogger("pmem_lsp.framing")
 
+# The longest message read. A 50 MB buffer sent by didOpen is about that size once JSON-escaped
+# (more with many escapes); a length beyond this is a broken header, not a message, and
+# waiting for that many bytes would leave the server deaf for the rest of the session.
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+
 _LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*(\d{1,12})[ \t]*\r?\n?$", re.IGNORECASE)
 
 
@@ -34,6 +39,9 @@ async def read_messages(stop_event: Any, reader: Any, protocol: Any,
             if match.start() > 0:
                 log.warning("skipped %d bytes that were not part of a message", match.start())
             length = int(match.group(1))
+            if length > MAX_MESSAGE_BYTES:
+                log.warning("ignored a header announcing %d bytes (more than %d)", length, MAX_MESSAGE_BYTES)
+                length = None
             continue
         if line.strip():
             continue  # another header (Content-Type), or stray bytes between messages
