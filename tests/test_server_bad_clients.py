@@ -4,6 +4,7 @@ oddity is logged, and the server keeps serving (DESIGN §7, issue 9)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -242,3 +243,35 @@ def test_broken_framing_loses_at_most_the_next_message(server: RawServer, root: 
             "textDocument": {"uri": (root / "_index.md").as_uri()}, "position": {"line": 3, "character": 5}}})
     for msg_id in ids[lost:]:
         assert "Alpha" in json.dumps(server.response(msg_id)["result"])
+
+
+def test_a_root_setting_that_is_not_a_memory_root_is_ignored(server: RawServer, root: Path, tmp_path: Path):
+    """Settings can come from a workspace's own files: `pmem.root: "/"` must not make the
+    server read the whole disk."""
+    server.initialize(root)
+    _still_serving(server, root)
+    server.notify("workspace/didChangeConfiguration", {"settings": {"pmem": {"root": "/"}}})
+    server.wait(lambda m: m.get("method") == "window/showMessage" and "does not look like a memory root"
+                in m["params"]["message"], what="the warning about pmem.root")
+    started = time.monotonic()
+    symbols = server.request("workspace/symbol", {"query": "Alpha"}, timeout=10)
+    assert time.monotonic() - started < 5  # no scan of "/" to wait for
+    assert all(str(root) in s["location"]["uri"] for s in symbols["result"]), symbols
+
+
+def test_exit_ends_the_process_at_once_even_during_a_long_scan(tmp_path: Path):
+    big = write_root(tmp_path / "big", base_files())
+    for i in range(3000):
+        (big / "notes" / f"n{i}.md").parent.mkdir(exist_ok=True)
+        (big / "notes" / f"n{i}.md").write_text(summary_file(f"Note {i}") * 20)
+    server = RawServer(cwd=big)
+    try:
+        server.initialize(big)
+        time.sleep(0.3)  # the first scan is under way
+        server.request("shutdown")
+        started = time.monotonic()
+        server.notify("exit")
+        assert server.proc.wait(timeout=10) == 0
+        assert time.monotonic() - started < 2
+    finally:
+        server.close()

@@ -37,10 +37,14 @@ def _drop_nulls(value: dict[str, Any]) -> dict[str, Any]:
 
 
 def candidate_roots(folders: list[Path], configured: str | None) -> list[Path]:
-    """Workspace folders that look like memory roots, plus `pmem.root`; else the default root."""
+    """Workspace folders that look like memory roots, plus `pmem.root` when it does too; else
+    the default root. A setting can come from a workspace's own files, so `pmem.root: "/"`
+    must not make the server read the whole disk."""
     roots = [f for f in folders if looks_like_root(f)]
     if configured:
-        roots.append(discover_root(configured))
+        wanted = discover_root(configured)
+        if looks_like_root(wanted):
+            roots.append(wanted)
     if not roots:
         default = discover_root(None)
         if default.is_dir():
@@ -56,7 +60,11 @@ def configure_roots(server: PmemServer, folders: list[Path]) -> None:
     """(Re)build the host's roots from the workspace folders and the editor's settings."""
     overrides = dict(server.editor_settings)
     configured = overrides.pop("root", None)
-    wanted = candidate_roots(folders, configured if isinstance(configured, str) else None)
+    configured = configured if isinstance(configured, str) else None
+    if configured and not looks_like_root(discover_root(configured)):
+        server.warn(f"pmem: pmem.root {discover_root(configured)} does not look like a memory root "
+                    "(no _index.md, _core/ or _archive/); ignored")
+    wanted = candidate_roots(folders, configured)
     for root in list(server.host.roots):
         if root.path not in wanted:
             drop_root(server, root)
