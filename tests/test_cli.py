@@ -143,3 +143,19 @@ def test_status_counts_each_active_file_once(tmp_path: Path):
     assert lines[2].startswith("Active: 1 routed files, ")
     assert "  _core/profile.md — not on demand  (not an active memory file)" in lines
     assert sum(1 for line in lines if line.startswith("  projects/alpha.md")) == 1
+
+
+@pytest.mark.parametrize("name", ["new\nline", "red\x1b[31mtext", "tab\there"])
+def test_control_characters_in_file_names_reach_the_terminal_escaped(tmp_path: Path, name: str):
+    """A line break in a name would forge a `path:line:col` line; an escape sequence would be
+    obeyed by the terminal."""
+    root = tmp_path / "mem"
+    (root / "notes").mkdir(parents=True)
+    (root / "_index.md").write_text("# Index\n")
+    (root / "notes" / f"{name}.md").write_text("# Note\n")
+    out = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "check"],
+                         capture_output=True, text=True, timeout=60).stdout
+    assert "\x1b" not in out and "\t" not in out
+    located = [line for line in out.splitlines() if line.startswith("notes/")]
+    assert located and all(":1:1: PM" in line for line in located), out
+    assert any("\\x" in line for line in located)

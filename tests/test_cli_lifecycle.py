@@ -304,3 +304,34 @@ def test_init_interactive_no_creates_nothing(tmp_path: Path):
     out = io.StringIO()
     assert run_lifecycle(new, "init", None, None, False, stdin=FakeTTY("n\n"), out=out, err=io.StringIO()) == 0
     assert "Create? [y/N]" in out.getvalue() and not new.exists()
+
+
+def test_ctrl_c_at_the_prompt_cancels_without_a_traceback(root: Path):
+    """SIGINT while `pmem archive` waits for its answer, through a real terminal."""
+    import select
+    import signal
+
+    before = digest(root)
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "archive",
+                                 "projects/alpha.md"], stdin=slave, stdout=slave, stderr=subprocess.PIPE)
+        seen = b""
+        while b"[y/N]" not in seen:
+            ready, _, _ = select.select([master], [], [], 30)
+            assert ready, f"no prompt; got {seen!r}"
+            seen += os.read(master, 4096)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+        seen += os.read(master, 4096) if select.select([master], [], [], 1)[0] else b""
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert proc.returncode == 0, stderr
+    assert b"Traceback" not in stderr and b"Cancelled; nothing was changed." in seen
+    assert digest(root) == before
+
+
+def test_the_cli_records_where_an_archive_came_from(root: Path):
+    assert pmem("--root", str(root), "archive", "projects/alpha.md", "--yes").returncode == 0
+    assert "- reason: archived with `pmem archive`" in (root / "_archive/_index.md").read_text(encoding="utf-8")

@@ -12,6 +12,7 @@ from ..engine.catalogue import RULES, severity_of
 from ..engine.findings import Finding, Severity
 from ..engine.report import build_report
 from ..engine.snapshot import RootSnapshot
+from .terminal import one_line
 
 EXIT_CLEAN, EXIT_FINDINGS = 0, 1
 
@@ -26,7 +27,8 @@ def _text(findings: list[Finding], files: int, out: TextIO) -> None:
     for f in findings:
         sev = severity_of(f)
         counts[sev] += 1
-        out.write(f"{f.path}:{f.line + 1}:{f.col + 1}: {f.code} {RULES[f.code].name} {sev.value}: {f.message}\n")
+        out.write(f"{one_line(f.path)}:{f.line + 1}:{f.col + 1}: {f.code} {RULES[f.code].name} {sev.value}: "
+                  f"{one_line(f.message)}\n")
     total = len(findings)
     detail = ", ".join(_count(counts[s], s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFORMATION, Severity.HINT))
     noun = "problem" if total == 1 else "problems"
@@ -69,7 +71,7 @@ def run_check(snap: RootSnapshot, fmt: str, min_severity: Severity, fail_on: Sev
     else:
         # Unreadable files and folders, and files analysed only up to the cap: one line each.
         for problem in problems:
-            err.write(f"pmem: warning: {problem.path}: {problem.message()}\n")
+            err.write(f"pmem: warning: {one_line(problem.path)}: {one_line(problem.message())}\n")
         if fmt == "github":
             _github(findings, snap.root, out)
         else:

@@ -8,6 +8,7 @@ from typing import TextIO
 
 from ..engine.health import memory_health
 from ..engine.settings import Settings
+from .terminal import lines
 
 
 def run_health(root: Path, settings: Settings, fmt: str, out: TextIO) -> int:
@@ -15,5 +16,5 @@ def run_health(root: Path, settings: Settings, fmt: str, out: TextIO) -> int:
     if fmt == "json":
         out.write(json.dumps(report.as_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
-        out.write(report.text())
+        out.write(lines(report.text()))
     return 0

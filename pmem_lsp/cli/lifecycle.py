@@ -13,6 +13,7 @@ from typing import TextIO
 from ..engine.lifecycle.fs_applier import ApplyError, apply_plan
 from ..engine.lifecycle.operations import context, make_plan, replan
 from ..engine.lifecycle.safety import Refusal
+from .terminal import lines, one_line
 
 EXIT_OK, EXIT_REFUSED, EXIT_NOT_CONFIRMED = 0, 2, 3
 
@@ -20,7 +21,11 @@ EXIT_OK, EXIT_REFUSED, EXIT_NOT_CONFIRMED = 0, 2, 3
 def _confirm(action: str, stdin: TextIO, out: TextIO) -> bool:
     out.write(f"{action}? [y/N] ")
     out.flush()
-    answer = stdin.readline()
+    try:
+        answer = stdin.readline()
+    except KeyboardInterrupt:  # Ctrl-C at the prompt is a "no"
+        out.write("\n")
+        return False
     return answer.strip().lower() in ("y", "yes")
 
 
@@ -29,12 +34,14 @@ def run_lifecycle(root: Path, op: str, path: str | None, reason: str | None, yes
     # Looked up at call time, so a caller (or a test) that swaps sys.stdin is honoured.
     stdin, out, err = stdin or sys.stdin, out or sys.stdout, err or sys.stderr
     ctx = context(root)
+    if op == "archive" and not reason:
+        reason = "archived with `pmem archive`"  # the engine's default says "from the editor"
     try:
         plan = make_plan(ctx, op, path, reason)
     except Refusal as exc:
-        err.write(f"pmem: refused ({exc.rule}): {exc.message}\n")
+        err.write(f"pmem: refused ({exc.rule}): {one_line(exc.message)}\n")
         return EXIT_REFUSED
-    out.write(plan.preview + "\n")
+    out.write(lines(plan.preview) + "\n")
     if plan.empty:
         return EXIT_OK
     if not yes:
@@ -48,10 +55,10 @@ def run_lifecycle(root: Path, op: str, path: str | None, reason: str | None, yes
         plan = replan(context(root), plan, path, reason)
         apply_plan(root, plan)
     except ApplyError as exc:
-        err.write(f"pmem: failed ({exc.rule}): {exc.message}\n")
+        err.write(f"pmem: failed ({exc.rule}): {one_line(exc.message)}\n")
         return EXIT_REFUSED
     except Refusal as exc:
-        err.write(f"pmem: refused at execution ({exc.rule}): {exc.message}\n")
+        err.write(f"pmem: refused at execution ({exc.rule}): {one_line(exc.message)}\n")
         return EXIT_REFUSED
-    out.write(f"Done: {plan.done}.\n")
+    out.write(f"Done: {one_line(plan.done)}.\n")
     return EXIT_OK

@@ -78,8 +78,22 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
+EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
+
+
 def main(argv: list[str] | None = None) -> int:
     install_redaction()  # no secret value in a log line or a traceback on stderr (docs/SECURITY.md)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        # A lifecycle step cut short leaves every file at its source or destination, and
+        # `pmem check` names what is left to fix (docs/decisions.md, "Lifecycle").
+        sys.stderr.write("\npmem: interrupted; if a change was being applied, run `pmem check` to see "
+                         "what is left\n")
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.command is None:
         build_parser().print_help()

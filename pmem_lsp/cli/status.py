@@ -8,6 +8,7 @@ from typing import TextIO
 
 from ..engine.settings import SettingsError, resolve_settings
 from ..engine.status import memory_status
+from .terminal import lines
 
 
 def run_status(root: Path, out: TextIO) -> int:
@@ -16,5 +17,5 @@ def run_status(root: Path, out: TextIO) -> int:
     except SettingsError as exc:
         sys.stderr.write(f"pmem: warning: {exc}; `exclude` is not applied\n")
         excluded = None
-    out.write(memory_status(root, excluded).text())
+    out.write(lines(memory_status(root, excluded).text()))
     return 0
