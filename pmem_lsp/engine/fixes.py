@@ -162,18 +162,25 @@ def _repoint(snap: RootSnapshot, finding: Finding) -> list[Fix]:
 
 
 def _add_route(snap: RootSnapshot, finding: Finding) -> list[Fix]:
-    rel = finding.path
+    fix = route_fix(snap, finding.path)
+    return [fix] if fix is not None else []
+
+
+def route_fix(snap: RootSnapshot, rel: str) -> Fix | None:
+    """The edit that routes the active Markdown file `rel` in `_index.md` (the PM202 fix and
+    `pmem.addRoute`); None when it is routed already, not an active file, or there is no
+    readable index."""
     entry = snap.files.get(rel)
     text = _text_of(snap, INDEX)
-    if entry is None or entry.zone is not Zone.ACTIVE or text is None or routes_to(text, rel):
-        return []
+    if entry is None or entry.zone is not Zone.ACTIVE or not entry.markdown or text is None or routes_to(text, rel):
+        return None
     doc = entry.doc
     title = doc.title_text if doc is not None else None
     bullets = doc.summary.bullets if doc is not None and doc.summary is not None else ()
     description = bullets[0].text if bullets and bullets[0].text else None
     route = propose_route(text, rel, title, description)
-    return _text_fix("Add route to _index.md", finding.code, INDEX, text,
-                     insert_route(text, rel, route), True)
+    fixes = _text_fix("Add route to _index.md", "PM202", INDEX, text, insert_route(text, rel, route), True)
+    return fixes[0] if fixes else None
 
 
 # -- records (PM301) ------------------------------------------------------------

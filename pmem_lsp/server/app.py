@@ -157,8 +157,9 @@ def create_server() -> PmemServer:
     configuration.register(server)
     lifecycle_commands.register(server)
     code_actions.register(server)
-    from . import reports  # pmem.status, pmem.health (DESIGN §5)
+    from . import add_route, reports  # pmem.status, pmem.health, pmem.addRoute (DESIGN §5)
     reports.register(server)
+    add_route.register(server)
     from . import code_lens, completion, hover, links, references, rename, symbols  # navigation (DESIGN §5)
     for feature in (hover, links, references, completion, symbols, rename, code_lens):
         feature.register(server)

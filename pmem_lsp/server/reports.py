@@ -46,17 +46,19 @@ def _parse(name: str, args: tuple[Any, ...]) -> ReportArgs:
         raise JsonRpcInvalidParams(message=f"pmem.{name}: {problems}") from None
 
 
-async def _root(ls: PmemServer, name: str, args: ReportArgs) -> MemoryRoot:
+async def session_root(ls: PmemServer, name: str, wanted: str | None) -> MemoryRoot:
+    """The root a command acts on: the one named by `wanted` (an absolute path), else the only
+    one open."""
     try:
         await asyncio.wait_for(ls.roots_ready.wait(), timeout=10)
     except asyncio.TimeoutError:
         raise refuse(ls, "the server is not initialised yet") from None
     roots = ls.host.roots
-    if args.root is not None:
+    if wanted is not None:
         for root in roots:
-            if args.root in (str(root.path), str(root.resolved)):
+            if wanted in (str(root.path), str(root.resolved)):
                 return root
-        raise refuse(ls, f"{args.root} is not one of the memory roots of this session")
+        raise refuse(ls, f"{wanted} is not one of the memory roots of this session")
     if not roots:
         raise refuse(ls, "no memory root is open (a folder with _index.md, _core/ or _archive/)")
     if len(roots) > 1:
@@ -69,7 +71,7 @@ def _show(ls: PmemServer, text: str) -> None:
 
 
 async def status(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
-    root = await _root(ls, "status", _parse("status", args))
+    root = await session_root(ls, "status", _parse("status", args).root)
     report = await asyncio.to_thread(memory_status, root.path, root.settings.excluded)
     text = report.text()
     _show(ls, text)
@@ -77,7 +79,7 @@ async def status(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
 
 
 async def health(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
-    root = await _root(ls, "health", _parse("health", args))
+    root = await session_root(ls, "health", _parse("health", args).root)
     deadline = time.monotonic() + SCAN_WAIT
     while root.analysis is None:  # the first scan has not landed yet
         if time.monotonic() > deadline:

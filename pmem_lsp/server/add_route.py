@@ -1,0 +1,66 @@
+"""`pmem.addRoute` (DESIGN §5): route an active file in `_index.md`, by path.
+
+The same edit as the PM202 quick fix (`engine.fixes.route_fix`), for key bindings and
+plugins that act on a file rather than on a diagnostic. The argument is
+`{"path": "<relative path>", "root": "/abs/path"}` (`root` only when several roots are open).
+It is a text edit, so it is applied through `workspace/applyEdit` like any quick fix: the
+editor shows it and it can be undone there. A path the safety contract refuses, a file that
+is routed already or is not an active Markdown file, gets -32803 with the reason.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pygls.exceptions import JsonRpcInvalidParams
+
+from ..engine.fixes import route_fix
+from ..engine.lifecycle.safety import Refusal, validate_target
+from .lifecycle_commands import refuse
+from .nav_common import first_scan, workspace_edit
+from .reports import session_root
+
+if TYPE_CHECKING:
+    from .app import PmemServer
+
+
+class AddRouteArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str
+    root: str | None = None
+
+
+def _parse(args: tuple[Any, ...]) -> AddRouteArgs:
+    if len(args) != 1 or not isinstance(args[0], dict):
+        raise JsonRpcInvalidParams(message='pmem.addRoute takes one object like {"path": "notes/x.md"}')
+    try:
+        return AddRouteArgs.model_validate(args[0])
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'argument'}: {e['msg']}" for e in exc.errors())
+        raise JsonRpcInvalidParams(message=f"pmem.addRoute: {problems}") from None
+
+
+async def add_route(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
+    parsed = _parse(args)
+    root = await session_root(ls, "addRoute", parsed.root)
+    await first_scan(ls, None)
+    try:
+        rel = validate_target(root.path, parsed.path)
+    except Refusal as exc:
+        raise refuse(ls, exc.message) from None
+    snap = root.snapshot
+    fix = route_fix(snap, rel) if snap is not None else None
+    if fix is None:
+        raise refuse(ls, f"`{rel}` is routed already, or is not an active Markdown file in the root")
+    result = await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(
+        edit=workspace_edit(ls, root, fix.edits), label=fix.title))
+    return {"applied": bool(result and result.applied)}
+
+
+def register(server: PmemServer) -> None:
+    # No annotations on the handler: pygls reads them to type the arguments.
+    @server.command("pmem.addRoute")
+    async def on_add_route(ls, *args):
+        return await add_route(ls, args)
