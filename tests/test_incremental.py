@@ -105,3 +105,49 @@ def test_random_edit_sequences_match_a_fresh_analysis(tmp_path: Path):
             path.write_text(active_file(rel, summary="## Summary\n" + "- fact\n" * bullets, body=body))
         apply(analysis, root, rel)
         assert analysis.by_path() == fresh(root), f"step {step}: {rel}"
+
+
+def test_a_folder_appearing_or_vanishing_at_a_routed_path_matches_a_fresh_analysis(tmp_path: Path):
+    root = make_root(tmp_path, {"_index.md": index_text(["projects/alpha.md", "notes/beta.md", "notes/dir.md"])})
+    analysis = Analysis(scan(root), TODAY)
+
+    def codes() -> list[str]:
+        return [f.code for f in analysis.by_path().get("_index.md", [])]
+
+    assert codes() == ["PM201"]
+    # A folder (holding a file) appears where the route points: PM201 becomes PM204.
+    (root / "notes/dir.md").mkdir()
+    (root / "notes/dir.md/a.md").write_text(active_file("A"))
+    assert "_index.md" in apply(analysis, root, "notes/dir.md")
+    assert codes() == ["PM204"]
+    assert analysis.by_path() == fresh(root)
+    # It vanishes: PM201 again.
+    (root / "notes/dir.md/a.md").unlink()
+    (root / "notes/dir.md").rmdir()
+    assert "_index.md" in apply(analysis, root, "notes/dir.md")
+    assert codes() == ["PM201"]
+    assert analysis.by_path() == fresh(root)
+
+
+def test_an_empty_folder_appearing_at_a_routed_path_is_noticed_at_once(tmp_path: Path):
+    # An empty folder holds no file; the snapshot still reports its path as changed.
+    root = make_root(tmp_path, {"_index.md": index_text(["projects/alpha.md", "notes/beta.md", "notes/dir.md"])})
+    analysis = Analysis(scan(root), TODAY)
+    (root / "notes/dir.md").mkdir()
+    assert "_index.md" in apply(analysis, root, "notes/dir.md")
+    assert [f.code for f in analysis.by_path()["_index.md"]] == ["PM204"]
+    assert analysis.by_path() == fresh(root)
+    (root / "notes/dir.md").rmdir()
+    assert "_index.md" in apply(analysis, root, "notes/dir.md")
+    assert [f.code for f in analysis.by_path()["_index.md"]] == ["PM201"]
+    assert analysis.by_path() == fresh(root)
+
+
+def test_a_file_replaced_by_a_folder_of_its_name_is_forgotten(tmp_path: Path):
+    root = make_root(tmp_path, {"_index.md": index_text(["projects/alpha.md", "notes/beta.md"])})
+    analysis = Analysis(scan(root), TODAY)
+    (root / "notes/beta.md").unlink()
+    (root / "notes/beta.md").mkdir()
+    apply(analysis, root, "notes/beta.md")
+    assert analysis.by_path() == fresh(root)
+    assert [f.code for f in analysis.by_path()["_index.md"]] == ["PM204"]

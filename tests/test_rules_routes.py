@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import pmem_lsp.engine.snapshot as snapshot_module
 from engine_helpers import active_file, doc, findings, make_root, only, ranges, rows, scan
 from pmem_lsp.engine.index_routes import parse_index
+from pmem_lsp.engine.status import memory_status
 
 INDEX = "_index.md"
 HEAD = "# Memory index\n\n## Projects\n- [Alpha](projects/alpha.md) — alpha project\n\n## Notes\n"
@@ -318,6 +319,40 @@ def test_pm204(tmp_path, target, message):
 def test_pm204_for_bare_and_angle_forms(tmp_path):
     found = route_findings(tmp_path, "- _core/profile.md — x", "- <~/x.md> — x", "- `/abs/x.md` — x")
     assert rows(found) == [(INDEX, 6, "PM204"), (INDEX, 7, "PM204"), (INDEX, 8, "PM204")]
+
+
+@pytest.mark.parametrize("files", [
+    {"notes/dir.md/": None},  # an empty folder
+    {"notes/dir.md/a.md": X},  # a folder holding a Markdown file
+])
+def test_pm204_for_a_folder(tmp_path, files):
+    found = route_findings(tmp_path, "- [Dir](notes/dir.md) — x", files=files)
+    assert [f for f in found if f.code != "PM202"] == only(found, "PM204")  # not PM201: it exists
+    assert ranges(only(found, "PM204")) == [(INDEX, "PM204", 6, 8, 6, 20)]
+    assert only(found, "PM204")[0].message == "route target `notes/dir.md` is a folder, not a Markdown file"
+
+
+def test_pm204_for_a_link_to_a_folder(tmp_path):
+    root = index_root(tmp_path, "- [Dir](notes/dir.md) — x", files={"elsewhere/a.md": X})
+    os.symlink(root / "elsewhere", root / "notes/dir.md")
+    found = only(findings(root), "PM204")
+    assert [f.message for f in found] == ["route target `notes/dir.md` is a folder, not a Markdown file"]
+
+
+def test_pm204_for_a_folder_even_when_excluded(tmp_path):
+    # The folder is seen when its parent is listed; only what is in it goes unread.
+    root = index_root(tmp_path, "- [Dir](notes/dir.md) — x", files={"notes/dir.md/a.md": X})
+    assert rows(only(findings(root, {"exclude": ["notes/dir.md"]}), "PM2")) == [(INDEX, 6, "PM204")]
+
+
+def test_status_does_not_count_a_routed_folder(tmp_path):
+    root = index_root(tmp_path, "- [Dir](notes/dir.md) — x", files={"notes/dir.md/a.md": X})
+    report = memory_status(root)
+    row = next(r for r in report.routes if r.path == "notes/dir.md")
+    assert (row.size, row.note) == (None, "a folder, not a Markdown file")
+    assert "notes/dir.md" not in {r.path for r in report.active}
+    assert "  notes/dir.md — x  (a folder, not a Markdown file)" in report.text().splitlines()
+    assert [p for p, _ in report.unrouted] == ["notes/dir.md/a.md"]
 
 
 # -- PM205 route-archived -------------------------------------------------------------------

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-import pytest
+import re
+import time
 
-from engine_helpers import active_file, findings, make_root, rows
+import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
+from engine_helpers import active_file, findings, make_root, rows, scan
 from pmem_lsp.engine.findings import Severity
+from pmem_lsp.engine import settings as settings_module
 from pmem_lsp.engine.settings import Settings, SettingsError, resolve_settings
 
 # One root with findings from several families:
@@ -211,26 +218,108 @@ def test_bad_editor_settings_raise_a_clear_error(tmp_path):
     ("drafts", "x/drafts/y.md", False),  # anchored at the root
     ("note?.md", "notes.md", True),
     ("note?.md", "note/.md", False),
+    ("**", "a/b/c.md", True),
+    ("notes/**", "notes", False),  # `notes/**` is what is in notes/ (but `notes` would cover it)
+    ("a/**/b", "a/b", True),  # `**/` may stand for no folder at all
+    ("a/**/b", "a/x/y/b/c.md", True),
+    ("a/**/b", "a/xb", False),
+    ("**/**/**/drafts", "drafts/x.md", True),
+    ("**/**/**/drafts", "p/q/drafts", True),
+    ("**/d/**/x", "d/x", True),
+    ("**/d/**/x", "d/d/d/n.md", False),
+    ("a**b", "a/x/b", True),  # `**` inside a name still crosses folders
+    ("*/", "notes/x.md", True),
+    ("notes/*.md", "notes/a\nb.md", True),  # a newline in a name is a character like any other
+    ("notes/**", "notes/a\nb.md", True),
+    ("drafts", "drafts\n", False),
 ])
 def test_exclude_globs(glob, rel, excluded):
     assert Settings(exclude=[glob]).excluded(rel) is excluded
 
 
-def test_excluded_files_are_never_read_or_reported(tmp_path):
-    root = make_root(tmp_path, {
-        **PROBLEMS,
-        "drafts/idea.md": "# Idea\n\n## Summary\n- TODO\n",
-        "notes/scratch.tmp.md": "no title, no summary",
-        "notes/raw.csv": "a,b\n",
-    })
-    found = findings(root, {"exclude": ["drafts/**", "**/*.tmp.md", "notes/*.csv", "notes/x.md", "_archive/projects"]})
-    assert rows(found) == [("_index.md", 6, "PM201"), ("notes/y.md", 4, "PM102"), ("notes/y.md", 9, "PM402")]
+def _old_glob_to_regex(glob: str) -> str:
+    """The regular expression exclude globs were compiled to before they were matched by an
+    automaton. It backtracks catastrophically on deep paths, so it is the oracle for small ones."""
+    glob = glob.strip().removeprefix("./")
+    out = []
+    i = 0
+    while i < len(glob):
+        c = glob[i]
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out).rstrip("/") + "(?:/.*)?$"
 
 
-def test_exclude_from_pmem_toml(tmp_path):
-    root = make_root(tmp_path, {**PROBLEMS, ".pmem.toml": 'exclude = ["notes/x.md", "notes/y.md"]\n'})
-    # notes/y.md is routed and excluded: unknown, so not dangling.
-    assert rows(findings(root)) == [("_archive/projects/old.md", 0, "PM301"), ("_index.md", 6, "PM201")]
+def _old_excluded(globs: list[str], rel: str) -> bool:
+    return any(re.match(_old_glob_to_regex(g), rel) for g in globs)
+
+
+_GLOB = st.lists(st.sampled_from(["**/", "**", "*", "?", "a", "b", "/", ".", "./", " ", "a/", "*/"]),
+                 max_size=8).map("".join)
+# Paths without a newline, which the old expression's `.` and `$` treated specially.
+_PATH = st.text(alphabet="ab/.*? ", max_size=12)
+
+
+@hypothesis_settings(max_examples=400, deadline=None)
+@given(globs=st.lists(_GLOB, min_size=1, max_size=3), paths=st.lists(_PATH, min_size=1, max_size=12))
+def test_exclude_globs_match_as_the_old_regular_expressions_did(globs, paths):
+    settings = Settings(exclude=globs)
+    for rel in paths:
+        assert settings.excluded(rel) is _old_excluded(globs, rel), (globs, rel)
+
+
+def test_exclude_matcher_forgets_its_states_and_still_matches(monkeypatch):
+    monkeypatch.setattr(settings_module._GlobSet, "_MAX_SIZE", 5)
+    globs = ["**/a*b/**/c", "x?/**", "*.md"]
+    settings = Settings(exclude=globs)
+    paths = ["a/ab/c", "q/axb/r/s/c/t", "xy/z", "x/z", "top.md", "a/top.md", "ab/c", "b/a/b/c"] * 3
+    assert [settings.excluded(p) for p in paths] == [_old_excluded(globs, p) for p in paths]
+
+
+_DEEP = "/".join(["d"] * 40) + "/n.md"
+# (glob, a path it covers): each took seconds to hours as a regular expression on a deep path.
+_PATHOLOGICAL = [
+    ("**/" * 14 + "drafts", "/".join(["a"] * 40) + "/drafts/y.md"),
+    ("**/d/**/d/**/d/**/d/**/x", _DEEP.replace("n.md", "x")),
+    ("**/d/" * 8 + "**/x", _DEEP.replace("n.md", "x")),
+    ("**/*d/" * 8 + "**/x", _DEEP.replace("n.md", "x")),
+    ("**d" * 8 + "**x", _DEEP.replace("n.md", "x")),
+    ("*d" * 10 + "*x/**", "d" * 250 + "x/n.md"),
+    ("**/" * 30 + "?" * 50, "a/b/" + "c" * 50),
+]
+
+
+@pytest.mark.parametrize("glob, covered", _PATHOLOGICAL)
+def test_exclude_globs_match_deep_paths_in_linear_time(glob, covered):
+    settings = Settings(exclude=[glob])
+    start = time.perf_counter()
+    results = [settings.excluded(p) for p in (_DEEP, "d" * 250 + "/n.md", covered)]
+    assert time.perf_counter() - start < 2.0
+    assert results == [False, False, True]
+
+
+def test_scan_with_pathological_excludes_on_a_deep_root_finishes(tmp_path):
+    deep = "/".join(["d"] * 40)
+    root = make_root(tmp_path, {f"{deep}/n.md": active_file("N"), f"{deep}/x": "raw\n"})
+    start = time.perf_counter()
+    snap = scan(root, {"exclude": [glob for glob, _covered in _PATHOLOGICAL]})
+    findings(root, {"exclude": [glob for glob, _covered in _PATHOLOGICAL]})
+    assert time.perf_counter() - start < 2.0
+    assert f"{deep}/n.md" in snap.files
+    assert snap.excluded == {f"{deep}/x"}
 
 
 def test_active_file_in_an_unusual_folder(tmp_path):

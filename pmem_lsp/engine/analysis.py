@@ -9,7 +9,8 @@ Findings are kept in pieces, each recomputed only when what it depends on change
   repository the last commit, read once per analysis), PM503 (its duplicate pairs);
 - the duplicate pairs (`rules/duplicates.py`): a sketch per file, computed once for the
   whole root and then only for changed files, which are compared with their candidates;
-- on `_index.md`: the route lines (the index text and the existence of their targets);
+- on `_index.md`: the route lines (the index text, and the existence of their targets and
+  whether they are folders);
 - on `_archive/_index.md`: the records (that text and the existence of their files);
 - the root's shape (PM001–PM004, PM006).
 
@@ -92,6 +93,7 @@ class Analysis:
         self._links_on = self.settings.enabled("PM402")
         self.per_file: dict[str, list[Finding]] = {}
         self.routed: set[str] | None = None  # None: no readable `_index.md`
+        self.routed_folders: frozenset[str] = frozenset()  # routed paths that are folders (PM204)
         self.recorded: set[str] | None = None  # None: unknown (archive index unreadable)
         self.index_findings: list[Finding] = []
         self.archive_findings: list[Finding] = []
@@ -130,6 +132,7 @@ class Analysis:
             self.index_findings, self.routed = check_routes(snap, model)
         else:
             self.index_findings, self.routed = [], None
+        self.routed_folders = self._routed_folders()
         if self._archive_on:
             self.work["archive-index"] += 1
             archive_entry = snap.files.get(ARCHIVE_INDEX)
@@ -137,6 +140,14 @@ class Analysis:
             self.archive_findings, self.recorded = check_archive(snap, records, self.today)
         else:
             self.archive_findings, self.recorded = [], None
+
+    def _routed_folders(self) -> frozenset[str]:
+        """The routed paths that are folders now: a route to one is PM204, so the index is
+        re-checked when a folder appears or vanishes at a routed path (as when a file does)."""
+        if not self.routed:
+            return frozenset()
+        snap = self.snap
+        return frozenset(p for p in self.routed if p in snap.dirs or p in snap.linked_dirs)
 
     def _file_findings(self, entry: FileEntry) -> list[Finding]:
         snap, settings = self.snap, self.settings
@@ -269,7 +280,7 @@ class Analysis:
         self._changed_here |= changed
         if self._dups_on:
             touched |= self.duplicates.update(changed)
-        if existence or changed & set(_INDEXES):
+        if existence or changed & set(_INDEXES) or self._routed_folders() != self.routed_folders:
             self._recheck_indexes()
             self.structure = self._structure()
         elif changed & snap.files.by_zone[Zone.CORE]:

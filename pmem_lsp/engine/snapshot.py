@@ -290,16 +290,26 @@ class RootSnapshot:
     # -- one file at a time -------------------------------------------------
     def refresh(self, rel: str) -> set[str]:
         """Re-read one path from disk (it changed, appeared or vanished), a folder with all it
-        holds. Returns the file paths whose entry really changed (a touch changes nothing)."""
+        holds. Returns the paths whose entry really changed (a touch changes nothing), and the
+        path itself when a folder appeared or vanished there."""
         path = self.root / rel
         if zone_of(rel) is Zone.HIDDEN:
             return set()
+        shape = (rel in self.dirs, rel in self.linked_dirs)
         if os.path.isdir(path) and not os.path.islink(path):
-            return self._refresh_folder(rel)
-        was_folder = rel in self.dirs
-        changed = self._refresh_file(rel)
-        if was_folder and not os.path.lexists(path):
-            changed |= self._forget_folder(rel)
+            changed: set[str] = set()
+            old = self.files.get(rel)
+            if old is not None and not old.from_buffer:  # a file replaced by a folder of its name
+                self.files.pop(rel)
+                changed.add(rel)
+            changed |= self._refresh_folder(rel)
+        else:
+            was_folder = rel in self.dirs
+            changed = self._refresh_file(rel)
+            if was_folder and not os.path.lexists(path):
+                changed |= self._forget_folder(rel)
+        if (rel in self.dirs, rel in self.linked_dirs) != shape:
+            changed.add(rel)  # a folder appeared or vanished here: a route to this path changed meaning
         return changed
 
     def _refresh_file(self, rel: str) -> set[str]:

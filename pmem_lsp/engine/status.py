@@ -9,6 +9,7 @@ contents); `_archive/` is never listed, opened or even looked at.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -196,12 +197,15 @@ def memory_status(root: Path, excluded: Callable[[str], bool] | None = None) -> 
             rows.append(RoutedFile(route.path, route.description, None, "leaves the memory root"))
             continue
         try:
-            size = path.stat().st_size
+            st = path.stat()
         except FileNotFoundError:
             rows.append(RoutedFile(route.path, route.description, None, "missing"))
             continue
         except OSError as exc:
             rows.append(RoutedFile(route.path, route.description, None, f"unreadable: {exc.strerror}"))
             continue
-        rows.append(RoutedFile(route.path, route.description, size))
+        if stat.S_ISDIR(st.st_mode):
+            rows.append(RoutedFile(route.path, route.description, None, "a folder, not a Markdown file"))
+            continue
+        rows.append(RoutedFile(route.path, route.description, st.st_size))
     return MemoryStatus(root, core, None, tuple(rows), active_files)

@@ -56,6 +56,8 @@ def check_routes(snap: RootSnapshot, model: IndexModel) -> tuple[list[Finding], 
             out.append(Finding(INDEX, *r, "PM204", f"invalid route target `{path}`: {_ZONE_TEXT[zone]}"))
         elif not is_markdown(path):
             out.append(Finding(INDEX, *r, "PM204", f"invalid route target `{path}`: only Markdown files are memory files"))
+        elif path in snap.dirs or path in snap.linked_dirs:
+            out.append(Finding(INDEX, *r, "PM204", f"route target `{path}` is a folder, not a Markdown file"))
         elif snap.missing(path):
             if snap.is_file(archive_location(path)) or snap.is_file(trash_location(path)):
                 where = archive_location(path) if snap.is_file(archive_location(path)) else trash_location(path)
