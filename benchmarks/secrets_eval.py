@@ -92,10 +92,32 @@ def v_url_password(r):
     return rs(r, r.randint(10, 22), B62 + "-_.~")
 
 
+# Passwords people choose: words with digits and a symbol, often words that also make
+# placeholders ("MySecretPass99", "Hunter2SuperSecret!"): found all the same (PM401 decision
+# "placeholders are whole values").
+CHOSEN_WORDS = ["My", "Secret", "Pass", "Token", "Test", "Super", "Hunter", "Key", "Admin", "Blue", "Horse",
+                "Summer", "Dragon", "Coffee", "Tiger", "River", "Maple", "Winter"]
+CHOSEN_PLACEHOLDERISH = ["Secret", "Pass", "Token", "Test", "Super", "Hunter", "Key", "Admin"]
+
+
+def v_chosen_password(r):
+    first = r.choice(CHOSEN_PLACEHOLDERISH)
+    words = [first, *r.sample([w for w in CHOSEN_WORDS if w != first], 2)]
+    r.shuffle(words)
+    if r.random() < 0.5:
+        words[0] += str(r.randint(1, 9))
+    if r.random() < 0.6:
+        words.insert(r.randint(1, 2), r.choice("!@*"))
+    return "".join(words) + str(r.randint(10, 9999))
+
+
 def v_password(r):
     while True:
         v = rs(r, r.randint(10, 20), B62 + "!#%^&*+-_=?@")
         if any(c.isdigit() for c in v) and any(c.isalpha() for c in v):
+            if v[0] in string.ascii_uppercase:  # about a third: a chosen password instead
+                # drawn from its own generator, so that the rest of the set stays as it was
+                return v_chosen_password(random.Random(v))
             return v
 
 

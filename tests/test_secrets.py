@@ -265,6 +265,70 @@ def test_example_words_make_an_example():
         assert find_secrets([f"token: {v}"]) == [], word
 
 
+# -- placeholders are whole values -----------------------------------------------------------------
+# A placeholder word inside a value a person chose does not make it a placeholder: the value as a
+# whole must be one (or only such words and separators). Words that disown a value (example,
+# sample, dummy, fake, your…) still count anywhere; a word naming what the value is
+# (password, secret, token) still counts in a name (no password symbol, no digit on a word).
+
+@pytest.mark.parametrize("line,value,kind", [
+    ("password: MySecretPass99", "MySecretPass99", "password"),
+    ("password: Hunter2SuperSecret!", "Hunter2SuperSecret", "password"),  # unquoted: "!" reads as punctuation
+    ('password: "Hunter2SuperSecret!"', "Hunter2SuperSecret!", "password"),
+    ("password: Xk9#testPass2024!", "Xk9#testPass2024", "password"),
+    ("secret: Qw7#tokenZ9xL", "Qw7#tokenZ9xL", "secret"),
+    ("JWT_SECRET=Blue7SecretHorse42", "Blue7SecretHorse42", "secret"),
+    ("- Password: `Secret!River2024`", "Secret!River2024", "password"),
+    ('api_key = "Token9*Maple2024"', "Token9*Maple2024", "API key"),
+    ("| Password | MySecretPass99 |", "MySecretPass99", "password"),
+    ("密码：MySecretPass99。", "MySecretPass99", "password"),
+    ("mysql -u root --password Hunter2SuperSecret9 shop", "Hunter2SuperSecret9", "password"),
+    ("password: Test2Winter!Key42", "Test2Winter!Key42", "password"),
+    ("password: Yours8#Lm2Zp", "Yours8#Lm2Zp", "password"),
+])
+def test_placeholder_words_inside_a_chosen_password_do_not_hide_it(line, value, kind):
+    m = only([line])
+    assert (line[m.start:m.end], m.kind) == (value, kind)
+
+
+def test_chosen_passwords_of_the_eval_set_are_found():
+    for seed in range(300):
+        v = ev.v_chosen_password(random.Random(seed))
+        for line in (f"password: {v}", f'{{"password": "{v}"}}', f"DB_PASSWORD={v}"):
+            m = only([line])
+            assert line[m.start:m.end] == v, line
+
+
+def test_query_parameters_end_a_value():
+    other = "Mw7Ks9" + "Xk9mPq2vL"
+    line = f"'oauth_token={V}&oauth_token_secret={other}&oauth_callback_confirmed=true'"
+    found = find_secrets([line])
+    assert [(line[m.start:m.end], m.kind) for m in found] == [(V, "token"), (other, "secret")]
+
+
+@pytest.mark.parametrize("line", [
+    # whole-value placeholders and templates (the brief's list and the existing policy)
+    "password: <your-secret>", "password: your_secret_here", "password: ${DB_SECRET}", "secret: REDACTED",
+    "password: [REDACTED]", "password: changeme", "password: ***", "token: TODO", "password: example",
+    "password: your_password_here", "password: <paste token here>", "password: {{ db_secret }}",
+    "password: P@ssw0rd1!", 'password: "P@ssw0rd1!"', "password: Secret123!", "password: MySecret",
+    "password: abcd1234!", "password: mysecretpassword",
+    # only placeholder words and separators
+    "password: Your_Secret_Here", "api_key: Your-API-Key", "token: Paste_Token_Here", "password: Insert-Password-Here",
+    "password: Db_Password", "password: secret-password-123",
+    # a word naming the value, in a name
+    "secret: V1SecretVolumeSource", "token = _TokenType", "password: CLOUDSDK_PROXY_PASSWORD_value",
+    "password: my-Bitbucket-password", "password: webdavgeneratedpassword1", '"secret": "OAUTH2-CLIENT-SECRET"',
+    'token: f"{registry_id}-auth-token"', "token: newtoken123",
+    # words that disown the value, anywhere (documentation writes examples so)
+    "password: Tr0ub4dor&3Example", "password: examplePa$$w0rd", "secret key: asdf34example",
+    "password: MyExamplePassword1!", "password: Zk8!dummyQ2pL", "password: Xk9#SampleKey91", "password: Bz9!Placeholder7q",
+    "passwd: Fake9Horse!Blue7", "token: xoxb-your-token-here",
+])
+def test_placeholders_names_and_examples_stay_quiet(line):
+    assert find_secrets([line]) == []
+
+
 # -- allow marker and allow regexes --------------------------------------------------------------
 
 def test_allow_marker_skips_the_line():

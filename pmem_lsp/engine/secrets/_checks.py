@@ -11,14 +11,16 @@ import math
 import re
 from collections import Counter
 
-# Values that say they are not real: AWS's documented example keys end in EXAMPLE / EXAMPLEKEY,
-# docs use "sample", "dummy", "fake", "placeholder", "your…", "redacted". Words of five letters
-# or more are looked up case-insensitively (a random body spells one with odds below 1e-7);
-# the four-letter ones need a case-consistent spelling and a boundary.
+# Values that say they are not real: AWS's documented example keys end in EXAMPLE / EXAMPLEKEY
+# (and its docs append "example" to made-up values: `asdf34example`), docs use "sample",
+# "dummy", "fake", "placeholder", "your…", "redacted". These words disown the value, so they
+# count anywhere in it, in a password as in a token body. Words of five letters or more are
+# looked up case-insensitively (a random body spells one with odds below 1e-7); the
+# four-letter ones need a case-consistent spelling and a boundary.
 _EXAMPLE_LONG = ("example", "placeholder", "redacted", "changeme", "change_me", "change-me", "replaceme",
                  "replace_me", "replace-me", "insert_here", "insert-here", "sample", "dummy")
 _EXAMPLE_SHORT = re.compile(r"YOUR|FAKE|(?<![A-Za-z])(?:[Yy]our|[Ff]ake|[Nn]one|NONE|[Nn]ull|NULL)(?![a-z])")
-# Template and code references: ${VAR}, $VAR, {{ var }}, <your-key>, %(x)s, %s, os.environ[…],
+# Template and code references: ${VAR}, $VAR, {{ var }}, {var}, <your-key>, %(x)s, %s, os.environ[…],
 # process.env.X, getenv(…), vault(…) … `_TEMPLATE_AT` is matched at the start only;
 # `_TEMPLATE_IN` is searched once one of `_TEMPLATE_HINTS` is present.
 _TEMPLATE_AT = re.compile(
@@ -26,11 +28,20 @@ _TEMPLATE_AT = re.compile(
     r"[A-Za-z_$][\w.$]*\s*[\(\[].*[\)\]]$|(?:[a-z_$]{3,}|[a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z][a-z]+(?:[A-Z][a-z0-9]+)*)[\(\[]|"
     r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+[\(\[]"
 )
-_TEMPLATE_HINTS = ("${", "$(", "{{", "}}", "{%", "%(", "env", "secrets.")
-_TEMPLATE_IN = re.compile(r"\$\{|\$\(|\{\{|\}\}|\{%|%\(\w+\)[sd]|process\.env\.|os\.environ|getenv|secrets\.|\benv\(")
-# A value that names what it is ("webdavgeneratedpassword1", "mysecrettoken") or an
-# environment variable ("MYTOKEN2") is a placeholder; random bodies never spell these.
+_TEMPLATE_HINTS = ("${", "$(", "{{", "}}", "{%", "%(", "env", "secrets.", "}")
+_TEMPLATE_IN = re.compile(
+    r"\$\{|\$\(|\{\{|\}\}|\{%|%\(\w+\)[sd]|process\.env\.|os\.environ|getenv|secrets\.|\benv\(|\{[A-Za-z_][\w.]*\}"
+)
+# Words that name what a value is. A random body never spells one, so in key material (a
+# shaped token's body) one anywhere marks a placeholder. A value a person chose may hold one
+# (`MySecretPass99`, `Hunter2SuperSecret!`): there it marks a name, not a value, only when the
+# value does not look chosen (`_looks_chosen`): `_TokenType`, `V1SecretVolumeSource`,
+# `CLOUDSDK_PROXY_PASSWORD_value`, `my-Bitbucket-password`, `webdavgeneratedpassword1`.
 _NAMES_ITSELF = ("password", "passwd", "secret", "apikey", "api_key", "token")
+# Symbols people add to a password to make it strong; not the separators and syntax of names,
+# paths, format strings and URLs (`_ - . / : , ' " = % + ( )`).
+_CHOSEN_SYMBOLS = frozenset("!#$&*?@^~")
+_DIGIT_ON_WORD = re.compile(r"[a-z]\d")
 _ENV_NAME = re.compile(r"[A-Z][A-Z_]*\d{0,3}")
 _RUN_OF_SAME = re.compile(r"(.)\1{5,}")  # xxxxxx, ******, 000000
 _MASKED = ("***", "•", "…", "...")  # sk-abc***xyz, ••••, ghp_12…
@@ -46,6 +57,18 @@ _PLACEHOLDER_WORDS = frozenset(
     "example sample dummy fake placeholder secretkey mysecret supersecret topsecret "
     "accesstoken accesskey authtoken privatekey clientsecret".split()
 )
+# Words a value made only of words and separators may be built from and still be a
+# placeholder: "your_secret_here", "Your-API-Key", "Insert_Token_Here", "Db_Password".
+_PLACEHOLDER_PARTS = _PLACEHOLDER_WORDS | frozenset(
+    "your my our the a an here goes put paste insert enter replace me change fill add use with real "
+    "actual own this that to of for in new api access auth client private secret secrets key keys "
+    "token tokens password passwords passphrase pass passwd pwd credential credentials cred creds "
+    "value text db database user app service account bot session signing encryption master "
+    "generated example sample dummy fake placeholder redacted xxxxx xxxxxx".split()
+)
+_MAX_PART = max(map(len, _PLACEHOLDER_PARTS))
+_WORDS_AND_SEPARATORS = re.compile(r"[-_. /]*[A-Za-z]+(?:[-_. /]+[A-Za-z]+)*[-_. /]*")
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _LEET = str.maketrans({"@": "a", "4": "a", "0": "o", "1": "i", "3": "e", "$": "s", "5": "s", "7": "t", "!": "i"})
 
 
@@ -68,6 +91,29 @@ def is_example(value: str) -> bool:
     return any(w in low for w in _EXAMPLE_LONG) or _EXAMPLE_SHORT.search(value) is not None
 
 
+def _looks_chosen(value: str) -> bool:
+    """Does a value look like a password a person made strong, rather than a name? It holds
+    one of `_CHOSEN_SYMBOLS`, or it mixes cases and puts digits on a word (`Hunter2…`,
+    `…Pass99`: a digit after a lowercase letter; `V1SecretVolumeSource`, `OAUTH2_SECRET`,
+    `webdavgeneratedpassword1` are names)."""
+    if any(c in _CHOSEN_SYMBOLS for c in value):
+        return True
+    return value.lower() != value and value.upper() != value and _DIGIT_ON_WORD.search(value) is not None
+
+
+def names_itself(value: str) -> bool:
+    """A word naming what the value is, in a value that does not look chosen (see above)."""
+    low = value.lower()
+    return any(w in low for w in _NAMES_ITSELF) and not _looks_chosen(value)
+
+
+def has_marker(value: str) -> bool:
+    """For key material (a shaped token's random body): a word naming what it is anywhere,
+    whatever else the body holds, on top of `is_placeholder`."""
+    low = value.lower()
+    return any(w in low for w in _NAMES_ITSELF)
+
+
 def is_template(value: str) -> bool:
     """A template, variable or code reference rather than a value."""
     return _TEMPLATE_AT.match(value) is not None or (
@@ -75,17 +121,45 @@ def is_template(value: str) -> bool:
     )
 
 
+def _splits_into_parts(word: str) -> bool:
+    """Can a lowercase word be cut into placeholder parts ("yoursecrethere" → your secret here)?"""
+    n = len(word)
+    if n > 64:
+        return False
+    ok = [True] + [False] * n
+    for i in range(1, n + 1):
+        for j in range(max(0, i - _MAX_PART), i):
+            if ok[j] and word[j:i] in _PLACEHOLDER_PARTS:
+                ok[i] = True
+                break
+    return ok[n]
+
+
+def made_of_placeholder_words(value: str) -> bool:
+    """Only letters and separators, every word a placeholder part: `your_secret_here`,
+    `Your-API-Key`, `insert token here`, `Access_Key_Value` — not `MySecretPass99`."""
+    if _WORDS_AND_SEPARATORS.fullmatch(value) is None:
+        return False
+    return all(w.lower() in _PLACEHOLDER_PARTS or _splits_into_parts(w.lower()) for w in _WORD.findall(value))
+
+
 def is_placeholder(value: str) -> bool:
-    """Masked, templated, repeated, sequential, example or placeholder-word values."""
+    """Masked, templated, repeated, sequential, example or placeholder values. A placeholder
+    word (`password`, `secret`, `test`, `key`…) makes one only as the whole value (`P@ssw0rd1!`,
+    `hunter2`, `changeme`) or with other such words and separators (`your_secret_here`), not
+    among other characters (`MySecretPass99`, `Xk9#testPass2024!`); a word naming what the value
+    is also in a name (`names_itself`). Example words count anywhere (`is_example`)."""
     if not value or is_template(value) or any(m in value for m in _MASKED):
         return True
     if is_example(value):
         return True
     low = value.lower()
-    if any(seq in low for seq in _SEQUENCES) or any(w in low for w in _NAMES_ITSELF):
+    if any(seq in low for seq in _SEQUENCES) or names_itself(value):
         return True
     n = len(value)
-    if n <= 24 and (_letters(low) in _PLACEHOLDER_WORDS or _letters(low.translate(_LEET)) in _PLACEHOLDER_WORDS):
+    if n <= 24 and _is_placeholder_word(low):
+        return True
+    if made_of_placeholder_words(value):
         return True
     top = Counter(value).most_common(1)[0][1]
     # One character making up a large share of a long value (xxxx-xxxx-1234, 0000…), or a run.
@@ -101,10 +175,24 @@ def _letters(low: str) -> str:
     return _NOT_LOWER.sub("", low)
 
 
+_PADDING = "0123456789!?#*."
+
+
+def _is_placeholder_word(low: str) -> bool:
+    """A placeholder word once digits and symbols are dropped ("hunter2"), leetspeak undone
+    ("p@ssw0rd"), or both, the padding around it dropped first ("p@ssw0rd1!": the 1 is padding,
+    not an i)."""
+    return (
+        _letters(low) in _PLACEHOLDER_WORDS
+        or _letters(low.translate(_LEET)) in _PLACEHOLDER_WORDS
+        or _letters(low.strip(_PADDING).translate(_LEET)) in _PLACEHOLDER_WORDS
+    )
+
+
 def token_body_ok(body: str) -> bool:
     """For a value in a known token format: the random part must not be a placeholder and must
     carry some entropy. Loose enough that every random token passes."""
-    if is_placeholder(body):
+    if is_placeholder(body) or has_marker(body):
         return False
     n = len(body)
     return entropy(body) >= min(3.0, 0.6 * math.log2(max(n, 2)))

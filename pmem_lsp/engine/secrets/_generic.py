@@ -243,6 +243,7 @@ def _value_after(line: str, pos: int, scan: _LineScan | None = None) -> tuple[in
     return start, end
 
 
+_NEXT_PARAM = re.compile(r"&[A-Za-z_][\w.\-]*=")
 _SEP_AT = re.compile(r":=|=>|[:：=]|(?:is|are)[ \t]|是|为")
 
 
@@ -301,6 +302,10 @@ def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None) -> 
                 cut = line.find(stop, a, b)
                 if cut != -1:
                     b = cut
+        elif sep == "=":  # `oauth_token=…&oauth_token_secret=…`: the next parameter ends the value
+            nxt = _NEXT_PARAM.search(line, a, b)
+            if nxt is not None:
+                b = nxt.start()
         value = line[a:b]
         if looks_random(value):
             yield a, b, kind
