@@ -435,3 +435,12 @@ def test_random_tokens_of_each_format_always_trigger(kind, seed, ctx):
     line = ctx.replace("{v}", v)
     m = only([line])
     assert (line[m.start:m.end], m.kind) == (v, kind)
+
+
+@pytest.mark.parametrize("line", ["See [the keys](key-{t}.md).", "deploy_{t}", "notes/{t}.md"])
+def test_github_tokens_glued_to_a_name_by_a_dash_or_underscore_are_found(line: str):
+    """A token pasted into a file name or an identifier (`key-ghp_…`) is still a token: the
+    prefix is distinctive enough."""
+    token = "gh" + "p_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    found = find_secrets([line.format(t=token)])
+    assert [(m.kind, line.format(t=token)[m.start:m.end]) for m in found] == [("GitHub token", token)]

@@ -21,6 +21,9 @@ from ._checks import is_example, looks_random, token_body_ok
 # Boundaries: a token is not part of a longer word.
 _L = r"(?<![A-Za-z0-9_\-])"
 _R = r"(?![A-Za-z0-9_\-])"
+# GitHub's prefixes are distinctive enough to be found glued to a name with `-` or `_`
+# (`key-ghp_…`, a token pasted into a file name), which the general boundary would hide.
+_L_GH = r"(?<![A-Za-z0-9])"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +74,11 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
           r"SharedAccessKey=(?P<v>(?P<b>[A-Za-z0-9+/]{30,1024})={0,2})(?![A-Za-z0-9+/=])"),
     _rule("Azure SAS token", "sig=", r"[?&;]sig=(?P<v>(?P<b>[A-Za-z0-9%+/]{30,1024})(?:%3D|=){0,2})(?![A-Za-z0-9%+/=])"),
     # Version control
-    _rule("GitHub token", "gh", rf"{_L}(?P<v>ghp_(?P<b>[{_B62}]{{36,255}})){_R}"),
-    _rule("GitHub OAuth token", "gh", rf"{_L}(?P<v>gho_(?P<b>[{_B62}]{{36,255}})){_R}"),
-    _rule("GitHub app token", "gh", rf"{_L}(?P<v>gh[us]_(?P<b>[{_B62}]{{36,255}})){_R}"),
-    _rule("GitHub refresh token", "gh", rf"{_L}(?P<v>ghr_(?P<b>[{_B62}]{{36,255}})){_R}"),
-    _rule("GitHub fine-grained token", "github_pat_", rf"{_L}(?P<v>github_pat_(?P<b>[{_B62}_]{{60,255}})){_R}"),
+    _rule("GitHub token", "gh", rf"{_L_GH}(?P<v>ghp_(?P<b>[{_B62}]{{36,255}})){_R}"),
+    _rule("GitHub OAuth token", "gh", rf"{_L_GH}(?P<v>gho_(?P<b>[{_B62}]{{36,255}})){_R}"),
+    _rule("GitHub app token", "gh", rf"{_L_GH}(?P<v>gh[us]_(?P<b>[{_B62}]{{36,255}})){_R}"),
+    _rule("GitHub refresh token", "gh", rf"{_L_GH}(?P<v>ghr_(?P<b>[{_B62}]{{36,255}})){_R}"),
+    _rule("GitHub fine-grained token", "github_pat_", rf"{_L_GH}(?P<v>github_pat_(?P<b>[{_B62}_]{{60,255}})){_R}"),
     _rule("GitLab token", "gl",
           rf"{_L}(?P<v>gl(?:pat|dt|rt|ptt|ft|soat|imt|cbt|oas)-(?P<b>[{_B64URL}]{{20,1024}})(?:\.[0-9a-z]{{2}}\.[0-9a-z]{{7,9}})?){_R}"),
     # Chat and webhooks
