@@ -35,7 +35,9 @@ from lsp_helpers import SERVER, codes, open_doc, replace_all, start, wait_for
 from pmem_lsp.cli.check import run_check
 from pmem_lsp.engine.analysis import analyze
 from pmem_lsp.engine.host import MemoryHost, MemoryRoot
+from pmem_lsp.engine.index_routes import parse_index
 from pmem_lsp.engine.markdown import scan_blocks
+from pmem_lsp.engine.memory_file import MemoryFile
 from pmem_lsp.engine.secrets import find_secrets
 from pmem_lsp.engine.findings import Severity
 from pmem_lsp.engine.settings import Settings, resolve_settings
@@ -316,6 +318,14 @@ LONG_LINES = {
     "pem-begin-with-body-repeated": "-----BEGIN RSA PRIVATE KEY----- MIIEowIBAAKCAQEA1234567890abcdefghijkl " * 20_000
                                     + "-----END RSA PRIVATE KEY-----",
     "many-tokens-on-one-line": " ".join("ghp_" + _token(i) for i in range(30_000)),
+    # Shapes that made the link and route parsers quadratic (found in review: 40-120 KB of
+    # these stalled `pmem check` for a minute or more).
+    "escaped-brackets-in-a-list-item": "- [" + "x\\[" * 300_000,
+    "one-long-word-in-a-list-item": "- " + "a" * 1_000_000,
+    "wiki-openers-in-a-table-row": "| " + "[[" * 400_000 + " | d |",
+    "wiki-aliases-in-a-list-item": "- " + "[[a|" * 200_000,
+    "unclosed-links-in-a-list-item": "- " + "[x](a" * 200_000,
+    "unclosed-anchor-links": "- [x](#" * 150_000,
 }
 
 
@@ -340,6 +350,9 @@ def test_long_lines_take_linear_time(name: str):
     with _deadline(10):
         scan_blocks(lines)
         find_secrets(lines)
+        doc = MemoryFile("\n".join(lines))
+        doc.links  # noqa: B018  (the link parser, as PM402 runs it)
+        parse_index(doc)  # the route parser, as if the file were `_index.md`
 
 
 def test_a_root_with_very_long_lines_is_checked_in_seconds(tmp_path: Path):

@@ -12,16 +12,18 @@ from .paths import normalize_target
 WIKI, LINK, ANGLE, CODE_SPAN, BARE = "wiki", "link", "angle", "code", "bare"
 
 # `[[path]]`, `[[path|label]]`, and `[[path\|label]]` (the pipe escaped inside a table row).
-_RE_WIKI = re.compile(r"\[\[([^\]|\n]+?)(?:\\?\|([^\]\n]*))?\]\]")
+# Neither part holds `[`: a row of `[[` would otherwise scan to the line's end from each one.
+_RE_WIKI = re.compile(r"\[\[([^\[\]|\n]+?)(?:\\?\|([^\[\]\n]*))?\]\]")
 _RE_ANGLE = re.compile(r"<([^<>\s!][^<>]*)>")
 _RE_CODE = re.compile(r"`([^`\s]+)`")
 _RE_BARE = re.compile(r"[^\s|<>\[\]`*]+?\.md(?:#[^\s|:：]*)?(?=$|[\s|:：,;—–])", re.I)
 _SEPARATORS = ("—", "–", "-", ":", "：", "|")
 _SEPARATOR_CHARS = "".join(_SEPARATORS)
 # Anything that makes a list item look like it meant to be a route (PM206).
-_RE_MENTIONS_FILE = re.compile(r"\]\(|[^\s`<>\[\]()|]+\.md\b|\[\[", re.I)
+# The path part starts only where a run of path characters starts (linear on one long word).
+_RE_MENTIONS_FILE = re.compile(r"\]\(|(?<![^\s`<>\[\]()|])[^\s`<>\[\]()|]+\.md\b|\[\[", re.I)
 # `[Projects](#projects)`: a link to a heading of the index itself (a table of contents).
-_RE_ANCHOR_LINK = re.compile(r"\[(?:[^\[\]\\]|\\.)*\]\(\s*<?#[^()\s<>]*>?\s*\)")
+_RE_ANCHOR_LINK = re.compile(r"(?<!\\)\[(?:[^\[\]\\]|\\.)*\]\(\s*<?#[^()\s<>]*>?\s*\)")
 _RE_TABLE_DELIMITER = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 

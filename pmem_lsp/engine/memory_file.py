@@ -20,8 +20,10 @@ _RE_METADATA = re.compile(
       |(?P<key>{_KEY})[ \t]*(?::[ \t]|:$|：)[ \t]*(?P<val>.*))$""",
     re.VERBOSE,
 )
+# A link starts at a `[` that is not escaped: `(?<!\\)` keeps the search linear on a line
+# like `[x\[x\[…` (each escaped `[` would otherwise start a scan to the end of the line).
 RE_INLINE_LINK = re.compile(
-    r"""!?\[(?P<text>(?:[^\[\]\\]|\\.)*)\]\(\s*(?:<(?P<angle>[^<>\n]*)>|(?P<bare>[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*))(?:\s+(?:"[^"]*"|'[^']*'|\([^)]*\)))?\s*\)"""
+    r"""!?(?<!\\)\[(?P<text>(?:[^\[\]\\]|\\.)*)\]\(\s*(?:<(?P<angle>[^<>\n]*)>|(?P<bare>[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*))(?:\s+(?:"[^"]*"|'[^']*'|\([^)]*\)))?\s*\)"""
 )
 _RE_REFDEF = re.compile(r"^ {0,3}\[(?:[^\]\\]|\\.)+\]:[ \t]*(?:<(?P<angle>[^<>]*)>|(?P<bare>\S+))")
 
