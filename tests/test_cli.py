@@ -155,6 +155,10 @@ def test_control_characters_in_file_names_reach_the_terminal_escaped(tmp_path: P
     (root / "notes" / f"{name}.md").write_text("# Note\n")
     out = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "check"],
                          capture_output=True, text=True, timeout=60).stdout
+    github = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "check", "--format",
+                             "github"], capture_output=True, text=True, timeout=60).stdout
+    assert not any(c in github for c in "\x1b\t"), github
+    assert all(line.startswith("::") for line in github.splitlines()), github
     assert "\x1b" not in out and "\t" not in out
     located = [line for line in out.splitlines() if line.startswith("notes/")]
     assert located and all(":1:1: PM" in line for line in located), out

@@ -12,7 +12,7 @@ from ..engine.catalogue import RULES, severity_of
 from ..engine.findings import Finding, Severity
 from ..engine.report import build_report
 from ..engine.snapshot import RootSnapshot
-from .terminal import one_line
+from .terminal import lines, one_line
 
 EXIT_CLEAN, EXIT_FINDINGS = 0, 1
 
@@ -37,7 +37,10 @@ def _text(findings: list[Finding], files: int, out: TextIO) -> None:
 
 
 def _gh_escape(text: str, prop: bool = False) -> str:
+    # GitHub's escapes cover `%`, CR and LF; any other control character (ESC, BEL) from a
+    # file name would reach the terminal or the log viewer raw, so it is shown as \xNN.
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = lines(text)
     if prop:
         text = text.replace(":", "%3A").replace(",", "%2C")
     return text
