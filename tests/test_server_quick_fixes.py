@@ -64,3 +64,21 @@ async def test_quick_fix_is_computed_against_the_open_buffer(client: LanguageCli
     assert change.text_document.version == 1  # tied to the buffer the user sees
     (edit,) = change.edits
     assert (edit.range.start.line, edit.range.end.line, edit.new_text) == (2, 3, "")
+
+
+async def test_an_edit_to_an_open_file_with_a_space_and_an_accent_in_its_name_carries_its_version(
+        client: LanguageClient, tmp_path: Path):
+    """pygls keys open documents by the unquoted uri; looking one up by the quoted uri missed
+    it, and the edit lost the version guard that keeps it off a changed buffer."""
+    files = base_files()
+    files["my notes/été note.md"] = "# Été\n\n## TL;DR\n- one\n- two\n- three\n"
+    files["_index.md"] += "- [Été](my notes/été note.md) — summer\n"
+    root = write_root(tmp_path / "memory", files)
+    await start(client, root)
+    note = root / "my notes/été note.md"
+    open_doc(client, note, version=7)
+    await wait_for(client, lambda: "PM106" in codes(client, note))
+    actions = await fixes_for(client, note, "PM106")
+    assert actions, "the rename-heading fix is offered"
+    changes = actions[0].edit.document_changes
+    assert [c.text_document.version for c in changes] == [7]

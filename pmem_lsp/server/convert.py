@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import unquote
 from typing import Sequence
 
 from lsprotocol import types as lsp
@@ -31,6 +32,12 @@ def uri_to_path(uri: str) -> Path | None:
 
 def path_to_uri(path: Path) -> str:
     return from_fs_path(str(path)) or path.as_uri()
+
+
+def open_document(workspace, uri: str):
+    """The editor's document for `uri` if it is open, else None. pygls keys documents by the
+    unquoted uri, and `path_to_uri` quotes (a space or an `é` in a name would miss it)."""
+    return workspace.text_documents.get(unquote(uri))
 
 
 def to_range(codec: PositionCodec, lines: Sequence[str], f: Finding) -> lsp.Range:

@@ -15,7 +15,7 @@ from lsprotocol import types as lsp
 
 from ..engine.findings import Finding
 from ..engine.host import MemoryRoot
-from .convert import path_to_uri, to_diagnostic
+from .convert import open_document, path_to_uri, to_diagnostic
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 def _lines_for(server: PmemServer, root: MemoryRoot, rel: str) -> list[str]:
     """The text positions refer to: the editor's buffer when open, else the snapshot's."""
     uri = path_to_uri(root.path / rel)
-    doc = server.workspace.text_documents.get(uri)
+    doc = open_document(server.workspace, uri)
     if doc is not None:
         return doc.lines
     if root.snapshot is not None:

@@ -25,7 +25,7 @@ from ..engine.host import MemoryRoot
 from ..engine.lifecycle.fs_applier import ApplyError, apply_plan, apply_step, describe, read_for_rewrite
 from ..engine.lifecycle.plan import MakeDir, Move, Plan, Remove, WriteText
 from ..engine.lifecycle.safety import Refusal, require_free, require_source
-from .convert import path_to_uri
+from .convert import open_document, path_to_uri
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -84,7 +84,7 @@ def _position(text: str, offset: int, codec, lines: list[str]) -> lsp.Position:
 def current_text(ls: PmemServer, root: MemoryRoot, rel: str) -> tuple[str | None, int | None]:
     """What `rel` holds now and the version of that text: the editor's buffer when it is open,
     else the disk, read strictly (an index pmem cannot decode exactly is never rewritten)."""
-    doc = ls.workspace.text_documents.get(path_to_uri(root.path / rel))
+    doc = open_document(ls.workspace, path_to_uri(root.path / rel))
     if doc is not None:
         return doc.source, doc.version
     buffer = ls.host.buffers.get(root.path / rel)

@@ -16,7 +16,7 @@ from ..engine.fixes import TextEdit
 from ..engine.host import MemoryRoot
 from ..engine.navigation.text import lines_of
 from ..engine.snapshot import RootSnapshot
-from .convert import path_to_uri, uri_to_path
+from .convert import open_document, path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -104,7 +104,7 @@ def workspace_edit(ls: PmemServer, root: MemoryRoot, edits: Sequence[TextEdit]) 
         by_uri.setdefault(uri_of(root, e.path), []).append(lsp.TextEdit(range=rng, new_text=e.new_text))
     changes = []
     for uri, text_edits in by_uri.items():
-        doc = ls.workspace.text_documents.get(uri)
+        doc = open_document(ls.workspace, uri)
         changes.append(lsp.TextDocumentEdit(
             text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=doc.version if doc else None),
             edits=text_edits))

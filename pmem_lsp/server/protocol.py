@@ -36,6 +36,8 @@ from pygls.exceptions import (
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
+from .convert import open_document
+
 log = logging.getLogger("pmem_lsp.protocol")
 
 
@@ -196,7 +198,7 @@ class PmemProtocol(LanguageServerProtocol):
     @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams):
         uri = params.text_document.uri
-        doc = self.workspace.text_documents.get(_unquote(uri))
+        doc = open_document(self.workspace, uri)
         if doc is None:
             log.warning("didChange for a document that is not open was dropped: %s", uri)
             return
@@ -218,12 +220,6 @@ def _answered_errors_in_one_line(record: logging.LogRecord) -> bool:
         record.exc_info, record.exc_text = None, None
         record.levelno, record.levelname = logging.WARNING, "WARNING"
     return True
-
-
-def _unquote(uri: str) -> str:
-    from urllib.parse import unquote
-
-    return unquote(uri)  # pygls keys its documents by the unquoted uri
 
 
 def _ordered(change: lsp.TextDocumentContentChangeEvent) -> lsp.TextDocumentContentChangeEvent:
