@@ -121,7 +121,7 @@ def test_requests_before_initialize_are_refused_and_notifications_dropped(server
     note = root / "projects" / "alpha.md"
     assert _error_code(_hover_index(server, root)) == -32002
     server.notify("textDocument/didOpen", {"textDocument": {
-        "uri": note.as_uri(), "languageId": "markdown", "version": 1, "text": "# Alpha\n"}})
+        "uri": note.as_uri(), "languageId": "markdown", "version": 1, "text": "# Before init\n"}})
     server.initialize(root)
     _still_serving(server, root)
     # The didOpen sent before initialize was dropped: the server holds no buffer for it, so
@@ -213,8 +213,9 @@ def test_a_confirmation_answered_with_the_wrong_shape_confirms_nothing(server: R
     server.initialize(root)
     _still_serving(server, root)
     answer = server.request("workspace/executeCommand",
-                            {"command": "pmem.archive", "arguments": ["projects/alpha.md"]})
-    assert "id" in answer
+                            {"command": "pmem.archive", "arguments": [{"path": "projects/alpha.md"}]})
+    assert any(m.get("method") == "window/showMessageRequest" for m in server.received)  # it was asked
+    assert answer["result"]["applied"] is False
     assert (root / "projects" / "alpha.md").is_file()
     assert not (root / "_archive" / "projects" / "alpha.md").exists()
     _still_serving(server, root)

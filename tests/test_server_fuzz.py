@@ -70,7 +70,7 @@ def _shapes(root: Path) -> dict[str, st.SearchStrategy]:
             "files": st.lists(st.fixed_dictionaries({"oldUri": uri, "newUri": uri}), max_size=2)}),
         "workspace/executeCommand": st.fixed_dictionaries({
             "command": st.sampled_from(["pmem.archive", "pmem.delete", "pmem.recover", "pmem.purge",
-                                        "pmem.upgrade", "pmem.status", "pmem.health", "nope"]),
+                                        "pmem.upgrade", "pmem.status", "pmem.health", "pmem.addRoute", "nope"]),
             "arguments": st.lists(st.one_of(_text, _json, st.just("projects/alpha.md"),
                                             st.fixed_dictionaries({"path": _text})), max_size=2)}),
         "pmem/unknown": _json, "$/unknown": _json,

@@ -19,7 +19,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from ..engine.fixes import route_fix
 from ..engine.lifecycle.safety import Refusal, validate_target
 from .lifecycle_commands import refuse
-from .nav_common import first_scan, workspace_edit
+from .nav_common import wait_scanned, workspace_edit
 from .reports import session_root
 
 if TYPE_CHECKING:
@@ -45,13 +45,13 @@ def _parse(args: tuple[Any, ...]) -> AddRouteArgs:
 async def add_route(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
     parsed = _parse(args)
     root = await session_root(ls, "addRoute", parsed.root)
-    await first_scan(ls, None)
+    if not await wait_scanned(root):
+        raise refuse(ls, f"{root.path} is still being scanned; try again in a moment")
     try:
         rel = validate_target(root.path, parsed.path)
     except Refusal as exc:
         raise refuse(ls, exc.message) from None
-    snap = root.snapshot
-    fix = route_fix(snap, rel) if snap is not None else None
+    fix = route_fix(root.snapshot, rel)
     if fix is None:
         raise refuse(ls, f"`{rel}` is routed already, or is not an active Markdown file in the root")
     result = await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(

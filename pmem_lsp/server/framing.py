@@ -52,6 +52,11 @@ async def read_messages(stop_event: Any, reader: Any, protocol: Any,
             break  # the client closed stdin mid-message
         length = None
         try:
-            protocol.handle_message(json.loads(body, object_hook=protocol.structure_message))
-        except Exception as exc:  # a body that is not JSON; the protocol answers -32700
+            message = json.loads(body, object_hook=protocol.structure_message)
+        except ValueError as exc:  # not JSON, or not UTF-8: the protocol answers -32700
             error_handler(exc, JsonRpcException)
+            continue
+        try:
+            protocol.handle_message(message)
+        except Exception as exc:  # a failure of ours, not the client's: never a parse error
+            error_handler(exc, RuntimeError)

@@ -35,25 +35,32 @@ def locate(ls: PmemServer, uri: str) -> tuple[MemoryRoot, RootSnapshot, str] | N
 FIRST_SCAN_WAIT = 30.0  # seconds a request waits for its root's first scan (10k files: ~5 s)
 
 
+async def wait_scanned(root: MemoryRoot, timeout: float = FIRST_SCAN_WAIT) -> bool:
+    """Wait until `root` has been scanned once; False if it still has not after `timeout`."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while root.snapshot is None or root.analysis is None:
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
 async def first_scan(ls: PmemServer, uri: str | None) -> None:
     """Wait until the root holding `uri` (every root, without a uri) has been scanned once.
     Until then navigation knows nothing, and answering null would look like "nothing here"."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + FIRST_SCAN_WAIT
     try:
         await asyncio.wait_for(ls.roots_ready.wait(), FIRST_SCAN_WAIT)
     except asyncio.TimeoutError:
         return
     path = uri_to_path(uri) if uri else None
-    while loop.time() < deadline:
-        if path is not None:
-            found = ls.host.locate(path)
-            waiting = [found[0]] if found is not None else []
-        else:
-            waiting = list(ls.host.roots)
-        if all(root.snapshot is not None for root in waiting):
-            return
-        await asyncio.sleep(0.02)
+    if path is not None:
+        found = ls.host.locate(path)
+        waiting = [found[0]] if found is not None else []
+    else:
+        waiting = list(ls.host.roots)
+    for root in waiting:
+        await wait_scanned(root)
 
 
 def after_first_scan(handler: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:

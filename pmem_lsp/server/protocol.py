@@ -149,7 +149,7 @@ class PmemProtocol(LanguageServerProtocol):
 
         def finished(future):
             callback(future)
-            if loop is not None:
+            if loop is not None and self._request_futures.get(msg_id) is future:
                 loop.call_soon_threadsafe(self._forget, msg_id, future)
 
         super()._execute_handler(msg_id, handler, finished, args, kwargs)

@@ -10,7 +10,6 @@ file. The optional argument is `{"root": "/abs/path"}`, needed only when several
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
@@ -21,6 +20,7 @@ from ..engine.health import health_report
 from ..engine.host import MemoryRoot
 from ..engine.status import memory_status
 from .lifecycle_commands import refuse
+from .nav_common import wait_scanned
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -80,11 +80,8 @@ async def status(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
 
 async def health(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
     root = await session_root(ls, "health", _parse("health", args).root)
-    deadline = time.monotonic() + SCAN_WAIT
-    while root.analysis is None:  # the first scan has not landed yet
-        if time.monotonic() > deadline:
-            raise refuse(ls, f"{root.path} is still being scanned; try again in a moment")
-        await asyncio.sleep(0.05)
+    if not await wait_scanned(root, SCAN_WAIT):
+        raise refuse(ls, f"{root.path} is still being scanned; try again in a moment")
     findings = ls.host.findings(root)  # brings the analysis up to date with the buffers
     assert root.analysis is not None
     report = health_report(root.analysis, findings)
