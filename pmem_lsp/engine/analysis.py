@@ -280,7 +280,10 @@ class Analysis:
         self._changed_here |= changed
         if self._dups_on:
             touched |= self.duplicates.update(changed)
-        if existence or changed & set(_INDEXES) or self._routed_folders() != self.routed_folders:
+        # A folder appearing or vanishing is a changed path that is no file; keystrokes in a
+        # buffer never are, so they skip the walk over every route.
+        folder_change = any(rel not in snap.files for rel in changed) and self._routed_folders() != self.routed_folders
+        if existence or changed & set(_INDEXES) or folder_change:
             self._recheck_indexes()
             self.structure = self._structure()
         elif changed & snap.files.by_zone[Zone.CORE]:

@@ -29,7 +29,7 @@ from .findings import Finding
 from .rules.concluded import concluded_reason
 from .rules.duplicates import duplicate_reason
 from .rules.stale import age_of, stale_reason
-from .secrets import mask_secrets
+from .secrets import mask_text
 from .snapshot import RootSnapshot
 from .zones import ARCHIVE_DIR, ARCHIVE_INDEX, TRASH_DIR, Zone, zone_of
 
@@ -88,7 +88,7 @@ class HealthReport:
     def text(self) -> str:
         """The report as printed, with likely secrets masked: it names paths and quotes route
         descriptions and file lines, and any of them can hold one."""
-        return "\n".join(mask_secrets(line) for line in self._text().split("\n"))
+        return mask_text(self._text())
 
     def _text(self) -> str:
         out = [f"Memory health: {self.root} ({self.today.isoformat()})"]

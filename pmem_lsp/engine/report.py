@@ -70,6 +70,6 @@ def build_report(root: str, files: int, findings: list[Finding], problems: list[
             severity=severity, message=f.message,
         ))
     return CheckReport(root=root, files=files, diagnostics=diagnostics, counts=counts,
-                       unreadable=[Unreadable(path=p.path, reason=p.reason) for p in problems if p.reason is not None],
+                       unreadable=[Unreadable(path=p.path, reason=p.reason) for p in problems if p.unreadable],
                        truncated=[Truncated(path=p.path, size=p.size, analysed=MAX_ANALYSED_BYTES)
-                                  for p in problems if p.reason is None])
+                                  for p in problems if not p.unreadable])

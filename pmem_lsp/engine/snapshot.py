@@ -465,4 +465,4 @@ class RootSnapshot:
         return sorted(found, key=lambda p: p.path)
 
     def unreadable(self) -> list[tuple[str, str]]:
-        return [(p.path, p.reason) for p in self.read_problems() if p.reason is not None]
+        return [(p.path, p.reason) for p in self.read_problems() if p.unreadable]

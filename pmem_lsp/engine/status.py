@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from .index_routes import parse_index
 from .memory_file import MemoryFile
-from .secrets import mask_secrets
+from .secrets import mask_secrets, mask_text
 from .snapshot import decode
 from .zones import ARCHIVE_DIR, CORE_DIR, INDEX, Zone, is_markdown, zone_of
 
@@ -78,7 +78,7 @@ class MemoryStatus:
     def text(self) -> str:
         """The report as printed, with likely secrets masked: it names paths and quotes route
         descriptions and file lines, and any of them can hold one."""
-        return "\n".join(mask_secrets(line) for line in self._text().split("\n"))
+        return mask_text(self._text())
 
     def _text(self) -> str:
         out = [f"Memory root: {self.root}",

@@ -17,7 +17,6 @@ from ..archive_index import ArchiveRecord, parse_date, record_location
 from ..index_edit import (append_record, find_records, format_record, insert_route, line_text,
                           newline_of, propose_route, remove_lines, remove_record, routes_to, update_record)
 from ..memory_file import MemoryFile
-from ..secrets import mask_secrets
 from ..snapshot import decode
 from ..zones import (ARCHIVE_DIR, ARCHIVE_INDEX, CORE_DIR, INDEX, TRASH_DIR, Zone, archive_location,
                      looks_like_root, original_of, trash_location, zone_of)
@@ -181,10 +180,10 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
     lines = [f"Archive {rel}", f"  move: {rel} → {dest}"]
     if routes:
         lines.append("  _index.md: remove " + ("the route" if len(routes) == 1 else f"{len(routes)} routes"))
-        lines += [f"    {mask_secrets(line)}" for line in route_lines]
+        lines += [f"    {line}" for line in route_lines]
     else:
         lines.append("  _index.md: no route to remove")
-    lines.append(f"  _archive/_index.md: add a record (reason: {mask_secrets(why)})")
+    lines.append(f"  _archive/_index.md: add a record (reason: {why})")
     lines.append(f"  To undo: recover {rel} — restores the file" + (" and this route line exactly" if routes else ""))
     return Plan("archive", rel, tuple(steps), "\n".join(lines), "Archive", f"archived {rel} to {dest}",
                 {"index-line": saved, "destination": dest})
@@ -264,9 +263,9 @@ def plan_recover(ctx: LifecycleContext, raw: object) -> Plan:
         lines.append("  _index.md: a route to it exists already; none is added")
     elif proposed:
         lines += ["  _index.md: add this PROPOSED route (the record has no saved route line):",
-                  f"    {mask_secrets(route)}"]
+                  f"    {route}"]
     else:
-        lines += ["  _index.md: restore the saved route line exactly:", f"    {mask_secrets(route)}"]
+        lines += ["  _index.md: restore the saved route line exactly:", f"    {route}"]
     lines.append("  _archive/_index.md: remove the record" if record is not None else "  _archive/_index.md: no record to remove")
     return Plan("recover", location, tuple(steps), "\n".join(lines), "Recover", f"recovered {original}",
                 {"destination": original, "route": route, "proposed": "yes" if proposed else "no"})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..secrets import mask_secrets
+from ..secrets import mask_secrets, mask_text
 from .changes import Change, apply_change
 from .safety import CHANGED, Refusal
 
@@ -95,7 +95,7 @@ class Plan:
     def __post_init__(self) -> None:
         # What the user reads (preview, outcome) names paths and quotes route lines, and
         # either can hold a secret: masked here, once, for the CLI and the server alike.
-        object.__setattr__(self, "preview", "\n".join(mask_secrets(line) for line in self.preview.split("\n")))
+        object.__setattr__(self, "preview", mask_text(self.preview))
         object.__setattr__(self, "done", mask_secrets(self.done))
 
     @property

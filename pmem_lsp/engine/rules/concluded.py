@@ -14,7 +14,7 @@ import re
 
 from ..findings import Finding, at_line
 from ..memory_file import MemoryFile, parse_metadata_line
-from ..status import mask_secrets
+from ..secrets import mask_secrets
 
 STATUS_KEYS = {"status", "state", "状态", "狀態"}
 CONCLUDED = {"done", "completed", "complete", "closed", "shipped", "finished", "archived", "concluded",
@@ -80,6 +80,6 @@ def check_concluded(path: str, doc: MemoryFile) -> Finding | None:
     line = concluded_line(doc)
     if line is None:
         return None
-    quoted = mask_secrets(re.sub(r"^\s*(?:[-*+]\s+)?", "", doc.lines[line]).strip())
+    quoted = re.sub(r"^\s*(?:[-*+]\s+)?", "", doc.lines[line]).strip()  # the Finding masks it
     return at_line(path, doc.lines, line, "PM502",
                    f"says the work is finished (“{quoted}”): archive it so agents stop loading it on demand")

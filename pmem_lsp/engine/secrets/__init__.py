@@ -25,7 +25,7 @@ from ._generic import find_assignments, find_flags, find_in_table, find_url_cred
 from ._pem import find_pem
 from ._tokens import TOKEN_RULES, body_ok
 
-__all__ = ["ALLOW_MARKER", "SecretMatch", "find_secrets", "mask", "mask_secrets", "redact_line", "REDACTED"]
+__all__ = ["ALLOW_MARKER", "SecretMatch", "find_secrets", "mask", "mask_secrets", "mask_text", "redact_line", "REDACTED"]
 
 ALLOW_MARKER = "<!-- pmem: allow-secret -->"
 REDACTED = "[REDACTED]"
@@ -58,6 +58,11 @@ def mask_secrets(line: str) -> str:
         if m.end_line == 0:
             line = line[:m.start] + mask(line[m.start:m.end]) + line[m.end:]
     return line
+
+
+def mask_text(text: str) -> str:
+    """`mask_secrets` for a text of several lines (a report, a preview)."""
+    return "\n".join(mask_secrets(line) for line in text.split("\n"))
 
 
 def redact_line(line: str, matches_on_that_line: Iterable[SecretMatch], *, index: int | None = None) -> str:
