@@ -135,7 +135,7 @@ async def apply_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan) -> 
         try:
             step.rebase(current_text(ls, root, step.path)[0])
         except Refusal as exc:
-            return failed(exc.message.removesuffix("; it was not rewritten"))
+            return failed(exc.message)
         except OSError as exc:
             return failed(f"cannot read {step.path}: {exc.strerror or exc}")
 

@@ -85,7 +85,7 @@ def record_fields(record: ArchiveRecord) -> Fields:
 
 
 def _changed(path: str, what: str) -> Refusal:
-    return Refusal(CHANGED, f"`{path}` changed since the preview: {what}; it was not rewritten")
+    return Refusal(CHANGED, f"`{path}` changed since the preview: {what}")
 
 
 def _the_record(path: str, text: str, location: str, fields: Fields) -> ArchiveRecord:

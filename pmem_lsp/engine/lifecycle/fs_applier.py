@@ -151,7 +151,10 @@ def apply_step(root: Path, step: Step) -> None:
         resolve_inside(root, step.path)
         path = root / step.path
         current, bom = read_for_rewrite(path)
-        write = step.rebase(current)
+        try:
+            write = step.rebase(current)
+        except Refusal as exc:  # mid-plan: say that this file, at least, was left alone
+            raise Refusal(exc.rule, f"{exc.message}; it was not rewritten") from None
         if write.after == current:
             return  # already as it should be (an agent added the route meanwhile)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -165,11 +168,10 @@ def preflight(root: Path, plan: Plan) -> None:
     (the route lines and records it changes are there, a file it creates is not) and the file
     must be one pmem can rewrite (strict UTF-8). Otherwise the plan would move the file and
     then stop half-way at the index write."""
-    for step in plan.steps:
-        if isinstance(step, WriteText):
-            resolve_inside(root, step.path)
-            current, _ = read_for_rewrite(root / step.path)
-            step.rebase(current)
+    for step in plan.writes():
+        resolve_inside(root, step.path)
+        current, _ = read_for_rewrite(root / step.path)
+        step.rebase(current)
 
 
 def apply_plan(root: Path, plan: Plan) -> list[str]:

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Callable
 
 from ..archive_index import ArchiveRecord, parse_date, record_location
-from ..index_edit import (append_record, find_records, format_record, insert_route, line_text,
-                          newline_of, propose_route, remove_lines, remove_record, routes_to, update_record)
+from ..index_edit import find_records, format_record, line_text, newline_of, propose_route, routes_to
 from ..memory_file import MemoryFile
 from ..snapshot import decode
 from ..zones import (ARCHIVE_DIR, ARCHIVE_INDEX, CORE_DIR, INDEX, TRASH_DIR, Zone, archive_location,
                      looks_like_root, original_of, trash_location, zone_of)
 from .changes import (INDEX_SKELETON, AddRecord, AddRoute, CreateText, RemoveRecord, RemoveRoutes, UpdateRecord,
+                      apply_change,
                       record_fields)
 from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
 from .safety import (CHANGED, COLLISION, SOURCE, STATE, Refusal, require_free, require_source,
@@ -110,6 +110,12 @@ def locate(ctx: LifecycleContext, raw: object, op: str = "find archived files") 
 
 
 # -- the operations ---------------------------------------------------------------
+def _write(path: str, before: str | None, change) -> WriteText:
+    """A write of `path` whose new text is `change` made on `before`: the text and the
+    change that re-makes it at execution come from one rule (changes.apply_change)."""
+    return WriteText(path, before, apply_change(change, path, before), change)
+
+
 def plan_upgrade(ctx: LifecycleContext) -> Plan:
     root = ctx.root
     for rel, want_dir in ((ARCHIVE_DIR, True), (TRASH_DIR, True), (ARCHIVE_INDEX, False)):
@@ -124,7 +130,7 @@ def plan_upgrade(ctx: LifecycleContext) -> Plan:
     if f"{TRASH_DIR}/" in missing:
         steps.append(MakeDir(TRASH_DIR))
     if ARCHIVE_INDEX in missing:
-        steps.append(WriteText(ARCHIVE_INDEX, None, ARCHIVE_INDEX_SKELETON, CreateText(ARCHIVE_INDEX_SKELETON)))
+        steps.append(_write(ARCHIVE_INDEX, None, CreateText(ARCHIVE_INDEX_SKELETON)))
     if not steps:
         preview = "Upgrade: nothing to do — `_archive/`, `_archive/_trash/` and `_archive/_index.md` exist."
     else:
@@ -142,8 +148,8 @@ def plan_init(ctx: LifecycleContext) -> Plan:
         raise Refusal(STATE, f"{root} is already a memory root (or not a folder); use upgrade")
     dirs = [CORE_DIR, "projects", "notes", ARCHIVE_DIR, TRASH_DIR]
     steps: list[Step] = [MakeDir(".", private=True)] + [MakeDir(d) for d in dirs]
-    steps += [WriteText(INDEX, None, INDEX_SKELETON, CreateText(INDEX_SKELETON)),
-              WriteText(ARCHIVE_INDEX, None, ARCHIVE_INDEX_SKELETON, CreateText(ARCHIVE_INDEX_SKELETON))]
+    steps += [_write(INDEX, None, CreateText(INDEX_SKELETON)),
+              _write(ARCHIVE_INDEX, None, CreateText(ARCHIVE_INDEX_SKELETON))]
     new_root = "" if root.exists() else " (a new folder only you can read)"
     preview = "\n".join([f"Create a memory root at {root}{new_root}:"] + [f"  {d}/" for d in dirs]
                         + [f"  {INDEX}", f"  {ARCHIVE_INDEX}"])
@@ -172,11 +178,9 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
     nl = newline_of(archive_text)
     record = format_record(rel, [("status", "archived"), ("original", rel), ("location", dest),
                                  ("index-line", saved), ("archived", ctx.today.isoformat()), ("reason", why)], nl)
-    steps: list[Step] = [Move(rel, dest), WriteText(ARCHIVE_INDEX, archive_text, append_record(archive_text, record),
-                                                    AddRecord(dest, record))]
+    steps: list[Step] = [Move(rel, dest), _write(ARCHIVE_INDEX, archive_text, AddRecord(dest, record))]
     if routes:
-        steps.append(WriteText(INDEX, index_text, remove_lines(index_text or "", {r.line for r in routes}),
-                               RemoveRoutes(rel, tuple(route_lines))))
+        steps.append(_write(INDEX, index_text, RemoveRoutes(rel, tuple(route_lines))))
     lines = [f"Archive {rel}", f"  move: {rel} → {dest}"]
     if routes:
         lines.append("  _index.md: remove " + ("the route" if len(routes) == 1 else f"{len(routes)} routes"))
@@ -209,9 +213,8 @@ def plan_delete(ctx: LifecycleContext, raw: object) -> Plan:
     recover_by = ctx.today + dt.timedelta(days=RECOVERY_DAYS)
     archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
     values = {"status": "trashed", "location": dest, "deleted": ctx.today.isoformat(), "recover-by": recover_by.isoformat()}
-    updated = update_record(archive_text, found.record, values)
     change = UpdateRecord(location, record_fields(found.record), tuple(values.items()))
-    steps = (Move(location, dest), WriteText(ARCHIVE_INDEX, archive_text, updated, change))
+    steps = (Move(location, dest), _write(ARCHIVE_INDEX, archive_text, change))
     preview = "\n".join([
         f"Delete {original} (move it to the trash)",
         f"  move: {location} → {dest}",
@@ -250,12 +253,10 @@ def plan_recover(ctx: LifecycleContext, raw: object) -> Plan:
     already = bool(index_text) and bool(routes_to(index_text or "", original))
     steps: list[Step] = [Move(location, original)]
     if route.strip() and not already:
-        new_index = insert_route(index_text if index_text is not None else INDEX_SKELETON, original, route)
-        steps.append(WriteText(INDEX, index_text, new_index, AddRoute(original, route)))
+        steps.append(_write(INDEX, index_text, AddRoute(original, route)))
     archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
     if record is not None:
-        steps.append(WriteText(ARCHIVE_INDEX, archive_text, remove_record(archive_text, record),
-                               RemoveRecord(location, record_fields(record))))
+        steps.append(_write(ARCHIVE_INDEX, archive_text, RemoveRecord(location, record_fields(record))))
     lines = [f"Recover {original}", f"  move: {location} → {original}"]
     if not route.strip():
         lines.append("  _index.md: the file had no route when it was archived; none is added")
@@ -287,8 +288,7 @@ def plan_purge(ctx: LifecycleContext, raw: object) -> Plan:
     if recover_by >= ctx.today:
         raise Refusal(STATE, f"`{location}` can still be recovered until {recover_by.isoformat()}; it cannot be purged yet")
     archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
-    steps = (Remove(location), WriteText(ARCHIVE_INDEX, archive_text, remove_record(archive_text, found.record),
-                                         RemoveRecord(location, record_fields(found.record))))
+    steps = (Remove(location), _write(ARCHIVE_INDEX, archive_text, RemoveRecord(location, record_fields(found.record))))
     preview = "\n".join([
         f"Delete {location} PERMANENTLY",
         f"  its recover-by date ({recover_by.isoformat()}) has passed",
@@ -330,7 +330,7 @@ def replan(ctx: LifecycleContext, confirmed: Plan, path: object = None, reason: 
         try:
             write.rebase(ctx.read_text(write.path))
         except Refusal as exc:
-            raise Refusal(exc.rule, f"{exc.message.removesuffix('; it was not rewritten')}; {again}") from None
+            raise Refusal(exc.rule, f"{exc.message}; {again}") from None
     if fresh.signature() != confirmed.signature():
         new, old = _writes_by_path(fresh), _writes_by_path(confirmed)
         paths = sorted(p for p in new.keys() | old.keys() if new.get(p) != old.get(p))

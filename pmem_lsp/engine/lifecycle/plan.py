@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 from ..secrets import mask_secrets, mask_text
 from .changes import Change, apply_change
-from .safety import CHANGED, Refusal
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ class WriteText:
     after: str
     # What the write does (changes.py), so it can be made again on the text the file holds
     # when the write runs. None: only `before` exactly may become `after`.
-    change: Change | None = None
+    change: Change  # what the write does, re-made on the text of the moment at execution
 
     def rebase(self, current: str | None) -> WriteText:
         """This write, made on `current` (what the file holds now; None: it does not exist):
@@ -58,8 +57,6 @@ class WriteText:
         route line or the record the user confirmed changed, a file to create exists)."""
         if current == self.before:
             return self
-        if self.change is None:
-            raise Refusal(CHANGED, f"`{self.path}` changed since the preview; it was not rewritten")
         after = apply_change(self.change, self.path, current)
         return WriteText(self.path, current, after, self.change)
 
@@ -111,11 +108,7 @@ class Plan:
         out = []
         for step in self.steps:
             if isinstance(step, WriteText):
-                if step.change is not None:
-                    out.append(("write", step.path, step.change))
-                else:
-                    s = step.splice
-                    out.append(("write", step.path, step.before is None, s.old, s.new))
+                out.append(("write", step.path, step.change))
             else:
                 out.append(step)
         return tuple(out)
