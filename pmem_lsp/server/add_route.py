@@ -13,14 +13,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
-from pydantic import BaseModel, ConfigDict, ValidationError
-from pygls.exceptions import JsonRpcInvalidParams
+from pydantic import BaseModel, ConfigDict
 
 from ..engine.fixes import route_fix
 from ..engine.lifecycle.safety import Refusal, validate_target
-from .lifecycle_commands import refuse
+from .lifecycle_commands import command_args, refuse, session_root
 from .nav_common import wait_scanned, workspace_edit
-from .reports import session_root
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -33,13 +31,7 @@ class AddRouteArgs(BaseModel):
 
 
 def _parse(args: tuple[Any, ...]) -> AddRouteArgs:
-    if len(args) != 1 or not isinstance(args[0], dict):
-        raise JsonRpcInvalidParams(message='pmem.addRoute takes one object like {"path": "notes/x.md"}')
-    try:
-        return AddRouteArgs.model_validate(args[0])
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'argument'}: {e['msg']}" for e in exc.errors())
-        raise JsonRpcInvalidParams(message=f"pmem.addRoute: {problems}") from None
+    return command_args(AddRouteArgs, "addRoute", args, '{"path": "notes/x.md"}')
 
 
 async def add_route(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:

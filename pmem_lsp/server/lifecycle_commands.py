@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from lsprotocol import types as lsp
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -40,19 +40,26 @@ class LifecycleArgs(BaseModel):
     root: str | None = None  # which root, when the session has several (absolute path)
 
 
-def parse_args(op: str, args: tuple[Any, ...]) -> LifecycleArgs:
+M = TypeVar("M", bound=BaseModel)
+
+
+def command_args(model: type[M], command: str, args: tuple[Any, ...], example: str) -> M:
+    """The one argument object of `pmem.<command>` (none, or null, is `{}`), validated; a
+    malformed one is invalid params (-32602), naming what is wrong."""
     if len(args) > 1:
-        raise JsonRpcInvalidParams(message=f"pmem.{op} takes one argument object, got {len(args)} arguments")
-    raw = args[0] if args else {}
-    if raw is None:
-        raw = {}
+        raise JsonRpcInvalidParams(message=f"pmem.{command} takes one argument object, got {len(args)} arguments")
+    raw = args[0] if args and args[0] is not None else {}
     if not isinstance(raw, dict):
-        raise JsonRpcInvalidParams(message=f'pmem.{op} takes an object like {{"path": "projects/a.md"}}')
+        raise JsonRpcInvalidParams(message=f"pmem.{command} takes an object like {example}")
     try:
-        parsed = LifecycleArgs.model_validate(raw)
+        return model.model_validate(raw)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'argument'}: {e['msg']}" for e in exc.errors())
-        raise JsonRpcInvalidParams(message=f"pmem.{op}: {problems}") from None
+        raise JsonRpcInvalidParams(message=f"pmem.{command}: {problems}") from None
+
+
+def parse_args(op: str, args: tuple[Any, ...]) -> LifecycleArgs:
+    parsed = command_args(LifecycleArgs, op, args, '{"path": "projects/a.md"}')
     if op != "upgrade" and parsed.path is None:
         raise JsonRpcInvalidParams(message=f'pmem.{op} needs "path", relative to the memory root')
     return parsed
@@ -75,36 +82,41 @@ def refuse(ls: PmemServer, message: str) -> JsonRpcException:
     return JsonRpcException(message=message, code=REQUEST_FAILED)
 
 
-def choose_root(ls: PmemServer, op: str, args: LifecycleArgs) -> MemoryRoot:
-    roots = ls.host.roots
-    if args.root is not None:
-        for root in roots:
-            if str(root.path) == args.root or str(root.resolved) == args.root:
-                return root
-        raise refuse(ls, f"{args.root} is not one of the memory roots of this session")
-    if not roots:
-        raise refuse(ls, "no memory root is open (a folder with _index.md, _core/ or _archive/)")
-    if len(roots) == 1:
-        return roots[0]
-    fitting = []
-    for root in roots:
-        try:
-            make_plan(server_context(ls, root), op, args.path, args.reason)
-            fitting.append(root)
-        except Refusal:
-            continue
-    if len(fitting) == 1:
-        return fitting[0]
-    raise refuse(ls, f'several memory roots are open; pass "root" to pmem.{op}')
-
-
-async def run(ls: PmemServer, op: str, args: tuple[Any, ...]) -> dict:
-    parsed = parse_args(op, args)
+async def session_root(ls: PmemServer, command: str, wanted: str | None,
+                       fits: Callable[[MemoryRoot], bool] | None = None) -> MemoryRoot:
+    """The root `pmem.<command>` acts on: the one named by `wanted` (an absolute path), else
+    the only one open, else the only one where `fits` says the command makes sense."""
     try:
         await asyncio.wait_for(ls.roots_ready.wait(), timeout=10)
     except asyncio.TimeoutError:
         raise refuse(ls, "the server is not initialised yet") from None
-    root = choose_root(ls, op, parsed)
+    roots = ls.host.roots
+    if wanted is not None:
+        for root in roots:
+            if wanted in (str(root.path), str(root.resolved)):
+                return root
+        raise refuse(ls, f"{wanted} is not one of the memory roots of this session")
+    if not roots:
+        raise refuse(ls, "no memory root is open (a folder with _index.md, _core/ or _archive/)")
+    if len(roots) == 1:
+        return roots[0]
+    fitting = [root for root in roots if fits is not None and fits(root)]
+    if len(fitting) == 1:
+        return fitting[0]
+    raise refuse(ls, f'several memory roots are open; pass "root" to pmem.{command}')
+
+
+def _plans(ls: PmemServer, root: MemoryRoot, op: str, args: LifecycleArgs) -> bool:
+    try:
+        make_plan(server_context(ls, root), op, args.path, args.reason)
+        return True
+    except Refusal:
+        return False
+
+
+async def run(ls: PmemServer, op: str, args: tuple[Any, ...]) -> dict:
+    parsed = parse_args(op, args)
+    root = await session_root(ls, op, parsed.root, fits=lambda r: _plans(ls, r, op, parsed))
     try:
         plan = make_plan(server_context(ls, root), op, parsed.path, parsed.reason)
     except Refusal as exc:

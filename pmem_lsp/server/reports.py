@@ -13,13 +13,12 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
-from pydantic import BaseModel, ConfigDict, ValidationError
-from pygls.exceptions import JsonRpcInvalidParams
+from pydantic import BaseModel, ConfigDict
 
 from ..engine.health import health_report
 from ..engine.host import MemoryRoot
 from ..engine.status import memory_status
-from .lifecycle_commands import refuse
+from .lifecycle_commands import command_args, refuse, session_root
 from .nav_common import wait_scanned
 
 if TYPE_CHECKING:
@@ -34,36 +33,7 @@ class ReportArgs(BaseModel):
 
 
 def _parse(name: str, args: tuple[Any, ...]) -> ReportArgs:
-    if len(args) > 1:
-        raise JsonRpcInvalidParams(message=f"pmem.{name} takes at most one argument object")
-    raw = args[0] if args and args[0] is not None else {}
-    if not isinstance(raw, dict):
-        raise JsonRpcInvalidParams(message=f'pmem.{name} takes an object like {{"root": "/path/to/memory"}}')
-    try:
-        return ReportArgs.model_validate(raw)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'argument'}: {e['msg']}" for e in exc.errors())
-        raise JsonRpcInvalidParams(message=f"pmem.{name}: {problems}") from None
-
-
-async def session_root(ls: PmemServer, name: str, wanted: str | None) -> MemoryRoot:
-    """The root a command acts on: the one named by `wanted` (an absolute path), else the only
-    one open."""
-    try:
-        await asyncio.wait_for(ls.roots_ready.wait(), timeout=10)
-    except asyncio.TimeoutError:
-        raise refuse(ls, "the server is not initialised yet") from None
-    roots = ls.host.roots
-    if wanted is not None:
-        for root in roots:
-            if wanted in (str(root.path), str(root.resolved)):
-                return root
-        raise refuse(ls, f"{wanted} is not one of the memory roots of this session")
-    if not roots:
-        raise refuse(ls, "no memory root is open (a folder with _index.md, _core/ or _archive/)")
-    if len(roots) > 1:
-        raise refuse(ls, f'several memory roots are open; pass "root" to pmem.{name}')
-    return roots[0]
+    return command_args(ReportArgs, name, args, '{"root": "/path/to/memory"}')
 
 
 def _show(ls: PmemServer, text: str) -> None:
