@@ -276,3 +276,29 @@ def test_exit_ends_the_process_at_once_even_during_a_long_scan(tmp_path: Path):
         assert time.monotonic() - started < 2
     finally:
         server.close()
+
+
+def test_with_two_roots_a_command_goes_to_the_only_root_where_it_makes_sense(tmp_path: Path):
+    one = write_root(tmp_path / "one", base_files())
+    two = write_root(tmp_path / "two", {**base_files(), "notes/only-here.md": summary_file("Only here")})
+    server = RawServer(cwd=tmp_path)
+    try:
+        server.request("initialize", {"processId": None, "rootUri": None, "capabilities": {},
+                                      "workspaceFolders": [{"uri": one.as_uri(), "name": "one"},
+                                                           {"uri": two.as_uri(), "name": "two"}]})
+        server.notify("initialized", {})
+        server.wait_for_code(two / "notes/only-here.md", "PM202")
+        # Only `two` holds the file: the archive is planned there (and not confirmed here).
+        answer = server.request("workspace/executeCommand", {"command": "pmem.archive",
+                                                             "arguments": [{"path": "notes/only-here.md"}]})
+        asked = [m for m in server.received if m.get("method") == "window/showMessageRequest"]
+        assert asked and "notes/only-here.md" in asked[-1]["params"]["message"], answer
+        # Both hold projects/alpha.md: the command must name its root.
+        refused = server.request("workspace/executeCommand", {"command": "pmem.archive",
+                                                              "arguments": [{"path": "projects/alpha.md"}]})
+        assert refused["error"]["code"] == -32803 and "several memory roots" in refused["error"]["message"]
+        status = server.request("workspace/executeCommand", {"command": "pmem.status",
+                                                             "arguments": [{"root": str(two)}]})
+        assert status["result"]["root"] == str(two)
+    finally:
+        server.close()
