@@ -187,13 +187,32 @@ def test_point_to_escapes_spaces_in_a_link(tmp_path):
     root = make_root(tmp_path, {INDEX: HEAD + BETA + "- [Old](notes/old.md) — renamed\n",
                                 "my notes/old.md": active_file("Old")})
     texts = check_fix(root, "PM201", "Point to `my notes/old.md`")
-    assert texts[INDEX].endswith("- [Old](my%20notes/old.md) — renamed\n")
+    assert texts[INDEX].endswith("- [Old](<my notes/old.md>) — renamed\n")
 
 
-def test_no_point_to_when_ambiguous_or_already_routed(tmp_path):
+def test_point_to_offers_each_file_of_that_name_when_ambiguous_none_preferred(tmp_path):
     root = make_root(tmp_path, {INDEX: HEAD + BETA + "- [Old](notes/old.md) — renamed\n",
                                 "a/old.md": active_file("Old A"), "b/old.md": active_file("Old B")})
-    assert titles(root, "PM201") == ["Remove route to `notes/old.md`"]
+    assert titles(root, "PM201") == ["Point to `a/old.md`", "Point to `b/old.md`", "Remove route to `notes/old.md`"]
+    snap = scan(root)
+    (finding,) = [f for f in analyze(snap, TODAY) if f.code == "PM201"]
+    assert not any(fix.preferred for fix in quick_fixes(snap, finding, TODAY))
+
+
+def test_point_to_files_whose_name_or_title_is_close(tmp_path):
+    # A note renamed with its title kept, and one renamed to a longer name: both are offered,
+    # the closer first (the same title); a file with an unrelated name and title is not.
+    root = make_root(tmp_path, {INDEX: HEAD + BETA + "- [Coffee](notes/coffee.md) — brewing notes\n",
+                                "notes/coffee-brewing.md": active_file("Brewing"),
+                                "notes/kaffe.md": active_file("Coffee"),
+                                "notes/taxes.md": active_file("Taxes 2026")})
+    assert titles(root, "PM201") == ["Point to `notes/kaffe.md`", "Point to `notes/coffee-brewing.md`",
+                                     "Remove route to `notes/coffee.md`"]
+    texts = check_fix(root, "PM201", "Point to `notes/coffee-brewing.md`")
+    assert texts[INDEX].endswith("- [Coffee](notes/coffee-brewing.md) — brewing notes\n")
+
+
+def test_no_point_to_when_already_routed(tmp_path):
     root2 = make_root(tmp_path / "two", {INDEX: HEAD + BETA + "- [Old](notes/old.md) — renamed\n"
                                          "- [A](a/old.md) — a\n", "a/old.md": active_file("Old A")})
     assert titles(root2, "PM201") == ["Remove route to `notes/old.md`"]
@@ -240,6 +259,10 @@ SKELETON = "## Summary\n- TODO: current status\n- TODO: the key fact or decision
      "---\ntags: [x]\n---\n# Note\n\n" + SKELETON + "\n## Details\n\nProse first.\n"),
     ("# Note", "# Note\n\n" + SKELETON),
     ("# 笔记\n\n正文。\n", "# 笔记\n\n## 摘要\n- TODO: 当前状态\n- TODO: 关键事实或决定\n- TODO: 下一步\n\n## 详情\n\n正文。\n"),
+    # A lead-in sentence that ends in a colon belongs to its list: the skeleton goes before it,
+    # not between them (issue 13); real metadata before it stays above the skeleton.
+    ("# Shell\n\nStatus: active\nUseful lines:\n- `ls -la`\n- `du -sh`\n",
+     "# Shell\n\nStatus: active\n\n" + SKELETON + "\n## Details\n\nUseful lines:\n- `ls -la`\n- `du -sh`\n"),
 ])
 def test_insert_summary_skeleton(tmp_path, text, expected):
     root = make_root(tmp_path, {"notes/x.md": text})

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from urllib.parse import unquote
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 
 from engine_helpers import active_file, findings, make_root, only, ranges
+from pmem_lsp.engine.memory_file import MemoryFile
 
 F = "notes/x.md"
 
@@ -110,3 +116,50 @@ def test_pm402_crlf_and_bom(tmp_path):
     text = "\ufeff# X\r\n\r\n## Summary\r\n- a\r\n- b\r\n- c\r\n\r\nSee [gone](gone.md).\r\n"
     root = make_root(tmp_path, {F: text})
     assert ranges(only(findings(root), "PM402")) == [(F, "PM402", 7, 11, 7, 18)]
+
+
+# -- link reference definitions follow CommonMark (issue 13) --------------------------------
+
+
+def test_footnotes_and_prose_after_a_definition_are_not_links(tmp_path):
+    body = ("Text with a footnote[^1] and another[^note].\n\n"
+            "[^1]: This is a footnote.\n[^note]: 这是一个脚注。\n\n"
+            "[x]: other.md and more words after the destination\n\n"
+            "Some paragraph\n[y]: inside-the-paragraph.md\n\n"
+            "[real]: gone.md \"A title\"\n[also]: <gone two.md>\n")
+    found = link_findings(tmp_path, body)
+    assert [f.message for f in found] == ["link target `notes/gone.md` does not exist in the memory root",
+                                          "link target `notes/gone two.md` does not exist in the memory root"]
+
+
+_PIECES = st.sampled_from([
+    "", "A paragraph line.", "Another line of prose", "# A heading", "- a list item",
+    "[{label}]: {dest}", "[{label}]: {dest} \"Title\"", "[{label}]: {dest} 'Title'", "[{label}]: {dest} (Title)",
+    "[{label}]: <{dest_space}>", "[{label}]: {dest} and more words", "   [{label}]: {dest}",
+    "[^{label}]: A footnote.", "[{label}]:{dest}",
+])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_PIECES, min_size=1, max_size=10))
+def test_definitions_agree_with_markdown_it(pieces):
+    """Our link reference definitions are CommonMark's (markdown-it-py as the oracle), except
+    footnotes (`[^1]: …`), which are an extension CommonMark reads as definitions. Not
+    generated: a definition whose destination is on the next line (`[x]:` then `y.md`) and
+    definitions inside block quotes, which we read as no link at all (never as a wrong one)."""
+    lines = [p.format(label=f"l{i}", dest=f"d{i}.md", dest_space=f"d {i}.md") for i, p in enumerate(pieces)]
+    text = "\n".join(lines) + "\n"
+    env: dict = {}
+    MarkdownIt("commonmark").parse(text, env)
+    expected = sorted((ref["map"][0], unquote(ref["href"])) for label, ref in env.get("references", {}).items()
+                      if not label.startswith("^") and not lines[ref["map"][0]].startswith(">"))
+    ours = sorted((link.line, link.target) for link in MemoryFile(text).links if link.definition)
+    assert ours == expected, text
+
+
+def test_a_link_without_md_resolves_to_the_note_foam_and_obsidian_write(tmp_path):
+    body = "See [a](note-a) and [b](<note b>) and [gone](note-gone) and [c](note-c.md).\n[ref]: note-a \"A\"\n"
+    found = link_findings(tmp_path, body, files={"notes/note-a.md": active_file("A"),
+                                                 "notes/note b.md": active_file("B"),
+                                                 "notes/note-c.md": active_file("C")})
+    assert [f.message for f in found] == ["link target `notes/note-gone` does not exist in the memory root"]

@@ -105,6 +105,57 @@ def test_escapes_and_normalisation(tmp_path, line, rel):
     assert route_findings(tmp_path, line, files={rel: X}) == []
 
 
+# Names as real vaults have them (Obsidian): spaces, CJK, parentheses, brackets. Every form of
+# DESIGN §2.3 takes them (issue 13: a code span with a space was silently no route).
+SPACED = "notes/Plugins (core)/Bases syntax.md"
+
+
+@pytest.mark.parametrize("line", [
+    f"- `{SPACED}` — x",
+    f"- `{SPACED}`: x",
+    f"- ``{SPACED}`` — x",
+    f"- [Bases](<{SPACED}>) — x",
+    f"- [Bases [core]](<{SPACED}>) — x",
+    "- [Bases](notes/Plugins%20(core)/Bases%20syntax.md) — x",
+    "- [[notes/Plugins (core)/Bases syntax]] — x",
+    "- [[notes/Plugins (core)/Bases syntax|Bases]] — x",
+    f"- <{SPACED}> — x",
+    f"- {SPACED} — x",
+    f"- {SPACED}: x",
+    f"| `{SPACED}` | x |",
+    "| [[notes/Plugins (core)/Bases syntax]] | x |",
+])
+def test_names_with_spaces_route_in_every_form(tmp_path, line):
+    model = parse_index(doc("# Index\n\n" + line + "\n"))
+    assert [r.path for r in model.routes] == [SPACED] and model.malformed == ()
+    assert route_findings(tmp_path, line, files={SPACED: X}) == []
+
+
+@pytest.mark.parametrize("line, reason", [
+    ("- [Bases](notes/Bases syntax.md) — x",
+     "the link's target cannot be read: write a path with spaces as `<notes/a b.md>` or `notes/a%20b.md`"),
+    ("| [Bases](notes/Bases syntax.md) | x |",
+     "the link's target cannot be read: write a path with spaces as `<notes/a b.md>` or `notes/a%20b.md`"),
+    ("- [[notes/a[b]] — x", "the wiki link cannot be read as a target"),
+    ("- Bases syntax.md — a root-level name with a space: no folder, so no bare path",
+     "list item mentions a file but does not start with a target"),
+])
+def test_a_line_that_means_a_route_but_cannot_be_read_is_pm206(tmp_path, line, reason):
+    found = only(route_findings(tmp_path, line, files={"notes/Bases syntax.md": X}), "PM206")
+    assert [f.message for f in found] == [reason]
+
+
+@pytest.mark.parametrize("line", [
+    "- See notes.md for the rest",
+    "- `npm run build.sh` — a command, not a path",
+    "- Ideas: see the notes folder",
+])
+def test_prose_with_spaces_is_still_not_a_route(line):
+    assert parse_index(doc("# Index\n\n" + line + "\n")).routes == ()
+
+
+
+
 def test_headings_blank_lines_comments_and_prose_are_ignored(tmp_path):
     lines = ["", "Some prose about notes/x.md that is not a list item.",
              "<!-- - [Old](notes/old.md) — commented out -->",
@@ -484,3 +535,31 @@ def test_generated_routes_round_trip(segments, space, form, separator, descripti
     assert route.description == expected_description
     assert line[route.start:route.end] == route.written
     assert route.written in (written + fragment, written)
+
+
+# -- routes pmem writes read back (issue 13) ------------------------------------------------
+
+_HOSTILE = st.text(alphabet="abcXYZ 01-_.()[]#%&'!~,;:：@+=四川笔记ノート", min_size=1, max_size=14).map(
+    lambda t: t.strip()).filter(lambda t: t and t not in (".", "..") and not t.startswith((".", "-")))
+
+
+@settings(max_examples=300, deadline=None)
+@given(folder=st.sampled_from(["notes", "projects/2026 plans", "笔记", "a (b)"]), name=_HOSTILE,
+       style=st.sampled_from(["link", "code", "wiki", "angle", "bare", "none"]),
+       title=st.text(alphabet="abc []()`\\*_<>|四", max_size=12))
+def test_a_route_pmem_writes_parses_back_to_the_same_path(folder, name, style, title):
+    from pmem_lsp.engine.index_edit import format_target, insert_route, propose_route
+
+    path = f"{folder}/{name}.md"
+    existing = {"link": "- [A](notes/a.md) — a", "code": "- `notes/a.md` — a", "wiki": "- [[notes/a]] — a",
+                "angle": "- <notes/a.md> — a", "bare": "- notes/a.md — a", "none": ""}[style]
+    index = f"# Memory index\n\n## Notes\n{existing}\n"
+    line = propose_route(index, path, title, "a description")
+    model = parse_index(doc(index.replace(existing, line) if existing else index + line + "\n"))
+    assert path in [r.path for r in model.routes], line
+    assert not [m for m in model.malformed if m.line == model.routes[-1].line], line
+    new_index = insert_route(index, path, line)
+    assert path in [r.path for r in parse_index(doc(new_index)).routes]
+    for form in ("link", "code", "wiki", "angle", "bare"):
+        target = format_target(form, path, title)
+        assert [r.path for r in parse_index(doc(f"- {target} — x\n")).routes] == [path], target

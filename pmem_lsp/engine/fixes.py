@@ -8,21 +8,24 @@ them into LSP code actions; nothing here moves a file (that is lifecycle's job).
 from __future__ import annotations
 
 import datetime as dt
+import difflib
+import posixpath
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
 from .archive_index import ARCHIVED, RECOVERY_DAYS, TRASHED
 from .findings import Finding
-from .index_edit import (append_record, find_records, format_record, insert_route, line_text, newline_of,
-                         propose_route, remove_lines, remove_record, routes_to, split_keepends)
-from .index_routes import BARE, CODE_SPAN, LINK, WIKI, Route, parse_index
+from .index_edit import (append_record, find_records, format_record, insert_route, line_text, link_destination,
+                         newline_of, propose_route, reads_back, remove_lines, remove_record, routes_to,
+                         split_keepends)
+from .index_routes import LINK, WIKI, Route, parse_index
 from .memory_file import MemoryFile
 from .secrets import ALLOW_MARKER
 from .rules.routes import renamed_candidate
 from .rules.summary import summary_variant
 from .snapshot import RootSnapshot
-from .zones import ARCHIVE_INDEX, INDEX, Zone, original_of, zone_of
+from .zones import ARCHIVE_INDEX, INDEX, Zone, is_markdown, original_of, zone_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,12 +130,9 @@ def _remove_route(snap: RootSnapshot, finding: Finding, title: str, preferred: b
                      remove_lines(text, {route.line}), preferred)
 
 
-_NEEDS_ESCAPE = (LINK, BARE, CODE_SPAN)  # forms whose path cannot hold a raw space
-
-
 def _written_path(route: Route, line: str, new_path: str) -> str:
     """`new_path` written the way `route` wrote its target: `./`, `#fragment`, a wiki-link's
-    missing `.md`, spaces escaped where the form needs it."""
+    missing `.md`, escapes where the form needs them."""
     written = route.written
     cut = min((i for i in (written.find("#"), written.find("?")) if i >= 0), default=len(written))
     base, fragment = written[:cut], written[cut:]
@@ -140,11 +140,50 @@ def _written_path(route: Route, line: str, new_path: str) -> str:
     if route.form == WIKI and not base.lower().endswith(".md") and out.lower().endswith(".md"):
         out = out[:-3]
     angled = route.form == LINK and route.start > 0 and line[route.start - 1] == "<"
-    if route.form in _NEEDS_ESCAPE and not angled:
-        out = out.replace("%", "%25").replace(" ", "%20")
-    if base.startswith("./"):
+    if angled:
+        out = out.replace("%", "%25").replace("#", "%23").replace("?", "%3F")
+    elif route.form == LINK:
+        out = link_destination(out)
+    if base.startswith("./") and not out.startswith("<"):
         out = "./" + out
     return out + fragment
+
+
+MAX_REPOINTS = 3
+_CLOSE_ENOUGH = 0.6
+
+
+def _stem(rel: str) -> str:
+    return posixpath.basename(rel).rsplit(".", 1)[0].casefold()
+
+
+def _closeness(missing: str, rel: str, title: str | None) -> float:
+    """How likely `rel` is the file a route to `missing` meant: a name that starts with the
+    other (`coffee` → `coffee-brewing`), else the closest of its name and its title."""
+    want, have = _stem(missing), _stem(rel)
+    if want and have.startswith(want) or have and want.startswith(have):
+        return 0.95
+    score = difflib.SequenceMatcher(None, want, have).ratio()
+    if title:
+        score = max(score, difflib.SequenceMatcher(None, want, title.casefold()).ratio())
+    return score
+
+
+def repoint_candidates(snap: RootSnapshot, missing: str, routed: set[str]) -> list[str]:
+    """Active files a dangling route to `missing` likely meant, best first: the one file of the
+    same name elsewhere, then unrouted files whose name or title is close."""
+    same = renamed_candidate(snap, missing)
+    if same is not None:
+        return [same]
+    scored = []
+    for rel in snap.files.by_zone[Zone.ACTIVE]:
+        if rel in routed or not is_markdown(rel):
+            continue
+        doc = snap.doc(rel)
+        score = _closeness(missing, rel, doc.title_text if doc is not None else None)
+        if score >= _CLOSE_ENOUGH:
+            scored.append((-score, rel))
+    return [rel for _score, rel in sorted(scored)[:MAX_REPOINTS]]
 
 
 def _repoint(snap: RootSnapshot, finding: Finding) -> list[Fix]:
@@ -152,13 +191,21 @@ def _repoint(snap: RootSnapshot, finding: Finding) -> list[Fix]:
     if found is None:
         return []
     text, route = found
-    candidate = renamed_candidate(snap, route.path or "")
-    if candidate is None or routes_to(text, candidate):
-        return []  # nothing likely, or the new name is routed already: removing is the fix
-    line = snap.doc(INDEX).lines[route.line]  # type: ignore[union-attr]
-    edit = TextEdit(INDEX, route.line, route.start, route.line, route.end,
-                    _written_path(route, line, candidate))
-    return [Fix(f"Point to `{candidate}`", finding.code, (edit,), True)]
+    doc = snap.doc(INDEX)
+    routed = {r.path for r in parse_index(doc).routes if r.path} if doc is not None else set()
+    candidates = repoint_candidates(snap, route.path or "", routed)
+    fixes = []
+    line = doc.lines[route.line]  # type: ignore[union-attr]
+    for n, candidate in enumerate(candidates):
+        if candidate in routed:
+            continue  # the new name is routed already: removing this line is the fix
+        edit = TextEdit(INDEX, route.line, route.start, route.line, route.end,
+                        _written_path(route, line, candidate))
+        new_line = line[:route.start] + edit.new_text + line[route.end:]
+        if not reads_back(new_line, candidate):
+            continue
+        fixes.append(Fix(f"Point to `{candidate}`", finding.code, (edit,), n == 0 and len(candidates) == 1))
+    return fixes
 
 
 def _add_route(snap: RootSnapshot, finding: Finding) -> list[Fix]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from urllib.parse import quote
 
 from .archive_index import ArchiveRecord, parse_archive_index
 from .index_routes import BARE, CODE_SPAN, LINK, WIKI, ANGLE, Route, parse_index
@@ -48,7 +49,27 @@ def line_text(text: str, line: int) -> str:
 
 
 # -- writing a route --------------------------------------------------------
-def format_target(form: str, path: str, title: str) -> str:
+def link_destination(path: str) -> str:
+    """A Markdown link destination that reads back as `path`: `%`, `#` and `?` escaped (they
+    would read as an escape, a fragment or a query), and `<…>` around a path with spaces or
+    parentheses (`[A b](<notes/a b.md>)`), or percent escapes where it holds `<` or `>`."""
+    out = path.replace("%", "%25").replace("#", "%23").replace("?", "%3F")
+    if not any(c in out for c in " ()<>\\`"):
+        return out
+    if "<" not in out and ">" not in out:
+        return f"<{out}>"
+    for c, code in ((" ", "%20"), ("(", "%28"), (")", "%29"), ("<", "%3C"), (">", "%3E"), ("`", "%60")):
+        out = out.replace(c, code)
+    return out
+
+
+def _label(title: str, path: str) -> str:
+    """Link text that cannot end the link early or escape: brackets become parentheses."""
+    label = " ".join((title or "").split()) or path
+    return label.replace("[", "(").replace("]", ")").replace("\\", "/").replace("`", "'")
+
+
+def _written_target(form: str, path: str, title: str) -> str:
     if form == WIKI:
         return f"[[{path[:-3] if path.lower().endswith('.md') else path}]]"
     if form == ANGLE:
@@ -57,9 +78,25 @@ def format_target(form: str, path: str, title: str) -> str:
         return f"`{path}`"
     if form == BARE:
         return path
-    label = title.replace("[", "(").replace("]", ")") or path
-    target = f"<{path}>" if " " in path else path
-    return f"[{label}]({target})"
+    return f"[{_label(title, path)}]({link_destination(path)})"
+
+
+def reads_back(line: str, path: str) -> bool:
+    """Does `line` (a list item or table row) parse as a route to `path`?"""
+    model = parse_index(MemoryFile(line + "\n"))
+    return len(model.routes) == 1 and model.routes[0].path == path and not model.malformed
+
+
+def format_target(form: str, path: str, title: str) -> str:
+    """`path` written as a route target of `form`, or as a link when that form cannot hold
+    it (a wiki link cannot hold `[`, a code span `%20`, a bare path a space before its folder…):
+    whatever pmem writes parses back to the same path."""
+    target = _written_target(form, path, title)
+    if not reads_back(f"- {target} — x", path):
+        target = _written_target(LINK, path, title)
+    if not reads_back(f"- {target} — x", path):
+        target = f"[{_label(title, path)}]({quote(path, safe='/')})"  # every unusual character escaped
+    return target
 
 
 def route_style(index_text: str) -> tuple[str, str, str]:
@@ -89,9 +126,13 @@ def propose_route(index_text: str, path: str, title: str | None, description: st
     when there is none. The description is the first Summary bullet, else the title. A title
     or bullet that holds a likely secret is not copied: the index is read by every agent."""
     marker, form, separator = route_style(index_text)
-    title = _no_secret(title) or path.rsplit("/", 1)[-1].removesuffix(".md")
-    desc = _no_secret(description) or title
-    return f"{marker} {format_target(form, path, title)}{separator}{desc}"
+    title = " ".join((_no_secret(title) or path.rsplit("/", 1)[-1].removesuffix(".md")).split())
+    desc = " ".join((_no_secret(description) or title).split())
+    line = f"{marker} {format_target(form, path, title)}{separator}{desc}"
+    if not reads_back(line, path):
+        # The separator or the description changed how the line reads: the default style does not.
+        line = f"- {format_target(LINK, path, title)}{DEFAULT_SEPARATOR}{desc}"
+    return line
 
 
 def _no_secret(text: str | None) -> str | None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from .markdown import CODE, HTML, PARAGRAPH
 from .memory_file import RE_INLINE_LINK, MemoryFile, mask_code_spans
-from .paths import normalize_target
+from .paths import normalize_target, strip_fragment
 
 WIKI, LINK, ANGLE, CODE_SPAN, BARE = "wiki", "link", "angle", "code", "bare"
 
@@ -15,8 +15,18 @@ WIKI, LINK, ANGLE, CODE_SPAN, BARE = "wiki", "link", "angle", "code", "bare"
 # Neither part holds `[`: a row of `[[` would otherwise scan to the line's end from each one.
 _RE_WIKI = re.compile(r"\[\[([^\[\]|\n]+?)(?:\\?\|([^\[\]\n]*))?\]\]")
 _RE_ANGLE = re.compile(r"<([^<>\s!][^<>]*)>")
-_RE_CODE = re.compile(r"`([^`\s]+)`")
+# A code span of any backtick run (CommonMark): `notes/a b.md`, ``notes/a`b.md``.
+_RE_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _RE_BARE = re.compile(r"[^\s|<>\[\]`*]+?\.md(?:#[^\s|:：]*)?(?=$|[\s|:：,;—–])", re.I)
+# A bare path with spaces in it (`notes/Bases syntax.md — …`): it must name a folder and be
+# followed by the end of the line or a separator, so `- See notes.md for x` is no route.
+# Matched on a bounded prefix (a target is short), so a long line costs constant time.
+_RE_BARE_SPACED = re.compile(
+    r"[^\s|<>\[\]`*](?:(?![:：]\s|\s[—–-]\s)[^|<>\[\]`*])*?/(?:(?![:：]\s|\s[—–-]\s)[^|<>\[\]`*])*?\.md(?:#[^\s|:：]*)?"
+    r"(?=\s*$|\s+[—–|-](?:\s|$)|[:：](?:\s|$)|：)", re.I)
+_BARE_SPACED_SPAN = 512
+# The start of a link or a wiki link that did not parse as one: a route meant, not readable.
+_RE_BROKEN_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(")
 _SEPARATORS = ("—", "–", "-", ":", "：", "|")
 _SEPARATOR_CHARS = "".join(_SEPARATORS)
 # Anything that makes a list item look like it meant to be a route (PM206).
@@ -54,14 +64,48 @@ class IndexModel:
     malformed: tuple[MalformedLine, ...]
 
 
-def _match_target(text: str) -> tuple[str, str, int, int, int] | None:
-    """(form, written path, path start, path end, end of target) at the start of `text`."""
+class Unreadable(str):
+    """Why the start of a list item or table row is a target that cannot be read (PM206)."""
+
+
+_LINK_UNREADABLE = Unreadable(
+    "the link's target cannot be read: write a path with spaces as `<notes/a b.md>` or `notes/a%20b.md`")
+_WIKI_UNREADABLE = Unreadable("the wiki link cannot be read as a target")
+
+
+def _code_target(m: re.Match[str]) -> tuple[str, int, int] | None:
+    """The path in a code span at the start of a route, with its offsets, or None when the
+    span is no path (`` `npm test` ``). A span that holds white space must name a folder or
+    end in `.md`: `notes/Bases syntax.md` is a path, `npm run build.sh` is a command."""
+    content = m.group(2)
+    start = m.start(2)
+    # CommonMark drops one space on each side of a span that has both (`` ` a.md ` ``).
+    if len(content) > 2 and content[0] == " " and content[-1] == " " and content.strip():
+        content, start = content[1:-1], start + 1
+    stripped = content.strip()
+    start += len(content) - len(content.lstrip())
+    if not stripped:
+        return None
+    if any(c.isspace() for c in stripped):
+        if "/" not in stripped and not strip_fragment(stripped).lower().endswith(".md"):
+            return None
+    elif "/" not in stripped and "." not in stripped:
+        return None
+    return stripped, start, start + len(stripped)
+
+
+def _match_target(text: str) -> tuple[str, str, int, int, int] | Unreadable | None:
+    """(form, written path, path start, path end, end of target) at the start of `text`;
+    `Unreadable` when it starts with a link, a wiki link or a code span meant as a target
+    that cannot be read; None when it does not start with a target at all."""
     m = _RE_WIKI.match(text)
     if m:
         raw = m.group(1)
         written = raw.strip()
         start = m.start(1) + len(raw) - len(raw.lstrip())
         return WIKI, written, start, start + len(written), m.end()
+    if text.startswith("[["):
+        return _WIKI_UNREADABLE
     if text.startswith("!"):
         return None
     m = RE_INLINE_LINK.match(text)
@@ -70,13 +114,19 @@ def _match_target(text: str) -> tuple[str, str, int, int, int] | None:
         if m.group(g).lstrip().startswith("#"):
             return None  # an anchor in the index itself is not a route
         return LINK, m.group(g), m.start(g), m.end(g), m.end()
+    if _RE_BROKEN_LINK.match(text):
+        return _LINK_UNREADABLE
     m = _RE_ANGLE.match(text)
     if m:
         return ANGLE, m.group(1), m.start(1), m.end(1), m.end()
     m = _RE_CODE.match(text)
-    if m and ("/" in m.group(1) or "." in m.group(1)):
-        return CODE_SPAN, m.group(1), m.start(1), m.end(1), m.end()
-    m = _RE_BARE.match(text)
+    if m:
+        found = _code_target(m)
+        if found is None:
+            return None
+        written, start, end = found
+        return CODE_SPAN, written, start, end, m.end()
+    m = _RE_BARE.match(text) or _RE_BARE_SPACED.match(text[:_BARE_SPACED_SPAN])
     if m:
         return BARE, m.group(0), 0, m.end(), m.end()
     return None
@@ -102,12 +152,13 @@ def _description(rest: str) -> str:
     return rest
 
 
-def parse_route_text(text: str, line: int, offset: int, table: bool = False) -> Route | None:
-    """A route whose target starts `text`; `offset` is where `text` starts in its line."""
+def parse_route_text(text: str, line: int, offset: int, table: bool = False) -> Route | Unreadable | None:
+    """A route whose target starts `text`; `offset` is where `text` starts in its line.
+    `Unreadable` (the reason) when `text` starts with a target that cannot be read."""
     unwrapped, shift = _unwrap_emphasis(text)
     target = _match_target(unwrapped)
-    if target is None:
-        return None
+    if target is None or isinstance(target, Unreadable):
+        return target
     form, written, start, end, target_end = target
     rest = unwrapped[target_end:]
     if form == WIKI:
@@ -125,7 +176,7 @@ def parse_route_text(text: str, line: int, offset: int, table: bool = False) -> 
                  _description(rest), table)
 
 
-def _table_route(line_text: str, line: int) -> Route | None:
+def _table_route(line_text: str, line: int) -> Route | MalformedLine | None:
     stripped = line_text.lstrip()
     if not stripped.startswith("|") or _RE_TABLE_DELIMITER.match(stripped):
         return None
@@ -141,6 +192,8 @@ def _table_route(line_text: str, line: int) -> Route | None:
     route = parse_route_text(cell.strip(), line, first_start + lead, table=True)
     if route is None:
         return None
+    if isinstance(route, Unreadable):
+        return MalformedLine(line, first_start + lead, first_start + lead + len(cell.strip()), route)
     description = ""
     for s, e in cells[1:]:
         if line_text[s:e].strip():
@@ -163,7 +216,9 @@ def parse_index(doc: MemoryFile) -> IndexModel:
             content = line_text[item.content_col:]
             lead = len(content) - len(content.lstrip())
             route = parse_route_text(content.strip(), i, item.content_col + lead)
-            if route is not None:
+            if isinstance(route, Unreadable):
+                malformed.append(MalformedLine(i, item.content_col, len(line_text.rstrip()), route))
+            elif route is not None:
                 routes.append(route)
                 if not route.description:
                     malformed.append(MalformedLine(i, route.start, route.end, "route has no description"))
@@ -174,7 +229,9 @@ def parse_index(doc: MemoryFile) -> IndexModel:
                     "list item mentions a file but does not start with a target"))
         elif kind == PARAGRAPH and line_text.lstrip().startswith("|"):
             route = _table_route(line_text, i)
-            if route is not None:
+            if isinstance(route, MalformedLine):
+                malformed.append(route)
+            elif route is not None:
                 routes.append(route)
                 if not route.description:
                     malformed.append(MalformedLine(i, route.start, route.end, "route has no description"))

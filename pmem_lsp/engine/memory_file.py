@@ -22,10 +22,16 @@ _RE_METADATA = re.compile(
 )
 # A link starts at a `[` that is not escaped: `(?<!\\)` keeps the search linear on a line
 # like `[x\[x\[…` (each escaped `[` would otherwise start a scan to the end of the line).
+# Its text may hold one level of balanced brackets (`[Canvas [beta]](…)`, as CommonMark).
 RE_INLINE_LINK = re.compile(
-    r"""!?(?<!\\)\[(?P<text>(?:[^\[\]\\]|\\.)*)\]\(\s*(?:<(?P<angle>[^<>\n]*)>|(?P<bare>[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*))(?:\s+(?:"[^"]*"|'[^']*'|\([^)]*\)))?\s*\)"""
+    r"""!?(?<!\\)\[(?P<text>(?:[^\[\]\\]|\\.|\[(?:[^\[\]\\]|\\.)*\])*)\]\(\s*(?:<(?P<angle>[^<>\n]*)>|(?P<bare>[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*))(?:\s+(?:"[^"]*"|'[^']*'|\([^)]*\)))?\s*\)"""
 )
-_RE_REFDEF = re.compile(r"^ {0,3}\[(?:[^\]\\]|\\.)+\]:[ \t]*(?:<(?P<angle>[^<>]*)>|(?P<bare>\S+))")
+# A link reference definition (CommonMark 4.7): a label (not a footnote's `[^1]:`), a
+# destination, an optional title, then nothing else on the line (`[x]: other.md and more
+# words` is prose).
+_RE_REFDEF = re.compile(
+    r"""^ {0,3}\[(?!\^)(?:[^\[\]\\]|\\.)+\]:[ \t]*(?:<(?P<angle>[^<>\n]*)>|(?P<bare>[^\s<][^\s]*))"""
+    r"""(?:[ \t]+(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\((?:[^()\\]|\\.)*\)))?[ \t]*$""")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +48,7 @@ class Link:
     end: int
     target: str  # as written, without angle brackets
     text: str
+    definition: bool = False  # a link reference definition (`[label]: target`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,8 +123,21 @@ def mask_code_spans(line: str) -> str:
     return "".join(out)
 
 
-def find_links(line: str, line_no: int) -> list[Link]:
-    """Inline links and images, and link reference definitions, outside code spans."""
+def reference_definition(line: str, line_no: int) -> Link | None:
+    """The link reference definition on `line`, if it is one (a definition cannot interrupt a
+    paragraph: the caller knows whether this line may start one)."""
+    if "]:" not in line:
+        return None
+    d = _RE_REFDEF.match(line)
+    if d is None:
+        return None
+    group = "angle" if d.group("angle") is not None else "bare"
+    start, end = d.span(group)
+    return Link(line_no, start, end, line[start:end], "", definition=True)
+
+
+def find_links(line: str, line_no: int, definition_allowed: bool = True) -> list[Link]:
+    """Inline links and images, and a link reference definition, outside code spans."""
     if "[" not in line:
         return []
     masked = mask_code_spans(line)
@@ -126,11 +146,11 @@ def find_links(line: str, line_no: int) -> list[Link]:
         group = "angle" if m.group("angle") is not None else "bare"
         start, end = m.span(group)
         links.append(Link(line_no, start, end, line[start:end], m.group("text")))
-    d = _RE_REFDEF.match(masked)
-    if d:
-        group = "angle" if d.group("angle") is not None else "bare"
-        start, end = d.span(group)
-        links.append(Link(line_no, start, end, line[start:end], ""))
+    if definition_allowed:
+        definition = reference_definition(masked, line_no)
+        if definition is not None:
+            links.append(Link(line_no, definition.start, definition.end, line[definition.start:definition.end], "",
+                              definition=True))
     return links
 
 
@@ -189,12 +209,20 @@ class MemoryFile:
                 i += 1
                 continue
             parsed = parse_metadata_line(line)
-            if parsed is None:
+            if parsed is None or (not parsed[1] and self._leads_in(i)):
                 break
             metadata.append(MetadataLine(i, *parsed))
             i += 1
         self.metadata = metadata
         self.preamble_end = i  # first line that is not front matter, title, metadata or blank
+
+    def _leads_in(self, i: int) -> bool:
+        """`Useful lines:` with no value, right before a list, a quote or a table: a lead-in
+        sentence of the body, not a metadata line (the body starts there)."""
+        nxt = i + 1
+        if nxt >= len(self.lines):
+            return False
+        return self.top_item_at(nxt) is not None or self.lines[nxt].lstrip().startswith((">", "|"))
 
     def _skip_blank_and_comments(self, i: int) -> int:
         """The first line from `i` that is neither blank nor inside an HTML comment."""
@@ -265,12 +293,24 @@ class MemoryFile:
     def links(self) -> list[Link]:
         out: list[Link] = []
         start = self.front_matter_end
-        kinds = self.blocks.line_kinds
-        for offset, kind in enumerate(kinds):
-            if kind is PARAGRAPH or kind is HEADING:
-                line = self.lines[start + offset]
-                if "](" in line or "]:" in line:
-                    out.extend(find_links(line, start + offset))
+        lines = self.lines
+        # A definition starts a paragraph or follows another definition; inside a paragraph,
+        # `[x]: y` is text (CommonMark: definitions cannot interrupt a paragraph).
+        definition_allowed = True
+        for offset, kind in enumerate(self.blocks.line_kinds):
+            n = start + offset
+            line = lines[n]
+            if kind is not PARAGRAPH or not line.strip():
+                definition_allowed = True
+                if kind is HEADING and "](" in line:
+                    out.extend(find_links(line, n, definition_allowed=False))
+                continue
+            if "](" not in line and "]:" not in line:
+                definition_allowed = False
+                continue
+            found = find_links(line, n, definition_allowed)
+            out.extend(found)
+            definition_allowed = any(link.definition for link in found)
         return out
 
 

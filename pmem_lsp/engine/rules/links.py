@@ -22,6 +22,8 @@ def check_links(snap: RootSnapshot, rel: str, doc: MemoryFile) -> list[Finding]:
             continue  # URLs and absolute paths are not relative links (absolute ones: PM403)
         if path == "" or not snap.missing(path):
             continue
+        if "." not in posixpath.basename(path) and not snap.missing(path + ".md"):
+            continue  # `[a](note-a)`: Foam and Obsidian links leave out `.md`
         out.append(Finding(rel, link.line, link.start, link.line, link.end, "PM402",
                            f"link target `{path}` does not exist in the memory root"))
     return out

@@ -32,11 +32,18 @@ def _range(route: Route) -> tuple[int, int, int, int]:
     return route.line, route.start, route.line, route.end
 
 
-def renamed_candidate(snap: RootSnapshot, path: str) -> str | None:
+def active_by_name(snap: RootSnapshot) -> dict[str, list[str]]:
+    """The active files by file name: one pass over the active zone, made once per check."""
+    out: dict[str, list[str]] = {}
+    for rel in snap.files.by_zone[Zone.ACTIVE]:
+        out.setdefault(posixpath.basename(rel), []).append(rel)
+    return out
+
+
+def renamed_candidate(snap: RootSnapshot, path: str, by_name: dict[str, list[str]] | None = None) -> str | None:
     """An active file with the same name elsewhere: the likely new home of a moved file."""
-    name = posixpath.basename(path)
-    found = sorted(rel for rel, e in snap.files.items()
-                   if e.zone is Zone.ACTIVE and posixpath.basename(rel) == name and rel != path)
+    names = active_by_name(snap) if by_name is None else by_name
+    found = sorted(rel for rel in names.get(posixpath.basename(path), ()) if rel != path)
     return found[0] if len(found) == 1 else None
 
 
@@ -44,6 +51,7 @@ def check_routes(snap: RootSnapshot, model: IndexModel) -> tuple[list[Finding], 
     """Findings on `_index.md` itself, and the set of routed paths (for PM202 per file)."""
     out: list[Finding] = []
     seen: dict[str, int] = {}
+    by_name: dict[str, list[str]] | None = None  # built at the first dangling route
     index_lines = snap.files[INDEX].doc.lines  # type: ignore[union-attr]
     for route in model.routes:
         r = _range(route)
@@ -63,7 +71,9 @@ def check_routes(snap: RootSnapshot, model: IndexModel) -> tuple[list[Finding], 
                 where = archive_location(path) if snap.is_file(archive_location(path)) else trash_location(path)
                 out.append(Finding(INDEX, *r, "PM205", f"`{path}` was archived (now `{where}`): remove this route"))
             else:
-                candidate = renamed_candidate(snap, path)
+                if by_name is None:
+                    by_name = active_by_name(snap)
+                candidate = renamed_candidate(snap, path, by_name)
                 hint = f"; did it move to `{candidate}`?" if candidate else ""
                 out.append(Finding(INDEX, *r, "PM201", f"`{path}` does not exist{hint}"))
         if path in seen:
