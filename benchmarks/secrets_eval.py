@@ -777,7 +777,7 @@ def _line_of(offs: list[int], pos: int) -> int:
 
 def ours(note: Note):
     from pmem_lsp.engine.secrets import find_secrets
-    return [(m.line, m.start, m.end_line, m.end, m.kind) for m in find_secrets(note.lines)]
+    return [(m.line, m.start, m.end_line, m.end, m.kind) for m in find_secrets(note.lines, in_sentences=False)]
 
 
 def detect_secrets_runner(tmpdir: Path):

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import secrets_eval as ev  # noqa: E402
 
-from pmem_lsp.engine.secrets import ALLOW_MARKER, SecretMatch, find_secrets, mask, redact_line  # noqa: E402
+from pmem_lsp.engine.secrets import ALLOW_MARKER, SecretMatch, find_secrets, mask, mask_secrets, redact_line  # noqa: E402
 
 R = random.Random(401)
 # Random-looking values, split so that secret scanners of this file stay quiet.
@@ -444,3 +444,46 @@ def test_github_tokens_glued_to_a_name_by_a_dash_or_underscore_are_found(line: s
     token = "gh" + "p_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
     found = find_secrets([line.format(t=token)])
     assert [(m.kind, line.format(t=token)[m.start:m.end]) for m in found] == [("GitHub token", token)]
+
+
+# -- prose and placeholders are not secrets (issue 13) ----------------------------------------
+
+
+@pytest.mark.parametrize("line", [
+    "Commit everything in one **pass:** `--no-verify` skips the hooks.",
+    "In one **pass:** `--no-verify`",
+    'headers = {"Authorization": f"Bearer {API_KEY}"}',
+    '`Authorization: f"Bearer {API_KEY}"`',
+    "Authorization: Bearer ${GITHUB_TOKEN}",
+    "token: $GITHUB_TOKEN",
+    "password: <your-password-here>",
+    "When you sign in for the first time the password: Xk9#mPq2vLw7 is printed once.",
+])
+def test_prose_and_placeholders_are_not_pm401(line):
+    # What PM401 reports needs an assignment shape; masking, below, is more eager.
+    assert find_secrets([line], in_sentences=False) == []
+
+
+@pytest.mark.parametrize("line, value", [
+    ("- **DB password:** `Xk9#mPq2vLw7`", "Xk9#mPq2vLw7"),
+    ("AWS secret access key: zLVQ6RGVINPreXHmot3KLPiH7kj4AZvGC+/hBofQ", "zLVQ6RGVINPreXHmot3KLPiH7kj4AZvGC+/hBofQ"),
+    ("- [Wifi](notes/wifi.md) — password: Xk9#mPq2vLw7", "Xk9#mPq2vLw7"),
+    ("Rotated yesterday. Token: 8a4QR0Azo5mmyUmBp3nvizgPmFXxrnbIDF53", "8a4QR0Azo5mmyUmBp3nvizgPmFXxrnbIDF53"),
+    ('{"host": "db", "port": 5432, "user": "app", "password": "Xk9#mPq2vLw7"}', "Xk9#mPq2vLw7"),
+    ("export CI_RUNNER_GITHUB_TOKEN=8a4QR0Azo5mmyUmBp3nvizgPmFXxrnbIDF53", "8a4QR0Azo5mmyUmBp3nvizgPmFXxrnbIDF53"),
+])
+def test_assignment_shapes_are_pm401(line, value):
+    (m,) = find_secrets([line], in_sentences=False)
+    assert line[m.start:m.end] == value
+
+
+def test_masking_still_hides_a_key_named_value_in_a_sentence():
+    line = "When you sign in for the first time the password: Xk9#mPq2vLw7 is printed once."
+    assert "Xk9#mPq2vLw7" not in mask_secrets(line)
+
+
+def test_a_long_line_of_prose_separators_stays_linear():
+    line = "word " * 40000 + "in one pass: " * 20000
+    start = time.perf_counter()
+    find_secrets([line], in_sentences=False)
+    assert time.perf_counter() - start < 10  # quadratic would take minutes

@@ -15,5 +15,5 @@ def check_secrets(path: str, doc: MemoryFile, settings: SecretsSettings) -> list
         Finding(path, m.line, m.start, m.end_line, m.end, "PM401",
                 f"likely {m.kind} ({m.hint}): every agent reads memory, so remove it and keep it in a "
                 "password manager (or allow it with <!-- pmem: allow-secret -->)")
-        for m in find_secrets(doc.lines, settings.allow_patterns)
+        for m in find_secrets(doc.lines, settings.allow_patterns, in_sentences=False)
     ]

@@ -131,10 +131,15 @@ def _lines_with(hay: bytes, needle: bytes, n_lines: int, out: set[int], data: by
         pos = hay.find(needle, pos + step)
 
 
-def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = ()) -> list[SecretMatch]:
+def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
+                 in_sentences: bool = True) -> list[SecretMatch]:
     """All likely secrets in a file given as lines (no line endings). A line containing
     ALLOW_MARKER is skipped (for a PEM block: the BEGIN line). A value matching any `allow`
-    regex (re.search on the value) is skipped. Sorted by position."""
+    regex (re.search on the value) is skipped. Sorted by position.
+
+    `in_sentences`: a value named by its key counts in a sentence too (`… the password: x`).
+    Masking wants that (hiding a word too many costs nothing); PM401 passes False, so that a
+    key-named value needs an assignment shape there (`Password: …`, `"token": …`, `KEY=…`)."""
     if not lines:
         return []
     n = len(lines)
@@ -194,7 +199,7 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = ()) -> lis
     for ln in sorted(candidates):
         line = lines[ln]
         if ":" in line or "=" in line or "：" in line or " is " in line or " are " in line or "是" in line or "为" in line:
-            for a, e, kind in find_assignments(line, candidates[ln]):
+            for a, e, kind in find_assignments(line, candidates[ln], in_sentences):
                 found.append((_P_GENERIC, ln, ln, a, ln, e, kind, line[a:e]))
         if "--" in line:
             for a, e, kind in find_flags(line):

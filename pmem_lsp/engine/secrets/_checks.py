@@ -212,6 +212,7 @@ _IDENT_UPPER = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _CAMEL = re.compile(r"[A-Za-z][a-z]*(?:[A-Z][a-z]+)*")  # each group starts upper: no backtracking blow-up
 _ASCII_VALUE = re.compile(r"[!-~]+")
+_OPTION = re.compile(r"--?[A-Za-z][a-z0-9]*(?:-[a-z0-9]+)*(?:=[\w./-]*)?")
 
 
 def _random_segment(path: str) -> bool:
@@ -248,6 +249,8 @@ def looks_random(value: str) -> bool:
         return False
     if _IDENT_LOWER.fullmatch(value) or _IDENT_UPPER.fullmatch(value) or _DOTTED.fullmatch(value):
         return False
+    if value.startswith("-") and _OPTION.fullmatch(value):
+        return False  # a command-line option (`--no-verify`, `-rf`), not a value
     core = value.strip("!\"#%&'()*+,-./:;<=>?@[\\]^_`{|}~")
     if core.isalpha() and (core.islower() or core.isupper() or core.istitle()):
         return False  # a word with punctuation around it

@@ -103,12 +103,18 @@ def _is_cjk(ch: str) -> bool:
     return "\u3400" <= ch <= "\u9fff"
 
 
-def _key_before(line: str, sep_start: int) -> str | None:
-    """The key written just before a separator: a run of CJK characters, or up to three words
-    of identifier characters ("client secret", "AWS_SECRET_ACCESS_KEY", "Bot token")."""
+def _key_end(line: str, sep_start: int) -> int:
+    """Where the key before a separator ends (closing quotes, emphasis and brackets skipped)."""
     end = sep_start
     while end > 0 and line[end - 1] in _CLOSERS:
         end -= 1
+    return end
+
+
+def _key_before(line: str, sep_start: int) -> str | None:
+    """The key written just before a separator: a run of CJK characters, or up to three words
+    of identifier characters ("client secret", "AWS_SECRET_ACCESS_KEY", "Bot token")."""
+    end = _key_end(line, sep_start)
     if end == 0:
         return None
     if _is_cjk(line[end - 1]):
@@ -133,12 +139,49 @@ def _key_before(line: str, sep_start: int) -> str | None:
     return key or None
 
 
+# A label at the start of a line: indentation, list and quote markers, a table pipe.
+_LINE_LEAD = re.compile(r"[\s>|]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?")
+_MARKS = " \t*_`'\""
+MAX_LABEL_WORDS = 4  # `AWS secret access key: …` is a label; `Commit it all in one pass: …` is prose
+
+
+_MAX_LABEL = 120  # characters: a label longer than this is a sentence
+_CLAUSE_END = re.compile(r"\s[—–-]\s|[|;(,]|[.!?。；，（]\s*")
+
+
+def _prose_key(line: str, key_end: int, lead: int) -> bool:
+    """Is the key ending at `key_end` a word in a sentence rather than the key of an
+    assignment? A quoted key (`"password": …`) or one right after code punctuation
+    (`{`, `,`, `;`, `&`, `?`, `(`) is code; otherwise the key must end a short label at the
+    start of its line (`lead`: where the line's text starts): `- **DB password:** …`,
+    `AWS secret access key: …`, not `Commit everything in one **pass:** --no-verify`.
+    Looks at most _MAX_LABEL characters back, so a long line costs linear time."""
+    if key_end < len(line) and line[key_end] in "\"'":
+        return False
+    stop = max(lead, key_end - _MAX_LABEL)
+    i = key_end
+    while i > stop and (line[i - 1].isalnum() or line[i - 1] in "_-."):
+        i -= 1
+    while i > stop and line[i - 1] in "\"' \t":
+        i -= 1
+    if i > 0 and line[i - 1] in "{,;&?(":
+        return False
+    # The label starts at the line's text, or after a clause ends: `— password: …` in a route's
+    # description, `Notes. Password: …`, `; token: …`.
+    window = line[max(lead, key_end - _MAX_LABEL):key_end]
+    cut = max((m.end() for m in _CLAUSE_END.finditer(window)), default=0)
+    if cut == 0 and key_end - lead > _MAX_LABEL:
+        return True
+    return sum(1 for w in window[cut:].split() if w.strip(_MARKS)) > MAX_LABEL_WORDS
+
+
 _QUOTES = "\"'`"
 _TRAILING = ",;:|.!?"
 _CLOSING = {")": "(", "]": "[", "}": "{"}
 
 
 _SCHEME_WORDS = ("bearer", "basic", "token", "bot")
+_STRING_PREFIX = frozenset("fFbBrRuU")
 _PRINTABLE_RUN = re.compile(r"[!-~]*")
 # Longer than any value `looks_random` accepts (512), with room for trailing punctuation.
 _MAX_VALUE = 1024
@@ -195,6 +238,9 @@ def _value_after(line: str, pos: int, scan: _LineScan | None = None) -> tuple[in
         if pos >= n:
             return None
         ch = line[pos]
+        if ch in _STRING_PREFIX and pos + 1 < n and line[pos + 1] in "\"'":
+            pos += 1  # a Python string prefix: f"…", b'…', r"…"
+            ch = line[pos]
         if ch in _QUOTES:
             close = scan.find(ch, pos + 1)
             if close == -1:
@@ -273,10 +319,13 @@ def _separators(line: str, prefilter_hits: Iterable[str] | None = None) -> Itera
             i = low.find(kw, j if j > i else i + 1)
 
 
-def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None) -> Iterator[tuple[int, int, str]]:
+def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None,
+                     in_sentences: bool = True) -> Iterator[tuple[int, int, str]]:
     """(start, end, kind) of each secret-looking value assigned to a secret-ish key on a line
-    (`prefilter_hits`: the PREFILTER literals known to be on it, to look for those only)."""
+    (`prefilter_hits`: the PREFILTER literals known to be on it, to look for those only;
+    `in_sentences`: a key inside a sentence counts too, else only an assignment's key)."""
     scan = _LineScan(line)
+    lead = _LINE_LEAD.match(line).end()  # type: ignore[union-attr]
     for m in _separators(line, prefilter_hits):
         s, e = m.start(), m.end()
         sep = m.group(0)
@@ -291,6 +340,10 @@ def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None) -> 
             continue
         kind = classify_key(key)
         if kind is None:
+            continue
+        # `password: …` in a sentence is prose; `=` is code whatever comes before (`export TOKEN=…`).
+        if not in_sentences and sep not in ("=", ":=", "=>") and not _is_cjk(key[-1]) \
+                and _prose_key(line, _key_end(line, s), lead):
             continue
         span = _value_after(line, e, scan)
         if span is None:
