@@ -1,10 +1,18 @@
 """PM403: pointers to source material outside the root that do not exist on this machine.
 
 The format keeps raw material in its project workspace and stores "a short description and a
-path" in memory. A pointer is a `~/…` or absolute path written as a whole code span
-(`` `~/code/shop/README.md` ``) or as a link target (`[notes](~/notes/x.md)`), outside
-fenced code, in active and core files. Each is looked at with `stat` only: nothing outside
-the root is ever read.
+path" in memory. Not every path in a note points at the user's material: `~/.zshrc` or
+`/usr/local/bin/obsidian` in a sentence is an example, an instruction or a mention. A pointer
+is a `~/…` or absolute path written
+
+- as a link target (`[notes](~/notes/x.md)`), anywhere outside fenced code; or
+- in a line that declares a source: a metadata-like line whose key names one (`Source:`,
+  `Materials:`, `Path:`, `Repo:`, `来源：`, `资料：`, `路径：`, also in the front matter),
+  or an item under a heading that does (`## Sources`, `## 资料`). There a plain path counts
+  as well as a code span: `Source: ~/homelab/ansible`.
+
+One finding per path per line, in active and core files. Each is looked at with `stat`
+only: nothing outside the root is ever read.
 
 What is not a pointer: a code span with white space in it (a command), patterns and
 placeholders (`*`, `?`, `$`, `<…>`, `…`), protocol-relative `//…`, and an absolute path whose
@@ -20,18 +28,32 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from ..findings import Finding
-from ..markdown import HEADING, PARAGRAPH
-from ..memory_file import MemoryFile
+from ..markdown import PARAGRAPH
+from ..memory_file import MemoryFile, mask_code_spans, parse_metadata_line
 from ..paths import strip_fragment
 
 # First folders that hold files on some machine, even when this one lacks them.
 FILE_ROOTS = {"Users", "home", "Volumes", "mnt", "media", "opt", "srv", "data", "tmp", "var", "private",
               "root", "etc", "usr", "workspace", "work", "projects", "Library", "Applications", "nix", "run"}
-# A code span that may start with `/` or `~` (one search over the text; most files have none).
-_SPAN_HINT = re.compile(r"`[ ]?[~/]")
+# A text that may hold a path outside links (one search; most files have none).
+_PATH_HINT = re.compile(r"~/|(?:^|[\s`(:：])/[A-Za-z]", re.M)
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_PLAIN_PATH = re.compile(r"(?<![\w/~.])(?:~|(?=/[A-Za-z]))/?[^\s`'\"<>()\[\]{},;|*]*")
 _NOT_A_PATH = re.compile(r"[\s*?$<>{}\[\]|…]|\.\.\.")
 _LINE_SUFFIX = re.compile(r"(?::\d+){1,2}$")  # `~/app/main.py:42` points at a line
+# Words that declare a source: a key's or a heading's last word, or in CJK anywhere in it.
+SOURCE_WORDS = frozenset("source sources material materials path paths repo repos repository repositories "
+                         "location locations folder folders directory dir workspace checkout".split())
+SOURCE_WORDS_CJK = ("来源", "资料", "路径", "仓库", "目录", "資料", "パス", "ソース")
+_LAST_WORD = re.compile(r"([A-Za-z]+)[^A-Za-z]*$")
+
+
+def declares_source(label: str) -> bool:
+    """Does a key or a heading (`Source`, `Data sources`, `本地路径`) name where material is?"""
+    if any(word in label for word in SOURCE_WORDS_CJK):
+        return True
+    m = _LAST_WORD.search(label.strip("*_ "))
+    return m is not None and m.group(1).lower() in SOURCE_WORDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,29 +84,64 @@ def _pointer(written: str) -> str | None:
     return _LINE_SUFFIX.sub("", expanded)
 
 
+def _source_lines(doc: MemoryFile) -> list[int]:
+    """Lines that declare a source: a `Source:`-like line (front matter included), or a list
+    item under a heading that names sources (`## Sources`, not the file's title), up to the
+    next heading of its level."""
+    out = []
+    source_level = 0  # the level of the source heading the line is under; 0: none
+    start = doc.front_matter_end
+    kinds = doc.blocks.line_kinds
+    heads = {h.line: h for h in doc.headings if h.top_level}
+    for n, line in enumerate(doc.lines):
+        kind = kinds[n - start] if n >= start else PARAGRAPH
+        heading = heads.get(n)
+        if heading is not None:
+            if heading is not doc.title and (not source_level or heading.level <= source_level):
+                source_level = heading.level if declares_source(heading.text) else 0
+            continue
+        if kind is not PARAGRAPH or "/" not in line:
+            continue
+        if source_level and doc.top_item_at(n) is not None:
+            out.append(n)
+            continue
+        if ":" in line or "：" in line:
+            parsed = parse_metadata_line(line)
+            if parsed is not None and declares_source(parsed[0]):
+                out.append(n)
+    return out
+
+
 def source_pointers(doc: MemoryFile) -> list[SourcePointer]:
     """Every pointer to source material outside fenced code (text only; no file is touched)."""
     out: list[SourcePointer] = []
+    seen: set[tuple[int, str]] = set()
+
+    def add(line: int, start: int, end: int, written: str, path: str | None) -> None:
+        if path is not None and (line, path) not in seen:
+            seen.add((line, path))
+            out.append(SourcePointer(line, start, end, written, path))
+
     for link in doc.links:  # parsed once, shared with PM402; outside code already
         written = link.target.strip()
         if written.startswith(("/", "~")):
-            path = _pointer(unquote(strip_fragment(written)))
-            if path is not None:
-                out.append(SourcePointer(link.line, link.start, link.end, written, path))
-    if _SPAN_HINT.search(doc.text):
-        start = doc.front_matter_end
-        for offset, kind in enumerate(doc.blocks.line_kinds):
-            if kind is not PARAGRAPH and kind is not HEADING:
-                continue
-            n = start + offset
+            add(link.line, link.start, link.end, written, _pointer(unquote(strip_fragment(written))))
+    if _PATH_HINT.search(doc.text):
+        link_spans: dict[int, list[tuple[int, int]]] = {}
+        for link in doc.links:
+            link_spans.setdefault(link.line, []).append((link.start, link.end))
+        for n in _source_lines(doc):
             line = doc.lines[n]
-            if "`" not in line:
-                continue
             for m in _CODE_SPAN.finditer(line):
-                path = _pointer(m.group(2))
-                if path is not None:
-                    s, e = m.span(2)
-                    out.append(SourcePointer(n, s, e, m.group(2).strip(), path))
+                s, e = m.span(2)
+                add(n, s, e, m.group(2).strip(), _pointer(m.group(2)))
+            plain = mask_code_spans(line)
+            for s, e in link_spans.get(n, ()):  # a link's target was looked at above
+                plain = plain[:s] + " " * (e - s) + plain[e:]
+            for m in _PLAIN_PATH.finditer(plain):
+                written = m.group(0).rstrip(".:：,;!?")
+                if len(written) > 1:
+                    add(n, m.start(), m.start() + len(written), written, _pointer(written))
     out.sort(key=lambda p: (p.line, p.start))
     return out
 
