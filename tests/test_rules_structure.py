@@ -295,3 +295,13 @@ def test_pm001_pm003_not_for_a_folder_that_cannot_be_listed(tmp_path, monkeypatc
     snap = scan(root)
     assert snap.unreadable() == [(folder, "Permission denied")]
     assert findings(root) == []
+
+
+def test_pm005_never_on_the_indexes_even_when_oversized(tmp_path):
+    # An index too long is PM006 ("agents truncate long indexes"); "raw material, keep it in
+    # its project" is the wrong advice for it (issue 13).
+    big = "# Memory index\n\n" + "".join(f"- [N{i}](notes/n{i}.md) — note {i} " + "x" * 200 + "\n" for i in range(1400))
+    archive = "# Archive index\n\n" + "Some text about old things. " * 12000 + "\n"
+    root = make_root(tmp_path, {"_index.md": big, "_archive/_index.md": archive})
+    codes = {(f.path, f.code) for f in findings(root, {"select": ["PM005", "PM006"]})}
+    assert codes == {("_index.md", "PM006")}

@@ -311,3 +311,26 @@ def test_review_backticked_tbd_is_a_placeholder():
     from pmem_lsp.engine.rules.summary import is_placeholder
 
     assert is_placeholder("`TBD`") and not is_placeholder("`pmem` checks the index")
+
+
+# -- a misplaced summary is one finding (issue 13) ------------------------------------------
+
+
+def test_a_mid_file_summary_heading_is_one_pm101_whatever_it_holds(tmp_path):
+    # `## 摘要` in the middle of a Chinese note means "abstract": a paragraph, not bullets.
+    # Before, it gave PM101 + PM102 + a PM103 per paragraph; one finding says it all.
+    text = ("# 论文笔记\n\n作者：张三\n\n正文第一段，讲背景。\n\n## 摘要\n本文研究了记忆文件的格式。\n\n"
+            "我们提出了一种新的方法。\n\n第三段结论。\n\n## 方法\n- 细节\n")
+    assert summary_rows(tmp_path, text) == [(F, 6, "PM101")]
+
+
+def test_a_misplaced_summary_with_a_second_one_is_pm101_and_pm105_only(tmp_path):
+    text = "# T\n\nProse.\n\n## Summary\n- one\n## Summary\nParagraph.\n"
+    assert summary_rows(tmp_path, text) == [(F, 4, "PM101"), (F, 6, "PM105")]
+
+
+@pytest.mark.parametrize("heading", ["## 概要", "## TL;DR", "### Summary"])
+def test_pm106_not_for_a_variant_over_prose(tmp_path, heading):
+    # `## 概要` over a paragraph is an overview (issue 13): renaming it would make it a PM103.
+    text = f"# Title\n\n{heading}\nこのプロジェクトは在庫管理のためのものです。\n\n## 詳細\n- x\n"
+    assert summary_rows(tmp_path, text) == [(F, 0, "PM100")]

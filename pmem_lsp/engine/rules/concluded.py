@@ -41,11 +41,19 @@ def concluded_value(value: str) -> bool:
     return m is not None and m.group(0) in CONCLUDED
 
 
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}(?:-\d{2})?\.?$")
+
+
 def _concluded_bullet(text: str) -> bool:
     if ":" in text or "：" in text:
         parsed = parse_metadata_line(text)
-        if parsed is not None and parsed[0].strip("*_ ").lower() in STATUS_KEYS:
-            return concluded_value(parsed[1])
+        if parsed is not None:
+            key = parsed[0].strip("*_ ").lower()
+            if key in STATUS_KEYS:
+                return concluded_value(parsed[1])
+            # A labelled line: `Completed: 2026-05-01` dates the end of the work, but
+            # `Finished in 2026: <book titles>` or `Done: login page` lists finished things.
+            return key in CONCLUDED and _DATE_ONLY.match(parsed[1]) is not None
     body = _LEAD.sub("", text)
     if not (_EN_BULLET.match(body) or _ZH_BULLET.match(body)):
         return False

@@ -14,8 +14,8 @@ def _file_finding(entry: FileEntry, code: str, message: str) -> Finding:
 
 def check_raw_material(entry: FileEntry, settings: Settings) -> Finding | None:
     """PM005 for one file: not Markdown, or larger than `largeFile.kb`."""
-    if entry.error:
-        return None
+    if entry.error or entry.zone in (Zone.INDEX, Zone.ARCHIVE_INDEX):
+        return None  # the indexes are never raw material (an index too long is PM006)
     if not entry.markdown:
         return _file_finding(entry, "PM005", "non-Markdown file in memory: keep raw material in its project "
                                              "and store a short description and path here")

@@ -24,14 +24,20 @@ def is_placeholder(text: str) -> bool:
 
 
 def summary_variant(doc: MemoryFile):
-    """A heading near the top that looks like a summary but is not `## Summary` / `## 摘要`."""
+    """A heading near the top that looks like a summary but is not `## Summary` / `## 摘要`, over
+    a section of bullets."""
     for h in doc.headings:
         if not h.top_level or h is doc.title:
             continue
         if h.line < doc.preamble_end:
             continue
         normalised = _RE_VARIANT_TRIM.sub("", h.text.strip().lower())
-        return h if normalised in _VARIANTS else None
+        if normalised not in _VARIANTS:
+            return None
+        # Only a section of bullets is a summary under another name: a `## 概要` or `## TL;DR`
+        # of prose is an overview, and renaming it would only make it an invalid summary.
+        section = doc.section_of(h)
+        return h if section.bullets and not section.other_runs else None
     return None
 
 
@@ -57,9 +63,15 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile) -> list[Finding]:
                                     "no `## Summary`: add 3 to 6 bullets after the title so agents can read them first"))
         return out
     first = heads[0]
+    for h in heads[1:]:
+        out.append(at_line(path, lines, h.line, "PM105",
+                           f"second summary heading (the first is on line {first.line + 1}); a file has one summary"))
     if first.line != doc.preamble_end:
+        # One finding: a summary in the wrong place is not read first, whatever it holds (and
+        # a mid-file `## 摘要` is often an ordinary section, an abstract, not a summary at all).
         out.append(at_line(path, lines, first.line, "PM101",
                            "the summary must come immediately after the title and metadata; agents read it first only there"))
+        return out
     section = doc.summary
     assert section is not None
     count = len(section.bullets)
@@ -79,8 +91,4 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile) -> list[Finding]:
             out.append(Finding(path, bullet.line, start, bullet.line,
                                max(start, len(line.rstrip())), "PM104",
                                f"summary bullet is {label}: state a fact"))
-    for h in heads[1:]:
-        out.append(at_line(path, lines, h.line, "PM105",
-                           f"second summary heading (the first is on line {first.line + 1}); a file has one summary"))
     return out
-
