@@ -8,6 +8,7 @@ from pathlib import Path
 from engine_helpers import TODAY, active_file, index_text, make_root, scan
 
 from pmem_lsp.engine.analysis import Analysis
+from pmem_lsp.engine.host import MemoryHost
 
 
 def fresh(root: Path) -> dict:
@@ -151,3 +152,44 @@ def test_a_file_replaced_by_a_folder_of_its_name_is_forgotten(tmp_path: Path):
     apply(analysis, root, "notes/beta.md")
     assert analysis.by_path() == fresh(root)
     assert [f.code for f in analysis.by_path()["_index.md"]] == ["PM204"]
+
+
+# -- the keystroke path leaves the near-duplicate search for later (issue 13) ---------------
+
+PROSE = " ".join(f"Sentence {i} of a long note about berths, cranes and the quay rota." for i in range(40))
+
+
+def test_a_keystroke_defers_duplicates_and_settle_catches_up(tmp_path: Path):
+    original = active_file("Quay rota", body=PROSE.replace(". ", ".\n") + "\n")
+    root = make_root(tmp_path, {"notes/rota.md": original, "notes/other.md": active_file("Other")})
+    analysis = Analysis(scan(root), TODAY)
+    compared = analysis.duplicates.compared
+    # The buffer of notes/other.md becomes a copy of the rota: typing does not compare it.
+    changed = analysis.snap.set_buffer("notes/other.md", original.replace("Sentence 3 ", "Sentence three "))
+    analysis.update(changed, defer_duplicates=True)
+    assert analysis.duplicates.compared == compared
+    assert not any(f.code == "PM503" for f in analysis.all())
+    # A pause in typing: the search runs, and the result is the fresh analysis's.
+    assert {"notes/other.md", "notes/rota.md"} & analysis.settle()
+    assert analysis.duplicates.compared > compared
+    fresh_snap = scan(root)
+    fresh_snap.set_buffer("notes/other.md", analysis.snap.files["notes/other.md"].text or "")
+    assert analysis.by_path() == Analysis(fresh_snap, TODAY).by_path()
+    assert any(f.code == "PM503" for f in analysis.all())
+    assert analysis.settle() == set()  # nothing left to do
+
+
+def test_a_query_never_takes_what_is_due_to_be_published(tmp_path: Path):
+    """Two edits and a code action inside the debounce window: the query brings the analysis
+    up to date, and the edit's new findings are still published afterwards (issue 14)."""
+    root = make_root(tmp_path)
+    host = MemoryHost()
+    memory = host.add_root(root, scan(root).settings)
+    snapshot = scan(root)
+    host.install(memory, snapshot, Analysis(snapshot, TODAY))
+    host.take_unpublished(memory)
+    host.open_buffer(root / "notes/beta.md", "# Beta\n\n## Summary\n- one\n")
+    host.open_buffer(root / "notes/beta.md", "# Beta\n\n## Summary\n- one\n- two\n")
+    assert [f.code for f in host.findings(memory)["notes/beta.md"]] == ["PM102"]  # a query
+    assert host.take_unpublished(memory) == {"notes/beta.md"}  # still due to the publisher
+    assert host.take_unpublished(memory) == set()

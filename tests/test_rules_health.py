@@ -227,6 +227,7 @@ def test_pm501_without_git_falls_back_to_mtime(tmp_path, monkeypatch):
     (active_file("A", summary="## Summary\n- ✅ Done.\n- B.\n- C.\n"), 5),
     (active_file("A", summary="## 摘要\n- 项目已完成，客户已验收。\n- 预算：十万。\n- 负责人：张三。\n"), 5),
     (active_file("A", summary="## 摘要\n- 已结束（2026-06）。\n- 预算：十万。\n- 负责人：张三。\n"), 5),
+    (active_file("A", summary="## Summary\n- Completed: 2026-05-01\n- B.\n- C.\n"), 5),
 ])
 def test_pm502_concluded_in_english_and_chinese(tmp_path, text, line):
     root = make_root(tmp_path, {"notes/done.md": text})
@@ -245,6 +246,10 @@ def test_pm502_concluded_in_english_and_chinese(tmp_path, text, line):
     active_file("A", summary="## 摘要\n- 已完成第一阶段。\n- 预算：十万。\n- 负责人：张三。\n"),
     active_file("A", summary="## 摘要\n- 完成度 80%。\n- 预算：十万。\n- 负责人：张三。\n"),
     active_file("A", body="## Log\n- Done.\nStatus: done\n"),  # neither metadata nor summary
+    # A reading list: some listed things were finished, the list itself is not (issue 13).
+    active_file("Reading list", summary="## Summary\n- Finished in 2026: Dune, Piranesi, The Overstory.\n"
+                "- Reading now: Middlemarch.\n- Next: a history of the Baltic.\n"),
+    active_file("A", summary="## Summary\n- Done: login page and signup.\n- B.\n- C.\n"),
 ])
 def test_pm502_not_for_progress_or_elsewhere(tmp_path, text):
     root = make_root(tmp_path, {"notes/open.md": text})
@@ -351,9 +356,10 @@ def test_pm503_threshold_setting(tmp_path):
     assert only(findings(root, {"duplicates": {"threshold": 0.75}}), "PM503") == []
     found = only(findings(root, {"duplicates": {"threshold": 0.6}}), "PM503")
     assert rows(found) == [("notes/quay.md", 0, "PM503")] and "(68% similar text)" in found[0].message
-    # With the same title, half the text in common is enough.
+    # The same title does not lower the bar: a pair is similar at the threshold, or no pair.
     (root / "notes/quay.md").write_text(copy, encoding="utf-8")
-    found = only(findings(root), "PM503")
+    assert only(findings(root), "PM503") == []
+    found = only(findings(root, {"duplicates": {"threshold": 0.6}}), "PM503")
     assert rows(found) == [("notes/quay.md", 0, "PM503")] and "(same title, 68% similar text)" in found[0].message
 
 
@@ -434,7 +440,7 @@ def test_pm403_missing_pointers_in_code_spans_and_links(tmp_path):
             "`//cdn/x.js`\n"
             "```\n~/pmem-test-does-not-exist/in-a-fence.md\n`~/pmem-test-does-not-exist/fenced`\n```\n")
     root = make_root(tmp_path, {"notes/src.md": active_file("Sources", body=body),
-                                "_core/profile.md": "# Profile\n\n- Photos: `/Users/pmem-test-nobody/photos`\n",
+                                "_core/profile.md": "# Profile\n\n- Photo folder: `/Users/pmem-test-nobody/photos`\n",
                                 "_archive/notes/old.md": active_file("Old", body="`~/pmem-test-gone/archived`\n")})
     found = only(findings(root), "PM403")
     assert [(f.path, f.line, f.message.split("`")[1]) for f in found] == [
@@ -452,7 +458,7 @@ def test_pm403_missing_pointers_in_code_spans_and_links(tmp_path):
 def test_pm403_only_stats_never_reads_outside_the_root(tmp_path, monkeypatch):
     outside = tmp_path / "outside.md"
     outside.write_text("# secret source\n")
-    root = make_root(tmp_path, {"notes/src.md": active_file("Sources", body=f"See `{outside}` and `{tmp_path}/gone.md`.\n")})
+    root = make_root(tmp_path, {"notes/src.md": active_file("Sources", body=f"Sources: `{outside}` and `{tmp_path}/gone.md`.\n")})
     snap = scan(root)
     opened: list[str] = []
     real_open, real_os_open = builtins.open, os.open
@@ -605,3 +611,33 @@ def test_status_counts_active_files_and_never_touches_the_archive(tmp_path, monk
     data = status.as_dict()
     assert data["active"]["files"] == 3 and data["active"]["unrouted"] == ["notes/loose.md"]
     assert status_module.tokens(data["active"]["bytes"]) == data["active"]["tokens"]
+
+
+def test_pm403_only_pointers_not_every_path_in_prose(tmp_path):
+    # Issue 13: a backticked system path in a sentence is an example or an instruction, not a
+    # pointer to the user's material; a link target, a `Source:`-like line and the items
+    # under a source heading are. Plain paths count there too; one finding per path per line.
+    body = ("## Setup\n"
+            "Edit `~/.zshrc-pmem-test-gone` and run `/usr/local/bin/pmem-test-gone` once; "
+            "credentials live in `~/.aws/pmem-test-gone`.\n\n"
+            "Source: ~/pmem-test-gone/homelab/ansible (and `~/pmem-test-gone/homelab/ansible` again)\n"
+            "- Repo: `/srv/pmem-test-gone/site.git`\n"
+            "- 来源：~/pmem-test-gone/资料/报告.pdf\n"
+            "- Raw data: [exports](~/pmem-test-gone/exports.csv)\n\n"
+            "## Materials\n"
+            "- The scans, ~/pmem-test-gone/scans/ on the NAS\n"
+            "### Older\n"
+            "- `/mnt/pmem-test-gone/old`\n"
+            "## Next steps\n"
+            "- Copy it to ~/pmem-test-gone/elsewhere later\n")
+    root = make_root(tmp_path, {"notes/src.md": active_file("Sources", body=body)})
+    found = only(findings(root), "PM403")
+    lines = (root / "notes/src.md").read_text(encoding="utf-8").splitlines()
+    assert [(lines[f.line][:12], lines[f.line][f.col:f.end_col]) for f in found] == [
+        ("Source: ~/pm", "~/pmem-test-gone/homelab/ansible"),
+        ("- Repo: `/sr", "/srv/pmem-test-gone/site.git"),
+        ("- 来源：~/pmem-", "~/pmem-test-gone/资料/报告.pdf"),
+        ("- Raw data: ", "~/pmem-test-gone/exports.csv"),
+        ("- The scans,", "~/pmem-test-gone/scans/"),
+        ("- `/mnt/pmem", "/mnt/pmem-test-gone/old"),
+    ]

@@ -274,14 +274,14 @@ def percentile(values: list[float], p: float) -> float:
 def expected_diagnostics(root: Path, rel: str, text: str, encoding: str) -> dict[str, list[tuple]]:
     """Findings of every file, computed in this process from a fresh scan of the root with
     `text` as the note's content (as the server holds it: a buffer over the disk's entry)."""
-    from pmem_lsp.engine.analysis import analyze, by_path
+    from pmem_lsp.engine.analysis import Analysis
     from pmem_lsp.engine.settings import resolve_settings
     from pmem_lsp.engine.snapshot import RootSnapshot
 
     snap = RootSnapshot.scan(root, resolve_settings(root))
     snap.set_buffer(rel, text)
     out: dict[str, list[tuple]] = {}
-    for path, found in by_path(analyze(snap)).items():
+    for path, found in Analysis(snap).by_path().items():
         lines = text.split("\n") if path == rel else snap.doc(path).lines if snap.doc(path) else []
         rows = []
         for f in found:

@@ -106,6 +106,7 @@ class Analysis:
         self._git: GitDates | None | bool = False  # False: not asked yet (see `changed_on`)
         self._changed_here: set[str] = set()  # changed since this analysis began
         self.duplicates = DuplicateIndex(snap.files, self.settings.duplicates.threshold)
+        self.duplicates_due: set[str] = set()  # text changes the duplicate search has not seen yet
         self._dups_on = self.settings.enabled("PM503")
         if self._stale_on or self._dups_on:
             self._git_dates()  # here, once: never later on the editor's thread
@@ -267,9 +268,12 @@ class Analysis:
         return changed
 
     # -- changes ------------------------------------------------------------
-    def update(self, changed: set[str]) -> set[str]:
+    def update(self, changed: set[str], defer_duplicates: bool = False) -> set[str]:
         """The snapshot changed at `changed` (paths whose entries were replaced, added or
-        removed). Re-check what depends on them; return the paths whose findings changed."""
+        removed). Re-check what depends on them; return the paths whose findings changed.
+
+        `defer_duplicates`: leave the near-duplicate search (PM503) for `settle` — an editor's
+        keystroke must not wait for comparisons with other files (DESIGN §7)."""
         if not changed:
             return set()
         snap = self.snap
@@ -279,7 +283,11 @@ class Analysis:
         touched = set(changed)
         self._changed_here |= changed
         if self._dups_on:
-            touched |= self.duplicates.update(changed)
+            if defer_duplicates and not existence:
+                self.duplicates_due |= changed
+            else:
+                touched |= self.duplicates.update(changed | self.duplicates_due)
+                self.duplicates_due.clear()
         # A folder appearing or vanishing is a changed path that is no file; keystrokes in a
         # buffer never are, so they skip the walk over every route.
         folder_change = any(rel not in snap.files for rel in changed) and self._routed_folders() != self.routed_folders
@@ -297,6 +305,17 @@ class Analysis:
         for rel in touched:
             self._recheck_file(rel)
         return self._rebuild_final(touched | before_shared | self._shared_paths())
+
+    def settle(self) -> set[str]:
+        """Do the near-duplicate work `update` left for later; return the paths whose
+        findings changed."""
+        if not self.duplicates_due:
+            return set()
+        due, self.duplicates_due = self.duplicates_due, set()
+        touched = self.duplicates.update(due)
+        for rel in touched:
+            self._recheck_file(rel)
+        return self._rebuild_final(touched)
 
     def _flipped(self, old: set[str] | None, new: set[str] | None) -> set[str]:
         if old == new:
@@ -319,9 +338,3 @@ def analyze(snap: RootSnapshot, today: dt.date | None = None) -> list[Finding]:
     """Every finding of every enabled rule, with its final severity, sorted."""
     return Analysis(snap, today).all()
 
-
-def by_path(findings: list[Finding]) -> dict[str, list[Finding]]:
-    grouped: dict[str, list[Finding]] = defaultdict(list)
-    for f in findings:
-        grouped[f.path].append(f)
-    return dict(grouped)

@@ -28,6 +28,9 @@ class MemoryRoot:
     analysis: Analysis | None = None  # kept current with the snapshot
     # Paths changed in the snapshot and not analysed yet (analysis is debounced by the server).
     pending: set[str] = field(default_factory=set)
+    # Paths whose findings changed since they were last published. Queries may bring the
+    # analysis up to date; only the publisher takes these (`take_unpublished`).
+    unpublished: set[str] = field(default_factory=set)
     resolved: Path = field(init=False)
 
     def __post_init__(self) -> None:
@@ -122,20 +125,35 @@ class MemoryHost:
                 changed |= snapshot.set_buffer(rel, text)
         analysis.update(changed)
         root.snapshot, root.analysis, root.pending = snapshot, analysis, set()
-        return before | set(analysis.final)
+        root.unpublished = before | set(analysis.final)
+        return set(root.unpublished)
 
-    def analyse_pending(self, root: MemoryRoot) -> set[str]:
-        """Bring the analysis up to date; return the paths whose findings changed."""
+    def analyse(self, root: MemoryRoot, defer_duplicates: bool = False) -> None:
+        """Bring the analysis up to date with the snapshot (the near-duplicate search may be
+        left for `settle`). What changed is kept for the publisher."""
         if root.analysis is None or not root.pending:
-            return set()
+            return
         pending, root.pending = root.pending, set()
-        return root.analysis.update(pending)
+        root.unpublished |= root.analysis.update(pending, defer_duplicates=defer_duplicates)
+
+    def settle(self, root: MemoryRoot) -> None:
+        """Finish what `analyse` left for later (the near-duplicate search)."""
+        self.analyse(root)
+        if root.analysis is not None:
+            root.unpublished |= root.analysis.settle()
+
+    def take_unpublished(self, root: MemoryRoot) -> set[str]:
+        """The paths whose findings changed since the last call: for the publisher only."""
+        paths, root.unpublished = root.unpublished, set()
+        return paths
 
     # -- results ------------------------------------------------------------
     def findings(self, root: MemoryRoot) -> dict[str, list[Finding]]:
+        """The current findings, by path. A query: it may bring the analysis up to date, and
+        never changes what is due to be published."""
         if root.analysis is None:
             return {}
-        self.analyse_pending(root)
+        self.analyse(root)
         return root.analysis.by_path()
 
     def early_findings(self, path: Path) -> list[Finding]:

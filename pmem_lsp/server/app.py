@@ -27,6 +27,7 @@ from .roots import configure_roots, editor_settings, fetch_configuration, scan_a
 
 log = logging.getLogger("pmem_lsp")
 ANALYSIS_DEBOUNCE = 0.03  # seconds of quiet typing before a buffer is re-analysed
+SETTLE_DELAY = 0.75  # seconds of quiet typing before the near-duplicate search (PM503) runs
 
 
 class PmemServer(LanguageServer):
@@ -48,6 +49,7 @@ class PmemServer(LanguageServer):
         # One watchfiles task per root: (stop event, task).
         self.watchers: dict[Path, tuple[asyncio.Event, asyncio.Task]] = {}
         self._analysis_timers: dict[Path, asyncio.TimerHandle] = {}
+        self._settle_timers: dict[Path, asyncio.TimerHandle] = {}
         self.progress_tokens: set[str] = set()  # work-done progress begun and not yet ended
 
     def schedule_analysis(self, root, delay: float = ANALYSIS_DEBOUNCE) -> None:
@@ -56,16 +58,28 @@ class PmemServer(LanguageServer):
         follow within `delay` are coalesced into one analysis when typing pauses."""
         from .diagnostics import refresh_root
 
+        loop = asyncio.get_running_loop()
+        settle = self._settle_timers.pop(root.path, None)
+        if settle is not None:
+            settle.cancel()
+        # The near-duplicate search compares a file with others: it waits for a pause in typing.
+        self._settle_timers[root.path] = loop.call_later(SETTLE_DELAY, self._settle, root)
         if root.path in self._analysis_timers:
             return  # a trailing analysis is already due and will see this change
-        refresh_root(self, root)
+        refresh_root(self, root, keystroke=True)
 
         def trailing() -> None:
             self._analysis_timers.pop(root.path, None)
             if root.pending:
-                refresh_root(self, root)
+                refresh_root(self, root, keystroke=True)
 
-        self._analysis_timers[root.path] = asyncio.get_running_loop().call_later(delay, trailing)
+        self._analysis_timers[root.path] = loop.call_later(delay, trailing)
+
+    def _settle(self, root) -> None:
+        from .diagnostics import refresh_root
+
+        self._settle_timers.pop(root.path, None)
+        refresh_root(self, root, settle=True)
 
     def background(self, coro: Coroutine) -> None:
         """Run `coro` on the loop without blocking the handler; keep a reference until done."""
@@ -149,7 +163,7 @@ def create_server() -> PmemServer:
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: PmemServer, *args) -> None:
-        for timer in ls._analysis_timers.values():
+        for timer in [*ls._analysis_timers.values(), *ls._settle_timers.values()]:
             timer.cancel()
         await watcher.stop_all(ls)
 

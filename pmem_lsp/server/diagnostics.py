@@ -66,11 +66,16 @@ def publish_paths(server: PmemServer, root: MemoryRoot, paths: set[str]) -> None
     publish_findings(server, root, {rel: final.get(rel, []) for rel in paths}, only=paths)
 
 
-def refresh_root(server: PmemServer, root: MemoryRoot) -> None:
+def refresh_root(server: PmemServer, root: MemoryRoot, keystroke: bool = False, settle: bool = False) -> None:
     """Analyse what changed in a scanned root and publish the differences — work bounded by
-    the change, not by the root (engine/analysis.py)."""
+    the change, not by the root (engine/analysis.py). The one place that publishes what the
+    analysis changed. `keystroke`: leave the near-duplicate search for later; `settle`: do it."""
     changed = set(root.pending)
-    publish_paths(server, root, server.host.analyse_pending(root))
+    if settle:
+        server.host.settle(root)
+    else:
+        server.host.analyse(root, defer_duplicates=keystroke)
+    publish_paths(server, root, server.host.take_unpublished(root))
     if changed:
         log_read_problems(server, root, changed)
 

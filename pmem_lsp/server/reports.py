@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from ..engine.health import health_report
 from ..engine.host import MemoryRoot
 from ..engine.status import memory_status
+from .diagnostics import refresh_root
 from .lifecycle_commands import command_args, refuse, session_root
 from .nav_common import wait_scanned
 
@@ -52,9 +53,9 @@ async def health(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
     root = await session_root(ls, "health", _parse("health", args).root)
     if not await wait_scanned(root, SCAN_WAIT):
         raise refuse(ls, f"{root.path} is still being scanned; try again in a moment")
-    findings = ls.host.findings(root)  # brings the analysis up to date with the buffers
+    refresh_root(ls, root, settle=True)  # up to date with the buffers, near-duplicates included
     assert root.analysis is not None
-    report = health_report(root.analysis, findings)
+    report = health_report(root.analysis)
     text = report.text()
     _show(ls, text)
     return {"text": text, **report.as_dict()}

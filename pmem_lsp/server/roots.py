@@ -162,7 +162,7 @@ async def scan_root(server: PmemServer, root) -> None:
             server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
     if root not in server.host.roots:
         return  # dropped while scanning
-    paths = server.host.install(root, snapshot, analysis)
-    publish_paths(server, root, paths)
+    server.host.install(root, snapshot, analysis)
+    publish_paths(server, root, server.host.take_unpublished(root))
     log_read_problems(server, root)  # unreadable and capped files, each named with the reason
     watch_root(server, root)

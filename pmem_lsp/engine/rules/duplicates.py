@@ -1,34 +1,41 @@
 """PM503: an active file that is a near-duplicate of another (DESIGN §4).
 
 Two active files are duplicates when the Jaccard similarity of their word 3-shingles is at
-least `duplicates.threshold` (default 0.9), or when their titles are the same once normalised
-(case, width, punctuation and spacing ignored) and at least half their text is shared
-(`SAME_TITLE_SIMILARITY`): a title alone names a topic, and two notes on one topic are not
-copies. Comparing every pair of a 10k-file root is 50
-million comparisons, so candidates come from a MinHash sketch instead:
+least `duplicates.threshold` (default 0.9): every reported pair is that similar. A shared
+title alone makes no pair (502 templates titled `[PROJECT TITLE]` are not copies). A file of
+fewer than `MIN_WORDS` words is never a duplicate: a short note is mostly its template
+(title, status, a few bullets), two of them look alike without being copies, and a copy of
+one costs agents little.
+
+Comparing every pair of a 10k-file root is 50 million comparisons, so candidates come from a
+sketch, and the work stays about linear whatever the corpus — a journal of 2,000 daily notes
+made from one template included:
 
 - each file's long lines (20 characters or more once lower-cased and stripped) are hashed, and
   the `SKETCH` smallest hashes are its sketch — a bottom-k MinHash over line shingles;
-- files that share a sketch hash (an LSH bucket) or a normalised title are candidates;
-- only candidates are compared exactly, on their word 3-shingles (CJK counts a character as a
-  word). A file of fewer than `MIN_WORDS` words is never a duplicate: a short note is mostly
-  its template (title, status, a few bullets), two of them look alike without being copies,
-  and a copy of one costs agents little.
+- files that share a sketch hash (an LSH bucket) are candidates, but a bucket of more than
+  `BUCKET_CAP` files is boilerplate (a template's line, a signature) and brings none;
+- files whose whole sketch is the same (a group of copies, or notes that are all template)
+  are compared with the first `GROUP_REPRESENTATIVES` files of that group only;
+- only candidates are compared exactly, on their word 3-shingles (CJK counts a character as
+  a word).
 
-A copy with at most `SKETCH - 1` lines changed on either side always shares a bucket with its
-original (the smallest shared line hash is then within both sketches), and a copy with a few
-words changed has a few lines changed. A reflowed copy (the same words wrapped differently) is
-found only by its title.
+A copy with a few lines changed shares most of its sketch with the original, so it shares a
+small bucket or the whole sketch. What this misses: a copy whose only shared sketch lines are
+boilerplate lines of more than `BUCKET_CAP` files and whose whole sketch differs; and a
+reflowed copy (the same words wrapped differently), whose lines all differ.
 
 Sketches are kept per file and updated one file at a time (`DuplicateIndex.update`), so an
-edit compares that file with its candidates only. The pair is reported on the newer file (the
-later change; on a tie the shorter, then the later path), naming the other.
+edit compares that file with its candidates only. A pair, once found, stays while both texts
+stay the same. The pair is reported on the newer file (the later change; on a tie the shorter,
+then the later path), naming the other.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from zlib import crc32
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
@@ -37,20 +44,21 @@ from ..findings import Finding, file_finding
 from ..snapshot import FileEntry
 from ..zones import Zone
 
-SKETCH = 6  # hashes per file
+SKETCH = 8  # hashes per file
 MIN_LINE = 20  # characters: shorter lines are headings, metadata and boilerplate
+BUCKET_CAP = 10  # a sketch hash shared by more files than this is boilerplate
+GROUP_REPRESENTATIVES = 2  # files of a same-sketch group a new member is compared with
 # Words a file needs before its text is compared: shorter notes are mostly their template
 # (title, status, a few bullets), and two of them look alike without being copies.
 MIN_WORDS = 50
-SAME_TITLE_SIMILARITY = 0.5
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
 _TITLE_JUNK = re.compile(r"[\W_]+")
 
 
 class Sketch(NamedTuple):
-    title: str | None  # normalised title
-    keys: list[int]  # the smallest hashes of the file's long lines
+    title: str | None  # normalised title (said in the message; it makes no pair)
+    keys: tuple[int, ...]  # the smallest hashes of the file's long lines
 
 
 def normalise_title(title: str | None) -> str | None:
@@ -69,10 +77,13 @@ def sketch_of(entry: FileEntry) -> Sketch:
     cached = entry.cache.get("dup-sketch")
     if cached is None:
         text = entry.text or ""
-        hashes = sorted({hash(line) for line in map(str.strip, text.lower().splitlines()) if len(line) >= MIN_LINE})
+        # crc32, not `hash()`: str hashes change with every process (PYTHONHASHSEED), and the
+        # sketch picks the smallest ones, so the candidates — and the findings — must not.
+        hashes = sorted({crc32(line.encode("utf-8", "surrogatepass"))
+                         for line in map(str.strip, text.lower().splitlines()) if len(line) >= MIN_LINE})
         doc = entry.doc
         cached = entry.cache["dup-sketch"] = Sketch(normalise_title(doc.title_text if doc else None),
-                                                    hashes[:SKETCH])
+                                                    tuple(hashes[:SKETCH]))
     return cached  # type: ignore[return-value]
 
 
@@ -117,7 +128,8 @@ class DuplicateIndex:
         # the sketches themselves.
         self.owner: dict[int, str] = {}
         self.shared: dict[int, set[str]] = {}
-        self.titles: dict[str, set[str]] = defaultdict(set)
+        # Files by their whole sketch, in the order they came (a dict is an ordered set).
+        self.groups: dict[tuple[int, ...], dict[str, None]] = defaultdict(dict)
         self.pairs: dict[str, dict[str, Pair]] = defaultdict(dict)
         self.compared = 0  # exact comparisons made (for tests and benchmarks)
 
@@ -125,9 +137,12 @@ class DuplicateIndex:
         for rel, entry in self.files.items():
             if _candidate(entry):
                 self._add_sketch(rel, sketch_of(entry))
+        seen: set[tuple[str, str]] = set()  # candidates are not always mutual: compare each pair once
         for rel in list(self.sketches):
             for other in self._candidates(rel):
-                if other > rel:
+                pair = (rel, other) if rel < other else (other, rel)
+                if pair not in seen:
+                    seen.add(pair)
                     self._compare(rel, other)
 
     def update(self, rels: set[str]) -> set[str]:
@@ -160,8 +175,8 @@ class DuplicateIndex:
                     shared[key] = {first, rel}
                 else:
                     files.add(rel)
-        if sk.title is not None:
-            self.titles[sk.title].add(rel)
+        if sk.keys:
+            self.groups[sk.keys][rel] = None
 
     def _drop(self, rel: str) -> set[str]:
         sk = self.sketches.pop(rel, None)
@@ -176,36 +191,40 @@ class DuplicateIndex:
             if len(files) == 1:
                 del self.shared[key]
             self.owner[key] = next(iter(files))
-        if sk.title is not None:
-            same = self.titles[sk.title]
-            same.discard(rel)
-            if not same:
-                del self.titles[sk.title]
+        if sk.keys:
+            group = self.groups[sk.keys]
+            group.pop(rel, None)
+            if not group:
+                del self.groups[sk.keys]
         partners = self.pairs.pop(rel, {})
         for other in partners:
             self.pairs[other].pop(rel, None)
         return set(partners) | {rel}
 
     def _candidates(self, rel: str) -> set[str]:
+        """Files sharing a small bucket with `rel`, and the first files of its same-sketch group."""
         sk = self.sketches[rel]
         shared = self.shared
         found: set[str] = set()
         for key in sk.keys:
             files = shared.get(key)
-            if files is not None:
+            if files is not None and len(files) <= BUCKET_CAP:
                 found |= files
-        if sk.title is not None:
-            found |= self.titles[sk.title]
+        if sk.keys:
+            for n, other in enumerate(self.groups[sk.keys]):
+                if n >= GROUP_REPRESENTATIVES:
+                    break
+                found.add(other)
         found.discard(rel)
         return found
 
     def _compare(self, a: str, b: str) -> bool:
         ea, eb = self.files[a], self.files[b]
         self.compared += 1
-        same_title = self.sketches[a].title is not None and self.sketches[a].title == self.sketches[b].title
         sim = similarity(ea, eb)
-        if sim == 0.0 or sim < (min(SAME_TITLE_SIMILARITY, self.threshold) if same_title else self.threshold):
+        if sim == 0.0 or sim < self.threshold:
             return False
+        same_title = self.sketches[a].title is not None and self.sketches[a].title == self.sketches[b].title
         pair = Pair(sim, same_title)
         self.pairs[a][b] = pair
         self.pairs[b][a] = pair
@@ -229,11 +248,6 @@ class DuplicateIndex:
         more = f"; {len(older) - 1} more near-duplicate{'s' if len(older) > 2 else ''}" if len(older) > 1 else ""
         return file_finding(rel, me.doc, "PM503",
                             f"near-duplicate of `{best}` ({why}{more}): keep one, archive the other")
-
-    def originals_of(self, rel: str, changed_on: Callable[[str], float | None]) -> list[str]:
-        """The files `rel` duplicates and is newer than (PM503's candidates to name)."""
-        me = self.files[rel]
-        return sorted(o for o in self.pairs.get(rel, {}) if _newer(rel, me, o, self.files[o], changed_on))
 
 
 def _newer(a: str, ea: FileEntry, b: str, eb: FileEntry, changed_on: Callable[[str], float | None]) -> bool:
