@@ -247,15 +247,18 @@ def test_a_saved_route_is_restored_at_the_end_of_its_section(tmp_path):
     assert "PROPOSED" not in make_plan(context(root, ARCHIVED_ON), "archive", "projects/alpha.md").preview
 
 
-def test_recover_of_a_file_archived_without_a_route_adds_none(tmp_path):
+def test_a_file_archived_without_a_route_gets_no_index_line_and_recover_proposes_one(tmp_path):
+    # DESIGN §2.4: never an empty `index-line:` (it would read as "restore an empty line");
+    # the record is then a legacy one, and recover proposes a route for the user to confirm.
     index = INDEX.replace("- [Alpha project](projects/alpha.md) — the alpha work\n", "")
     root = root_with(tmp_path, {"projects/alpha.md": ALPHA}, index=index)
     plan = run(root, "archive", "projects/alpha.md")
     assert plan.facts["index-line"] == "" and [type(s) for s in plan.steps] == [Move, WriteText]
-    assert "- index-line:\n" in (root / AI).read_text(encoding="utf-8")
-    plan = run(root, "recover", "projects/alpha.md")
-    assert [type(s) for s in plan.steps] == [Move, WriteText] and plan.steps[1].path == AI
-    assert (root / "_index.md").read_text(encoding="utf-8") == index
+    assert "index-line" not in (root / AI).read_text(encoding="utf-8")
+    plan = make_plan(context(root), "recover", "projects/alpha.md")
+    assert "PROPOSED" in plan.preview
+    assert [(type(s), getattr(s, "path", None)) for s in plan.steps] == [
+        (Move, None), (WriteText, "_index.md"), (WriteText, AI)]
 
 
 # -- purge -------------------------------------------------------------------------------------

@@ -74,6 +74,7 @@ class Located:
     location: str  # where the file is now
     record: ArchiveRecord | None
     active: bool  # the path names an existing active file
+    archived_copy: bool = False  # ...and a record names an archived copy of it that exists
 
 
 def locate(ctx: LifecycleContext, raw: object, op: str = "find archived files") -> Located:
@@ -83,9 +84,10 @@ def locate(ctx: LifecycleContext, raw: object, op: str = "find archived files") 
     archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
     records = find_records(archive_text)
     if zone is Zone.ACTIVE:
-        if os.path.lexists(ctx.root / rel):
-            return Located(rel, None, active=True)
         matches = [r for r in records if (r.get("original") or r.title) == rel]
+        if os.path.lexists(ctx.root / rel):
+            return Located(rel, None, active=True, archived_copy=any(
+                (loc := record_location(r)) and os.path.lexists(ctx.root / loc) for r in matches))
         present = [r for r in matches if (loc := record_location(r)) and os.path.lexists(ctx.root / loc)]
         chosen = present or matches
         if not chosen:
@@ -176,8 +178,13 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
     saved = route_lines[0] if route_lines else ""
     why = one_line(reason or "") or "archived from the editor"
     nl = newline_of(archive_text)
-    record = format_record(rel, [("status", "archived"), ("original", rel), ("location", dest),
-                                 ("index-line", saved), ("archived", ctx.today.isoformat()), ("reason", why)], nl)
+    # A file that had no route gets no `index-line` (never an empty one): its recover then
+    # proposes a route for confirmation, as for a legacy record (DESIGN §2.4).
+    fields = [("status", "archived"), ("original", rel), ("location", dest)]
+    if routes:
+        fields.append(("index-line", saved))
+    fields += [("archived", ctx.today.isoformat()), ("reason", why)]
+    record = format_record(rel, fields, nl)
     steps: list[Step] = [Move(rel, dest), _write(ARCHIVE_INDEX, archive_text, AddRecord(dest, record))]
     if routes:
         steps.append(_write(INDEX, index_text, RemoveRoutes(rel, tuple(route_lines))))
@@ -228,6 +235,9 @@ def plan_delete(ctx: LifecycleContext, raw: object) -> Plan:
 def plan_recover(ctx: LifecycleContext, raw: object) -> Plan:
     root = ctx.root
     found = locate(ctx, raw, "recover")
+    if found.active and found.archived_copy:
+        raise Refusal(COLLISION, f"cannot recover: `{found.location}` is occupied by an active file, and the "
+                                 "archive holds a copy of that name; rename one of them first")
     if found.active:
         raise Refusal(STATE, f"`{found.location}` is an active file already; there is nothing to recover")
     require_structure(root, "recover")
