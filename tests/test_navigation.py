@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engine_helpers import DEMO, TODAY
-from pmem_lsp.engine.analysis import analyze, by_path
+from engine_helpers import DEMO, TODAY, make_root, scan
+from pmem_lsp.engine.analysis import Analysis
 from pmem_lsp.engine.navigation import (complete, definition, document_links, document_symbols, hover,
                                         lens_kinds, lens_title, ref_graph, references, rename_edits,
                                         workspace_symbols)
@@ -79,7 +79,7 @@ class Demo:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.snap = RootSnapshot.scan(root, resolve_settings(root))
-        self.findings = by_path(analyze(self.snap, TODAY))
+        self.findings = Analysis(self.snap, TODAY).by_path()
 
     def line_of(self, rel: str, needle: str) -> int:
         lines = self.snap.doc(rel).lines
@@ -184,11 +184,36 @@ def test_hover_on_a_relative_link_is_the_same_card_as_its_route(demo: Demo):
     assert hover(demo.snap, "projects/conference-talk.md", line, 2, demo.findings, TODAY) is None
 
 
-def test_hover_never_shows_a_secret(demo: Demo):
+def test_hover_never_shows_a_secret_but_shows_the_summary_around_it(demo: Demo):
+    # The summary stays readable (issue 13): the secret's own text is replaced, by the
+    # finding's range, and a note says that something was masked.
     h = demo.hover("_index.md", "(notes/keys.md)")
     assert TOKEN not in h.markdown and TOKEN[:8] not in h.markdown
-    assert "*Contains a likely secret; preview hidden.*" in h.markdown
+    assert "- Deploy token: [secret]\n- Rotated every quarter.\n- Kept for the CI job.\n" in h.markdown
+    assert "*Holds a likely secret (PM401): masked here.*" in h.markdown
     assert "- `PM401` secret (line 4): likely GitHub token" in h.markdown
+
+
+def test_hover_hides_every_line_of_a_multi_line_secret(tmp_path):
+    import base64
+    import random
+
+    rng = random.Random(5)
+    body = base64.b64encode(bytes(rng.randrange(256) for _ in range(288))).decode()
+    rows = [body[i:i + 64] for i in range(0, len(body), 64)]
+    pem = "-----BEGIN " + "OPENSSH PRIVATE KEY-----"
+    text = ("# Keys\n\nNotes on the deploy key, kept here by mistake:\n" + pem + "\n" + "\n".join(rows)
+            + "\n-----END " + "OPENSSH PRIVATE KEY-----\nMore text.\n")
+    body = rows[0]
+    root = make_root(tmp_path, {"notes/keys.md": text})
+    snap = scan(root)
+    found = Analysis(snap, TODAY).by_path()
+    line = snap.doc("_index.md").lines.index(next(x for x in snap.doc("_index.md").lines if "notes/keys.md" in x))
+    col = snap.doc("_index.md").lines[line].index("notes/keys.md")
+    h = hover(snap, "_index.md", line, col, found, TODAY)
+    assert body not in h.markdown and body[:12] not in h.markdown and body[::-1][:12] not in h.markdown
+    assert "Notes on the deploy key, kept here by mistake:" in h.markdown
+    assert "[a line of a secret, hidden]" in h.markdown
 
 
 def test_hover_on_a_dangling_route_and_on_plain_text(demo: Demo):

@@ -3,7 +3,8 @@
 A file is described the way an agent meets it on demand: its title and Summary bullets (the
 first lines when it has none), its size and approximate tokens (bytes / 4), when it last
 changed, and its open problems. Nothing beyond those lines is ever shown, every line shown
-has likely secrets masked, and a file with a PM401 finding shows no text at all.
+has likely secrets masked: the text of each PM401 finding replaced by `[secret]` (a line of a
+multi-line secret, a PEM block, hidden whole), and anything else that looks like one masked.
 """
 
 from __future__ import annotations
@@ -70,20 +71,41 @@ def size_line(entry: FileEntry) -> str:
     return f"{entry.size:,} bytes · ~{round(entry.size / 4):,} tokens · changed {changed_date(entry)}"
 
 
-def first_lines(doc: MemoryFile, limit: int = FIRST_LINES) -> list[str]:
-    """The first non-blank lines after the title (front matter skipped)."""
+def first_lines(doc: MemoryFile, limit: int = FIRST_LINES) -> list[tuple[int, str]]:
+    """The first non-blank lines after the title (front matter skipped), with their numbers."""
     start = doc.title.end_line + 1 if doc.title is not None else doc.front_matter_end
     out = []
-    for line in doc.lines[start:]:
+    for n in range(start, len(doc.lines)):
+        line = doc.lines[n]
         if line.strip():
-            out.append(line.rstrip())
+            out.append((n, line.rstrip()))
             if len(out) == limit:
                 break
     return out
 
 
-def summary_bullets(doc: MemoryFile) -> list[str]:
-    return [b.text for b in doc.summary.bullets] if doc.summary is not None else []
+SECRET_SHOWN = "[secret]"
+SECRET_LINE = "[a line of a secret, hidden]"
+
+
+def _secret_spans(findings: Findings, rel: str) -> list[Finding]:
+    return [f for f in findings.get(rel, ()) if f.code == "PM401"]
+
+
+def _shown(line: str, n: int, secrets: Sequence[Finding]) -> str:
+    """Line `n` as hover may show it: each PM401 finding's text on it replaced (by the
+    finding's own range, so what the analysis found is never shown whatever the masking
+    below recognises), a line inside a multi-line secret hidden whole, and then any other
+    likely secret masked."""
+    spans = []
+    for f in secrets:
+        if f.line < n < f.end_line or (f.line != f.end_line and n in (f.line, f.end_line)):
+            return SECRET_LINE
+        if f.line == n:
+            spans.append((f.col, f.end_col))
+    for a, b in sorted(spans, reverse=True):
+        line = line[:a] + SECRET_SHOWN + line[b:]
+    return mask_secrets(line)
 
 
 def display_title(doc: MemoryFile | None, rel: str, findings: Findings) -> str:
@@ -116,18 +138,20 @@ def file_card(snap: RootSnapshot, rel: str, findings: Findings) -> list[str]:
         out += [f"*Cannot be read ({entry.error}).*", ""]
     elif doc is None:
         out += ["*Not a Markdown file.*", ""]
-    elif has_secret(findings, rel):
-        out += ["*Contains a likely secret; preview hidden.*", ""]
     else:
-        bullets = summary_bullets(doc)
+        hide = _secret_spans(findings, rel)
+        bullets = doc.summary.bullets if doc.summary is not None else ()
         if bullets:
-            out += [f"- {mask_secrets(b)}" for b in bullets] + [""]
+            out += [f"- {_shown(doc.lines[b.line], b.line, hide)[b.start:].strip()}" for b in bullets] + [""]
         else:
             lines = first_lines(doc)
             if lines:
-                out += ["*No summary; the first lines:*", "", *fenced([mask_secrets(x) for x in lines]), ""]
+                out += ["*No summary; the first lines:*", "",
+                        *fenced([_shown(text, n, hide) for n, text in lines]), ""]
             else:
                 out += ["*Empty.*", ""]
+        if hide:
+            out += ["*Holds a likely secret (PM401): masked here.*", ""]
     out.append(size_line(entry) + (" (analysed up to 2 MiB)" if entry.truncated else ""))
     found = problems(findings, rel)
     if found:
