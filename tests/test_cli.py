@@ -163,3 +163,72 @@ def test_control_characters_in_file_names_reach_the_terminal_escaped(tmp_path: P
     located = [line for line in out.splitlines() if line.startswith("notes/")]
     assert located and all(":1:1: PM" in line for line in located), out
     assert any("\\x" in line for line in located)
+
+
+# -- output for roots never written to this format (issue 13) -------------------------------
+
+
+@pytest.fixture
+def legacy_root(tmp_path: Path) -> Path:
+    """A vault of 25 notes with no summaries and 12 unrouted: many findings of two codes."""
+    files = base_files()
+    for i in range(25):
+        files[f"notes/n{i:02}.md"] = f"# Note {i}\n\nPlain prose, no summary.\n"
+        if i < 13:
+            files["_index.md"] += f"- [N{i}](notes/n{i:02}.md) — note {i}\n"
+    return write_root(tmp_path / "memory", files)
+
+
+def test_text_output_shows_ten_findings_of_a_code_and_counts_the_rest(legacy_root: Path):
+    lines = pmem("--root", str(legacy_root), "check").stdout.splitlines()
+    shown = [line for line in lines if line.startswith("notes/")]
+    assert sum(" PM100 " in line for line in shown) == 10 and sum(" PM202 " in line for line in shown) == 10
+    assert lines[-3:] == [
+        "… 15 more PM100 summary-missing (25 in all; `pmem check --select PM100 --max-per-code 0` lists them)",
+        "… 2 more PM202 route-missing (12 in all; `pmem check --select PM202 --max-per-code 0` lists them)",
+        "37 problems (0 errors, 12 warnings, 0 information, 25 hints) in 30 Markdown files",
+    ]
+    everything = pmem("--root", str(legacy_root), "check", "--max-per-code", "0").stdout.splitlines()
+    assert len(everything) == 38 and not any(line.startswith("…") for line in everything)
+
+
+def test_json_keeps_every_finding(legacy_root: Path):
+    report = json.loads(pmem("--root", str(legacy_root), "check", "--format", "json").stdout)
+    assert len(report["diagnostics"]) == 37
+
+
+def test_statistics_counts_each_code(legacy_root: Path):
+    result = pmem("--root", str(legacy_root), "check", "--statistics")
+    assert result.stdout.splitlines() == [
+        "25  PM100  summary-missing  hint",
+        "12  PM202  route-missing  warning",
+        "37 problems (0 errors, 12 warnings, 0 information, 25 hints) in 30 Markdown files",
+    ]
+    assert result.returncode == 0
+
+
+def test_sarif_is_valid_sarif_2_1_0_with_rules_and_regions(root: Path):
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parent / "data" / "sarif-2.1.0-rtm.5.json").read_text(encoding="utf-8"))
+    (root / "notes").mkdir()
+    (root / "notes/a b#c.md").write_text("# A\n\nNo summary.\n")
+    result = pmem("--root", str(root), "check", "--format", "sarif")
+    assert result.returncode == 0
+    log = json.loads(result.stdout)
+    jsonschema.validate(log, schema)
+    (run,) = log["runs"]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == sorted(r["id"] for r in rules) and len(rules) >= 30
+    pm102 = next(r for r in rules if r["id"] == "PM102")
+    assert pm102["name"] == "summary-bullet-count" and pm102["defaultConfiguration"] == {"level": "warning"}
+    assert "three to six" in pm102["help"]["text"]
+    assert next(r for r in rules if r["id"] == "PM100")["defaultConfiguration"] == {"level": "note"}
+    by_rule = {res["ruleId"]: res for res in run["results"]}
+    assert set(by_rule) == {"PM100", "PM102", "PM202"}
+    location = by_rule["PM102"]["locations"][0]["physicalLocation"]
+    assert location == {"artifactLocation": {"uri": "projects/two.md", "uriBaseId": "ROOT"},
+                        "region": {"startLine": 5, "startColumn": 1, "endLine": 5, "endColumn": 11}}
+    assert rules[by_rule["PM102"]["ruleIndex"]]["id"] == "PM102"
+    assert by_rule["PM100"]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "notes/a%20b%23c.md"
+    assert run["originalUriBaseIds"]["ROOT"]["uri"] == root.as_uri() + "/"

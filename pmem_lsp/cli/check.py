@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
 from ..engine.analysis import analyze
 from ..engine.catalogue import RULES, severity_of
 from ..engine.findings import Finding, Severity
-from ..engine.report import build_report
+from .. import __version__
+from ..engine.report import build_report, sarif_report
 from ..engine.snapshot import RootSnapshot
 from .terminal import lines, one_line
 
@@ -22,18 +25,48 @@ def _count(n: int, severity: Severity) -> str:
     return f"{n} {word}" if n == 1 or severity is Severity.INFORMATION else f"{n} {word}s"
 
 
-def _text(findings: list[Finding], files: int, out: TextIO) -> None:
-    counts = {s: 0 for s in Severity}
-    for f in findings:
-        sev = severity_of(f)
-        counts[sev] += 1
-        out.write(f"{one_line(f.path)}:{f.line + 1}:{f.col + 1}: {f.code} {RULES[f.code].name} {sev.value}: "
-                  f"{one_line(f.message)}\n")
+MAX_PER_CODE = 10  # text output: findings shown per rule before the rest are counted
+
+
+def _summary(findings: list[Finding], files: int) -> str:
+    counts = Counter(severity_of(f) for f in findings)
     total = len(findings)
     detail = ", ".join(_count(counts[s], s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFORMATION, Severity.HINT))
     noun = "problem" if total == 1 else "problems"
     where = f"{files} Markdown file" + ("" if files == 1 else "s")
-    out.write(f"{total} {noun} ({detail}) in {where}\n" if total else f"No problems in {where}\n")
+    return f"{total} {noun} ({detail}) in {where}\n" if total else f"No problems in {where}\n"
+
+
+def _line(f: Finding) -> str:
+    return (f"{one_line(f.path)}:{f.line + 1}:{f.col + 1}: {f.code} {RULES[f.code].name} {severity_of(f).value}: "
+            f"{one_line(f.message)}\n")
+
+
+def _text(findings: list[Finding], files: int, out: TextIO, max_per_code: int = MAX_PER_CODE) -> None:
+    """One line per finding, at most `max_per_code` of each rule (0: all); the rest of a rule
+    are counted on one line, so a root never written to this format (a hint on every file)
+    does not bury the few findings that matter."""
+    shown: Counter[str] = Counter()
+    for f in findings:
+        shown[f.code] += 1
+        if not max_per_code or shown[f.code] <= max_per_code:
+            out.write(_line(f))
+    for code, n in sorted(shown.items()):
+        hidden = n - max_per_code if max_per_code else 0
+        if hidden > 0:
+            out.write(f"… {hidden} more {code} {RULES[code].name} ({n} in all; "
+                      f"`pmem check --select {code} --max-per-code 0` lists them)\n")
+    out.write(_summary(findings, files))
+
+
+def _statistics(findings: list[Finding], files: int, out: TextIO) -> None:
+    """How many findings of each rule, most first (as `ruff check --statistics`)."""
+    counts = Counter(f.code for f in findings)
+    severities = {f.code: severity_of(f).value for f in findings}
+    width = len(str(max(counts.values(), default=0)))
+    for code, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        out.write(f"{n:>{width}}  {code}  {RULES[code].name}  {severities[code]}\n")
+    out.write(_summary(findings, files))
 
 
 def _gh_escape(text: str, prop: bool = False) -> str:
@@ -64,20 +97,25 @@ def _github(findings: list[Finding], root: Path, out: TextIO) -> None:
 
 
 def run_check(snap: RootSnapshot, fmt: str, min_severity: Severity, fail_on: Severity,
-              out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+              out: TextIO = sys.stdout, err: TextIO = sys.stderr, *, statistics: bool = False,
+              max_per_code: int = MAX_PER_CODE) -> int:
     findings = [f for f in analyze(snap) if (severity_of(f)).rank >= min_severity.rank]
     problems = snap.read_problems()
     files = snap.markdown_count()
     if fmt == "json":
         report = build_report(str(snap.root), files, findings, problems)
         out.write(report.model_dump_json(indent=2) + "\n")
+    elif fmt == "sarif":
+        out.write(json.dumps(sarif_report(str(snap.root), findings, __version__), indent=2, ensure_ascii=False) + "\n")
     else:
         # Unreadable files and folders, and files analysed only up to the cap: one line each.
         for problem in problems:
             err.write(f"pmem: warning: {one_line(problem.path)}: {one_line(problem.message())}\n")
         if fmt == "github":
             _github(findings, snap.root, out)
+        elif statistics:
+            _statistics(findings, files, out)
         else:
-            _text(findings, files, out)
+            _text(findings, files, out, max_per_code)
     failing = any((severity_of(f)).rank >= fail_on.rank for f in findings)
     return EXIT_FINDINGS if failing else EXIT_CLEAN

@@ -17,6 +17,16 @@ _LIFECYCLE = ("upgrade", "archive", "delete", "recover", "purge", "init")
 _SEVERITIES = [s.value for s in Severity]
 
 
+def _count_arg(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return n
+
+
 def _codes(value: str) -> list[str]:
     return [c.strip().upper() for c in value.split(",") if c.strip()]
 
@@ -28,7 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = sub.add_parser("check", help="report problems in the memory root")
-    check.add_argument("--format", choices=["text", "json", "github"], default="text")
+    check.add_argument("--format", choices=["text", "json", "github", "sarif"], default="text")
+    check.add_argument("--statistics", action="store_true",
+                       help="text: how many findings of each rule, instead of the findings")
+    check.add_argument("--max-per-code", type=_count_arg, default=10, metavar="N",
+                       help="text: show at most N findings of each rule and count the rest (default 10; 0: all)")
     check.add_argument("--select", type=_codes,
                        help="comma-separated rule codes or prefixes to report, instead of the root's `select`")
     check.add_argument("--ignore", type=_codes,
@@ -143,7 +157,8 @@ def _main(argv: list[str] | None) -> int:
     from .check import run_check
 
     snap = RootSnapshot.scan(root, settings)
-    return run_check(snap, args.format, Severity(args.min_severity), Severity(args.fail_on))
+    return run_check(snap, args.format, Severity(args.min_severity), Severity(args.fail_on),
+                     statistics=args.statistics, max_per_code=args.max_per_code)
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -1,6 +1,11 @@
-"""The machine-readable report of `pmem check --format json`; its JSON Schema is in schemas/."""
+"""The machine-readable reports of `pmem check`: `--format json` (its JSON Schema is in
+schemas/) and `--format sarif` (SARIF 2.1.0, for code scanning)."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -73,3 +78,56 @@ def build_report(root: str, files: int, findings: list[Finding], problems: list[
                        unreadable=[Unreadable(path=p.path, reason=p.reason) for p in problems if p.unreadable],
                        truncated=[Truncated(path=p.path, size=p.size, analysed=MAX_ANALYSED_BYTES)
                                   for p in problems if not p.unreadable])
+
+
+# -- SARIF 2.1.0 (code scanning) ------------------------------------------------------------
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note",
+                Severity.HINT: "note"}
+
+
+def sarif_report(root: str, findings: list[Finding], version: str) -> dict[str, Any]:
+    """The findings as one SARIF 2.1.0 run: every rule with its name, explanation and default
+    level; one result per finding, its region 1-based, paths relative to the root (`ROOT`)."""
+    codes = sorted(RULES)
+    index = {code: i for i, code in enumerate(codes)}
+    rules = []
+    for code in codes:
+        rule = RULES[code]
+        rules.append({
+            "id": code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.name.replace("-", " ")},
+            "fullDescription": {"text": rule.explanation},
+            "help": {"text": rule.explanation, "markdown": rule.explanation},
+            "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
+        })
+    results = []
+    for f in findings:
+        results.append({
+            "ruleId": f.code,
+            "ruleIndex": index[f.code],
+            "level": _SARIF_LEVEL[severity_of(f)],
+            "message": {"text": f.message},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": _uri_path(f.path), "uriBaseId": "ROOT"},
+                "region": {"startLine": f.line + 1, "startColumn": f.col + 1,
+                           "endLine": f.end_line + 1, "endColumn": f.end_col + 1},
+            }}],
+        })
+    root_uri = Path(root).absolute().as_uri().rstrip("/") + "/"
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "pmem", "version": version, "rules": rules}},
+            "originalUriBaseIds": {"ROOT": {"uri": root_uri}},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+
+
+def _uri_path(rel: str) -> str:
+    """A root-relative path as a relative URI reference (spaces and `#` escaped)."""
+    return quote(rel, safe="/")
