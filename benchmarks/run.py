@@ -60,6 +60,23 @@ def timed_until(cmd: list[str], runs: int, enough: float = 20.0) -> tuple[float,
     return statistics.median(times), len(times)
 
 
+def duplicate_work(work: Path, largest: int) -> dict[int, dict]:
+    """PM503's exact comparisons and analysis time on journals of a quarter, half and all of
+    `largest` notes: about linear growth is the goal (issue 13; every pair is quadratic)."""
+    from pmem_lsp.engine.analysis import Analysis
+    from pmem_lsp.engine.settings import resolve_settings
+    from pmem_lsp.engine.snapshot import RootSnapshot
+
+    out: dict[int, dict] = {}
+    for n in (largest // 4, largest // 2, largest):
+        root = generate_journal(work / f"journal-{n}", n) if n != largest else work / f"journal-{largest}"
+        snap = RootSnapshot.scan(root, resolve_settings(root, {"select": ["PM503"]}))
+        start = time.perf_counter()
+        analysis = Analysis(snap)
+        out[n] = {"compared": analysis.duplicates.compared, "seconds": time.perf_counter() - start}
+    return out
+
+
 def percentile(values: list[float], p: float) -> float:
     values = sorted(values)
     k = max(0, min(len(values) - 1, round(p / 100 * (len(values) - 1))))
@@ -251,7 +268,8 @@ def main() -> None:
     if args.journal > 0:
         journal = generate_journal(args.work / f"journal-{args.journal}", args.journal)
         median, made = timed_until(pmem + ["--root", str(journal), "check", "--format", "json"], args.runs)
-        results["journal"] = {"notes": args.journal, "pmem_check_s": median, "runs": made}
+        results["journal"] = {"notes": args.journal, "pmem_check_s": median, "runs": made,
+                              "duplicate_work": duplicate_work(args.work, args.journal)}
     largest = max(roots)
     results["server"] = bench_server(roots[largest])
     results["server"]["root_files"] = largest
@@ -268,6 +286,11 @@ def main() -> None:
         j = results["journal"]
         print(f"templated journal, {j['notes']} notes: pmem check {j['pmem_check_s']:.2f} s "
               f"(median of {j['runs']}; DESIGN §7: in seconds)")
+        work = j["duplicate_work"]
+        print("  PM503 exact comparisons by journal size: "
+              + ", ".join(f"{n} notes → {w['compared']} ({w['seconds']:.2f} s)" for n, w in work.items())
+              + f"; {max(work)}/{min(work)} notes: ×{work[max(work)]['compared'] / max(1, work[min(work)]['compared']):.1f}"
+              " (linear: ×4, every pair: ×16)")
     s = results["server"]
     goals = {"first_diagnostics_ms": 300, "keystroke_p95_ms": 10, "hover_p95_ms": 10,
              "external_change_ms": 50, "rss_mb_after_scan": 150}
