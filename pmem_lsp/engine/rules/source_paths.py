@@ -36,7 +36,7 @@ from ..paths import strip_fragment
 FILE_ROOTS = {"Users", "home", "Volumes", "mnt", "media", "opt", "srv", "data", "tmp", "var", "private",
               "root", "etc", "usr", "workspace", "work", "projects", "Library", "Applications", "nix", "run"}
 # A text that may hold a path outside links (one search; most files have none).
-_PATH_HINT = re.compile(r"~/|(?:^|[\s`(:：])/[A-Za-z]", re.M)
+_ABSOLUTE_HINT = re.compile(r"[\s`(:：]/[A-Za-z]")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _PLAIN_PATH = re.compile(r"(?<![\w/~.])(?:~|(?=/[A-Za-z]))/?[^\s`'\"<>()\[\]{},;|*]*")
 _NOT_A_PATH = re.compile(r"[\s*?$<>{}\[\]|…]|\.\.\.")
@@ -126,7 +126,8 @@ def source_pointers(doc: MemoryFile) -> list[SourcePointer]:
         written = link.target.strip()
         if written.startswith(("/", "~")):
             add(link.line, link.start, link.end, written, _pointer(unquote(strip_fragment(written))))
-    if _PATH_HINT.search(doc.text):
+    text = doc.text
+    if "~/" in text or text.startswith("/") or _ABSOLUTE_HINT.search(text):
         link_spans: dict[int, list[tuple[int, int]]] = {}
         for link in doc.links:
             link_spans.setdefault(link.line, []).append((link.start, link.end))
