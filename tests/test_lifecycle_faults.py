@@ -196,11 +196,11 @@ def test_each_index_write_failing_in_turn(tmp_path, scenario, monkeypatch):
         seen = []
         real = fs_applier.write_atomic
 
-        def failing(path, text, bom=False, create=False, _k=k):
+        def failing(path, text, bom=False, create=False, expected=None, _k=k):
             seen.append(path)
             if len(seen) - 1 == _k:
                 raise OSError(errno.ENOSPC, "No space left on device")
-            return real(path, text, bom=bom, create=create)
+            return real(path, text, bom=bom, create=create, expected=expected)
 
         monkeypatch.setattr(fs_applier, "write_atomic", failing)
         with pytest.raises(ApplyError) as exc:

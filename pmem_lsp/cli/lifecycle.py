@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from ..engine.lifecycle.fs_applier import ApplyError, apply_plan
-from ..engine.lifecycle.operations import context, make_plan, replan
+from ..engine.lifecycle.execute import carry_out
+from ..engine.lifecycle.fs_applier import ApplyError
+from ..engine.lifecycle.operations import context, make_plan
 from ..engine.lifecycle.safety import Refusal
 from .terminal import lines, one_line
 
@@ -52,8 +53,7 @@ def run_lifecycle(root: Path, op: str, path: str | None, reason: str | None, yes
             out.write("Cancelled; nothing was changed.\n")
             return EXIT_OK
     try:
-        plan = replan(context(root), plan, path, reason)
-        apply_plan(root, plan)
+        plan, _done = carry_out(context(root), plan, path, reason)
     except ApplyError as exc:
         err.write(f"pmem: failed ({exc.rule}): {one_line(exc.message)}\n")
         return EXIT_REFUSED

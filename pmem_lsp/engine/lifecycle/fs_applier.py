@@ -11,6 +11,11 @@
   changed, the step stops and nothing after it runs. The same check runs once for every write
   before the first step (`preflight`), so an index that was edited that way or cannot be
   rewritten (invalid UTF-8, NUL) stops the plan before the file moves.
+- Each index write is compare-and-swap (`write_index`): the file is read again just before
+  the rename, and when another writer changed it since the read, the change is made again on
+  its text (a few times, then refused). pmem's own writers also hold the root's lock
+  (`lock.py`) for the whole plan.
+- Moves keep the file's modification time (a hard link, or a rename, is the same inode).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
-from .safety import COLLISION, ENCODING, Refusal, require_free, require_source, resolve_inside
+from .safety import CHANGED, COLLISION, ENCODING, Refusal, require_free, require_source, resolve_inside
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -79,9 +84,18 @@ def move_no_overwrite(src: Path, dst: Path) -> None:
 def read_for_rewrite(path: Path) -> tuple[str | None, bool]:
     """(text, had BOM), or (None, False) when the file does not exist. Strict UTF-8: a file
     pmem cannot decode exactly is never rewritten (that would replace bytes)."""
+    return decode_for_rewrite(path, _read_bytes(path))
+
+
+def _read_bytes(path: Path) -> bytes | None:
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
+        return None
+
+
+def decode_for_rewrite(path: Path, data: bytes | None) -> tuple[str | None, bool]:
+    if data is None:
         return None, False
     bom = data.startswith(_BOM)
     try:
@@ -93,7 +107,15 @@ def read_for_rewrite(path: Path) -> tuple[str | None, bool]:
     return text, bom
 
 
-def write_atomic(path: Path, text: str, bom: bool = False, create: bool = False) -> None:
+class ChangedMeanwhile(Exception):
+    """The file changed between the read a write was made from and the write (compare-and-swap)."""
+
+
+def write_atomic(path: Path, text: str, bom: bool = False, create: bool = False,
+                 expected: bytes | None = None) -> None:
+    """Write `text` through a temporary file, fsync and rename. `expected`: the bytes the new
+    text was made from; the file is read again just before the rename and, if it changed
+    meanwhile (another writer), ChangedMeanwhile is raised and nothing is replaced."""
     data = (_BOM if bom else b"") + text.encode("utf-8")
     mode = None
     if not create:
@@ -121,6 +143,8 @@ def write_atomic(path: Path, text: str, bom: bool = False, create: bool = False)
                 raise Refusal(COLLISION, f"`{path.name}` appeared meanwhile; nothing was overwritten") from None
             os.unlink(tmp)
         else:
+            if expected is not None and _read_bytes(path) != expected:
+                raise ChangedMeanwhile(path.name)
             os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -148,19 +172,37 @@ def apply_step(root: Path, step: Step) -> None:
         os.unlink(root / step.path)
         _fsync_dir((root / step.path).parent)
     elif isinstance(step, WriteText):
-        resolve_inside(root, step.path)
-        path = root / step.path
-        current, bom = read_for_rewrite(path)
+        write_index(root, step)
+    else:  # pragma: no cover - Step is a closed union
+        raise TypeError(step)
+
+
+CAS_ATTEMPTS = 5  # a file another writer keeps changing under us is refused after this many tries
+
+
+def write_index(root: Path, step: WriteText) -> bool:
+    """Make `step`'s change on what the file holds now, compare-and-swap: the file is read,
+    the change re-made on it (lines an agent added meanwhile are kept), and the result written
+    only if the file is still what was read. Returns whether the file was written (False: it
+    already was as it should be)."""
+    resolve_inside(root, step.path)
+    path = root / step.path
+    for _attempt in range(CAS_ATTEMPTS):
+        raw = _read_bytes(path)
+        current, bom = decode_for_rewrite(path, raw)
         try:
             write = step.rebase(current)
         except Refusal as exc:  # mid-plan: say that this file, at least, was left alone
             raise Refusal(exc.rule, f"{exc.message}; it was not rewritten") from None
         if write.after == current:
-            return  # already as it should be (an agent added the route meanwhile)
+            return False  # already as it should be (an agent added the route meanwhile)
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, write.after, bom=bom, create=current is None)
-    else:  # pragma: no cover - Step is a closed union
-        raise TypeError(step)
+        try:
+            write_atomic(path, write.after, bom=bom, create=current is None, expected=raw)
+        except ChangedMeanwhile:
+            continue  # another writer wrote between our read and our rename: again, on its text
+        return True
+    raise Refusal(CHANGED, f"`{step.path}` kept changing while pmem tried to write it; it was not rewritten")
 
 
 def preflight(root: Path, plan: Plan) -> None:
@@ -175,7 +217,8 @@ def preflight(root: Path, plan: Plan) -> None:
 
 
 def apply_plan(root: Path, plan: Plan) -> list[str]:
-    """Run every step in order; stop at the first failure and say what was already done."""
+    """Run every step in order; stop at the first failure and say what was already done. The
+    caller holds the root's lock (`lock.RootLock`) from re-validation to here."""
     done: list[str] = []
     try:
         preflight(root, plan)
