@@ -1,8 +1,13 @@
 """The analysis host: the memory roots a session knows, their snapshots and the open buffers.
 
-Surfaces (the language server today) tell the host what changed — a buffer opened, edited
-or closed, a file changed on disk, a scan finished — and ask it for findings. The host
+Surfaces (the language server today) tell the host what changed — a buffer opened, edited,
+saved or closed, a file changed on disk, a scan finished — and ask it for findings. The host
 knows nothing of the editor protocol; paths are absolute `Path`s in, root-relative strings out.
+
+The disk is the truth (DESIGN §5.1): an editor's buffer wins over the disk only while it holds
+the user's unsaved edits. A buffer whose text is what was last read from disk is not an edit:
+when the disk changes under it (an agent wrote), the analysis and every plan use the disk, and
+the buffer is stale until the editor reloads it.
 """
 
 from __future__ import annotations
@@ -17,7 +22,41 @@ from .memory_file import MemoryFile
 from .rules.summary import check_summary
 from .settings import Settings
 from .snapshot import RootSnapshot
+from .snapshot import read_regular_text as read_disk_text
 from .zones import is_markdown, zone_of
+
+
+@dataclass(slots=True)
+class Buffer:
+    """An editor's open document, and how it stands to the disk."""
+
+    text: str
+    disk: str | None  # what the file held on disk when last read (None: no file)
+    # The disk text the buffer was last in sync with (opened unchanged, reloaded, saved);
+    # None: never (opened with other text than the disk's: unsaved edits from before).
+    base: str | None
+
+    @property
+    def modified(self) -> bool:
+        """Holds the user's unsaved edits: then, and only then, it wins over the disk."""
+        return self.base is None or self.text != self.base
+
+    @property
+    def stale(self) -> bool:
+        """Unmodified, and the disk changed under it: the editor should reload it."""
+        return not self.modified and self.disk != self.text
+
+    def disk_read(self, disk: str | None) -> None:
+        self.disk = disk
+        if disk is not None and self.text == disk:
+            self.base = disk  # in sync again: reloaded, or saved
+
+    @classmethod
+    def opened(cls, text: str, disk: str | None) -> Buffer:
+        # An empty buffer of a file that does not exist is no file yet (`:edit new.md`; Neovim
+        # sends its one empty line as "\n").
+        in_sync = text == disk or (disk is None and not text.strip())
+        return cls(text, disk, text if in_sync else None)
 
 
 @dataclass(eq=False)
@@ -50,7 +89,7 @@ class MemoryRoot:
 class MemoryHost:
     def __init__(self) -> None:
         self.roots: list[MemoryRoot] = []
-        self.buffers: dict[Path, str] = {}
+        self.buffers: dict[Path, Buffer] = {}
 
     def add_root(self, path: Path, settings: Settings) -> MemoryRoot:
         for root in self.roots:
@@ -81,18 +120,31 @@ class MemoryHost:
 
     # -- changes ------------------------------------------------------------
     def open_buffer(self, path: Path, text: str) -> MemoryRoot | None:
-        """An editor buffer for `path` now holds `text` (opened or edited)."""
+        """An editor opened `path` with `text`."""
         if not is_markdown(path.name):
             return None
-        # Kept even before any root is known: a scan installed later applies it.
-        self.buffers[path] = text
-        found = self.locate(path)
-        if found is None:
+        self.buffers[path] = Buffer.opened(text, read_disk_text(path))
+        return self._apply_buffer(path)
+
+    def change_buffer(self, path: Path, text: str) -> MemoryRoot | None:
+        """The editor's buffer for `path` now holds `text` (an edit, or a reload from disk)."""
+        buffer = self.buffers.get(path)
+        if buffer is None:
+            return self.open_buffer(path, text)
+        buffer.text = text
+        if buffer.disk is not None and text == buffer.disk:
+            buffer.base = text  # back in sync with the disk
+        return self._apply_buffer(path)
+
+    def saved_buffer(self, path: Path) -> MemoryRoot | None:
+        """The editor wrote the buffer to disk: what it holds is the disk's text now."""
+        buffer = self.buffers.get(path)
+        if buffer is None:
             return None
-        root, rel = found
-        if root.snapshot is not None:
-            root.pending |= root.snapshot.set_buffer(rel, text)
-        return root
+        buffer.disk_read(read_disk_text(path))
+        if buffer.disk is None:  # not written after all (a failed save)
+            buffer.base = None
+        return self._apply_buffer(path)
 
     def close_buffer(self, path: Path) -> MemoryRoot | None:
         self.buffers.pop(path, None)
@@ -106,23 +158,58 @@ class MemoryHost:
 
     def disk_changed(self, path: Path) -> MemoryRoot | None:
         """`path` changed on disk (created, edited, deleted, a folder moved…)."""
+        buffer = self.buffers.get(path)
+        if buffer is not None:
+            buffer.disk_read(read_disk_text(path))
         found = self.locate(path)
         if found is None:
             return None
         root, rel = found
         if root.snapshot is not None:
+            if buffer is not None:
+                self._apply_buffer(path)
             root.pending |= root.snapshot.refresh(rel)
         return root
+
+    def _apply_buffer(self, path: Path) -> MemoryRoot | None:
+        """Give the snapshot the buffer's text while it holds unsaved edits, else the disk's.
+        Kept even before any root is known: a scan installed later applies it."""
+        found = self.locate(path)
+        if found is None:
+            return None
+        root, rel = found
+        if root.snapshot is not None:
+            buffer = self.buffers[path]
+            if buffer.modified:
+                root.pending |= root.snapshot.set_buffer(rel, buffer.text)
+            else:
+                root.pending |= root.snapshot.drop_buffer(rel)
+        return root
+
+    # -- what the disk and the editor hold -----------------------------------------------
+    def unsaved(self, path: Path) -> bool:
+        """The editor holds unsaved edits of `path`. The disk is read again first: a buffer
+        the editor just reloaded may be ahead of the watcher's news of the change."""
+        buffer = self.buffers.get(path)
+        if buffer is None:
+            return False
+        if buffer.modified:
+            buffer.disk_read(read_disk_text(path))
+        return buffer.modified
+
+    def stale_buffers(self, root: MemoryRoot) -> list[Path]:
+        """Open documents of `root` that are unmodified and older than the disk."""
+        return [p for p, b in self.buffers.items() if b.stale and root.rel(p)]
 
     def install(self, root: MemoryRoot, snapshot: RootSnapshot, analysis: Analysis) -> set[str]:
         """A scan (and its first analysis) finished: open buffers win over what the scan read
         from disk. Returns every path that has findings, or had them before."""
         before = set(root.analysis.final) if root.analysis is not None else set()
         changed: set[str] = set()
-        for path, text in self.buffers.items():
+        for path, buffer in self.buffers.items():
             rel = root.rel(path)
-            if rel and is_markdown(rel):
-                changed |= snapshot.set_buffer(rel, text)
+            if rel and is_markdown(rel) and buffer.modified:
+                changed |= snapshot.set_buffer(rel, buffer.text)
         analysis.update(changed)
         root.snapshot, root.analysis, root.pending = snapshot, analysis, set()
         root.unpublished = before | set(analysis.final)
@@ -159,8 +246,8 @@ class MemoryHost:
     def early_findings(self, path: Path) -> list[Finding]:
         """Before the root is scanned: what one open buffer shows on its own (its summary)."""
         found = self.locate(path)
-        text = self.buffers.get(path)
-        if found is None or text is None:
+        buffer = self.buffers.get(path)
+        if found is None or buffer is None:
             return []
         root, rel = found
-        return apply_settings(check_summary(rel, zone_of(rel), MemoryFile(text)), root.settings)
+        return apply_settings(check_summary(rel, zone_of(rel), MemoryFile(buffer.text)), root.settings)

@@ -121,6 +121,27 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
+def read_regular_text(path: Path) -> str | None:
+    """What a regular file holds, decoded as the snapshot decodes it and up to the cap; None
+    when there is no such file, or it is no regular file (a named pipe is never read: it would
+    block), or it cannot be read."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except (OSError, ValueError):  # ValueError: a NUL in the name
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with open(fd, "rb", closefd=False) as fh:
+            data = fh.read(MAX_ANALYSED_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return decode(data[:_cut(data, MAX_ANALYSED_BYTES)])
+
+
 class _BecameLink(Exception):
     """The path was replaced by a symbolic link between its stat and its open."""
 
@@ -411,8 +432,11 @@ class RootSnapshot:
         return {rel}
 
     def drop_buffer(self, rel: str) -> set[str]:
-        """The editor closed `rel`: the disk is the truth again."""
+        """The editor's buffer for `rel` no longer wins (closed, saved, or in sync with the
+        disk): the disk is the truth again."""
         old = self.files.get(rel)
+        if old is not None and not old.from_buffer:
+            return set()  # the entry is the disk's already, kept current by `refresh`
         self._reload(rel)
         return set() if _same(old, self.files.get(rel)) else {rel}
 

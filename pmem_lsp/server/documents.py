@@ -23,17 +23,18 @@ def valid_unicode(text: str) -> str:
     return _LONE_SURROGATE.sub("\ufffd", text)
 
 
-def _buffer_changed(server: PmemServer, uri: str, debounce: bool) -> None:
+def _buffer_changed(server: PmemServer, uri: str, opened: bool) -> None:
     path = uri_to_path(uri)
     if path is None:
         return
     text = valid_unicode(server.workspace.get_text_document(uri).source)
-    root = server.host.open_buffer(path, text)
+    host = server.host
+    root = host.open_buffer(path, text) if opened else host.change_buffer(path, text)
     if root is None:
         return  # outside every memory root: not ours
     if root.snapshot is None:
         publish_early(server, path)
-    elif debounce:
+    elif not opened:
         server.schedule_analysis(root)
     else:
         refresh_root(server, root)
@@ -47,11 +48,19 @@ def _buffer_changed(server: PmemServer, uri: str, debounce: bool) -> None:
 def register(server: PmemServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: PmemServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        _buffer_changed(ls, params.text_document.uri, debounce=False)  # first diagnostics at once
+        _buffer_changed(ls, params.text_document.uri, opened=True)  # first diagnostics at once
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: PmemServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        _buffer_changed(ls, params.text_document.uri, debounce=True)
+        _buffer_changed(ls, params.text_document.uri, opened=False)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE, lsp.SaveOptions(include_text=False))
+    def did_save(ls: PmemServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        # The buffer is the disk's text now: it no longer wins over the disk as an edit.
+        path = uri_to_path(params.text_document.uri)
+        root = ls.host.saved_buffer(path) if path is not None else None
+        if root is not None and root.snapshot is not None:
+            refresh_root(ls, root)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: PmemServer, params: lsp.DidCloseTextDocumentParams) -> None:
