@@ -335,6 +335,10 @@ def run_session(session: RawServer, root: Path) -> dict[str, Any]:
     out["completion"] = session.request("textDocument/completion", {
         "textDocument": {"uri": index.as_uri()}, "position": _pos(len(index_text.splitlines()), 2)})
 
+    # The user discards both unsaved edits: a file with unsaved edits is never archived, nor
+    # an index with unsaved edits rewritten (DESIGN §5.1; test_server_lifecycle.py).
+    for path in (keys, index):
+        session.notify("textDocument/didClose", {"textDocument": {"uri": path.as_uri()}})
     out["status"] = session.request("workspace/executeCommand", {"command": "pmem.status", "arguments": [{}]})
     out["health"] = session.request("workspace/executeCommand", {"command": "pmem.health", "arguments": [{}]})
     out["archive"] = session.request("workspace/executeCommand", {

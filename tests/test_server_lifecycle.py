@@ -82,6 +82,8 @@ async def test_archive_delete_recover_round_trip(client: LanguageClient, root: P
     # Every confirmation went through showMessageRequest and the moves through RenameFile.
     renames = [c for e in ui.edits for c in e.document_changes or [] if isinstance(c, lsp.RenameFile)]
     assert len(renames) == 3 and all(r.options.overwrite is False for r in renames)
+    # The indexes were written on disk by the server, never sent as edits for the user to save.
+    assert [c for e in ui.edits for c in e.document_changes or [] if not isinstance(c, lsp.RenameFile)] == []
 
 
 async def test_cancel_changes_nothing(client: LanguageClient, root: Path):
@@ -106,7 +108,7 @@ async def test_client_without_resource_operations_gets_the_change_from_the_serve
     assert ui.edits == []
     assert (root / "_archive/projects/old.md").exists() and not (root / "projects/old.md").exists()
     assert ROUTE not in (root / "_index.md").read_text(encoding="utf-8")
-    assert any("applied the change on disk" in m.message for m in client.messages)
+    assert any(m.message == "pmem: Archived projects/old.md to _archive/projects/old.md." for m in client.messages)
 
 
 @pytest.mark.parametrize("hostile", ["../outside.md", "/etc/passwd", "~/x.md", "_core/profile.md", "_index.md",

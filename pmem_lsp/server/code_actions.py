@@ -3,6 +3,12 @@
 Lifecycle actions are offered where they apply (DESIGN §5): archive on an active file;
 delete and recover on an archived file or its record; recover, and purge once expired, on a
 trashed file or its record; upgrade on PM001. Delete is never offered on an active file.
+
+Kinds, so that VS Code's Ctrl+. and lightbulb show them (they show `quickfix` and
+`refactor.*`, and `source.*` only under "Source Action…"): the action a diagnostic calls for
+is a `quickfix` carrying that diagnostic — archive a stale (PM501), concluded (PM502) or
+duplicate (PM503) note, purge expired trash (PM304), upgrade (PM001); every other lifecycle
+action on the file or record under the cursor is `refactor.pmem.<operation>`.
 """
 
 from __future__ import annotations
@@ -18,23 +24,27 @@ from ..engine.health import HEALTH_CODES, archive_reason
 from ..engine.host import MemoryRoot
 from ..engine.zones import ARCHIVE_INDEX, Zone, is_markdown, zone_of
 from .convert import uri_to_path
-from .nav_common import workspace_edit
+from .nav_common import after_first_scan, workspace_edit
 
 if TYPE_CHECKING:
     from .app import PmemServer
 
-LIFECYCLE_KIND = lsp.CodeActionKind.Source + ".pmem"
+LIFECYCLE_KIND = lsp.CodeActionKind.Refactor + ".pmem"
 
 
-def _command(title: str, op: str, path: str | None, reason: str | None = None) -> lsp.CodeAction:
+def _command(title: str, op: str, path: str | None, reason: str | None = None,
+             diagnostics: list[lsp.Diagnostic] | None = None) -> lsp.CodeAction:
+    """A lifecycle action: a quick fix when it answers `diagnostics`, else a refactoring."""
     args: dict = {} if path is None else {"path": path}
     if reason:
         args["reason"] = reason
-    return lsp.CodeAction(title=title, kind=f"{LIFECYCLE_KIND}.{op}",
+    kind = lsp.CodeActionKind.QuickFix if diagnostics else f"{LIFECYCLE_KIND}.{op}"
+    return lsp.CodeAction(title=title, kind=kind, diagnostics=diagnostics or None,
                           command=lsp.Command(title=title, command=f"pmem.{op}", arguments=[args]))
 
 
-def _record_actions(root: MemoryRoot, line: int, today: dt.date) -> list[lsp.CodeAction]:
+def _record_actions(root: MemoryRoot, line: int, today: dt.date,
+                    expired: list[lsp.Diagnostic]) -> list[lsp.CodeAction]:
     doc = root.snapshot.doc(ARCHIVE_INDEX) if root.snapshot else None
     if doc is None:
         return []
@@ -43,11 +53,14 @@ def _record_actions(root: MemoryRoot, line: int, today: dt.date) -> list[lsp.Cod
             location = record_location(record)
             if location is None:
                 return []
-            return _file_actions(location, record.status == TRASHED, parse_date(record.get("recover-by")), today)
+            here = [d for d in expired if d.range.start.line == record.heading_line]
+            return _file_actions(location, record.status == TRASHED, parse_date(record.get("recover-by")), today,
+                                 here)
     return []
 
 
-def _file_actions(rel: str, trashed: bool, recover_by: dt.date | None, today: dt.date) -> list[lsp.CodeAction]:
+def _file_actions(rel: str, trashed: bool, recover_by: dt.date | None, today: dt.date,
+                  expired: list[lsp.Diagnostic] | None = None) -> list[lsp.CodeAction]:
     zone = zone_of(rel)
     if zone is Zone.ACTIVE and is_markdown(rel):
         return [_command(f"Archive {rel}", "archive", rel)]
@@ -56,7 +69,7 @@ def _file_actions(rel: str, trashed: bool, recover_by: dt.date | None, today: dt
     if zone is Zone.TRASH:
         actions = [_command(f"Recover {rel}", "recover", rel)]
         if recover_by is not None and recover_by < today:
-            actions.append(_command(f"Delete {rel} permanently", "purge", rel))
+            actions.append(_command(f"Delete {rel} permanently", "purge", rel, diagnostics=expired))
         return actions
     return []
 
@@ -122,15 +135,18 @@ def code_actions(ls: PmemServer, params: lsp.CodeActionParams) -> list[lsp.CodeA
         return []
     root, rel = found
     today = dt.date.today()
+    ours = [d for d in params.context.diagnostics if d.source == "pmem"]
+    expired = [d for d in ours if str(d.code) == "PM304"]
     actions = _quick_fixes(ls, root, rel, params, today) + _archive_fixes(ls, root, rel, params)
     if rel == ARCHIVE_INDEX:
-        actions += _record_actions(root, params.range.start.line, today)
+        actions += _record_actions(root, params.range.start.line, today, expired)
     elif zone_of(rel) is Zone.TRASH:
-        actions += _file_actions(rel, True, _trash_deadline(root, rel), today)
+        actions += _file_actions(rel, True, _trash_deadline(root, rel), today, expired)
     else:
         actions += _file_actions(rel, False, None, today)
-    if any(str(d.code) == "PM001" for d in params.context.diagnostics):
-        actions.append(_command("Upgrade: create the missing lifecycle folders", "upgrade", None))
+    upgrade = [d for d in ours if str(d.code) == "PM001"]
+    if upgrade:
+        actions.append(_command("Upgrade: create the missing lifecycle folders", "upgrade", None, diagnostics=upgrade))
     only = params.context.only
     if only:
         actions = [a for a in actions if any(a.kind == k or str(a.kind).startswith(f"{k}.") for k in only)]
@@ -140,5 +156,6 @@ def code_actions(ls: PmemServer, params: lsp.CodeActionParams) -> list[lsp.CodeA
 def register(server: PmemServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
         code_action_kinds=[lsp.CodeActionKind.QuickFix, LIFECYCLE_KIND]))
+    @after_first_scan  # before it, nothing is known: an empty answer would look like "nothing to do"
     def on_code_action(ls: PmemServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         return code_actions(ls, params)

@@ -1,37 +1,55 @@
-"""Carry a confirmed lifecycle plan out through the editor (DESIGN §5, §8).
+"""Carry a confirmed lifecycle plan out, complete on disk when the command ends (DESIGN §5.1).
 
-Two steps: first the move (a `RenameFile` with `overwrite: false`), and only once the file is
-seen at its destination on disk, the index edits (`TextDocumentEdit`s). The index edits are
-computed when they are sent, from what each index holds at that moment (the editor's buffer
-with its version when it is open, else the disk): an agent's lines written meanwhile are kept,
-and a changed route line or record stops the operation (`WriteText.rebase`, one rule for the
-CLI and the server). Before anything moves, the same check runs on every index. Clients answer
-`applied: true` even when they skipped a rename (Neovim), so after every step the server
-looks at the disk and reports what really happened. Folders — which a workspace edit cannot
-create — are made by the server itself, and only folders. A client that cannot rename files
-through workspace edits gets the same plan applied by the engine's filesystem applier.
+Agents read the disk, so the indexes are written on disk by the server, every time, in every
+client: never left as unsaved buffers for the user to save (Neovim and a bare client leave
+`workspace/applyEdit` text edits unsaved, VS Code leaves them as dirty tabs when autosave is
+off). Before anything moves, a file the plan touches whose buffer holds the user's unsaved
+edits stops the operation: it is never saved behind their back, nor overwritten.
+
+The steps, under the root's lock (engine/lifecycle/lock.py), on a plan made again from the
+disk at that moment:
+
+1. every index write still applies to what the disk holds (`preflight`), else nothing moves;
+2. folders are made by the server; moves and removals go through the editor (`RenameFile`,
+   `DeleteFile`), so its open tabs follow the file, and each is confirmed on disk (clients
+   answer `applied: true` even when they skipped one) — except a move onto a path the editor
+   has open without a file there (an empty buffer never written), which Neovim refuses, and
+   the server makes; a client that cannot rename files gets the whole plan applied by the
+   engine's filesystem applier instead;
+3. the move keeps the file's modification time (Neovim rewrites a loaded buffer's file when it
+   renames it, which would make an old note look fresh to PM501);
+4. the indexes are written by the engine, compare-and-swap (`write_index`): an agent's line
+   added meanwhile survives.
+
+Afterwards the client is told which open documents changed on disk (`pmem/filesChanged`), so
+that it can reload them; VS Code reloads unmodified editors by itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, AsyncIterator
 
 from lsprotocol import types as lsp
 
 from ..engine.host import MemoryRoot
-from ..engine.lifecycle.fs_applier import ApplyError, apply_plan, apply_step, describe, read_for_rewrite
+from ..engine.lifecycle.fs_applier import ApplyError, apply_plan, apply_step, describe, preflight, write_index
+from ..engine.lifecycle.lock import RootLock, busy
 from ..engine.lifecycle.plan import MakeDir, Move, Plan, Remove, WriteText
 from ..engine.lifecycle.safety import Refusal, require_free, require_source
-from .convert import open_document, path_to_uri
+from .convert import path_to_uri
 
 if TYPE_CHECKING:
     from .app import PmemServer
 
 DISK_WAIT = 3.0  # seconds to wait for a client's rename to reach the disk
 OWN_MOVE_GRACE = 30.0  # seconds a lifecycle move stays recognised as the server's own
+LOCK_WAIT = 30.0  # seconds to wait for another pmem writer of the same root
+FILES_CHANGED = "pmem/filesChanged"  # notification: open documents changed on disk, reload them
 
 
 @dataclass
@@ -39,7 +57,7 @@ class Outcome:
     applied: bool
     message: str
     done: list[str] = field(default_factory=list)
-    via: str = "editor"  # "editor" (workspace edits) or "server" (filesystem applier)
+    via: str = "editor"  # "editor" (the client moved the files) or "server" (the server did)
 
     def as_result(self) -> dict:
         return {"applied": self.applied, "message": self.message, "done": self.done, "via": self.via}
@@ -59,9 +77,36 @@ def client_can_move(ls: PmemServer, plan: Plan) -> bool:
             needed.add("rename")
         elif isinstance(step, Remove):
             needed.add("delete")
-        elif isinstance(step, WriteText) and step.before is None:
-            needed.add("create")
     return needed <= ops
+
+
+def unsaved_in(ls: PmemServer, root: MemoryRoot, plan: Plan) -> list[str]:
+    """The files the plan touches whose editor buffer holds unsaved edits."""
+    return [rel for rel in plan.touched() if ls.host.unsaved(root.path / rel)]
+
+
+def refuse_unsaved(rels: list[str]) -> Refusal:
+    names = " and ".join(f"`{rel}`" for rel in rels)
+    return Refusal("unsaved-edits", f"{names} {'has' if len(rels) == 1 else 'have'} unsaved changes in the editor; "
+                                    "save or discard them, then try again (pmem never saves them for you, nor "
+                                    "overwrites them); nothing was changed")
+
+
+@contextlib.asynccontextmanager
+async def root_lock(root: Path) -> AsyncIterator[None]:
+    """The root's lock, waited for without blocking the server's loop."""
+    lock = RootLock(root)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + LOCK_WAIT
+    while not lock.try_acquire():
+        if loop.time() > deadline:
+            lock.release()
+            raise busy()
+        await asyncio.sleep(0.05)
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 async def _wait_for(check, timeout: float = DISK_WAIT) -> bool:
@@ -75,54 +120,51 @@ async def _wait_for(check, timeout: float = DISK_WAIT) -> bool:
         await asyncio.sleep(0.05)
 
 
-def _position(text: str, offset: int, codec, lines: list[str]) -> lsp.Position:
-    line = text.count("\n", 0, offset)  # the engine splits on \n; \r stays at line ends
-    start = text.rfind("\n", 0, offset) + 1
-    return codec.position_to_client_units(lines, lsp.Position(line=line, character=offset - start))
-
-
-def current_text(ls: PmemServer, root: MemoryRoot, rel: str) -> tuple[str | None, int | None]:
-    """What `rel` holds now and the version of that text: the editor's buffer when it is open,
-    else the disk, read strictly (an index pmem cannot decode exactly is never rewritten)."""
-    doc = open_document(ls.workspace, path_to_uri(root.path / rel))
-    if doc is not None:
-        return doc.source, doc.version
-    buffer = ls.host.buffers.get(root.path / rel)
-    if buffer is not None:
-        return buffer, None
-    return read_for_rewrite(root.path / rel)[0], None
-
-
-def text_edit_for(ls: PmemServer, root: MemoryRoot, step: WriteText, version: int | None = None) -> list:
-    """The workspace-edit parts for one text change, against `step.before` (which is the text
-    of `version` when the document is open)."""
-    uri = path_to_uri(root.path / step.path)
-    codec = ls.workspace.position_codec
-    if step.before is None:
-        return [
-            lsp.CreateFile(uri=uri, options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=False)),
-            lsp.TextDocumentEdit(
-                text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
-                edits=[lsp.TextEdit(range=lsp.Range(start=lsp.Position(line=0, character=0),
-                                                    end=lsp.Position(line=0, character=0)), new_text=step.after)],
-            ),
-        ]
-    splice = step.splice
-    lines = step.before.split("\n")
-    rng = lsp.Range(start=_position(step.before, splice.start, codec, lines),
-                    end=_position(step.before, splice.end, codec, lines))
-    return [lsp.TextDocumentEdit(
-        text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-        edits=[lsp.TextEdit(range=rng, new_text=splice.new)],
-    )]
-
-
 async def _apply(ls: PmemServer, label: str, changes: list) -> lsp.ApplyWorkspaceEditResult | None:
     return await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(
         edit=lsp.WorkspaceEdit(document_changes=changes), label=label))
 
 
-async def apply_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan) -> Outcome:
+def _keep_mtime(path: Path, st: os.stat_result) -> None:
+    """Give the moved file back the modification time it had before the move."""
+    try:
+        now = os.stat(path)
+        if now.st_mtime_ns != st.st_mtime_ns:
+            os.utime(path, ns=(now.st_atime_ns, st.st_mtime_ns))
+    except OSError:
+        pass  # a time not kept is not worth failing a move that happened
+
+
+async def _move_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan, step: Move) -> str | None:
+    """Ask the editor to move one file; None when it is on disk at its destination, else why not."""
+    base = root.path
+    source, dest = base / step.source, base / step.destination
+    try:
+        require_source(base, step.source)
+        require_free(base, step.destination)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        before = os.stat(source)
+    except (Refusal, OSError) as exc:
+        return str(exc)
+    own = (source, dest)
+    ls.own_moves.add(own)
+    try:
+        # VS Code asks willRenameFiles while it applies this edit (DESIGN §8).
+        await _apply(ls, f"pmem: {plan.action.lower()} {plan.target}", [lsp.RenameFile(
+            old_uri=path_to_uri(source), new_uri=path_to_uri(dest),
+            options=lsp.RenameFileOptions(overwrite=False, ignore_if_exists=False))])
+    finally:
+        # Forgotten a little later (clients may notify just after answering), so that a
+        # later manual move of the same path is treated as the user's.
+        asyncio.get_running_loop().call_later(OWN_MOVE_GRACE, ls.own_moves.discard, own)
+    if not await _wait_for(lambda: os.path.lexists(dest) and not os.path.lexists(source)):
+        return (f"the editor did not move {step.source} to {step.destination} "
+                "(it may have refused because the destination exists)")
+    _keep_mtime(dest, before)
+    return None
+
+
+async def _apply_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan) -> Outcome:
     base = root.path
     done: list[str] = []
 
@@ -130,94 +172,62 @@ async def apply_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan) -> 
         tail = f" (already done: {'; '.join(done)}; `pmem check` shows what is left)" if done else "; nothing was changed"
         return Outcome(False, message + tail, done)
 
-    # Before anything changes: every index write still applies to what the index holds now.
-    for step in plan.writes():
+    try:
+        preflight(base, plan)  # every index write still applies to the disk: else nothing moves
+    except Refusal as exc:
+        return failed(exc.message)
+    except OSError as exc:
+        return failed(f"cannot read the indexes: {exc.strerror or exc}")
+    for step in plan.steps:
         try:
-            step.rebase(current_text(ls, root, step.path)[0])
+            if isinstance(step, MakeDir):
+                apply_step(base, step)
+            elif isinstance(step, Move):
+                if base / step.destination in ls.host.buffers:
+                    # Open in the editor although it is no file (`:edit` of the path, never
+                    # written): Neovim refuses a rename onto a loaded buffer. The server moves
+                    # it, and the editor reloads that buffer (`pmem/filesChanged`).
+                    apply_step(base, step)
+                else:
+                    why = await _move_through_client(ls, root, plan, step)
+                    if why is not None:
+                        return failed(why)
+            elif isinstance(step, Remove):
+                await _apply(ls, f"pmem: {plan.action.lower()} {step.path}", [lsp.DeleteFile(
+                    uri=path_to_uri(base / step.path),
+                    options=lsp.DeleteFileOptions(recursive=False, ignore_if_not_exists=False))])
+                if not await _wait_for(lambda: not os.path.lexists(base / step.path)):
+                    return failed(f"the editor did not delete {step.path}")
+            elif isinstance(step, WriteText):
+                write_index(base, step)
         except Refusal as exc:
             return failed(exc.message)
         except OSError as exc:
-            return failed(f"cannot read {step.path}: {exc.strerror or exc}")
-
-    # Folders first, by the server: the only thing it writes itself on this path.
-    for step in plan.steps:
-        if isinstance(step, MakeDir):
-            try:
-                apply_step(base, step)
-            except (Refusal, OSError) as exc:
-                return failed(f"could not create {step.path}/: {exc}")
-            done.append(describe(step))
-
-    # Step 1: moves and removals, each confirmed on disk before anything else happens.
-    for step in plan.steps:
-        if isinstance(step, Move):
-            try:
-                require_source(base, step.source)
-                require_free(base, step.destination)
-                (base / step.destination).parent.mkdir(parents=True, exist_ok=True)
-            except (Refusal, OSError) as exc:
-                return failed(str(exc))
-            own = (base / step.source, base / step.destination)
-            ls.own_moves.add(own)
-            try:
-                # VS Code asks willRenameFiles while it applies this edit (DESIGN §8).
-                await _apply(ls, f"pmem: {plan.action.lower()} {plan.target}", [lsp.RenameFile(
-                    old_uri=path_to_uri(base / step.source), new_uri=path_to_uri(base / step.destination),
-                    options=lsp.RenameFileOptions(overwrite=False, ignore_if_exists=False))])
-            finally:
-                # Forgotten a little later (clients may notify just after answering), so that a
-                # later manual move of the same path is treated as the user's.
-                asyncio.get_running_loop().call_later(OWN_MOVE_GRACE, ls.own_moves.discard, own)
-            moved = await _wait_for(lambda: os.path.lexists(base / step.destination)
-                                    and not os.path.lexists(base / step.source))
-            if not moved:
-                return failed(f"the editor did not move {step.source} to {step.destination} "
-                              "(it may have refused because the destination exists)")
-            done.append(describe(step))
-        elif isinstance(step, Remove):
-            await _apply(ls, f"pmem: {plan.action.lower()} {step.path}", [lsp.DeleteFile(
-                uri=path_to_uri(base / step.path),
-                options=lsp.DeleteFileOptions(recursive=False, ignore_if_not_exists=False))])
-            if not await _wait_for(lambda: not os.path.lexists(base / step.path)):
-                return failed(f"the editor did not delete {step.path}")
-            done.append(describe(step))
-    for rel in plan.touched():
-        ls.host.disk_changed(base / rel)
-
-    # Step 2: the index edits, in one workspace edit, computed from what the indexes hold now.
-    writes = plan.writes()
-    if writes:
-        changes: list = []
-        for step in writes:
-            try:
-                current, version = current_text(ls, root, step.path)
-                rebased = step.rebase(current)
-            except Refusal as exc:
-                return failed(exc.message)
-            except OSError as exc:
-                return failed(f"cannot read {step.path}: {exc.strerror or exc}")
-            if rebased.after != current:
-                changes += text_edit_for(ls, root, rebased, version)
-        result = await _apply(ls, f"pmem: {plan.action.lower()} — update the indexes", changes) if changes else \
-            lsp.ApplyWorkspaceEditResult(applied=True)
-        if result is None or not result.applied:
-            reason = result.failure_reason if result is not None else "no answer"
-            return failed(f"the editor did not apply the index edits ({reason})")
-        done += [describe(s) for s in writes]
-        for step in writes:
-            ls.host.disk_changed(base / step.path)  # an open buffer stays the truth
-    return Outcome(True, f"{plan.done[:1].upper()}{plan.done[1:]}. Save _index.md and _archive/_index.md "
-                         "if your editor left them unsaved.", done)
+            return failed(f"{describe(step)} failed: {exc.strerror or exc}")
+        done.append(describe(step))
+    return Outcome(True, f"{plan.done[:1].upper()}{plan.done[1:]}.", done)
 
 
-def apply_on_disk(ls: PmemServer, root: MemoryRoot, plan: Plan) -> Outcome:
-    """Fallback for clients without resource operations: the engine's filesystem applier."""
+def _apply_on_disk(root: MemoryRoot, plan: Plan) -> Outcome:
+    """For clients without resource operations: the engine's filesystem applier."""
     try:
         done = apply_plan(root.path, plan)
     except ApplyError as exc:
         return Outcome(False, exc.message, list(exc.done), via="server")
-    for rel in plan.touched():
-        ls.host.disk_changed(root.path / rel)
-    return Outcome(True, f"{plan.done[:1].upper()}{plan.done[1:]}. Your editor cannot move files through the "
-                         "language server, so pmem applied the change on disk; reload open index files.",
-                   done, via="server")
+    return Outcome(True, f"{plan.done[:1].upper()}{plan.done[1:]}.", done, via="server")
+
+
+async def carry_out(ls: PmemServer, root: MemoryRoot, plan: Plan) -> Outcome:
+    """Apply `plan` (made again from the disk under the root's lock by the caller) and tell the
+    host and the client what changed on disk."""
+    if client_can_move(ls, plan):
+        outcome = await _apply_through_client(ls, root, plan)
+    else:
+        outcome = _apply_on_disk(root, plan)
+    changed = [root.path / rel for rel in plan.touched()]
+    for path in changed:
+        ls.host.disk_changed(path)
+    reopen = [path_to_uri(p) for p in changed if p in ls.host.buffers]
+    if reopen:
+        ls.protocol.notify(FILES_CHANGED, {"uris": reopen})
+    return outcome

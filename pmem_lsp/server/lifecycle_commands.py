@@ -22,7 +22,7 @@ from ..engine.lifecycle.operations import LifecycleContext, disk_reader, make_pl
 from ..engine.lifecycle.safety import Refusal
 from ..engine.redaction import redact_text
 from .diagnostics import refresh_root
-from .lifecycle_applier import apply_on_disk, apply_through_client, client_can_move
+from .lifecycle_applier import carry_out, refuse_unsaved, root_lock, unsaved_in
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -66,14 +66,9 @@ def parse_args(op: str, args: tuple[Any, ...]) -> LifecycleArgs:
 
 
 def server_context(ls: PmemServer, root: MemoryRoot) -> LifecycleContext:
-    """Plans read the editor's buffers first: the user confirms what they see."""
-    disk = disk_reader(root.path)
-
-    def read(rel: str) -> str | None:
-        text = ls.host.buffers.get(root.path / rel)
-        return text if text is not None else disk(rel)
-
-    return LifecycleContext(root.path, dt.date.today(), read)
+    """Plans read the disk: it is what agents read and what the change is made on (DESIGN
+    §5.1). A file the plan touches with unsaved edits in the editor stops it (`run`)."""
+    return LifecycleContext(root.path, dt.date.today(), disk_reader(root.path))
 
 
 def refuse(ls: PmemServer, message: str) -> JsonRpcException:
@@ -119,6 +114,9 @@ async def run(ls: PmemServer, op: str, args: tuple[Any, ...]) -> dict:
     root = await session_root(ls, op, parsed.root, fits=lambda r: _plans(ls, r, op, parsed))
     try:
         plan = make_plan(server_context(ls, root), op, parsed.path, parsed.reason)
+        unsaved = unsaved_in(ls, root, plan)
+        if unsaved:
+            raise refuse_unsaved(unsaved)
     except Refusal as exc:
         raise refuse(ls, exc.message) from None
     if plan.empty:
@@ -134,13 +132,15 @@ async def run(ls: PmemServer, op: str, args: tuple[Any, ...]) -> dict:
         return {"applied": False, "message": "cancelled; nothing was changed", "done": []}
 
     try:
-        plan = replan(server_context(ls, root), plan, parsed.path, parsed.reason)
+        async with root_lock(root.path):
+            # The safety contract again, on the disk of this moment, with the root locked.
+            plan = replan(server_context(ls, root), plan, parsed.path, parsed.reason)
+            unsaved = unsaved_in(ls, root, plan)
+            if unsaved:
+                raise refuse_unsaved(unsaved)
+            outcome = await carry_out(ls, root, plan)
     except Refusal as exc:
         raise refuse(ls, exc.message) from None
-    if client_can_move(ls, plan):
-        outcome = await apply_through_client(ls, root, plan)
-    else:
-        outcome = apply_on_disk(ls, root, plan)
     ls.show(lsp.MessageType.Info if outcome.applied else lsp.MessageType.Error, f"pmem: {outcome.message}")
     refresh_root(ls, root)
     return outcome.as_result()
