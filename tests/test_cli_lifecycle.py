@@ -6,6 +6,8 @@ a non-interactive stdin without `--yes`; refusals exit 2 with the reason on stde
 
 from __future__ import annotations
 
+import json
+
 import datetime as dt
 import hashlib
 import io
@@ -267,16 +269,18 @@ def test_init_creates_the_structure_in_a_new_folder(tmp_path: Path):
     new = tmp_path / "fresh" / "memory"
     result = pmem("--root", str(new), "init")
     assert result.returncode == 3 and not new.exists()  # previewed only
-    assert str(new) in result.stdout
+    assert str(new) in result.stdout and "  _core/profile.md (to fill in)\n" in result.stdout
     result = pmem("--root", str(new), "init", "--yes")
     assert result.returncode == 0, result.stderr
     for folder in ("_core", "_archive", "_archive/_trash"):
         assert (new / folder).is_dir()
     assert (new / "_index.md").is_file() and (new / AI).is_file()
     assert new.stat().st_mode & 0o777 == 0o700  # a new root is private: only its owner reads it
+    for core in ("_core/profile.md", "_core/preferences.md"):
+        assert (new / core).read_text(encoding="utf-8").startswith("# ")
     check = pmem("--root", str(new), "check", "--format", "json")
     assert check.returncode == 0
-    assert "PM001" not in check.stdout and "PM002" not in check.stdout
+    assert json.loads(check.stdout)["diagnostics"] == []  # a fresh root checks clean (no PM003)
 
 
 def test_init_works_in_an_existing_empty_folder(tmp_path: Path):

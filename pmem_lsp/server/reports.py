@@ -4,7 +4,10 @@ Each returns `{"text": <the report as text>, …the report's data…}` and shows
 `window/showMessage`. Health items carry the command that would carry them out
 (`pmem.archive` with `{"path", "reason"}`, `pmem.purge` with `{"path"}`) — the same commands
 the code actions run, which confirm before they change anything. Neither report changes a
-file. The optional argument is `{"root": "/abs/path"}`, needed only when several roots are open.
+file. The optional argument is `{"root": "/abs/path", "show": false}`: `root` only when several
+roots are open; `show: false` when the caller displays the report itself (the editor plugins
+do: a multi-line `window/showMessage` is a toast squashed into one line in VS Code, and a
+hit-enter prompt in Neovim).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ SCAN_WAIT = 60.0  # seconds a report waits for the root's first scan
 class ReportArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
     root: str | None = None
+    show: bool = True  # False: the caller shows the returned text itself
 
 
 def _parse(name: str, args: tuple[Any, ...]) -> ReportArgs:
@@ -42,22 +46,26 @@ def _show(ls: PmemServer, text: str) -> None:
 
 
 async def status(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
-    root = await session_root(ls, "status", _parse("status", args).root)
+    parsed = _parse("status", args)
+    root = await session_root(ls, "status", parsed.root)
     report = await asyncio.to_thread(memory_status, root.path, root.settings.excluded)
     text = report.text()
-    _show(ls, text)
+    if parsed.show:
+        _show(ls, text)
     return {"text": text, **report.as_dict()}
 
 
 async def health(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
-    root = await session_root(ls, "health", _parse("health", args).root)
+    parsed = _parse("health", args)
+    root = await session_root(ls, "health", parsed.root)
     if not await wait_scanned(root, SCAN_WAIT):
         raise refuse(ls, f"{root.path} is still being scanned; try again in a moment")
     refresh_root(ls, root, settle=True)  # up to date with the buffers, near-duplicates included
     assert root.analysis is not None
     report = health_report(root.analysis)
     text = report.text()
-    _show(ls, text)
+    if parsed.show:
+        _show(ls, text)
     return {"text": text, **report.as_dict()}
 
 

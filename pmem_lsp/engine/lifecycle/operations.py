@@ -29,6 +29,14 @@ from .safety import (CHANGED, COLLISION, SOURCE, STATE, Refusal, require_free, r
 RECOVERY_DAYS = 30
 OPERATIONS = ("upgrade", "archive", "delete", "recover", "purge")
 ARCHIVE_INDEX_SKELETON = "# Archive index\n"
+# The two files every agent reads first (PM003 until they exist), as `pmem init` writes them:
+# a comment says what belongs there; nothing in them claims a fact about the user.
+CORE_SKELETONS = {
+    "_core/profile.md": "# Profile\n\n<!-- Who you are, in a few lines every agent reads first: name, role, "
+                        "where you work, what you are working on. -->\n",
+    "_core/preferences.md": "# Preferences\n\n<!-- How you want agents to work with you: language, tone, "
+                            "format, tools, what to ask before doing. -->\n",
+}
 
 
 @dataclass(frozen=True)
@@ -152,9 +160,10 @@ def plan_init(ctx: LifecycleContext) -> Plan:
     steps: list[Step] = [MakeDir(".", private=True)] + [MakeDir(d) for d in dirs]
     steps += [_write(INDEX, None, CreateText(INDEX_SKELETON)),
               _write(ARCHIVE_INDEX, None, CreateText(ARCHIVE_INDEX_SKELETON))]
+    steps += [_write(rel, None, CreateText(text)) for rel, text in CORE_SKELETONS.items()]
     new_root = "" if root.exists() else " (a new folder only you can read)"
     preview = "\n".join([f"Create a memory root at {root}{new_root}:"] + [f"  {d}/" for d in dirs]
-                        + [f"  {INDEX}", f"  {ARCHIVE_INDEX}"])
+                        + [f"  {INDEX}", f"  {ARCHIVE_INDEX}", *(f"  {rel} (to fill in)" for rel in CORE_SKELETONS)])
     return Plan("init", None, tuple(steps), preview, "Create", f"created the memory root at {root}")
 
 
