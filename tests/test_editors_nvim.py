@@ -56,8 +56,10 @@ def test_plugin_attaches_only_to_markdown_inside_the_root(tmp_path: Path, use_ls
     result = run_nvim(tmp_path, "plugin_attach.lua", root, PMEM_OUTSIDE=str(outside),
                       PMEM_USE_LSP_CONFIG="1" if use_lsp_config else "0")
     assert result["enabled"] is use_lsp_config
-    assert result["commands"] == {"PmemStatus": "0", "PmemHealth": "0", "PmemArchive": "?", "PmemUpgrade": "0"}
+    assert result["commands"] == {"PmemStatus": "0", "PmemHealth": "0", "PmemArchive": "?", "PmemUpgrade": "0",
+                                  "PmemDelete": "?", "PmemRecover": "?"}
 
+    assert result["virtual_text"] == "PM102 the summary has 2 bullets; it needs 3 to 6"
     note = result["buffers"]["note"]["clients"]
     assert len(note) == 1 and note[0]["root_dir"] == str(root)
     assert "PM102" in result["note_codes"]
@@ -88,11 +90,16 @@ def test_plugin_commands_status_health_archive_and_upgrade(tmp_path: Path):
     result = run_nvim(tmp_path, "plugin_commands.lua", root, PMEM_BARE_ROOT=str(bare))
     sent = result["sent"]
 
-    # :PmemStatus and :PmemHealth ask the server for its reports.
+    # :PmemStatus and :PmemHealth ask the server for its reports, and show them themselves:
+    # status in a scratch buffer, health in the quickfix list (no hit-enter prompt).
     assert [s["command"] for s in sent[:2]] == ["pmem.status", "pmem.health"]
+    assert [s["arguments"] for s in sent[:2]] == [[{"show": False}], [{"show": False}]]
     for entry in sent[:2]:
         assert entry["err"] is None, entry
         assert isinstance(entry["result"]["text"], str) and entry["result"]["text"], entry
+    assert result["status_buffer"] == {"name": "pmem://status", "buftype": "nofile",
+                                       "first": f"Memory root: {root}"}
+    assert "pmem: health: no candidates, and no expired trash" in result["messages"]
 
     # :PmemArchive asked for the reason, sent it, the server asked to confirm: moved, indexes saved.
     archive = sent[2]
@@ -112,15 +119,27 @@ def test_plugin_commands_status_health_archive_and_upgrade(tmp_path: Path):
     assert f"- index-line: {route}\n" in record
     assert "- reason: handed over to the allotment society\n" in record
 
+    # :PmemDelete and :PmemRecover take the original path: to the trash and back.
+    assert [(s["command"], s["arguments"]) for s in sent[3:5]] == [
+        ("pmem.delete", [{"path": "projects/garden-sensors.md"}]), ("pmem.recover", [{"path": "projects/garden-sensors.md"}])]
+    assert all(s["result"]["applied"] is True for s in sent[3:6]), sent[3:6]
+    assert result["trashed"] is True and result["recovered"] is True
+    # Every outcome the server showed is one true line (no "save your indexes", no hit-enter).
+    outcomes = [m.rstrip("\n") for m in result["messages"] if "Archived" in m or "Recovered" in m]
+    assert outcomes and all(m.endswith(("pmem: Recovered projects/garden-sensors.md.",
+                                        "pmem: Archived projects/garden-sensors.md to _archive/projects/garden-sensors.md."))
+                            for m in outcomes), outcomes
+    assert not any("\n" in m.rstrip("\n") or "Save" in m for m in result["messages"])
+
     # <Esc> at the prompt sends nothing; a reason on the command line skips the prompt; Cancel moves nothing.
-    assert result["sent_after_escape"] == 3
-    cancelled = sent[3]
+    assert result["sent_after_escape"] == 6
+    cancelled = sent[6]
     assert cancelled["arguments"] == [{"path": "notes/travel-2026.md", "reason": "trip is over"}]
     assert cancelled["result"]["applied"] is False
     assert (root / "notes/travel-2026.md").exists() and (root / "notes/meal-planning.md").exists()
 
     # :PmemUpgrade in the other root (its own client) creates the lifecycle folders.
-    upgrade = sent[4]
+    upgrade = sent[7]
     assert upgrade["command"] == "pmem.upgrade" and upgrade["arguments"] == [{}]
     assert upgrade["client"] != archive["client"] and result["clients"] == 2
     assert upgrade["err"] is None and upgrade["result"]["applied"] is True, upgrade

