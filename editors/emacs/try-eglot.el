@@ -27,6 +27,7 @@
   ;; A file opened after the scan.
   (with-current-buffer (find-file-noselect (expand-file-name "notes/reading-list.md" root))
     (run-hooks 'post-command-hook)
+    (flymake-start)                       ; what flymake's idle timer does in an interactive Emacs
     (try-wait #'flymake-diagnostics 5)
     (try-say "reading-list.md: %d diagnostics" (length (flymake-diagnostics))))
   ;; Archive through the server command; answer the confirmation with "Archive".
