@@ -240,7 +240,7 @@ async function report(command: 'pmem.status' | 'pmem.health', title: string): Pr
   if (!text) return;
   channel.info(`${title}:\n${text}`);
   await showReport(title, text);
-  void vscode.window.showInformationMessage(`${TITLE}: ${splitMessage(text).first}`);
+  void vscode.window.showInformationMessage(`${TITLE}: ${title} (${splitMessage(text).first}) is open in the editor.`);
 }
 
 /** The root of the active file, else the only root, else the user's pick. */
