@@ -336,6 +336,28 @@ async function onDiskAndClean(stepName, indexesRight) {
   }
 }
 
+/** Starts code-server on `folder` (Workspace Trust off, or on: Restricted Mode) and opens it. */
+async function openWorkbench(folder, { trust }) {
+  cleanUp(); // the previous code-server, its extension host and servers
+  const port = await freePort();
+  const out = fs.openSync(path.join(WORK, 'code-server.log'), 'a');
+  codeServer = spawn(env.E2E_CODE_SERVER, [
+    ...csArgs, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
+    ...(trust ? [] : ['--disable-workspace-trust']), '--disable-getting-started-override', folder,
+  ], { cwd: WORK, env: csEnv, detached: true, stdio: ['ignore', out, out] });
+  const url = `http://127.0.0.1:${port}/`;
+  await until('code-server to listen', async () => (await fetch(`${url}healthz`)).ok, LONG, 500);
+  log(`code-server ${execFileSync(env.E2E_CODE_SERVER, ['--version'], { env: csEnv, encoding: 'utf8' }).split('\n')[0]} on ${url}`);
+  await page?.context().close().catch(() => undefined);
+  const context = await browser.newContext({ viewport: { width: 1400, height: 860 }, locale: 'en-US' });
+  page = await context.newPage();
+  page.setDefaultTimeout(LONG);
+  await page.goto(`${url}?folder=${encodeURIComponent(folder)}`);
+  await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 180_000 });
+  await page.locator('.explorer-folders-view, .explorer-viewlet').first().waitFor({ state: 'visible', timeout: LONG }).catch(() => undefined);
+  log(`workbench loaded on ${folder}${trust ? ' (Workspace Trust on)' : ''}`);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The walk.
 
@@ -350,29 +372,13 @@ async function main() {
   if (installed.status !== 0) throw new Error(`--install-extension failed:\n${installed.stdout}\n${installed.stderr}`);
   log(`installed ${path.basename(env.E2E_VSIX)}`);
 
-  const port = await freePort();
-  const out = fs.openSync(path.join(WORK, 'code-server.log'), 'a');
-  codeServer = spawn(env.E2E_CODE_SERVER, [
-    ...csArgs, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
-    '--disable-workspace-trust', '--disable-getting-started-override', MEM,
-  ], { cwd: WORK, env: csEnv, detached: true, stdio: ['ignore', out, out] });
-  const url = `http://127.0.0.1:${port}/`;
-  await until('code-server to listen', async () => (await fetch(`${url}healthz`)).ok, LONG, 500);
-  log(`code-server ${execFileSync(env.E2E_CODE_SERVER, ['--version'], { env: csEnv, encoding: 'utf8' }).split('\n')[0]} on ${url}`);
-
   browser = await chromium.launch({
     executablePath: env.E2E_CHROMIUM,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
   });
-  const context = await browser.newContext({ viewport: { width: 1400, height: 860 }, locale: 'en-US' });
-  page = await context.newPage();
-  page.setDefaultTimeout(LONG);
-  await page.goto(`${url}?folder=${encodeURIComponent(MEM)}`);
-  await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 180_000 });
-  await page.locator('.explorer-folders-view, .explorer-viewlet').first().waitFor({ state: 'visible', timeout: LONG }).catch(() => undefined);
-  log('workbench loaded');
+  await openWorkbench(MEM, { trust: false });
   const noticeTimer = setInterval(() => { void collectNotices(); }, 300);
 
   await step('diagnostic', async () => {
@@ -546,6 +552,37 @@ async function main() {
     check('missing-server', 'with actions to act on it', actions.some((a) => /Install/.test(a)) && actions.some((a) => /Settings/.test(a)),
       `${JSON.stringify(actions)}`);
     check('missing-server', 'no crash loop ("crashed 5 times", -32097)', !all.some((t) => /crashed|-32097|Pending response rejected/.test(t)), JSON.stringify(all));
+  });
+
+  await step('restricted', async () => {
+    // A folder that comes with a .vscode/settings.json naming its own "server": in Restricted
+    // Mode that must not run, and the user's own server must (the extension is not disabled).
+    const untrusted = fs.mkdtempSync(path.join(os.tmpdir(), 'pmem-e2e-untrusted-'));
+    fs.cpSync(env.E2E_DEMO, untrusted, { recursive: true });
+    const marker = path.join(WORK, 'workspace-server-ran');
+    const evil = path.join(untrusted, '.vscode', 'server.sh');
+    fs.mkdirSync(path.dirname(evil), { recursive: true });
+    fs.writeFileSync(evil, `#!/bin/sh\ntouch '${marker}'\nexit 1\n`, { mode: 0o755 });
+    fs.writeFileSync(path.join(untrusted, '.vscode', 'settings.json'), JSON.stringify({ 'pmem.server.path': evil }));
+    writeSettings(); // the user's own server path again
+    try {
+      await openWorkbench(untrusted, { trust: true });
+      // code-server opens it in Restricted Mode at once; VS Code may ask first.
+      const prompt = page.locator('.monaco-dialog-box', { hasText: /trust/i });
+      const badge = page.locator('.statusbar-item', { hasText: 'Restricted Mode' });
+      const first = await until('the trust prompt or Restricted Mode', async () =>
+        (await prompt.isVisible().catch(() => false)) ? 'prompt' : (await badge.count()) ? 'restricted' : undefined, 60_000).catch(() => undefined);
+      if (first === 'prompt') await prompt.locator('.monaco-button', { hasText: /don.t trust/i }).first().click();
+      const restricted = await until('Restricted Mode in the status bar', async () => badge.count(), 30_000).catch(() => 0);
+      check('restricted', 'the folder is open in Restricted Mode', restricted > 0, await page.locator('.statusbar').innerText().catch(() => ''));
+      await page.keyboard.press('Control+Shift+M');
+      const served = await until('diagnostics from the user\'s server', async () => /does not exist/.test(await problemsText()), LONG).catch(() => false);
+      await shot('restricted');
+      check('restricted', "the user's own server runs in Restricted Mode", served, await problemsText());
+      check('restricted', "the workspace's server path is never run", !fs.existsSync(marker), `${marker} exists`);
+    } finally {
+      fs.rmSync(untrusted, { recursive: true, force: true });
+    }
   });
 
   clearInterval(noticeTimer);
