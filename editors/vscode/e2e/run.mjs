@@ -316,7 +316,7 @@ const exists = (rel) => fs.existsSync(path.join(MEM, rel));
 
 /** After a confirmed lifecycle step: the indexes on disk, and no unsaved editors. */
 async function onDiskAndClean(stepName, indexesRight) {
-  const written = await until('both indexes written on disk', async () => indexesRight(), 30_000).catch(() => false);
+  const written = await until('both indexes written on disk', async () => indexesRight(), 20_000).catch(() => false);
   const dirty = await dirtyEditors();
   check(stepName, '_index.md and _archive/_index.md written on disk', written,
     `_index.md on disk:\n${read('_index.md')}\n_archive/_index.md on disk:\n${read('_archive/_index.md')}`);
