@@ -8,7 +8,7 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 DEMO := examples/demo-memory
 
-.PHONY: demo test bench install install-test schemas docs clean vscode
+.PHONY: demo test test-vscode bench install install-test schemas docs clean vscode
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,13 @@ test: $(STAMP_TEST)
 vscode:
 	cd editors/vscode && npm ci --no-audit --no-fund && npm run build && npm test && npm run package
 
+# The extension end to end in a real VS Code (code-server 4.139 = VS Code 1.139, in Debian's
+# chromium through playwright-core), on a copy of the demo memory: editors/vscode/e2e/README.md.
+# Installs its tools once, version-pinned, into .cache/vscode-e2e (Debian packages with apt when
+# missing, as root); prints where its screenshots are.
+test-vscode: $(STAMP_RUN) vscode
+	editors/vscode/e2e/run.sh
+
 # Generated 1k and 10k roots; prints a table and writes benchmarks/results.json.
 bench: $(STAMP_TEST)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
@@ -61,3 +68,4 @@ docs: $(STAMP_RUN)
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
 	rm -rf editors/vscode/node_modules editors/vscode/dist editors/vscode/out editors/vscode/*.vsix
+	rm -rf .cache/vscode-e2e/run .cache/vscode-e2e/screenshots  # the e2e's tools stay cached

@@ -13,28 +13,37 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 export const PACKAGE_JSON = join(HERE, '..', 'package.json');
 export const SCHEMA = join(HERE, '..', '..', '..', 'schemas', 'settings.schema.json');
 
-/** Settings of the extension itself, not of the server. */
+/**
+ * Settings of the extension itself, not of the server. The server paths have the `window` scope:
+ * shown and honoured in User settings everywhere (a `machine` or `machine-overridable` setting
+ * appears only under "Remote" in code-server and remote windows). A workspace value of them is
+ * ignored in Restricted Mode (package.json `capabilities.untrustedWorkspaces`).
+ * A link to another setting is written `` `#pmem.server.python#` ``: the Settings editor renders
+ * a code span holding exactly `#id#` as a link, and anything else (`` `#id# -m x` ``, a bare #id#)
+ * literally.
+ */
 export const CLIENT_SETTINGS = {
   'pmem.server.path': {
     type: 'string',
     default: '',
-    scope: 'machine-overridable',
+    scope: 'window',
     markdownDescription:
-      'Path of the `pmem-lsp` executable. Empty: `pmem-lsp` on `PATH`, else `#pmem.server.python# -m pmem_lsp`.',
+      'Path of the `pmem-lsp` executable, e.g. `~/src/pmem-lsp/.venv/bin/pmem-lsp`. Empty: `pmem-lsp` on `PATH`, else the Python of `#pmem.server.python#` with `-m pmem_lsp`. Ignored from workspace settings in Restricted Mode.',
   },
   'pmem.server.python': {
     type: 'string',
     default: '',
-    scope: 'machine-overridable',
+    scope: 'window',
     markdownDescription:
-      'Python interpreter that has `pmem-lsp` installed, used as `python -m pmem_lsp` when `pmem-lsp` is not on `PATH`. Empty: `python.defaultInterpreterPath`, else `python3`.',
+      'Python interpreter that has `pmem-lsp` installed, used as `python -m pmem_lsp` when `#pmem.server.path#` is empty and `pmem-lsp` is not on `PATH`. Empty: `python.defaultInterpreterPath`, else `python3`. Ignored from workspace settings in Restricted Mode.',
   },
   'pmem.trace.server': {
     type: 'string',
     enum: ['off', 'messages', 'verbose'],
     default: 'off',
     scope: 'window',
-    description: 'Log the messages between VS Code and pmem-lsp in the "Persistent Memory" output.',
+    markdownDescription:
+      'Log the messages between VS Code and pmem-lsp in the "Persistent Memory" output (`messages`: one line each; `verbose`: with their content). With `off`, setting that output\'s log level to Trace also traces them.',
   },
 };
 

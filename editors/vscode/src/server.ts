@@ -107,3 +107,93 @@ export function cliFor(server: Executable | undefined, env: Environment = proces
   const onPath = which('pmem', env);
   return onPath ? { command: onPath, args: [] } : undefined;
 }
+
+/** What a run of a candidate server with `--version` gave. */
+export interface ProbeResult {
+  /** exit code, or null when it could not run (not found, not executable, timed out) */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  error?: string;
+}
+
+export type Runner = (command: string, args: string[]) => Promise<ProbeResult>;
+
+/** Why the server cannot start, for the user: one line, the details, how to fix it. */
+export interface Problem {
+  message: string;
+  detail: string;
+}
+
+/** Plain text: notifications do not render Markdown. */
+export const INSTALL_HINT =
+  "Install it from a clone of pmem-lsp with 'make install' (it lands in the clone's .venv/bin/pmem-lsp) " +
+  "or 'pipx install PATH-TO-CLONE' (puts pmem-lsp on PATH), then set pmem.server.path to it unless it is on PATH.";
+
+function lastLine(text: string): string {
+  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  return lines[lines.length - 1] ?? '';
+}
+
+/** The problem when `resolveServer` found nothing to start. */
+export function notFound(settings: ServerSettings): Problem {
+  const configured = settings.path?.trim();
+  if (configured) {
+    return {
+      message: `pmem.server.path is "${configured}", which is not an executable file.`,
+      detail: `Correct pmem.server.path, or clear it to use pmem-lsp from PATH. ${INSTALL_HINT}`,
+    };
+  }
+  return {
+    message: 'The pmem-lsp language server is not installed: pmem-lsp is not on PATH and no Python was found.',
+    detail: INSTALL_HINT,
+  };
+}
+
+/**
+ * Runs `<server> --version` before the client starts it: a server that cannot start would
+ * otherwise crash five times and leave the user with "crashed 5 times" and a -32097 error.
+ * Returns the problem, or undefined when the server answered as pmem-lsp.
+ */
+export async function probeServer(exe: Executable, run: Runner): Promise<Problem | undefined> {
+  const result = await run(exe.command, [...exe.args, '--version']);
+  if (result.code === 0 && /pmem-lsp/.test(result.stdout)) return undefined;
+  const said = lastLine(result.stderr) || lastLine(result.stdout) || result.error || `exit code ${result.code}`;
+  if (exe.args[0] === '-m') {
+    const missing = /No module named/.test(result.stderr);
+    return {
+      message: missing
+        ? `The pmem-lsp language server is not installed: pmem-lsp is not on PATH, and ${exe.command} has no module pmem_lsp.`
+        : `${exe.command} -m pmem_lsp did not start: ${said}`,
+      detail: `${INSTALL_HINT} Or set pmem.server.python to a Python that has pmem-lsp installed.`,
+    };
+  }
+  return {
+    message: `${exe.command} is not a working pmem-lsp: ${said}`,
+    detail: `Correct pmem.server.path, or clear it to use pmem-lsp from PATH. ${INSTALL_HINT}`,
+  };
+}
+
+/** What the user's settings say about the server; in Restricted Mode, the user's own values only. */
+export interface Inspected<T> {
+  globalValue?: T;
+  workspaceValue?: T;
+  workspaceFolderValue?: T;
+}
+
+/**
+ * The server settings to use. In a trusted workspace: the effective values. In Restricted Mode
+ * an executable named by the workspace (its .vscode/settings.json, which came with the folder)
+ * is never run: only the user's values count (package.json also lists these settings under
+ * `restrictedConfigurations`, so VS Code itself hides the workspace values from `get`).
+ */
+export function trustedServerSettings(
+  trusted: boolean,
+  get: (key: 'path' | 'python' | 'defaultInterpreter') => { value?: string; inspected?: Inspected<string> },
+): ServerSettings {
+  const pick = (key: 'path' | 'python' | 'defaultInterpreter') => {
+    const { value, inspected } = get(key);
+    return trusted ? value : inspected?.globalValue;
+  };
+  return { path: pick('path'), python: pick('python'), defaultInterpreter: pick('defaultInterpreter') };
+}

@@ -43,3 +43,29 @@ test('a schema change shows up in the generated configuration', () => {
   assert.equal(props['pmem.core.maxBytes'].default, 1234);
   assert.deepEqual(props['pmem.newThing'], { type: 'boolean', default: true, markdownDescription: 'New.', scope: 'resource' });
 });
+
+test('the extension\'s own settings: shown in User settings everywhere, links that render', () => {
+  const props = pkg.contributes.configuration.properties;
+  for (const key of Object.keys(CLIENT_SETTINGS)) {
+    // machine / machine-overridable settings appear only under "Remote" in code-server and remote windows
+    assert.equal(props[key].scope, 'window', key);
+  }
+  for (const [key, prop] of Object.entries(props)) {
+    const text = prop.markdownDescription ?? '';
+    // A `#setting#` link inside backticks renders literally in the Settings editor.
+    // The Settings editor turns a code span holding exactly `#id#` into a link; `#id# and more`
+    // in backticks, or a bare #id#, it shows literally.
+    const code = text.split('`').filter((_, i) => i % 2 === 1);
+    const prose = text.split('`').filter((_, i) => i % 2 === 0);
+    assert.ok(!code.some((c) => /#[\w.]+#/.test(c) && !/^#[\w.]+#$/.test(c)), `${key}: ${text}`);
+    assert.ok(!prose.some((p) => /#[\w.]+#/.test(p)), `${key}: ${text}`);
+    for (const c of code.filter((c) => /^#[\w.]+#$/.test(c))) assert.ok(c.slice(1, -1) in props, `${key} links to ${c}`);
+  }
+});
+
+test('Restricted Mode: limited support, the server paths never taken from an untrusted workspace', () => {
+  const trust = pkg.capabilities?.untrustedWorkspaces;
+  assert.equal(trust?.supported, 'limited');
+  assert.ok(trust.description);
+  assert.deepEqual([...trust.restrictedConfigurations].sort(), ['pmem.server.path', 'pmem.server.python']);
+});
