@@ -185,9 +185,10 @@ def start() -> int:
     read the memory through hover and pmem.status (docs/SECURITY.md)."""
     from ..engine.redaction import install
 
-    # stderr is the client's log; pygls's own INFO lines (one per registered feature) are noise there.
+    # stderr is for warnings and errors: clients show every stderr line as an error (VS Code
+    # writes them as `[error]`). What the user may want to know goes to window/logMessage
+    # (`PmemServer.log`); pygls's own INFO lines (one per registered feature) are noise.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    log.setLevel(logging.INFO)
     install()  # after basicConfig: every record on stderr goes through the secret redaction
     server = create_server()
     server.start_io()

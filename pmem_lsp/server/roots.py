@@ -79,7 +79,7 @@ def configure_roots(server: PmemServer, folders: list[Path]) -> None:
                 server.warn(f"pmem: {exc2}; using defaults")
                 settings = Settings()
         server.host.add_root(path, settings)
-    log.info("memory roots: %s", ", ".join(str(r.path) for r in server.host.roots) or "none")
+    server.log(f"pmem: memory roots: {', '.join(str(r.path) for r in server.host.roots) or 'none'}")
 
 
 def drop_root(server: PmemServer, root) -> None:
