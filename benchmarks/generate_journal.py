@@ -1,4 +1,4 @@
-"""Generate a templated journal: N daily notes made from one template (issue 13, DESIGN §7).
+"""Generate a templated journal: N daily notes made from one template (issue 13, docs/design.md §7).
 
     python benchmarks/generate_journal.py OUT_DIR N
 

@@ -1,11 +1,11 @@
-"""Hover and completion latency on a generated root (DESIGN §7: hover ≤ 10 ms p95). A
+"""Hover and completion latency on a generated root (docs/design.md §7: hover ≤ 10 ms p95). A
 measurement, not a test:
 
     python benchmarks/navigation_bench.py [--files 10000] [--work DIR] [--n 300]
 
 Two views of the same requests:
 
-- engine: the time `hover()` / `complete()` take on a scanned, analysed snapshot — warm
+- engine: the time `hover()` / `complete()` take on a scanned, analysed root state — warm
   (nothing changed since the last request) and, for completion, cold (the first request after
   the buffer changed, which parses the changed file again);
 - server: round trips over stdio against the real server, like an editor — hover on routes,
@@ -33,7 +33,7 @@ from run import Client, percentile  # noqa: E402
 from pmem_lsp.engine.analysis import analyze, by_path  # noqa: E402
 from pmem_lsp.engine.navigation import complete, hover  # noqa: E402
 from pmem_lsp.engine.settings import resolve_settings  # noqa: E402
-from pmem_lsp.engine.snapshot import RootSnapshot  # noqa: E402
+from pmem_lsp.engine.root_state import RootState  # noqa: E402
 
 
 def ms(samples: list[float]) -> str:
@@ -47,50 +47,50 @@ def timed(fn) -> float:
 
 
 def bench_engine(root: Path, n: int, rng: random.Random) -> None:
-    snap = RootSnapshot.scan(root, resolve_settings(root))
-    findings = by_path(analyze(snap))
-    index = snap.doc("_index.md")
+    state = RootState.scan(root, resolve_settings(root))
+    findings = by_path(analyze(state))
+    index = state.doc("_index.md")
     route_lines = [i for i, line in enumerate(index.lines) if line.startswith("- [")]
-    notes = [rel for rel in snap.files if rel.startswith("projects/") and rel.endswith(".md")]
+    notes = [rel for rel in state.files if rel.startswith("projects/") and rel.endswith(".md")]
     from pmem_lsp.engine.navigation.refs import link_target
 
-    linked = [(rel, link) for rel in rng.sample(notes, 2000) for link in snap.doc(rel).links
-              if link_target(link, rel.rsplit("/", 1)[0]) in snap.files]  # links to existing files
+    linked = [(rel, link) for rel in rng.sample(notes, 2000) for link in state.doc(rel).links
+              if link_target(link, rel.rsplit("/", 1)[0]) in state.files]  # links to existing files
 
     print("engine (warm caches)")
-    hover(snap, "_index.md", route_lines[0], 4, findings)  # the index's routes are parsed once
-    print("  hover on a route       ", ms([timed(lambda: hover(snap, "_index.md", rng.choice(route_lines), 8, findings))
+    hover(state, "_index.md", route_lines[0], 4, findings)  # the index's routes are parsed once
+    print("  hover on a route       ", ms([timed(lambda: hover(state, "_index.md", rng.choice(route_lines), 8, findings))
                                            for _ in range(n)]))
     samples = []
     for _ in range(n):
         rel, link = rng.choice(linked)
-        samples.append(timed(lambda: hover(snap, rel, link.line, link.start + 1, findings)))
+        samples.append(timed(lambda: hover(state, rel, link.line, link.start + 1, findings)))
     print("  hover on a link        ", ms(samples))
-    print("  hover on a title       ", ms([timed(lambda: hover(snap, rng.choice(notes), 0, 3, findings))
+    print("  hover on a title       ", ms([timed(lambda: hover(state, rng.choice(notes), 0, 3, findings))
                                            for _ in range(n)]))
 
-    text = snap.files["_index.md"].text
+    text = state.files["_index.md"].text
     cold, warm = [], []
     for k in range(max(20, n // 10)):
         partial = "".join(rng.choice("projectsnotegroup/-0123456789") for _ in range(k % 4))
         line = text + "- [New](" + partial
-        snap.set_buffer("_index.md", line)
+        state.set_buffer("_index.md", line)
         row = line.count("\n")
         char = len(line) - line.rfind("\n") - 1
-        cold.append(timed(lambda: complete(snap, "_index.md", row, char, findings)))
-        warm.append(timed(lambda: complete(snap, "_index.md", row, char, findings)))
+        cold.append(timed(lambda: complete(state, "_index.md", row, char, findings)))
+        warm.append(timed(lambda: complete(state, "_index.md", row, char, findings)))
     print("  completion, _index.md, first after an edit", ms(cold))
     print("  completion, _index.md, warm               ", ms(warm))
     cold, warm = [], []
     for k in range(n):
         rel = rng.choice(notes)
-        line = snap.files[rel].text + "See [x](../" + rng.choice(["", "gr", "group-1", "group-12/it", "../notes/",
+        line = state.files[rel].text + "See [x](../" + rng.choice(["", "gr", "group-1", "group-12/it", "../notes/",
                                                                   "../notes/group-02/it"])
-        snap.set_buffer(rel, line)
+        state.set_buffer(rel, line)
         row = line.count("\n")
         char = len(line) - line.rfind("\n") - 1
-        cold.append(timed(lambda: complete(snap, rel, row, char, findings)))
-        warm.append(timed(lambda: complete(snap, rel, row, char, findings)))
+        cold.append(timed(lambda: complete(state, rel, row, char, findings)))
+        warm.append(timed(lambda: complete(state, rel, row, char, findings)))
     print("  completion in a link, first after an edit ", ms(cold))
     print("  completion in a link, warm                ", ms(warm))
 

@@ -1,4 +1,4 @@
-"""`make bench`: measure pmem against the goals of DESIGN §7 and print a table.
+"""`make bench`: measure pmem against the goals of docs/design.md §7 and print a table.
 
 - `pmem check` wall time on generated 1k and 10k roots (median of several runs), beside a
   raw-read baseline (a Python process that only reads and decodes every file) and beside
@@ -9,7 +9,7 @@
 - the load test of issue 9 (`flood_bench.py`): 10 s of `didChange` at 200/s on a 20 KB note
   with a hover every 50 ms — hover p50/p95, RSS over the flood, final diagnostics correct;
 - `pmem check` on the templated journal of 2,000 daily notes (`generate_journal.py`, issue 13):
-  one template, shared headings and prompts; DESIGN §7 wants it checked in seconds.
+  one template, shared headings and prompts; docs/design.md §7 wants it checked in seconds.
 
 The numbers are also written as JSON (`--json PATH`) for comparison between commits.
 Machines here are shared and noisy: read medians and ratios, not single runs.
@@ -65,14 +65,14 @@ def duplicate_work(work: Path, largest: int) -> dict[int, dict]:
     `largest` notes: about linear growth is the goal (issue 13; every pair is quadratic)."""
     from pmem_lsp.engine.analysis import Analysis
     from pmem_lsp.engine.settings import resolve_settings
-    from pmem_lsp.engine.snapshot import RootSnapshot
+    from pmem_lsp.engine.root_state import RootState
 
     out: dict[int, dict] = {}
     for n in (largest // 4, largest // 2, largest):
         root = generate_journal(work / f"journal-{n}", n) if n != largest else work / f"journal-{largest}"
-        snap = RootSnapshot.scan(root, resolve_settings(root, {"select": ["PM503"]}))
+        state = RootState.scan(root, resolve_settings(root, {"select": ["PM503"]}))
         start = time.perf_counter()
-        analysis = Analysis(snap)
+        analysis = Analysis(state)
         out[n] = {"compared": analysis.duplicates.compared, "seconds": time.perf_counter() - start}
     return out
 
@@ -285,7 +285,7 @@ def main() -> None:
     if "journal" in results:
         j = results["journal"]
         print(f"templated journal, {j['notes']} notes: pmem check {j['pmem_check_s']:.2f} s "
-              f"(median of {j['runs']}; DESIGN §7: in seconds)")
+              f"(median of {j['runs']}; docs/design.md §7: in seconds)")
         work = j["duplicate_work"]
         print("  PM503 exact comparisons by journal size: "
               + ", ".join(f"{n} notes → {w['compared']} ({w['seconds']:.2f} s)" for n, w in work.items())

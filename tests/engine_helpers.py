@@ -26,7 +26,7 @@ from pmem_lsp.engine.analysis import analyze
 from pmem_lsp.engine.findings import Finding
 from pmem_lsp.engine.memory_file import MemoryFile
 from pmem_lsp.engine.settings import resolve_settings
-from pmem_lsp.engine.snapshot import RootSnapshot
+from pmem_lsp.engine.root_state import RootState
 from pmem_lsp.engine.zones import Zone, is_markdown, zone_of
 
 TODAY = dt.date(2026, 12, 1)
@@ -116,8 +116,8 @@ def make_root(tmp_path: Path, changes: dict[str, str | None] | None = None, *,
     return root
 
 
-def scan(root: Path, overrides: dict[str, Any] | None = None) -> RootSnapshot:
-    return RootSnapshot.scan(root, resolve_settings(root, overrides))
+def scan(root: Path, overrides: dict[str, Any] | None = None) -> RootState:
+    return RootState.scan(root, resolve_settings(root, overrides))
 
 
 def findings(root: Path, overrides: dict[str, Any] | None = None,

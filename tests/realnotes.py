@@ -1,4 +1,4 @@
-"""Memory roots shaped like real notes nobody on this project wrote (issue 13, DESIGN §7).
+"""Memory roots shaped like real notes nobody on this project wrote (issue 13, docs/design.md §7).
 
 Each builder writes one memory root into the folder it is given and returns a `RealRoot`: the
 root and the exact findings that root must produce (`planted`), apart from PM100 (a hint on
@@ -18,7 +18,7 @@ journal, whose notes carry their own day). They use the standard library only, s
 expect never depends on the engine they check.
 
 Planted lines are 0-based, as `Finding.line`; a finding about a whole file (PM202, PM503) is
-on the file's title line (DESIGN §4), PM006 on `_index.md` line 1.
+on the file's title line (docs/design.md §4), PM006 on `_index.md` line 1.
 
 The "secrets" planted here are random values built in real token shapes at run time (token
 prefixes are concatenated, as in `benchmarks/secrets_eval.py`), never real credentials.
@@ -38,7 +38,7 @@ from pathlib import Path
 # Modification times: a few days before engine_helpers.TODAY (2026-12-01), so PM501 (90 days)
 # does not fire; each file one minute after the one written before it.
 BASE_TIME = dt.datetime(2026, 11, 24, 9, 0)
-# DESIGN §4 defaults: PM006 past either, PM005 for a file over LARGE_FILE_BYTES.
+# docs/design.md §4 defaults: PM006 past either, PM005 for a file over LARGE_FILE_BYTES.
 INDEX_MAX_LINES, INDEX_MAX_BYTES = 200, 16384
 LARGE_FILE_BYTES = 256 * 1024
 
@@ -151,7 +151,7 @@ def fake_aws_pair(rng: random.Random) -> tuple[str, str]:
 
 
 def _route(form: str, path: str, label: str, desc: str) -> str:
-    """One `_index.md` route line in one of the target forms of DESIGN §2.3."""
+    """One `_index.md` route line in one of the target forms of docs/design.md §2.3."""
     stem = path[:-3] if path.endswith(".md") else path
     if form == "code":
         return f"- `{path}` — {desc}"
@@ -1106,11 +1106,11 @@ def cline_memory_bank(dir: Path, lang: str = "en") -> RealRoot:
     # finished parts of ongoing work, not the work itself done (issue 13 item 8); the body's
     # "- [x] Done: login page" checkboxes never count (only metadata and Summary bullets do).
     if lang == "ja":
-        # DESIGN §4 names `## 概要` among the PM106 variants; here it holds three bullets right
+        # docs/design.md §4 names `## 概要` among the PM106 variants; here it holds three bullets right
         # after the title, so renaming it gives a valid summary: a true finding. (A `## 概要`
         # over prose — "overview" — is not in these fixtures: see the report to the lead.)
         b.plant("memory-bank/projectbrief.md", "PM106",
-                "`## 概要` with three bullets right after the title: DESIGN §4 lists it as a summary variant",
+                "`## 概要` with three bullets right after the title: docs/design.md §4 lists it as a summary variant",
                 at="## 概要")
     return b.finish()
 
@@ -1809,7 +1809,7 @@ _WORD = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
 
 def shingle_set(text: str) -> frozenset[tuple[str, str, str]]:
     """Word 3-shingles of the text (NFKC, case-folded; a CJK character counts as a word), the
-    measure DESIGN's PM503 threshold (0.9) is stated in."""
+    measure the design's PM503 threshold (0.9) is stated in."""
     words = _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
     return frozenset(zip(words, words[1:], words[2:]))
 

@@ -29,7 +29,7 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-import pmem_lsp.engine.snapshot as snapshot_module
+import pmem_lsp.engine.root_state as root_state_module
 from engine_helpers import active_file, index_text, make_root, summary_block
 from lsp_helpers import SERVER, codes, open_doc, replace_all, start, wait_for
 from pmem_lsp.cli.check import run_check
@@ -41,7 +41,7 @@ from pmem_lsp.engine.memory_file import MemoryFile
 from pmem_lsp.engine.secrets import find_secrets
 from pmem_lsp.engine.findings import Severity
 from pmem_lsp.engine.settings import Settings, resolve_settings
-from pmem_lsp.engine.snapshot import MAX_ANALYSED_BYTES, RootSnapshot
+from pmem_lsp.engine.root_state import MAX_ANALYSED_BYTES, RootState
 
 MiB = 1024 * 1024
 BAD = "notes/bad.md"  # the bad file; the index routes it and notes/links.md links to it
@@ -144,8 +144,8 @@ def _in_process(root: Path, fmt: str = "text") -> tuple[str, str]:
     """`pmem check` in this process (what `main` runs after parsing), so that a test can
     make reads fail: (stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()
-    snap = RootSnapshot.scan(root, resolve_settings(root))
-    run_check(snap, fmt, Severity.HINT, Severity.ERROR, out=out, err=err)
+    state = RootState.scan(root, resolve_settings(root))
+    run_check(state, fmt, Severity.HINT, Severity.ERROR, out=out, err=err)
     return out.getvalue(), err.getvalue()
 
 
@@ -159,7 +159,7 @@ def test_an_unreadable_file_is_reported_and_never_missing(tmp_path: Path, monkey
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(snapshot_module, "open", failing_open, raising=False)
+    monkeypatch.setattr(root_state_module, "open", failing_open, raising=False)
     out, err = _in_process(root)
     assert err.splitlines() == [warning(ARCHIVED, "Permission denied"), warning(BAD, "Permission denied")]
     out_json, _err = _in_process(root, "json")
@@ -171,7 +171,7 @@ def test_an_unreadable_file_is_reported_and_never_missing(tmp_path: Path, monkey
 
 def test_a_file_that_vanishes_between_listing_and_reading_is_gone_not_unreadable(tmp_path: Path, monkeypatch):
     """Listed by the scan, deleted before it is opened: it is really gone, so it is left out
-    of the snapshot (and the route and the link to it are dangling), not kept as unreadable."""
+    of the root state (and the route and the link to it are dangling), not kept as unreadable."""
     root = build_root(tmp_path)
     real_open = open
 
@@ -180,9 +180,9 @@ def test_a_file_that_vanishes_between_listing_and_reading_is_gone_not_unreadable
             Path(path).unlink(missing_ok=True)
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(snapshot_module, "open", vanishing_open, raising=False)
-    snap = RootSnapshot.scan(root, Settings())
-    assert BAD not in snap.files and snap.read_problems() == [] and snap.missing(BAD)
+    monkeypatch.setattr(root_state_module, "open", vanishing_open, raising=False)
+    state = RootState.scan(root, Settings())
+    assert BAD not in state.files and state.read_problems() == [] and state.missing(BAD)
     out, err = _in_process(root)
     assert err == ""
     assert out.splitlines()[:2] == [
@@ -208,14 +208,14 @@ def test_a_file_swapped_for_a_named_pipe_after_the_listing_is_not_read(tmp_path:
     report = _child(f"""
         import os, io, json, contextlib
         from pathlib import Path
-        import pmem_lsp.engine.snapshot as snapshot_module
+        import pmem_lsp.engine.root_state as root_state_module
         from pmem_lsp.cli.main import main
         real_open = open
         def swapping_open(path, *args, **kwargs):
             if str(path).endswith({BAD!r}) and not os.path.exists(str(path) + ".swapped"):
                 os.unlink(path); os.mkfifo(path); Path(str(path) + ".swapped").touch()
             return real_open(path, *args, **kwargs)
-        snapshot_module.open = swapping_open
+        root_state_module.open = swapping_open
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             main(["--root", {str(root)!r}, "check", "--format", "json"])
@@ -241,8 +241,8 @@ def test_a_file_swapped_for_a_link_out_of_the_root_after_the_listing_is_not_foll
             swapped.append(path)
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(snapshot_module, "open", swapping_open, raising=False)
-    entry = RootSnapshot.scan(root, Settings()).files[BAD]
+    monkeypatch.setattr(root_state_module, "open", swapping_open, raising=False)
+    entry = RootState.scan(root, Settings()).files[BAD]
     assert swapped and entry.text is None and entry.error == "symbolic link pointing outside the root"
 
 
@@ -400,22 +400,22 @@ def test_deeply_nested_folders_are_checked_and_too_deep_ones_reported(tmp_path: 
     assert_rest_checked(text.stdout, report)
 
 
-# -- the snapshot kept current: refresh and editor buffers ----------------------------------
+# -- the root state kept current: refresh and editor buffers ----------------------------------
 
 
 def test_refresh_reports_a_pipe_or_a_link_out_that_appears_later(tmp_path: Path):
     root = build_root(tmp_path)
-    snap = RootSnapshot.scan(root, Settings())
+    state = RootState.scan(root, Settings())
     os.mkfifo(root / "notes/pipe.md")
-    assert snap.refresh("notes/pipe.md") == {"notes/pipe.md"}
-    assert snap.files["notes/pipe.md"].error == "not a regular file (named pipe)"
+    assert state.refresh("notes/pipe.md") == {"notes/pipe.md"}
+    assert state.files["notes/pipe.md"].error == "not a regular file (named pipe)"
     # A regular file replaced by a link out of the root is not read on refresh either.
     secret = tmp_path / "secret.md"
     secret.write_text("# Secret\n\nOUTSIDE-THE-ROOT\n", encoding="utf-8")
     (root / BAD).unlink()
     os.symlink(secret, root / BAD)
-    assert snap.refresh(BAD) == {BAD}
-    assert snap.files[BAD].text is None and snap.files[BAD].error == "symbolic link pointing outside the root"
+    assert state.refresh(BAD) == {BAD}
+    assert state.files[BAD].text is None and state.files[BAD].error == "symbolic link pointing outside the root"
     # A folder moved in with a pipe and a loop in it.
     moved = tmp_path / "incoming"
     moved.mkdir()
@@ -423,23 +423,23 @@ def test_refresh_reports_a_pipe_or_a_link_out_that_appears_later(tmp_path: Path)
     os.symlink("l.md", moved / "l.md")
     (moved / "ok.md").write_text(active_file("Ok"), encoding="utf-8")
     os.rename(moved, root / "notes/incoming")
-    snap.refresh("notes/incoming")
-    assert [(p.path, p.reason) for p in snap.read_problems()] == [
+    state.refresh("notes/incoming")
+    assert [(p.path, p.reason) for p in state.read_problems()] == [
         ("notes/bad.md", "symbolic link pointing outside the root"),
         ("notes/incoming/l.md", "Too many levels of symbolic links"),
         ("notes/incoming/p.md", "not a regular file (named pipe)"),
         ("notes/pipe.md", "not a regular file (named pipe)"),
     ]
-    assert snap.files["notes/incoming/ok.md"].text is not None
+    assert state.files["notes/incoming/ok.md"].text is not None
     # Deleted: gone, not unreadable.
     os.unlink(root / "notes/pipe.md")
-    assert snap.refresh("notes/pipe.md") == {"notes/pipe.md"}
-    assert "notes/pipe.md" not in snap.files and snap.missing("notes/pipe.md")
+    assert state.refresh("notes/pipe.md") == {"notes/pipe.md"}
+    assert "notes/pipe.md" not in state.files and state.missing("notes/pipe.md")
 
 
 def test_a_folder_that_cannot_be_listed_on_refresh_keeps_its_files(tmp_path: Path, monkeypatch):
     root = build_root(tmp_path)
-    snap = RootSnapshot.scan(root, Settings())
+    state = RootState.scan(root, Settings())
     real_scandir = os.scandir
 
     def failing_scandir(path):
@@ -448,35 +448,35 @@ def test_a_folder_that_cannot_be_listed_on_refresh_keeps_its_files(tmp_path: Pat
         return real_scandir(path)
 
     monkeypatch.setattr(os, "scandir", failing_scandir)
-    snap.refresh("notes")
-    assert BAD in snap.files and not snap.missing("notes/links.md")
-    assert [(p.path, p.reason) for p in snap.read_problems()] == [("notes", "Permission denied")]
+    state.refresh("notes")
+    assert BAD in state.files and not state.missing("notes/links.md")
+    assert [(p.path, p.reason) for p in state.read_problems()] == [("notes", "Permission denied")]
     monkeypatch.undo()
-    snap.refresh("notes")
-    assert snap.read_problems() == []
+    state.refresh("notes")
+    assert state.read_problems() == []
 
 
 def test_editor_buffers_are_capped_like_files(tmp_path: Path):
     root = build_root(tmp_path)
-    snap = RootSnapshot.scan(root, Settings())
+    state = RootState.scan(root, Settings())
     big = BAD_SUMMARY + "x" * (3 * MiB)
-    assert snap.set_buffer(BAD, big) == {BAD}
-    entry = snap.files[BAD]
+    assert state.set_buffer(BAD, big) == {BAD}
+    entry = state.files[BAD]
     assert entry.truncated and entry.size == len(big) and len(entry.text) == MAX_ANALYSED_BYTES
     # An edit past the cap that keeps the size changes nothing the analysis sees.
-    assert snap.set_buffer(BAD, big[:-1] + "y") == set()
+    assert state.set_buffer(BAD, big[:-1] + "y") == set()
     # Non-ASCII: cut by UTF-8 bytes on a character boundary.
     wide = BAD_SUMMARY + "é" * (2 * MiB)
-    snap.set_buffer(BAD, wide)
-    entry = snap.files[BAD]
+    state.set_buffer(BAD, wide)
+    entry = state.files[BAD]
     assert entry.truncated and entry.size == len(wide.encode("utf-8"))
     assert len(entry.text.encode("utf-8")) in (MAX_ANALYSED_BYTES, MAX_ANALYSED_BYTES - 1)
     assert entry.text.endswith("é")
-    assert [(p.path, p.size) for p in snap.read_problems([BAD])] == [(BAD, len(wide.encode("utf-8")))]
+    assert [(p.path, p.size) for p in state.read_problems([BAD])] == [(BAD, len(wide.encode("utf-8")))]
     # A lone surrogate (JSON can carry "\ud800") neither crashes the size nor the analysis.
-    assert snap.set_buffer(BAD, BAD_SUMMARY + "\ud800 lone\n") == {BAD}
-    assert snap.files[BAD].size == len(BAD_SUMMARY) + 3 + 6 and not snap.files[BAD].truncated
-    assert (BAD, "PM102") in {(f.path, f.code) for f in analyze(snap)}
+    assert state.set_buffer(BAD, BAD_SUMMARY + "\ud800 lone\n") == {BAD}
+    assert state.files[BAD].size == len(BAD_SUMMARY) + 3 + 6 and not state.files[BAD].truncated
+    assert (BAD, "PM102") in {(f.path, f.code) for f in analyze(state)}
 
 
 class _LogServer:
@@ -498,10 +498,10 @@ def test_the_server_logs_each_read_problem_once_per_change(tmp_path: Path):
     host = MemoryHost()
     root = host.add_root(root_path, Settings())
     assert isinstance(root, MemoryRoot)
-    snapshot = RootSnapshot.scan(root_path, Settings())
+    state = RootState.scan(root_path, Settings())
     from pmem_lsp.engine.analysis import Analysis
 
-    host.install(root, snapshot, Analysis(snapshot))
+    host.install(root, state, Analysis(state))
     log_read_problems(server, root)
     assert server.lines == [f"pmem: {root_path / 'notes/pipe.md'}: cannot be read (not a regular file (named pipe)); "
                             "it is not treated as missing"]
@@ -509,11 +509,11 @@ def test_the_server_logs_each_read_problem_once_per_change(tmp_path: Path):
     server.lines.clear()
     big = BAD_SUMMARY + "x" * (3 * MiB)
     for n in range(3):  # typing in a buffer over the cap: logged once
-        changed = snapshot.set_buffer(BAD, big + "y" * n)
+        changed = state.set_buffer(BAD, big + "y" * n)
         log_read_problems(server, root, changed)
     assert server.lines == [f"pmem: {root_path / BAD}: 3.0 MiB, only the first 2 MiB analysed"]
-    log_read_problems(server, root, snapshot.set_buffer(BAD, BAD_SUMMARY))  # under the cap again
-    log_read_problems(server, root, snapshot.set_buffer(BAD, big))  # and over it: logged again
+    log_read_problems(server, root, state.set_buffer(BAD, BAD_SUMMARY))  # under the cap again
+    log_read_problems(server, root, state.set_buffer(BAD, big))  # and over it: logged again
     assert len(server.lines) == 2
 
 

@@ -1,4 +1,4 @@
-"""`pmem upgrade|archive|delete|recover|purge|init` as a user runs them (DESIGN §6).
+"""`pmem upgrade|archive|delete|recover|purge|init` as a user runs them (docs/design.md §6).
 
 Preview always; act only with `--yes` or an interactive "y"; exit 3 with nothing changed on
 a non-interactive stdin without `--yes`; refusals exit 2 with the reason on stderr.

@@ -1,4 +1,4 @@
-"""Concurrent edits of the indexes during a lifecycle operation (issue 9; DESIGN §3 "again at
+"""Concurrent edits of the indexes during a lifecycle operation (issue 9; docs/design.md §3 "again at
 the moment of execution"; docs/decisions.md "Lifecycle").
 
 An agent rewrites `_index.md` while the user reads the preview, or while the editor moves the

@@ -1,4 +1,4 @@
-"""Crash safety with real SIGKILLs (issue 9; DESIGN §3 "A lifecycle failure must leave the file
+"""Crash safety with real SIGKILLs (issue 9; docs/design.md §3 "A lifecycle failure must leave the file
 either at its source or at its destination", §7 "a lifecycle operation killed at any point loses
 no file").
 
@@ -51,11 +51,11 @@ from lsp_helpers import DiskClient, base_files, summary_file, write_root
 from pmem_lsp.cli.check import run_check
 from pmem_lsp.engine.analysis import analyze
 from pmem_lsp.engine.findings import Severity
-from pmem_lsp.engine.fixes import quick_fixes
+from pmem_lsp.engine.catalogue import quick_fixes
 from pmem_lsp.engine.lifecycle.operations import context, make_plan
 from pmem_lsp.engine.lifecycle.plan import Plan
 from pmem_lsp.engine.settings import resolve_settings
-from pmem_lsp.engine.snapshot import RootSnapshot
+from pmem_lsp.engine.root_state import RootState
 
 HOOK = Path(__file__).resolve().parent / "crash_hook.py"
 AI = "_archive/_index.md"
@@ -115,27 +115,27 @@ def memory_contents(files: dict[str, bytes]) -> Counter:
                    if rel not in ("_index.md", AI) and not any(part.startswith(".") for part in rel.split("/")))
 
 
-def pmem_check(root: Path) -> tuple[int, list[dict], RootSnapshot]:
+def pmem_check(root: Path) -> tuple[int, list[dict], RootState]:
     """`pmem check --format json` (what `main` runs for it: a fresh scan, `run_check`), in this
     process: one scan per kill instead of one more process. `test_cli_killed_in_a_fresh_interpreter`
     runs the real command."""
-    snap = RootSnapshot.scan(root, resolve_settings(root))
+    root_state = RootState.scan(root, resolve_settings(root))
     out = io.StringIO()
-    code = run_check(snap, "json", Severity.HINT, Severity.ERROR, out=out, err=io.StringIO())
-    return code, json.loads(out.getvalue())["diagnostics"], snap
+    code = run_check(root_state, "json", Severity.HINT, Severity.ERROR, out=out, err=io.StringIO())
+    return code, json.loads(out.getvalue())["diagnostics"], root_state
 
 
 def serious(diagnostics: list[dict]) -> set[tuple[str, str]]:
     return {(d["path"], d["code"]) for d in diagnostics if d["severity"] in ("error", "warning")}
 
 
-def has_a_fix(snap: RootSnapshot, code: str, path: str, line: int) -> bool:
+def has_a_fix(root_state: RootState, code: str, path: str, line: int) -> bool:
     """The engine offers a fix for this finding: a quick fix, or (PM001) the upgrade action."""
     if code == "PM001":
         return True
-    for finding in analyze(snap, TODAY):
+    for finding in analyze(root_state, TODAY):
         if finding.code == code and finding.path == path and finding.line + 1 == line:
-            return bool(quick_fixes(snap, finding, TODAY))
+            return bool(quick_fixes(root_state, finding, TODAY))
     return False
 
 
@@ -179,12 +179,12 @@ class Invariants:
         for rel in files.keys() - self.files.keys():
             name = rel.rsplit("/", 1)[-1]
             assert rel in self.new or (name.startswith(".") and name.endswith(".pmem-tmp")), f"{where}: {rel} appeared"
-        code, diagnostics, snap = pmem_check(root)
+        code, diagnostics, root_state = pmem_check(root)
         found = serious(diagnostics)
         assert code == (1 if any(d["severity"] == "error" for d in diagnostics) else 0)
         for d in diagnostics:
             if (d["path"], d["code"]) in found:
-                assert has_a_fix(snap, d["code"], d["path"], d["line"]), f"{where}: {d['code']} on {d['path']} has no fix"
+                assert has_a_fix(root_state, d["code"], d["path"], d["line"]), f"{where}: {d['code']} on {d['path']} has no fix"
         state = self.state(root)
         if state == self.start:
             assert found == self.baseline, where

@@ -1,5 +1,5 @@
-"""Quick fixes (text-only edits, DESIGN §4 "fix" column): each one, applied to the text the
-snapshot holds and written back, makes its finding go away and brings no new problem."""
+"""Quick fixes (text-only edits, docs/design.md §4 "fix" column): each one, applied to the text the
+root state holds and written back, makes its finding go away and brings no new problem."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ import pytest
 from engine_helpers import TODAY, active_file, make_root, problems, scan, summary_block
 from pmem_lsp.engine.analysis import analyze
 from pmem_lsp.engine.findings import Finding
-from pmem_lsp.engine.fixes import Fix, TextEdit, quick_fixes
+from pmem_lsp.engine.catalogue import quick_fixes
+from pmem_lsp.engine.fixes import Fix, TextEdit
 from pmem_lsp.engine.index_edit import split_keepends
-from pmem_lsp.engine.snapshot import RootSnapshot
+from pmem_lsp.engine.root_state import RootState
 
 INDEX = "_index.md"
 ARCHIVE_INDEX = "_archive/_index.md"
@@ -48,20 +49,20 @@ def apply(text: str, edits: list[TextEdit]) -> str:
     return text
 
 
-def find(snap: RootSnapshot, code: str, path: str | None = None) -> Finding:
-    found = [f for f in analyze(snap, TODAY) if f.code == code and (path is None or f.path == path)]
+def find(state: RootState, code: str, path: str | None = None) -> Finding:
+    found = [f for f in analyze(state, TODAY) if f.code == code and (path is None or f.path == path)]
     assert len(found) == 1, found
     return found[0]
 
 
-def apply_fix(root: Path, snap: RootSnapshot, fix: Fix) -> dict[str, str]:
-    """Apply `fix` to the snapshot's texts, write them to disk; the new texts by path."""
+def apply_fix(root: Path, state: RootState, fix: Fix) -> dict[str, str]:
+    """Apply `fix` to the root state's texts, write them to disk; the new texts by path."""
     by_path: dict[str, list[TextEdit]] = {}
     for e in fix.edits:
         by_path.setdefault(e.path, []).append(e)
     out = {}
     for rel, edits in by_path.items():
-        new = apply(snap.files[rel].text or "", edits)
+        new = apply(state.files[rel].text or "", edits)
         (root / rel).write_text(new, encoding="utf-8", newline="")
         out[rel] = new
     return out
@@ -75,14 +76,14 @@ def check_fix(root: Path, code: str, title: str, path: str | None = None,
               allowed_new: tuple[str, ...] = ()) -> dict[str, str]:
     """Scan, take the one `code` finding, apply the fix titled `title`, re-scan: the finding is
     gone and no warning or error appeared (besides `allowed_new` codes). The new texts."""
-    snap = scan(root)
-    before = analyze(snap, TODAY)
-    finding = find(snap, code, path)
-    fixes = quick_fixes(snap, finding, TODAY)
+    state = scan(root)
+    before = analyze(state, TODAY)
+    finding = find(state, code, path)
+    fixes = quick_fixes(state, finding, TODAY)
     chosen = [f for f in fixes if f.title == title]
     assert len(chosen) == 1, [f.title for f in fixes]
     assert chosen[0].code == code
-    texts = apply_fix(root, snap, chosen[0])
+    texts = apply_fix(root, state, chosen[0])
     after = analyze(scan(root), TODAY)
     assert (finding.path, finding.code, finding.message) not in {(f.path, f.code, f.message) for f in after}
     was = Counter(key(f) for f in problems(before) if f != finding)
@@ -92,8 +93,8 @@ def check_fix(root: Path, code: str, title: str, path: str | None = None,
 
 
 def titles(root: Path, code: str, path: str | None = None) -> list[str]:
-    snap = scan(root)
-    return [f.title for f in quick_fixes(snap, find(snap, code, path), TODAY)]
+    state = scan(root)
+    return [f.title for f in quick_fixes(state, find(state, code, path), TODAY)]
 
 
 # -- PM202: add route -----------------------------------------------------------------------
@@ -121,12 +122,12 @@ def test_add_route_without_a_summary_uses_the_title(tmp_path):
 
 def test_add_route_is_computed_against_the_open_buffer_as_one_edit(tmp_path):
     root = make_root(tmp_path, {"notes/loose.md": LOOSE, INDEX: HEAD + BETA})
-    snap = scan(root)
+    state = scan(root)
     buffer = "# Memory index\r\n\r\n## Notes\r\n" + BETA.replace("\n", "\r\n") + "\r\n## Projects\r\n" \
         "- [Alpha](projects/alpha.md) — about alpha\r\n"
-    snap.set_buffer(INDEX, buffer)
-    finding = find(snap, "PM202", "notes/loose.md")
-    [fix] = quick_fixes(snap, finding, TODAY)
+    state.set_buffer(INDEX, buffer)
+    finding = find(state, "PM202", "notes/loose.md")
+    [fix] = quick_fixes(state, finding, TODAY)
     assert len(fix.edits) == 1 and fix.preferred
     edit = fix.edits[0]
     assert (edit.path, edit.line, edit.col, edit.end_line, edit.end_col) == (INDEX, 4, 0, 4, 0)
@@ -194,9 +195,9 @@ def test_point_to_offers_each_file_of_that_name_when_ambiguous_none_preferred(tm
     root = make_root(tmp_path, {INDEX: HEAD + BETA + "- [Old](notes/old.md) — renamed\n",
                                 "a/old.md": active_file("Old A"), "b/old.md": active_file("Old B")})
     assert titles(root, "PM201") == ["Point to `a/old.md`", "Point to `b/old.md`", "Remove route to `notes/old.md`"]
-    snap = scan(root)
-    (finding,) = [f for f in analyze(snap, TODAY) if f.code == "PM201"]
-    assert not any(fix.preferred for fix in quick_fixes(snap, finding, TODAY))
+    state = scan(root)
+    (finding,) = [f for f in analyze(state, TODAY) if f.code == "PM201"]
+    assert not any(fix.preferred for fix in quick_fixes(state, finding, TODAY))
 
 
 def test_point_to_files_whose_name_or_title_is_close(tmp_path):
@@ -311,13 +312,13 @@ def test_rename_summary_heading(tmp_path, heading, new):
 
 def test_findings_without_fixes_and_stale_findings_get_none(tmp_path):
     root = make_root(tmp_path, {"notes/x.md": "# Note\n\n## Summary\n- one\n"})
-    snap = scan(root)
-    pm102 = find(snap, "PM102", "notes/x.md")
-    assert quick_fixes(snap, pm102, TODAY) == []
+    state = scan(root)
+    pm102 = find(state, "PM102", "notes/x.md")
+    assert quick_fixes(state, pm102, TODAY) == []
     stale = Finding(INDEX, 40, 0, 40, 3, "PM201", "gone")
-    assert quick_fixes(snap, stale, TODAY) == []
-    assert quick_fixes(snap, Finding("notes/x.md", 0, 0, 0, 1, "PM106", "x"), TODAY) == []
-    assert quick_fixes(snap, Finding("notes/none.md", 0, 0, 0, 1, "PM100", "x"), dt.date(2026, 1, 1)) == []
+    assert quick_fixes(state, stale, TODAY) == []
+    assert quick_fixes(state, Finding("notes/x.md", 0, 0, 0, 1, "PM106", "x"), TODAY) == []
+    assert quick_fixes(state, Finding("notes/none.md", 0, 0, 0, 1, "PM100", "x"), dt.date(2026, 1, 1)) == []
 
 
 def test_pm302_remove_record_when_the_file_is_back_at_its_original_path(tmp_path):
@@ -327,10 +328,10 @@ def test_pm302_remove_record_when_the_file_is_back_at_its_original_path(tmp_path
               "- archived: 2026-11-01\n- reason: done\n")
     root = make_root(tmp_path, {"_archive/_index.md": "# Archive index\n\n" + record,
                                 "notes/back.md": active_file("Back")})
-    snap = scan(root)
-    (finding,) = [f for f in analyze(snap, TODAY) if f.code == "PM302"]
-    (fix,) = quick_fixes(snap, finding, TODAY)
+    state = scan(root)
+    (finding,) = [f for f in analyze(state, TODAY) if f.code == "PM302"]
+    (fix,) = quick_fixes(state, finding, TODAY)
     assert fix.title == "Remove the record (`notes/back.md` is back at its original path)" and fix.preferred
-    apply_fix(root, snap, fix)
+    apply_fix(root, state, fix)
     assert (root / "_archive/_index.md").read_text(encoding="utf-8") == "# Archive index\n"
     assert [f.code for f in analyze(scan(root), TODAY) if f.code.startswith("PM3")] == []

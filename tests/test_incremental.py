@@ -18,7 +18,7 @@ def fresh(root: Path) -> dict:
 def apply(analysis: Analysis, root: Path, *rels: str) -> set[str]:
     changed: set[str] = set()
     for rel in rels:
-        changed |= analysis.snap.refresh(rel)
+        changed |= analysis.state.refresh(rel)
     return analysis.update(changed)
 
 
@@ -131,7 +131,7 @@ def test_a_folder_appearing_or_vanishing_at_a_routed_path_matches_a_fresh_analys
 
 
 def test_an_empty_folder_appearing_at_a_routed_path_is_noticed_at_once(tmp_path: Path):
-    # An empty folder holds no file; the snapshot still reports its path as changed.
+    # An empty folder holds no file; the root state still reports its path as changed.
     root = make_root(tmp_path, {"_index.md": index_text(["projects/alpha.md", "notes/beta.md", "notes/dir.md"])})
     analysis = Analysis(scan(root), TODAY)
     (root / "notes/dir.md").mkdir()
@@ -165,7 +165,7 @@ def test_a_keystroke_defers_duplicates_and_settle_catches_up(tmp_path: Path):
     analysis = Analysis(scan(root), TODAY)
     compared = analysis.duplicates.compared
     # The buffer of notes/other.md becomes a copy of the rota: typing does not compare it.
-    changed = analysis.snap.set_buffer("notes/other.md", original.replace("Sentence 3 ", "Sentence three "))
+    changed = analysis.state.set_buffer("notes/other.md", original.replace("Sentence 3 ", "Sentence three "))
     analysis.update(changed, defer_duplicates=True)
     assert analysis.duplicates.compared == compared
     assert not any(f.code == "PM503" for f in analysis.all())
@@ -173,7 +173,7 @@ def test_a_keystroke_defers_duplicates_and_settle_catches_up(tmp_path: Path):
     assert {"notes/other.md", "notes/rota.md"} & analysis.settle()
     assert analysis.duplicates.compared > compared
     fresh_snap = scan(root)
-    fresh_snap.set_buffer("notes/other.md", analysis.snap.files["notes/other.md"].text or "")
+    fresh_snap.set_buffer("notes/other.md", analysis.state.files["notes/other.md"].text or "")
     assert analysis.by_path() == Analysis(fresh_snap, TODAY).by_path()
     assert any(f.code == "PM503" for f in analysis.all())
     assert analysis.settle() == set()  # nothing left to do
@@ -185,8 +185,8 @@ def test_a_query_never_takes_what_is_due_to_be_published(tmp_path: Path):
     root = make_root(tmp_path)
     host = MemoryHost()
     memory = host.add_root(root, scan(root).settings)
-    snapshot = scan(root)
-    host.install(memory, snapshot, Analysis(snapshot, TODAY))
+    state = scan(root)
+    host.install(memory, state, Analysis(state, TODAY))
     host.take_unpublished(memory)
     host.open_buffer(root / "notes/beta.md", "# Beta\n\n## Summary\n- one\n")
     host.open_buffer(root / "notes/beta.md", "# Beta\n\n## Summary\n- one\n- two\n")

@@ -1,4 +1,4 @@
-"""Fault injection for archive, delete and recover (DESIGN §3, issue 3 "How it is checked").
+"""Fault injection for archive, delete and recover (docs/design.md §3, issue 3 "How it is checked").
 
 Each filesystem step, and each primitive call inside it (`mkdir`, `link`, `unlink`, `rename`,
 `replace`, `fsync`), is made to fail in turn, or the process is "killed" there (a
@@ -90,7 +90,7 @@ SCENARIOS = {
         },
     ),
 }
-# Codes with a fix that restores consistency (DESIGN §4: PM205 remove route, PM301 add record,
+# Codes with a fix that restores consistency (docs/design.md §4: PM205 remove route, PM301 add record,
 # PM202 add route; PM302 and PM305 name the record to remove or the file to move).
 REPORTED_WITH_A_FIX = {"PM202", "PM205", "PM301", "PM302", "PM305"}
 

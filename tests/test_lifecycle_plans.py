@@ -1,4 +1,4 @@
-"""Lifecycle plans carried out by the filesystem applier (DESIGN §2.3, §2.4, §3).
+"""Lifecycle plans carried out by the filesystem applier (docs/design.md §2.3, §2.4, §3).
 
 Each test plans on a real root (`context(root, today)`), applies with `apply_plan`, and looks
 at the bytes on disk: records, route lines, line endings, what is left untouched.
@@ -248,7 +248,7 @@ def test_a_saved_route_is_restored_at_the_end_of_its_section(tmp_path):
 
 
 def test_a_file_archived_without_a_route_gets_no_index_line_and_recover_proposes_one(tmp_path):
-    # DESIGN §2.4: never an empty `index-line:` (it would read as "restore an empty line");
+    # docs/design.md §2.4: never an empty `index-line:` (it would read as "restore an empty line");
     # the record is then a legacy one, and recover proposes a route for the user to confirm.
     index = INDEX.replace("- [Alpha project](projects/alpha.md) — the alpha work\n", "")
     root = root_with(tmp_path, {"projects/alpha.md": ALPHA}, index=index)

@@ -1,4 +1,4 @@
-"""The lifecycle safety contract (DESIGN §3) under generated hostile paths.
+"""The lifecycle safety contract (docs/design.md §3) under generated hostile paths.
 
 One memory root is built per module, with symbolic links that lead out of the root (to a file,
 to a folder, to the root's parent) and inside it (to an active file, to a folder, to `_core/`),

@@ -1,4 +1,4 @@
-"""MemoryFile (DESIGN §2.1–2.2): title, metadata, preamble end, summary sections, links."""
+"""MemoryFile (docs/design.md §2.1–2.2): title, metadata, preamble end, summary sections, links."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def test_title_is_first_atx_level_one_heading():
 
 
 def test_setext_heading_is_not_the_title_but_names_the_file():
-    # DESIGN §2.1: the title is the first level-1 ATX heading; a setext `===` heading is not
+    # docs/design.md §2.1: the title is the first level-1 ATX heading; a setext `===` heading is not
     # one, so it ends the preamble. title_text still falls back to it for display.
     d = doc("My title\n========\n\n" + SUMMARY)
     assert d.title is None

@@ -1,4 +1,4 @@
-"""Navigation in the engine (DESIGN §5): hover, links and definition, references, completion,
+"""Navigation in the engine (docs/design.md §5): hover, links and definition, references, completion,
 symbols, rename edits and code lenses — on a copy of the demo memory with a few additions."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pmem_lsp.engine.navigation import (complete, definition, document_links, do
                                         lens_kinds, lens_title, ref_graph, references, rename_edits,
                                         workspace_symbols)
 from pmem_lsp.engine.settings import resolve_settings
-from pmem_lsp.engine.snapshot import RootSnapshot
+from pmem_lsp.engine.root_state import RootState
 
 TOKEN = "ghp_R7x2Kq9LmZ4vB8nW1cYt5pJ3sD6fH0gE2aUk"
 
@@ -78,15 +78,15 @@ def demo_root(base: Path) -> Path:
 class Demo:
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.snap = RootSnapshot.scan(root, resolve_settings(root))
-        self.findings = Analysis(self.snap, TODAY).by_path()
+        self.state = RootState.scan(root, resolve_settings(root))
+        self.findings = Analysis(self.state, TODAY).by_path()
 
     def line_of(self, rel: str, needle: str) -> int:
-        lines = self.snap.doc(rel).lines
+        lines = self.state.doc(rel).lines
         return next(i for i, line in enumerate(lines) if needle in line)
 
     def hover(self, rel: str, needle: str, column: int = 5):
-        return hover(self.snap, rel, self.line_of(rel, needle), column, self.findings, TODAY)
+        return hover(self.state, rel, self.line_of(rel, needle), column, self.findings, TODAY)
 
     def stat_line(self, rel: str) -> str:
         st = os.stat(self.root / rel)
@@ -118,7 +118,7 @@ def test_hover_on_a_route_shows_the_targets_summary(demo: Demo):
         "- Current phase: webshop source in production; ERP source in testing.\n"
         "\n"
         f"{demo.stat_line('projects/retail-pipeline.md')}\n")
-    line = demo.snap.doc("_index.md").lines[h.line]
+    line = demo.state.doc("_index.md").lines[h.line]
     assert line[h.start:h.end] == "projects/retail-pipeline.md"
 
 
@@ -162,7 +162,7 @@ def test_hover_on_a_trashed_record_counts_the_days_left(demo: Demo):
         "\n```markdown\nPancakes and waffles.\n```\n"
         "\n"
         f"{demo.stat_line('_archive/_trash/notes/old-recipes.md')}\n")
-    assert demo.snap.doc("_archive/_index.md").lines[h.line] == "## notes/old-recipes.md"
+    assert demo.state.doc("_archive/_index.md").lines[h.line] == "## notes/old-recipes.md"
 
 
 @pytest.mark.parametrize("today, expected", [
@@ -171,17 +171,17 @@ def test_hover_on_a_trashed_record_counts_the_days_left(demo: Demo):
 ])
 def test_days_left_near_the_deadline(demo: Demo, today, expected):
     line = demo.line_of("_archive/_index.md", "- recover-by: 2026-12-20")
-    h = hover(demo.snap, "_archive/_index.md", line, 0, demo.findings, today)
+    h = hover(demo.state, "_archive/_index.md", line, 0, demo.findings, today)
     assert f"- recover-by: 2026-12-20 — {expected}\n" in h.markdown
 
 
 def test_hover_on_a_relative_link_is_the_same_card_as_its_route(demo: Demo):
     line = demo.line_of("projects/conference-talk.md", "[Fjällgården notes]")
-    text = demo.snap.doc("projects/conference-talk.md").lines[line]
+    text = demo.state.doc("projects/conference-talk.md").lines[line]
     for column in (text.index("[Fjäll"), text.index("retail-pipeline.md") + 3, text.index(")).") + 1):
-        h = hover(demo.snap, "projects/conference-talk.md", line, column, demo.findings, TODAY)
+        h = hover(demo.state, "projects/conference-talk.md", line, column, demo.findings, TODAY)
         assert h.markdown == demo.hover("_index.md", "(projects/retail-pipeline.md)").markdown
-    assert hover(demo.snap, "projects/conference-talk.md", line, 2, demo.findings, TODAY) is None
+    assert hover(demo.state, "projects/conference-talk.md", line, 2, demo.findings, TODAY) is None
 
 
 def test_hover_never_shows_a_secret_but_shows_the_summary_around_it(demo: Demo):
@@ -206,11 +206,11 @@ def test_hover_hides_every_line_of_a_multi_line_secret(tmp_path):
             + "\n-----END " + "OPENSSH PRIVATE KEY-----\nMore text.\n")
     body = rows[0]
     root = make_root(tmp_path, {"notes/keys.md": text})
-    snap = scan(root)
-    found = Analysis(snap, TODAY).by_path()
-    line = snap.doc("_index.md").lines.index(next(x for x in snap.doc("_index.md").lines if "notes/keys.md" in x))
-    col = snap.doc("_index.md").lines[line].index("notes/keys.md")
-    h = hover(snap, "_index.md", line, col, found, TODAY)
+    state = scan(root)
+    found = Analysis(state, TODAY).by_path()
+    line = state.doc("_index.md").lines.index(next(x for x in state.doc("_index.md").lines if "notes/keys.md" in x))
+    col = state.doc("_index.md").lines[line].index("notes/keys.md")
+    h = hover(state, "_index.md", line, col, found, TODAY)
     assert body not in h.markdown and body[:12] not in h.markdown and body[::-1][:12] not in h.markdown
     assert "Notes on the deploy key, kept here by mistake:" in h.markdown
     assert "[a line of a secret, hidden]" in h.markdown
@@ -225,7 +225,7 @@ def test_hover_on_a_dangling_route_and_on_plain_text(demo: Demo):
 
 # -- links and definition ------------------------------------------------------------
 def test_document_links_of_the_index_name_existing_files(demo: Demo):
-    targets = [d.target for d in document_links(demo.snap, "_index.md")]
+    targets = [d.target for d in document_links(demo.state, "_index.md")]
     assert targets[:2] == ["projects/retail-pipeline.md", "projects/harbour-analytics.md"]
     assert "projects/website-redesign.md" not in targets  # dangling: a diagnostic, not a link
     assert "notes/airflow-tips.md" in targets and "notes/sichuan-cooking.md" in targets  # wiki, code span
@@ -233,12 +233,12 @@ def test_document_links_of_the_index_name_existing_files(demo: Demo):
 
 
 def test_document_links_of_a_note_and_of_the_archive_index(demo: Demo):
-    links = document_links(demo.snap, "notes/travel-2026.md")
+    links = document_links(demo.state, "notes/travel-2026.md")
     assert [d.target for d in links] == ["notes/sichuan-cooking.md"]  # packing-list.md is missing
-    records = document_links(demo.snap, "_archive/_index.md")
+    records = document_links(demo.state, "_archive/_index.md")
     assert [d.target for d in records] == ["_archive/projects/ferry-ticket-etl.md",
                                            "_archive/_trash/notes/old-recipes.md"]
-    line = demo.snap.doc("_archive/_index.md").lines[records[0].line]
+    line = demo.state.doc("_archive/_index.md").lines[records[0].line]
     assert line[records[0].start:records[0].end] == "_archive/projects/ferry-ticket-etl.md"
 
 
@@ -254,35 +254,35 @@ def test_document_links_of_a_note_and_of_the_archive_index(demo: Demo):
     ("notes/travel-2026.md", "[packing list]", 60, None),
 ])
 def test_definition(demo: Demo, rel, needle, column, expected):
-    found = definition(demo.snap, rel, demo.line_of(rel, needle), column)
+    found = definition(demo.state, rel, demo.line_of(rel, needle), column)
     assert (found.path, found.line) == expected if expected else found is None
 
 
 # -- references ------------------------------------------------------------------------
 def test_references_find_the_route_and_the_links(demo: Demo):
-    found = references(demo.snap, "_index.md", demo.line_of("_index.md", "(projects/a.md)"), 10)
+    found = references(demo.state, "_index.md", demo.line_of("_index.md", "(projects/a.md)"), 10)
     assert [(r.path, r.line) for r in found] == [
         ("_index.md", demo.line_of("_index.md", "(projects/a.md)")),
         ("notes/airflow-tips.md", demo.line_of("notes/airflow-tips.md", "../projects/a.md")),
         ("projects/recipe-search.md", demo.line_of("projects/recipe-search.md", "(a.md#summary)")),
     ]
-    text = demo.snap.doc("notes/airflow-tips.md").lines[found[1].line]
+    text = demo.state.doc("notes/airflow-tips.md").lines[found[1].line]
     assert text[found[1].start:found[1].end] == "../projects/a.md"
     # On the file's own title: the same references, and the title itself as the declaration.
-    on_title = references(demo.snap, "projects/a.md", 0, 3, include_declaration=True)
+    on_title = references(demo.state, "projects/a.md", 0, 3, include_declaration=True)
     assert [(r.path, r.line) for r in on_title] == [("projects/a.md", 0)] + [(r.path, r.line) for r in found]
 
 
 # -- completion ------------------------------------------------------------------------
 def _index_cursor(demo: Demo, text: str) -> tuple[int, int]:
     """Put `text` on a new last line of the index buffer; the cursor at its end."""
-    demo.snap.set_buffer("_index.md", (demo.root / "_index.md").read_text(encoding="utf-8") + text)
-    return len(demo.snap.doc("_index.md").lines) - 1, len(text)
+    demo.state.set_buffer("_index.md", (demo.root / "_index.md").read_text(encoding="utf-8") + text)
+    return len(demo.state.doc("_index.md").lines) - 1, len(text)
 
 
 def test_completion_in_the_index_lists_unrouted_files_first(fresh: Demo):
     line, char = _index_cursor(fresh, "- [New](")
-    result = complete(fresh.snap, "_index.md", line, char, fresh.findings)
+    result = complete(fresh.state, "_index.md", line, char, fresh.findings)
     labels = [c.label for c in sorted(result.items, key=lambda c: c.sort_text)]
     assert labels[0] == "notes/reading-list.md"  # the only active file without a route
     assert set(labels[1:]) >= {"projects/a.md", "projects/retail-pipeline.md", "notes/keys.md"}
@@ -299,47 +299,47 @@ def test_completion_in_the_index_lists_unrouted_files_first(fresh: Demo):
 
 def test_completion_in_the_index_filters_wiki_links_and_whole_routes(fresh: Demo):
     line, char = _index_cursor(fresh, "- [[nts/rdl")
-    (item,) = complete(fresh.snap, "_index.md", line, char).items
+    (item,) = complete(fresh.state, "_index.md", line, char).items
     assert (item.label, item.new_text, item.start, item.end) == ("notes/reading-list.md", "notes/reading-list",
                                                                  4, char)
     line, char = _index_cursor(fresh, "- ")
-    items = complete(fresh.snap, "_index.md", line, char).items
+    items = complete(fresh.state, "_index.md", line, char).items
     assert [(c.label, c.new_text) for c in items] == [
         ("notes/reading-list.md", "[Reading list](notes/reading-list.md) — Reading list")]
     line, char = _index_cursor(fresh, "Some prose")
-    assert complete(fresh.snap, "_index.md", line, char) is None
+    assert complete(fresh.state, "_index.md", line, char) is None
 
 
 def test_completion_in_the_index_is_capped(fresh: Demo):
     line, char = _index_cursor(fresh, "- [x](")
-    result = complete(fresh.snap, "_index.md", line, char, limit=3)
+    result = complete(fresh.state, "_index.md", line, char, limit=3)
     assert result.incomplete and [c.label for c in result.items][0] == "notes/reading-list.md"
     assert len(result.items) == 3
 
 
 def test_completion_in_a_link_lists_the_folder_it_has_reached(fresh: Demo):
     rel = "notes/travel-2026.md"
-    text = fresh.snap.files[rel].text + "See [x](../pro"
-    fresh.snap.set_buffer(rel, text)
-    line = len(fresh.snap.doc(rel).lines) - 1
-    result = complete(fresh.snap, rel, line, len("See [x](../pro"))
+    text = fresh.state.files[rel].text + "See [x](../pro"
+    fresh.state.set_buffer(rel, text)
+    line = len(fresh.state.doc(rel).lines) - 1
+    result = complete(fresh.state, rel, line, len("See [x](../pro"))
     assert [c.label for c in result.items] == ["projects/"]
     assert (result.items[0].start, result.items[0].end) == (len("See [x](../"), len("See [x](../pro"))
-    fresh.snap.set_buffer(rel, text[: -len("pro")] + "projects/re")
-    result = complete(fresh.snap, rel, line, len("See [x](../projects/re"))
+    fresh.state.set_buffer(rel, text[: -len("pro")] + "projects/re")
+    result = complete(fresh.state, rel, line, len("See [x](../projects/re"))
     labels = [c.label for c in sorted(result.items, key=lambda c: c.sort_text)]
     assert labels[:2] == ["recipe-search.md", "retail-pipeline.md"]  # prefix matches first
     assert "conference-talk.md" in labels[2:] and "harbour-analytics.md" not in labels  # then subsequences
     assert result.items[1].documentation.startswith("**Retail data pipeline — Fjällgården**\n\n- Client:")
-    fresh.snap.set_buffer(rel, text[: -len("../pro")])
-    labels = [c.label for c in complete(fresh.snap, rel, line, len("See [x](")).items]
+    fresh.state.set_buffer(rel, text[: -len("../pro")])
+    labels = [c.label for c in complete(fresh.state, rel, line, len("See [x](")).items]
     assert "travel-2026.md" not in labels and labels[:2] == ["airflow-tips.md", "keys.md"]
     assert "../" in labels
 
 
 # -- symbols ---------------------------------------------------------------------------
 def test_document_symbols_nest_headings_and_mark_the_summary(demo: Demo):
-    (title,) = document_symbols(demo.snap, "projects/retail-pipeline.md")
+    (title,) = document_symbols(demo.state, "projects/retail-pipeline.md")
     assert (title.name, title.kind, title.line) == ("Retail data pipeline — Fjällgården", "title", 0)
     assert [(c.name, c.detail) for c in title.children] == [
         ("Summary", "summary · 5 bullets"), ("Context", ""), ("Sources", ""), ("Decisions", ""),
@@ -349,7 +349,7 @@ def test_document_symbols_nest_headings_and_mark_the_summary(demo: Demo):
 
 
 def test_document_symbols_of_the_index_hold_its_routes(demo: Demo):
-    (title,) = document_symbols(demo.snap, "_index.md")
+    (title,) = document_symbols(demo.state, "_index.md")
     projects, notes = title.children
     assert projects.name == "Projects" and projects.children[0].name == "projects/retail-pipeline.md"
     assert projects.children[0].detail == "nightly POS, webshop and ERP load into BigQuery with dbt"
@@ -357,18 +357,18 @@ def test_document_symbols_of_the_index_hold_its_routes(demo: Demo):
 
 
 def test_workspace_symbols_match_fuzzily_and_rank_files_first(demo: Demo):
-    found = workspace_symbols(demo.snap, "rtlpipe")
+    found = workspace_symbols(demo.state, "rtlpipe")
     assert (found[0].name, found[0].kind, found[0].path) == ("Retail data pipeline — Fjällgården", "file",
                                                              "projects/retail-pipeline.md")
-    found = workspace_symbols(demo.snap, "calibration")
+    found = workspace_symbols(demo.state, "calibration")
     assert [(s.name, s.path, s.line) for s in found] == [("Calibration", "projects/garden-sensors.md", 23)]
-    assert len(workspace_symbols(demo.snap, "e", limit=7)) == 7
-    assert workspace_symbols(demo.snap, "zzzqqq") == []
+    assert len(workspace_symbols(demo.state, "e", limit=7)) == 7
+    assert workspace_symbols(demo.state, "zzzqqq") == []
 
 
 # -- rename ------------------------------------------------------------------------------
 def test_renaming_a_file_updates_its_route_and_links_and_nothing_else(demo: Demo):
-    result = rename_edits(demo.snap, [("projects/a.md", "projects/b.md")])
+    result = rename_edits(demo.state, [("projects/a.md", "projects/b.md")])
     assert result.messages == []
     assert [(e.path, e.line, e.new_text) for e in result.edits] == [
         ("_index.md", demo.line_of("_index.md", "(projects/a.md)"), "projects/b.md"),
@@ -376,12 +376,12 @@ def test_renaming_a_file_updates_its_route_and_links_and_nothing_else(demo: Demo
         ("projects/recipe-search.md", demo.line_of("projects/recipe-search.md", "(a.md#summary)"), "b.md#summary"),
     ]
     for e in result.edits:
-        assert demo.snap.doc(e.path).lines[e.line][e.col:e.end_col] in ("projects/a.md", "../projects/a.md",
+        assert demo.state.doc(e.path).lines[e.line][e.col:e.end_col] in ("projects/a.md", "../projects/a.md",
                                                                           "a.md#summary")
 
 
 def test_moving_a_file_to_another_folder_rewrites_its_own_links(demo: Demo):
-    result = rename_edits(demo.snap, [("projects/a.md", "notes/a.md")])
+    result = rename_edits(demo.state, [("projects/a.md", "notes/a.md")])
     edits = {(e.path, e.new_text) for e in result.edits}
     assert edits == {("_index.md", "notes/a.md"), ("notes/airflow-tips.md", "a.md"),
                      ("projects/recipe-search.md", "../notes/a.md#summary"),
@@ -389,7 +389,7 @@ def test_moving_a_file_to_another_folder_rewrites_its_own_links(demo: Demo):
 
 
 def test_renaming_a_folder_moves_everything_under_it(demo: Demo):
-    result = rename_edits(demo.snap, [("notes", "journal")])
+    result = rename_edits(demo.state, [("notes", "journal")])
     edits = [(e.path, e.new_text) for e in result.edits]
     assert ("_index.md", "journal/airflow-tips") in edits  # a wiki-link keeps leaving out `.md`
     assert ("projects/retail-pipeline.md", "../journal/airflow-tips.md") in edits
@@ -401,33 +401,33 @@ def test_renaming_a_folder_moves_everything_under_it(demo: Demo):
 
 
 def test_moves_into_or_out_of_the_archive_get_no_edits_but_a_message(demo: Demo):
-    result = rename_edits(demo.snap, [("projects/a.md", "_archive/projects/a.md")])
+    result = rename_edits(demo.state, [("projects/a.md", "_archive/projects/a.md")])
     assert result.edits == []
     assert "Archive action" in result.messages[0]
-    result = rename_edits(demo.snap, [("_archive/projects/ferry-ticket-etl.md", "projects/ferry-ticket-etl.md")])
+    result = rename_edits(demo.state, [("_archive/projects/ferry-ticket-etl.md", "projects/ferry-ticket-etl.md")])
     assert result.edits == [] and "Recover action" in result.messages[0]
 
 
 # -- code lens and the reference graph ------------------------------------------------------
 def test_code_lenses(demo: Demo):
-    assert lens_kinds(demo.snap, "_index.md") == ()
-    assert lens_kinds(demo.snap, "_core/profile.md") == ()
+    assert lens_kinds(demo.state, "_index.md") == ()
+    assert lens_kinds(demo.state, "_core/profile.md") == ()
     rel = "projects/a.md"
-    titles = [lens_title(demo.snap, rel, kind) for kind in lens_kinds(demo.snap, rel)]
+    titles = [lens_title(demo.state, rel, kind) for kind in lens_kinds(demo.state, rel)]
     assert titles == ["routed", "3 references", "changed " + demo.stat_line(rel).rsplit(" ", 1)[-1]]
-    assert lens_title(demo.snap, "notes/reading-list.md", "routed") == "no route"
+    assert lens_title(demo.state, "notes/reading-list.md", "routed") == "no route"
 
 
 def test_the_reference_graph_follows_buffer_changes(fresh: Demo):
-    assert len(ref_graph(fresh.snap).refs_to("projects/a.md")) == 3
+    assert len(ref_graph(fresh.state).refs_to("projects/a.md")) == 3
     rel = "notes/airflow-tips.md"
-    fresh.snap.set_buffer(rel, fresh.snap.files[rel].text.replace("../projects/a.md", "../projects/gone.md"))
-    graph = ref_graph(fresh.snap)
+    fresh.state.set_buffer(rel, fresh.state.files[rel].text.replace("../projects/a.md", "../projects/gone.md"))
+    graph = ref_graph(fresh.state)
     assert [r.source for r in graph.refs_to("projects/a.md")] == ["_index.md", "projects/recipe-search.md"]
     assert [r.source for r in graph.refs_to("projects/gone.md")] == [rel]
     (fresh.root / "projects/recipe-search.md").unlink()
-    fresh.snap.refresh("projects/recipe-search.md")
-    assert [r.source for r in ref_graph(fresh.snap).refs_to("projects/a.md")] == ["_index.md"]
+    fresh.state.refresh("projects/recipe-search.md")
+    assert [r.source for r in ref_graph(fresh.state).refs_to("projects/a.md")] == ["_index.md"]
 
 
 @pytest.mark.parametrize("form, written, new_path, line, expected", [

@@ -1,4 +1,4 @@
-"""No secret value leaves pmem (issue 9, DESIGN §7): not in `pmem check` (every format),
+"""No secret value leaves pmem (issue 9, docs/design.md §7): not in `pmem check` (every format),
 `pmem status`, `pmem health`, the lifecycle previews and confirmations, nor anywhere in what
 the server sends — diagnostics, hover, code action titles and commands, code lenses,
 completion, confirmation requests, `pmem.status`/`pmem.health`, log and show messages,
@@ -336,7 +336,7 @@ def run_session(session: RawServer, root: Path) -> dict[str, Any]:
         "textDocument": {"uri": index.as_uri()}, "position": _pos(len(index_text.splitlines()), 2)})
 
     # The user discards both unsaved edits: a file with unsaved edits is never archived, nor
-    # an index with unsaved edits rewritten (DESIGN §5.1; test_server_lifecycle.py).
+    # an index with unsaved edits rewritten (docs/design.md §5.1; test_server_lifecycle.py).
     for path in (keys, index):
         session.notify("textDocument/didClose", {"textDocument": {"uri": path.as_uri()}})
     out["status"] = session.request("workspace/executeCommand", {"command": "pmem.status", "arguments": [{}]})
@@ -521,8 +521,8 @@ CRASHING_HOVER = """
 import sys
 import pmem_lsp.server.hover as hover
 
-def broken(snap, rel, line, char, findings):
-    text = (snap.root / rel).read_text(encoding="utf-8").splitlines()[line]
+def broken(state, rel, line, char, findings):
+    text = (state.root / rel).read_text(encoding="utf-8").splitlines()[line]
     raise ValueError(f"cannot hover {rel}:{line}: {text!r}")
 
 hover.engine_hover = broken

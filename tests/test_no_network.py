@@ -1,4 +1,4 @@
-"""The process boundary (issue 9, DESIGN §7): pmem opens no network connection and writes no
+"""The process boundary (issue 9, docs/design.md §7): pmem opens no network connection and writes no
 file outside the memory root — no log file, no cache, nothing in HOME or the working folder.
 
 Every Python process the tests start gets a `sitecustomize.py` first on PYTHONPATH that adds

@@ -1,4 +1,4 @@
-"""Real notes (issue 13, DESIGN §7): no false alarms, and the right findings, on memory roots
+"""Real notes (issue 13, docs/design.md §7): no false alarms, and the right findings, on memory roots
 shaped like Markdown nobody on this project wrote.
 
 Each fixture of `tests/realnotes.py` plants a few true problems and says exactly which
@@ -154,7 +154,7 @@ def _tree(root: Path) -> dict[str, tuple[bytes, int]]:
 @pytest.mark.parametrize("fixture, folder", [("templates", "templates"), ("journal-500", "journal")])
 def test_only_the_planted_pair_is_a_near_duplicate(built, fixture: str, folder: str):
     """Measured without the engine (word 3-shingles, Jaccard, every pair): the planted copy is
-    the only pair at DESIGN's 0.9, so any other PM503 on these roots is a false one."""
+    the only pair at the design's 0.9, so any other PM503 on these roots is a false one."""
     real = built(fixture).real
     pairs = rn.similar_pairs(real.root, folder, 0.9)
     assert [(a, b) for a, b, _ in pairs] == [real.facts["duplicate"]]

@@ -1,4 +1,4 @@
-"""PM301–PM305: `_archive/_index.md` records against the archived files (DESIGN §2.4)."""
+"""PM301–PM305: `_archive/_index.md` records against the archived files (docs/design.md §2.4)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-import pmem_lsp.engine.snapshot as snapshot_module
+import pmem_lsp.engine.root_state as root_state_module
 from engine_helpers import TODAY, active_file, doc, findings, make_root, only, ranges, rows
 from pmem_lsp.engine.archive_index import parse_archive_index
 
@@ -143,7 +143,7 @@ def test_pm301_not_when_the_archive_index_cannot_be_read(tmp_path, monkeypatch):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(snapshot_module, "open", failing_open, raising=False)
+    monkeypatch.setattr(root_state_module, "open", failing_open, raising=False)
     # Unreadable is not "no record": nothing is concluded about the archived file.
     assert findings(root) == []
 
@@ -178,7 +178,7 @@ def test_pm302_not_when_location_is_under_a_folder_that_cannot_be_listed(tmp_pat
             raise PermissionError(13, "Permission denied", str(path))
         return real_scandir(path)
 
-    monkeypatch.setattr(snapshot_module.os, "scandir", failing_scandir)
+    monkeypatch.setattr(root_state_module.os, "scandir", failing_scandir)
     assert findings(root) == []
 
 
@@ -191,7 +191,7 @@ def test_pm302_not_for_an_unreadable_archived_file(tmp_path, monkeypatch):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(snapshot_module, "open", failing_open, raising=False)
+    monkeypatch.setattr(root_state_module, "open", failing_open, raising=False)
     assert findings(root) == []
 
 

@@ -263,8 +263,8 @@ def test_pm502_only_in_active_files_and_its_reason_quotes_the_line(tmp_path):
     found = only(findings(root), "PM5")
     assert rows(found) == [("notes/done.md", 2, "PM502")]
     assert (found[0].col, found[0].end_col) == (0, len("Status: done"))
-    snap = scan(root)
-    assert archive_reason(snap, found[0]) == "concluded: Status: done"
+    state = scan(root)
+    assert archive_reason(found[0]) == "concluded: Status: done"
 
 
 def test_pm502_reason_masks_a_secret_on_the_line(tmp_path):
@@ -272,7 +272,7 @@ def test_pm502_reason_masks_a_secret_on_the_line(tmp_path):
     root = make_root(tmp_path, {"notes/done.md": active_file(
         "Done", summary=f"## Summary\n- Status: done, password: {token}\n- B.\n- C.\n")})
     found = only(findings(root), "PM502")
-    reason = archive_reason(scan(root), found[0])
+    reason = archive_reason(found[0])
     assert reason.startswith("concluded: Status: done, password: ") and token not in reason
     assert token not in found[0].message
 
@@ -288,7 +288,7 @@ def test_pm503_a_renamed_copy_with_a_few_words_changed_is_found(tmp_path):
     found = only(findings(root), "PM503")
     assert rows(found) == [("notes/crane-dashboard-2.md", 0, "PM503")]
     assert found[0].message.startswith("near-duplicate of `projects/cranes.md` (same title, 9")
-    assert archive_reason(scan(root), found[0]) == "duplicate of projects/cranes.md"
+    assert archive_reason(found[0]) == "duplicate of projects/cranes.md"
 
 
 def test_pm503_a_retitled_copy_is_found_by_its_text(tmp_path):
@@ -398,7 +398,7 @@ def test_pm503_incremental_matches_a_fresh_analysis_and_stays_local(tmp_path):
             path.unlink()
         else:
             path.write_text(text, encoding="utf-8")
-        return analysis.update(analysis.snap.refresh(rel))
+        return analysis.update(analysis.state.refresh(rel))
 
     def fresh() -> dict:
         return Analysis(scan(root), TODAY).by_path()
@@ -459,7 +459,7 @@ def test_pm403_only_stats_never_reads_outside_the_root(tmp_path, monkeypatch):
     outside = tmp_path / "outside.md"
     outside.write_text("# secret source\n")
     root = make_root(tmp_path, {"notes/src.md": active_file("Sources", body=f"Sources: `{outside}` and `{tmp_path}/gone.md`.\n")})
-    snap = scan(root)
+    state = scan(root)
     opened: list[str] = []
     real_open, real_os_open = builtins.open, os.open
 
@@ -473,7 +473,7 @@ def test_pm403_only_stats_never_reads_outside_the_root(tmp_path, monkeypatch):
 
     monkeypatch.setattr(builtins, "open", spy_open)
     monkeypatch.setattr(os, "open", spy_os_open)
-    found = only(Analysis(snap, TODAY).all(), "PM403")
+    found = only(Analysis(state, TODAY).all(), "PM403")
     assert [f.message.split("`")[1] for f in found] == [f"{tmp_path}/gone.md"]
     assert not [p for p in opened if not p.startswith(str(root))]
 

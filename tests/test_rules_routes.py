@@ -1,4 +1,4 @@
-"""PM201–PM207: `_index.md` routes (DESIGN §2.3), parsed and checked against a root on disk."""
+"""PM201–PM207: `_index.md` routes (docs/design.md §2.3), parsed and checked against a root on disk."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import pmem_lsp.engine.snapshot as snapshot_module
+import pmem_lsp.engine.root_state as root_state_module
 from engine_helpers import active_file, doc, findings, make_root, only, ranges, rows, scan
 from pmem_lsp.engine.index_routes import parse_index
 from pmem_lsp.engine.status import memory_status
@@ -17,6 +17,10 @@ from pmem_lsp.engine.status import memory_status
 INDEX = "_index.md"
 HEAD = "# Memory index\n\n## Projects\n- [Alpha](projects/alpha.md) — alpha project\n\n## Notes\n"
 X = active_file("X note")
+
+
+def unreadable(state) -> list[tuple[str, str | None]]:
+    return [(p.path, p.reason) for p in state.read_problems() if p.unreadable]
 
 
 def index_root(tmp_path, *lines: str, files: dict | None = None):
@@ -106,7 +110,7 @@ def test_escapes_and_normalisation(tmp_path, line, rel):
 
 
 # Names as real vaults have them (Obsidian): spaces, CJK, parentheses, brackets. Every form of
-# DESIGN §2.3 takes them (issue 13: a code span with a space was silently no route).
+# docs/design.md §2.3 takes them (issue 13: a code span with a space was silently no route).
 SPACED = "notes/Plugins (core)/Bases syntax.md"
 
 
@@ -215,7 +219,7 @@ def test_pm201_case_matters(tmp_path):
 
 def test_pm201_not_for_an_unreadable_file(tmp_path, monkeypatch):
     """Running as root, chmod 000 does not stop reads, so the read itself is made to fail:
-    `open` in the snapshot module raises PermissionError (EACCES) for the one file."""
+    `open` in the root-state module raises PermissionError (EACCES) for the one file."""
     root = index_root(tmp_path, "- [X](notes/x.md) — x", files={"notes/x.md": X})
     real_open = open
 
@@ -224,9 +228,9 @@ def test_pm201_not_for_an_unreadable_file(tmp_path, monkeypatch):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(snapshot_module, "open", failing_open, raising=False)
-    snap = scan(root)
-    assert snap.unreadable() == [("notes/x.md", "Permission denied")]
+    monkeypatch.setattr(root_state_module, "open", failing_open, raising=False)
+    state = scan(root)
+    assert unreadable(state) == [("notes/x.md", "Permission denied")]
     assert findings(root) == []
 
 
@@ -237,7 +241,7 @@ def test_pm201_not_for_a_chmod_000_file(tmp_path):
     path = root / "notes/x.md"
     path.chmod(0)
     try:
-        assert scan(root).unreadable() == [("notes/x.md", "Permission denied")]
+        assert unreadable(scan(root)) == [("notes/x.md", "Permission denied")]
         assert findings(root) == []
     finally:
         path.chmod(stat.S_IRUSR | stat.S_IWUSR)
@@ -252,9 +256,9 @@ def test_pm201_not_under_a_folder_that_cannot_be_listed(tmp_path, monkeypatch):
             raise PermissionError(13, "Permission denied", str(path))
         return real_scandir(path)
 
-    monkeypatch.setattr(snapshot_module.os, "scandir", failing_scandir)
-    snap = scan(root)
-    assert snap.unreadable() == [("notes", "Permission denied")]
+    monkeypatch.setattr(root_state_module.os, "scandir", failing_scandir)
+    state = scan(root)
+    assert unreadable(state) == [("notes", "Permission denied")]
     assert findings(root) == []
 
 
@@ -290,7 +294,7 @@ def test_pm202_for_an_unreadable_unrouted_file(tmp_path, monkeypatch):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(snapshot_module, "open", failing_open, raising=False)
+    monkeypatch.setattr(root_state_module, "open", failing_open, raising=False)
     # Not routed whatever its text: reported on line 1, and nothing else about it.
     assert ranges(findings(root)) == [("notes/x.md", "PM202", 0, 0, 0, 0)]
 

@@ -11,16 +11,20 @@ from engine_helpers import (BASELINE, DEMO, findings, make_root, only, problems,
 from pmem_lsp.engine.zones import INDEX
 
 
+def unreadable(state) -> list[tuple[str, str | None]]:
+    return [(p.path, p.reason) for p in state.read_problems() if p.unreadable]
+
+
 # -- the well-formed baseline ---------------------------------------------------------------
 
 
 def test_baseline_has_no_findings_at_all(tmp_path):
     root = make_root(tmp_path)
     assert findings(root) == []
-    snap = scan(root)
-    assert sorted(snap.files) == ["_archive/_index.md", "_core/preferences.md", "_core/profile.md",
+    state = scan(root)
+    assert sorted(state.files) == ["_archive/_index.md", "_core/preferences.md", "_core/profile.md",
                                   "_index.md", "notes/beta.md", "projects/alpha.md"]
-    assert "_archive/_trash" in snap.dirs and snap.unreadable() == []
+    assert "_archive/_trash" in state.dirs and unreadable(state) == []
 
 
 def test_baseline_with_more_files_and_hidden_folders_is_clean(tmp_path):
@@ -281,7 +285,7 @@ def test_pm001_pm003_not_for_a_folder_that_cannot_be_listed(tmp_path, monkeypatc
     fail (EACCES) for that one folder: what is inside is unknown, not missing."""
     import os
 
-    import pmem_lsp.engine.snapshot as snapshot_module
+    import pmem_lsp.engine.root_state as root_state_module
 
     root = make_root(tmp_path)
     real_scandir = os.scandir
@@ -291,9 +295,9 @@ def test_pm001_pm003_not_for_a_folder_that_cannot_be_listed(tmp_path, monkeypatc
             raise PermissionError(13, "Permission denied", str(path))
         return real_scandir(path)
 
-    monkeypatch.setattr(snapshot_module.os, "scandir", failing_scandir)
-    snap = scan(root)
-    assert snap.unreadable() == [(folder, "Permission denied")]
+    monkeypatch.setattr(root_state_module.os, "scandir", failing_scandir)
+    state = scan(root)
+    assert unreadable(state) == [(folder, "Permission denied")]
     assert findings(root) == []
 
 

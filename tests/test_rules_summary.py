@@ -1,4 +1,4 @@
-"""PM100–PM107: the Summary section (DESIGN §2.2), through the whole engine on a root on disk."""
+"""PM100–PM107: the Summary section (docs/design.md §2.2), through the whole engine on a root on disk."""
 
 from __future__ import annotations
 
@@ -115,7 +115,7 @@ def test_pm101_after_metadata_then_prose(tmp_path):
 
 
 def test_pm101_setext_title_is_not_a_title(tmp_path):
-    # DESIGN §2.1 names the first `# …` (ATX) heading as the title; a setext heading is body.
+    # docs/design.md §2.1 names the first `# …` (ATX) heading as the title; a setext heading is body.
     text = "Title\n=====\n\n## Summary\n" + BULLETS3
     assert summary_rows(tmp_path, text) == [(F, 3, "PM101")]
 

@@ -1,5 +1,5 @@
 """End to end: `pmem.addRoute` routes a file by path with the PM202 quick fix's edit
-(DESIGN §5), and refuses what it cannot route."""
+(docs/design.md §5), and refuses what it cannot route."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A client that breaks the protocol gets JSON-RPC errors or is ignored as LSP says, the
-oddity is logged, and the server keeps serving (DESIGN §7, issue 9)."""
+oddity is logged, and the server keeps serving (docs/design.md §7, issue 9)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The disk is the truth (issue 14, DESIGN §5.1), end to end through the real server: what the
+"""The disk is the truth (issue 14, docs/design.md §5.1), end to end through the real server: what the
 user confirms is complete on disk when the command ends, a stale buffer never overwrites an
 agent's write, a buffer with unsaved edits is never saved or overwritten behind the user's
 back, moves keep the modification time, and a query never swallows diagnostics."""

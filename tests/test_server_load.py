@@ -276,13 +276,13 @@ def expected_diagnostics(root: Path, rel: str, text: str, encoding: str) -> dict
     `text` as the note's content (as the server holds it: a buffer over the disk's entry)."""
     from pmem_lsp.engine.analysis import Analysis
     from pmem_lsp.engine.settings import resolve_settings
-    from pmem_lsp.engine.snapshot import RootSnapshot
+    from pmem_lsp.engine.root_state import RootState
 
-    snap = RootSnapshot.scan(root, resolve_settings(root))
-    snap.set_buffer(rel, text)
+    state = RootState.scan(root, resolve_settings(root))
+    state.set_buffer(rel, text)
     out: dict[str, list[tuple]] = {}
-    for path, found in Analysis(snap).by_path().items():
-        lines = text.split("\n") if path == rel else snap.doc(path).lines if snap.doc(path) else []
+    for path, found in Analysis(state).by_path().items():
+        lines = text.split("\n") if path == rel else state.doc(path).lines if state.doc(path) else []
         rows = []
         for f in found:
             a, b = position(lines, f.line, f.col, encoding), position(lines, f.end_line, f.end_col, encoding)

@@ -1,5 +1,5 @@
 """End to end: hover, links, definition, references, completion, symbols, code lenses and
-willRenameFiles through the real server, on a copy of the demo memory (DESIGN §5)."""
+willRenameFiles through the real server, on a copy of the demo memory (docs/design.md §5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Settings (DESIGN §5): selection, severities, `.pmem.toml`, editor overrides, exclude."""
+"""Settings (docs/design.md §5): selection, severities, `.pmem.toml`, editor overrides, exclude."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from engine_helpers import active_file, findings, make_root, rows, scan
 from pmem_lsp.engine.findings import Severity
-from pmem_lsp.engine import settings as settings_module
+from pmem_lsp.engine.globs import GlobSet
 from pmem_lsp.engine.settings import Settings, SettingsError, resolve_settings
 
 # One root with findings from several families:
@@ -282,7 +282,7 @@ def test_exclude_globs_match_as_the_old_regular_expressions_did(globs, paths):
 
 
 def test_exclude_matcher_forgets_its_states_and_still_matches(monkeypatch):
-    monkeypatch.setattr(settings_module._GlobSet, "_MAX_SIZE", 5)
+    monkeypatch.setattr(GlobSet, "_MAX_SIZE", 5)
     globs = ["**/a*b/**/c", "x?/**", "*.md"]
     settings = Settings(exclude=globs)
     paths = ["a/ab/c", "q/axb/r/s/c/t", "xy/z", "x/z", "top.md", "a/top.md", "ab/c", "b/a/b/c"] * 3
@@ -315,11 +315,11 @@ def test_scan_with_pathological_excludes_on_a_deep_root_finishes(tmp_path):
     deep = "/".join(["d"] * 40)
     root = make_root(tmp_path, {f"{deep}/n.md": active_file("N"), f"{deep}/x": "raw\n"})
     start = time.perf_counter()
-    snap = scan(root, {"exclude": [glob for glob, _covered in _PATHOLOGICAL]})
+    state = scan(root, {"exclude": [glob for glob, _covered in _PATHOLOGICAL]})
     findings(root, {"exclude": [glob for glob, _covered in _PATHOLOGICAL]})
     assert time.perf_counter() - start < 2.0
-    assert f"{deep}/n.md" in snap.files
-    assert snap.excluded == {f"{deep}/x"}
+    assert f"{deep}/n.md" in state.files
+    assert state.excluded == {f"{deep}/x"}
 
 
 def test_active_file_in_an_unusual_folder(tmp_path):

@@ -1,5 +1,5 @@
 """pmem's writers serialise on one lock per root, and every index write is compare-and-swap
-(issue 14, DESIGN §5.1): two processes archiving different notes at once lose no record and
+(issue 14, docs/design.md §5.1): two processes archiving different notes at once lose no record and
 resurrect no route; an agent's line written between pmem's read and its rename survives."""
 
 from __future__ import annotations

@@ -14,10 +14,10 @@ from ..engine.catalogue import RULES, severity_of
 from ..engine.findings import Finding, Severity
 from .. import __version__
 from ..engine.report import build_report, sarif_report
-from ..engine.snapshot import RootSnapshot
+from ..engine.root_state import RootState
+from . import exit_codes
 from .terminal import lines, one_line
 
-EXIT_CLEAN, EXIT_FINDINGS = 0, 1
 
 
 def _count(n: int, severity: Severity) -> str:
@@ -96,26 +96,26 @@ def _github(findings: list[Finding], root: Path, out: TextIO) -> None:
         out.write(f"::{_GH_LEVEL[sev]} {props}::{_gh_escape(f.message)}\n")
 
 
-def run_check(snap: RootSnapshot, fmt: str, min_severity: Severity, fail_on: Severity,
+def run_check(state: RootState, fmt: str, min_severity: Severity, fail_on: Severity,
               out: TextIO = sys.stdout, err: TextIO = sys.stderr, *, statistics: bool = False,
               max_per_code: int = MAX_PER_CODE) -> int:
-    findings = [f for f in analyze(snap) if (severity_of(f)).rank >= min_severity.rank]
-    problems = snap.read_problems()
-    files = snap.markdown_count()
+    findings = [f for f in analyze(state) if (severity_of(f)).rank >= min_severity.rank]
+    problems = state.read_problems()
+    files = state.markdown_count()
     if fmt == "json":
-        report = build_report(str(snap.root), files, findings, problems)
+        report = build_report(str(state.root), files, findings, problems)
         out.write(report.model_dump_json(indent=2) + "\n")
     elif fmt == "sarif":
-        out.write(json.dumps(sarif_report(str(snap.root), findings, __version__), indent=2, ensure_ascii=False) + "\n")
+        out.write(json.dumps(sarif_report(str(state.root), findings, __version__), indent=2, ensure_ascii=False) + "\n")
     else:
         # Unreadable files and folders, and files analysed only up to the cap: one line each.
         for problem in problems:
             err.write(f"pmem: warning: {one_line(problem.path)}: {one_line(problem.message())}\n")
         if fmt == "github":
-            _github(findings, snap.root, out)
+            _github(findings, state.root, out)
         elif statistics:
             _statistics(findings, files, out)
         else:
             _text(findings, files, out, max_per_code)
     failing = any((severity_of(f)).rank >= fail_on.rank for f in findings)
-    return EXIT_FINDINGS if failing else EXIT_CLEAN
+    return exit_codes.FINDINGS if failing else exit_codes.OK

@@ -8,6 +8,7 @@ from typing import TextIO
 
 from ..engine.health import memory_health
 from ..engine.settings import Settings
+from . import exit_codes
 from .terminal import lines
 
 
@@ -17,4 +18,4 @@ def run_health(root: Path, settings: Settings, fmt: str, out: TextIO) -> int:
         out.write(json.dumps(report.as_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         out.write(lines(report.text()))
-    return 0
+    return exit_codes.OK

@@ -14,15 +14,16 @@ from ..engine.lifecycle.execute import carry_out
 from ..engine.lifecycle.fs_applier import ApplyError
 from ..engine.lifecycle.operations import context, make_plan
 from ..engine.lifecycle.safety import Refusal
+from . import exit_codes
 from .terminal import lines, one_line
-
-EXIT_OK, EXIT_REFUSED, EXIT_NOT_CONFIRMED = 0, 2, 3
 
 
 def _confirm(action: str, stdin: TextIO, out: TextIO) -> bool:
-    out.write(f"{action}? [y/N] ")
-    out.flush()
+    # The prompt is inside the `try`: a Ctrl-C that lands while it is being written (the user
+    # saw the question, the flush had not returned) is the same "no".
     try:
+        out.write(f"{action}? [y/N] ")
+        out.flush()
         answer = stdin.readline()
     except KeyboardInterrupt:  # Ctrl-C at the prompt is a "no"
         out.write("\n")
@@ -41,24 +42,24 @@ def run_lifecycle(root: Path, op: str, path: str | None, reason: str | None, yes
         plan = make_plan(ctx, op, path, reason)
     except Refusal as exc:
         err.write(f"pmem: refused ({exc.rule}): {one_line(exc.message)}\n")
-        return EXIT_REFUSED
+        return exit_codes.ERROR
     out.write(lines(plan.preview) + "\n")
     if plan.empty:
-        return EXIT_OK
+        return exit_codes.OK
     if not yes:
         if not stdin.isatty():
             err.write("pmem: not confirmed: stdin is not a terminal; run again with --yes to apply. Nothing was changed.\n")
-            return EXIT_NOT_CONFIRMED
+            return exit_codes.NOT_CONFIRMED
         if not _confirm(plan.action, stdin, out):
             out.write("Cancelled; nothing was changed.\n")
-            return EXIT_OK
+            return exit_codes.OK
     try:
         plan, _done = carry_out(context(root), plan, path, reason)
     except ApplyError as exc:
         err.write(f"pmem: failed ({exc.rule}): {one_line(exc.message)}\n")
-        return EXIT_REFUSED
+        return exit_codes.ERROR
     except Refusal as exc:
         err.write(f"pmem: refused at execution ({exc.rule}): {one_line(exc.message)}\n")
-        return EXIT_REFUSED
+        return exit_codes.ERROR
     out.write(f"Done: {one_line(plan.done)}.\n")
-    return EXIT_OK
+    return exit_codes.OK

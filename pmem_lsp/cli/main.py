@@ -6,13 +6,13 @@ import argparse
 import sys
 
 from .. import __version__
+from . import exit_codes
 from ..engine.findings import Severity
 from ..engine.redaction import install as install_redaction
 from ..engine.settings import SettingsError, resolve_settings
-from ..engine.snapshot import RootSnapshot
+from ..engine.root_state import RootState
 from ..engine.zones import discover_root, looks_like_root
 
-EXIT_USAGE = 2
 _LIFECYCLE = ("upgrade", "archive", "delete", "recover", "purge", "init")
 _SEVERITIES = [s.value for s in Severity]
 
@@ -89,10 +89,9 @@ def _add_serve_options(parser: argparse.ArgumentParser) -> None:
 
 def _fail(message: str) -> int:
     sys.stderr.write(f"pmem: error: {message}\n")
-    return EXIT_USAGE
+    return exit_codes.ERROR
 
 
-EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,19 +103,19 @@ def main(argv: list[str] | None = None) -> int:
         # `pmem check` names what is left to fix (docs/decisions.md, "Lifecycle").
         sys.stderr.write("\npmem: interrupted; if a change was being applied, run `pmem check` to see "
                          "what is left\n")
-        return EXIT_INTERRUPTED
+        return exit_codes.INTERRUPTED
 
 
 def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.command is None:
         build_parser().print_help()
-        return EXIT_USAGE
+        return exit_codes.ERROR
     if args.command == "schema":
         from ..schemas import schema_text
 
         sys.stdout.write(schema_text(args.name))
-        return 0
+        return exit_codes.OK
     if args.command == "serve":
         return _serve(args)
     if args.command == "rules":
@@ -156,8 +155,8 @@ def _main(argv: list[str] | None) -> int:
         return run_health(root, settings, args.format, sys.stdout)
     from .check import run_check
 
-    snap = RootSnapshot.scan(root, settings)
-    return run_check(snap, args.format, Severity(args.min_severity), Severity(args.fail_on),
+    state = RootState.scan(root, settings)
+    return run_check(state, args.format, Severity(args.min_severity), Severity(args.fail_on),
                      statistics=args.statistics, max_per_code=args.max_per_code)
 
 

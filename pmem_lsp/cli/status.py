@@ -8,6 +8,7 @@ from typing import TextIO
 
 from ..engine.settings import SettingsError, resolve_settings
 from ..engine.status import memory_status
+from . import exit_codes
 from .terminal import lines
 
 
@@ -18,4 +19,4 @@ def run_status(root: Path, out: TextIO) -> int:
         sys.stderr.write(f"pmem: warning: {exc}; `exclude` is not applied\n")
         excluded = None
     out.write(lines(memory_status(root, excluded).text()))
-    return 0
+    return exit_codes.OK

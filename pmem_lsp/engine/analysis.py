@@ -1,4 +1,4 @@
-"""Run the rules over a snapshot, and keep the result current one change at a time.
+"""Run the rules over a root state, and keep the result current one change at a time.
 
 Findings are kept in pieces, each recomputed only when what it depends on changes:
 
@@ -28,26 +28,22 @@ from collections import Counter, defaultdict
 from dataclasses import replace
 
 from .archive_index import records_of
-from .catalogue import RULES, severity_of
+from .catalogue import FILE_CHECKS, RULES, TEXT_CHECKS, severity_of
 from .findings import Finding
 from .index_routes import index_model
 from .memory_file import MemoryFile
 from .paths import normalize_target
-from .rules.archive import check_archive, check_unrecorded
-from .rules.concluded import check_concluded
+from .rule import FileCheck, TextCheck
+from .rules.archive import check_archive
 from .rules.duplicates import DuplicateIndex
-from .rules.links import check_links
-from .rules.routes import check_routes, check_unrouted
-from .rules.secrets import check_secrets
-from .rules.source_paths import check_source_paths, source_pointers
-from .rules.stale import GitDates, check_stale, git_dates
-from .rules.structure import check_raw_material, check_structure
-from .rules.summary import check_summary
+from .rules.links import LINK_ZONES
+from .rules.routes import check_routes
+from .rules.stale import GitDates, git_dates
+from .rules.structure import check_structure
 from .settings import Settings
-from .snapshot import FileEntry, RootSnapshot
+from .root_state import FileEntry, RootState
 from .zones import ARCHIVE_INDEX, INDEX, Zone
 
-_LINK_ZONES = (Zone.ACTIVE, Zone.CORE)
 _INDEXES = (INDEX, ARCHIVE_INDEX)
 
 
@@ -67,30 +63,32 @@ def _any_enabled(settings: Settings, prefix: str) -> bool:
     return any(settings.enabled(code) for code in RULES if code.startswith(prefix))
 
 
-def _local_findings(rel: str, zone: Zone, doc: MemoryFile, settings: Settings) -> list[Finding]:
+def _enabled(settings: Settings, checks: tuple) -> tuple:
+    return tuple(c for c in checks if any(settings.enabled(code) for code in c.codes))
+
+
+def _local_findings(rel: str, zone: Zone, doc: MemoryFile, settings: Settings,
+                    checks: tuple[TextCheck, ...]) -> list[Finding]:
     out: list[Finding] = []
-    if _any_enabled(settings, "PM1"):
-        out += check_summary(rel, zone, doc)
-    if settings.enabled("PM401"):
-        out += check_secrets(rel, doc, settings.secrets)
-    if zone is Zone.ACTIVE and settings.enabled("PM502"):
-        concluded = check_concluded(rel, doc)
-        if concluded is not None:
-            out.append(concluded)
+    for check in checks:
+        if zone in check.zones:
+            out += check.run(rel, zone, doc, settings)
     return out
 
 
 class Analysis:
-    """The findings of one snapshot, updated by `update(changed paths)`."""
+    """The findings of one root state, updated by `update(changed paths)`."""
 
-    def __init__(self, snap: RootSnapshot, today: dt.date | None = None) -> None:
-        self.snap = snap
+    def __init__(self, state: RootState, today: dt.date | None = None) -> None:
+        self.state = state
         self.today = today or dt.date.today()
-        self.settings = snap.settings
+        self.settings = state.settings
         self.work: Counter[str] = Counter()
         self._routes_on = _any_enabled(self.settings, "PM2")
         self._archive_on = _any_enabled(self.settings, "PM3")
         self._links_on = self.settings.enabled("PM402")
+        self._text_checks: tuple[TextCheck, ...] = _enabled(self.settings, TEXT_CHECKS)
+        self._file_checks: tuple[FileCheck, ...] = _enabled(self.settings, FILE_CHECKS)
         self.per_file: dict[str, list[Finding]] = {}
         self.routed: set[str] | None = None  # None: no readable `_index.md`
         self.routed_folders: frozenset[str] = frozenset()  # routed paths that are folders (PM204)
@@ -101,11 +99,10 @@ class Analysis:
         self.linked_from: dict[str, set[str]] = defaultdict(set)  # link target → files linking to it
         self.links_of: dict[str, set[str]] = {}
         self.final: dict[str, list[Finding]] = {}
-        self._sources_on = self.settings.enabled("PM403")
         self._stale_on = self.settings.enabled("PM501")
         self._git: GitDates | None | bool = False  # False: not asked yet (see `changed_on`)
         self._changed_here: set[str] = set()  # changed since this analysis began
-        self.duplicates = DuplicateIndex(snap.files, self.settings.duplicates.threshold)
+        self.duplicates = DuplicateIndex(state.files, self.settings.duplicates.threshold)
         self.duplicates_due: set[str] = set()  # text changes the duplicate search has not seen yet
         self._dups_on = self.settings.enabled("PM503")
         if self._stale_on or self._dups_on:
@@ -115,30 +112,30 @@ class Analysis:
             self.duplicates.build()
         self._recheck_indexes()
         self.structure = self._structure()
-        for rel in list(snap.files):
+        for rel in list(state.files):
             self._recheck_file(rel)
         self._rebuild_final(set(self.final) | set(self.per_file) | self._shared_paths())
 
     # -- pieces -------------------------------------------------------------
     def _structure(self) -> list[Finding]:
         self.work["structure"] += 1
-        return check_structure(self.snap)
+        return check_structure(self.state)
 
     def _recheck_indexes(self) -> None:
-        snap = self.snap
-        index_entry = snap.files.get(INDEX)
+        state = self.state
+        index_entry = state.files.get(INDEX)
         model = index_model(index_entry) if index_entry is not None else None
         if model is not None and self._routes_on:
             self.work["index"] += 1
-            self.index_findings, self.routed = check_routes(snap, model)
+            self.index_findings, self.routed = check_routes(state, model)
         else:
             self.index_findings, self.routed = [], None
         self.routed_folders = self._routed_folders()
         if self._archive_on:
             self.work["archive-index"] += 1
-            archive_entry = snap.files.get(ARCHIVE_INDEX)
+            archive_entry = state.files.get(ARCHIVE_INDEX)
             records = records_of(archive_entry) if archive_entry is not None else []
-            self.archive_findings, self.recorded = check_archive(snap, records, self.today)
+            self.archive_findings, self.recorded = check_archive(state, records, self.today)
         else:
             self.archive_findings, self.recorded = [], None
 
@@ -147,65 +144,36 @@ class Analysis:
         re-checked when a folder appears or vanishes at a routed path (as when a file does)."""
         if not self.routed:
             return frozenset()
-        snap = self.snap
-        return frozenset(p for p in self.routed if p in snap.dirs or p in snap.linked_dirs)
+        state = self.state
+        return frozenset(p for p in self.routed if p in state.dirs or p in state.linked_dirs)
 
     def _file_findings(self, entry: FileEntry) -> list[Finding]:
-        snap, settings = self.snap, self.settings
+        """The file's text checks (kept with its text) and file checks (run again each time)."""
         out: list[Finding] = []
         doc = entry.doc if entry.markdown else None
         if doc is not None:
             local = entry.cache.get("local")
             if local is None:
                 self.work["parsed"] += 1
-                local = entry.cache["local"] = _local_findings(entry.rel, entry.zone, doc, settings)
+                local = entry.cache["local"] = _local_findings(entry.rel, entry.zone, doc, self.settings,
+                                                               self._text_checks)
             out += local  # type: ignore[arg-type]
-            if self._links_on and entry.zone in _LINK_ZONES:
-                out += check_links(snap, entry.rel, doc)
-            if self._sources_on and entry.zone in _LINK_ZONES:
-                pointers = entry.cache.get("sources")
-                if pointers is None:
-                    pointers = entry.cache["sources"] = source_pointers(doc)
-                out += check_source_paths(entry.rel, pointers)  # type: ignore[arg-type]
-            if entry.zone is Zone.ACTIVE:
-                out += self._health_findings(entry, doc)
-        raw = check_raw_material(entry, settings)
-        if raw is not None:
-            out.append(raw)
-        if self.routed is not None:
-            unrouted = check_unrouted(entry, self.routed)
-            if unrouted is not None:
-                out.append(unrouted)
-        if self._archive_on:
-            unrecorded = check_unrecorded(entry, self.recorded)
-            if unrecorded is not None:
-                out.append(unrecorded)
-        return out
-
-    def _health_findings(self, entry: FileEntry, doc: MemoryFile) -> list[Finding]:
-        out = []
-        if self._stale_on:
-            stale = check_stale(entry.rel, doc, self.changed_on(entry.rel), self.today,
-                                self.settings.stale.days, self.dated_by(entry.rel))
-            if stale is not None:
-                out.append(stale)
-        if self._dups_on:
-            duplicate = self.duplicates.finding(entry.rel, self.changed_on)
-            if duplicate is not None:
-                out.append(duplicate)
+        for check in self._file_checks:
+            if entry.zone in check.zones and (doc is not None or not check.needs_text):
+                out += check.run(self, entry)
         return out
 
     def _git_dates(self) -> GitDates | None:
         if self._git is False:
             self.work["git"] += 1
-            self._git = git_dates(self.snap.root) if self.snap.files.by_zone[Zone.ACTIVE] else None
+            self._git = git_dates(self.state.root) if self.state.files.by_zone[Zone.ACTIVE] else None
         return self._git  # type: ignore[return-value]
 
     def changed_on(self, rel: str) -> float | None:
         """When `rel` last changed (POSIX time): its last commit in a git repository, unless it
         changed since (uncommitted, or during this analysis) or git does not track it; else
         its modification time."""
-        entry = self.snap.files.get(rel)
+        entry = self.state.files.get(rel)
         mtime = entry.mtime if entry is not None and entry.mtime > 0 else None
         git = self._git_dates()
         if git is None or rel in self._changed_here or rel in git.dirty:
@@ -220,7 +188,7 @@ class Analysis:
         return "its last commit"
 
     def _link_targets(self, entry: FileEntry) -> set[str]:
-        doc = entry.doc if entry.markdown and entry.zone in _LINK_ZONES else None
+        doc = entry.doc if entry.markdown and entry.zone in LINK_ZONES else None
         if doc is None:
             return set()
         base = posixpath.dirname(entry.rel)
@@ -235,7 +203,7 @@ class Analysis:
         self.work["files"] += 1
         for target in self.links_of.pop(rel, ()):
             self.linked_from[target].discard(rel)
-        entry = self.snap.files.get(rel)
+        entry = self.state.files.get(rel)
         if entry is None:
             self.per_file.pop(rel, None)
             return
@@ -269,15 +237,15 @@ class Analysis:
 
     # -- changes ------------------------------------------------------------
     def update(self, changed: set[str], defer_duplicates: bool = False) -> set[str]:
-        """The snapshot changed at `changed` (paths whose entries were replaced, added or
+        """The root state changed at `changed` (paths whose entries were replaced, added or
         removed). Re-check what depends on them; return the paths whose findings changed.
 
         `defer_duplicates`: leave the near-duplicate search (PM503) for `settle` — an editor's
-        keystroke must not wait for comparisons with other files (DESIGN §7)."""
+        keystroke must not wait for comparisons with other files (docs/design.md §7)."""
         if not changed:
             return set()
-        snap = self.snap
-        existence = {rel for rel in changed if (rel in snap.files) != (rel in self.per_file)}
+        state = self.state
+        existence = {rel for rel in changed if (rel in state.files) != (rel in self.per_file)}
         before_shared = self._shared_paths()
         old_routed, old_recorded = self.routed, self.recorded
         touched = set(changed)
@@ -290,11 +258,11 @@ class Analysis:
                 self.duplicates_due.clear()
         # A folder appearing or vanishing is a changed path that is no file; keystrokes in a
         # buffer never are, so they skip the walk over every route.
-        folder_change = any(rel not in snap.files for rel in changed) and self._routed_folders() != self.routed_folders
+        folder_change = any(rel not in state.files for rel in changed) and self._routed_folders() != self.routed_folders
         if existence or changed & set(_INDEXES) or folder_change:
             self._recheck_indexes()
             self.structure = self._structure()
-        elif changed & snap.files.by_zone[Zone.CORE]:
+        elif changed & state.files.by_zone[Zone.CORE]:
             self.structure = self._structure()  # PM004 sums `_core/`
         # Files whose routed or recorded state may have flipped.
         touched |= self._flipped(old_routed, self.routed)
@@ -321,8 +289,8 @@ class Analysis:
         if old == new:
             return set()
         if old is None or new is None:
-            return set(self.snap.files)  # the index appeared or vanished: every file may flip
-        return {rel for rel in old ^ new if rel in self.snap.files}
+            return set(self.state.files)  # the index appeared or vanished: every file may flip
+        return {rel for rel in old ^ new if rel in self.state.files}
 
     # -- results ------------------------------------------------------------
     def by_path(self) -> dict[str, list[Finding]]:
@@ -334,7 +302,7 @@ class Analysis:
         return out
 
 
-def analyze(snap: RootSnapshot, today: dt.date | None = None) -> list[Finding]:
+def analyze(state: RootState, today: dt.date | None = None) -> list[Finding]:
     """Every finding of every enabled rule, with its final severity, sorted."""
-    return Analysis(snap, today).all()
+    return Analysis(state, today).all()
 

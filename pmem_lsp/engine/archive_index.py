@@ -1,4 +1,4 @@
-"""`_archive/_index.md` records (DESIGN §2.4), read tolerantly.
+"""`_archive/_index.md` records (docs/design.md §2.4), read tolerantly.
 
 A record is a heading (level 2 or deeper) followed by `- key: value` items. Keys are read in
 any case, bold or not, with `_` or spaces for `-`; unknown keys are kept so a rewrite does
@@ -140,7 +140,7 @@ def record_location(record: ArchiveRecord) -> str | None:
 
 
 def records_of(entry) -> list[ArchiveRecord]:
-    """`parse_archive_index` of the archive index's snapshot entry, kept until its text changes."""
+    """`parse_archive_index` of the archive index's entry in the root state, kept until its text changes."""
     doc = entry.doc
     if doc is None:
         return []

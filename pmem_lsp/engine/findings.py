@@ -3,9 +3,10 @@ character offsets). The server converts it to LSP; the CLI prints it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .secrets import mask_secrets
 
@@ -39,10 +40,14 @@ class Finding:
     # None: the rule's default (or the user's override). Set only where the rule itself
     # decides, e.g. PM303 on a legacy record is information.
     severity: Severity | None = None
+    # What the rule found, as data for whatever acts on the finding — health's reasons, the
+    # fixes, the client (`Diagnostic.data`): dates, paths, a similarity. Never a secret (the
+    # message is masked; data holds what the rule computed, not text it quoted).
+    data: Mapping[str, Any] | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
         # Messages name paths and quote text (a route's target, a link, a record's location);
-        # any of them can hold a secret, and no finding may show one (DESIGN §7). Masked
+        # any of them can hold a secret, and no finding may show one (docs/design.md §7). Masked
         # here, where every finding is made, rather than in each rule.
         masked = mask_secrets(self.message)
         if masked is not self.message:
@@ -53,21 +58,22 @@ class Finding:
 
 
 def at_line(path: str, lines: list[str], line: int, code: str, message: str,
-            severity: Severity | None = None) -> Finding:
+            severity: Severity | None = None, data: Mapping[str, Any] | None = None) -> Finding:
     """A finding covering the text of one line (trailing whitespace excluded)."""
     text = lines[line] if 0 <= line < len(lines) else ""
     stripped = text.rstrip()
     start = len(stripped) - len(stripped.lstrip())
-    return Finding(path, line, start, line, len(stripped), code, message, severity)
+    return Finding(path, line, start, line, len(stripped), code, message, severity, data)
 
 
 def whole_file_line(doc: MemoryFile | None) -> int:
-    """Where a finding about the whole file goes: its title, else line 1 (DESIGN §4)."""
+    """Where a finding about the whole file goes: its title, else line 1 (docs/design.md §4)."""
     return doc.title.line if doc is not None and doc.title is not None else 0
 
 
-def file_finding(path: str, doc: MemoryFile | None, code: str, message: str) -> Finding:
+def file_finding(path: str, doc: MemoryFile | None, code: str, message: str,
+                 data: Mapping[str, Any] | None = None) -> Finding:
     """A finding about a whole file: on its title line, or at 1:1 when it has no text."""
     if doc is None:
-        return Finding(path, 0, 0, 0, 0, code, message)
-    return at_line(path, doc.lines, whole_file_line(doc), code, message)
+        return Finding(path, 0, 0, 0, 0, code, message, data=data)
+    return at_line(path, doc.lines, whole_file_line(doc), code, message, data=data)

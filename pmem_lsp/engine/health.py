@@ -18,7 +18,6 @@ changes a file. The rules' settings apply: an ignored rule proposes nothing.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,18 +25,13 @@ from typing import Any
 from .analysis import Analysis
 from .archive_index import TRASHED, parse_date, record_location, records_of
 from .findings import Finding
-from .rules.concluded import concluded_reason
-from .rules.duplicates import duplicate_reason
-from .rules.stale import age_of, stale_reason
 from .secrets import mask_text
-from .snapshot import RootSnapshot
+from .root_state import RootState
 from .zones import ARCHIVE_DIR, ARCHIVE_INDEX, TRASH_DIR, Zone, zone_of
 
 KEEP, ARCHIVE, DELETE = "keep active", "archive", "delete"
 _ORDER = {DELETE: 0, ARCHIVE: 1, KEEP: 2}
 HEALTH_CODES = ("PM501", "PM502", "PM503")
-_RE_DUPLICATE_OF = re.compile(r"near-duplicate of `([^`]+)`")
-_RE_SINCE = re.compile(r"unchanged since (\d{4}-\d{2}-\d{2})")
 
 
 @dataclass(frozen=True)
@@ -114,31 +108,24 @@ class HealthReport:
         return "\n".join(out) + "\n"
 
 
-def archive_reason(snap: RootSnapshot, finding: Finding) -> str | None:
-    """The reason an archive would record for a PM501–PM503 finding (the quick fix's)."""
-    if finding.code == "PM501":
-        m = _RE_SINCE.search(finding.message)
-        return stale_reason(dt.date.fromisoformat(m.group(1))) if m else None
-    if finding.code == "PM502":
-        doc = snap.doc(finding.path)
-        if doc is None or not 0 <= finding.line < len(doc.lines):
-            return None
-        return concluded_reason(doc.lines[finding.line])
-    if finding.code == "PM503":
-        m = _RE_DUPLICATE_OF.search(finding.message)
-        return duplicate_reason(m.group(1)) if m else None
-    return None
+def archive_reason(finding: Finding) -> str | None:
+    """The reason an archive would record for a PM501–PM503 finding (the quick fix's): the
+    rule puts it in the finding's data, with what it is made from."""
+    if finding.code not in HEALTH_CODES or not finding.data:
+        return None
+    reason = finding.data.get("reason")
+    return reason if isinstance(reason, str) else None
 
 
-def _expired_trash(snap: RootSnapshot, today: dt.date) -> list[TrashItem]:
-    entry = snap.files.get(ARCHIVE_INDEX)
+def _expired_trash(state: RootState, today: dt.date) -> list[TrashItem]:
+    entry = state.files.get(ARCHIVE_INDEX)
     out = []
     for record in records_of(entry) if entry is not None else []:
         if record.status != TRASHED:
             continue
         location = record_location(record)
         recover_by = parse_date(record.get("recover-by"))
-        if location is None or recover_by is None or recover_by >= today or not snap.is_file(location):
+        if location is None or recover_by is None or recover_by >= today or not state.is_file(location):
             continue
         out.append(TrashItem(location, record.get("original"), recover_by, (today - recover_by).days,
                              arguments={"path": location}))
@@ -148,12 +135,12 @@ def _expired_trash(snap: RootSnapshot, today: dt.date) -> list[TrashItem]:
 def health_report(analysis: Analysis, findings: dict[str, list[Finding]] | None = None) -> HealthReport:
     """The proposal for an analysed root. `findings`: the analysis' current findings by path
     (default `analysis.by_path()`)."""
-    snap = analysis.snap
+    state = analysis.state
     today = analysis.today
     by_path = analysis.by_path() if findings is None else findings
     signals: dict[str, dict[str, Finding]] = {}
     for rel, found in by_path.items():
-        if zone_of(rel) is not Zone.ACTIVE or rel not in snap.files:
+        if zone_of(rel) is not Zone.ACTIVE or rel not in state.files:
             continue
         for f in found:
             if f.code in HEALTH_CODES:
@@ -161,12 +148,12 @@ def health_report(analysis: Analysis, findings: dict[str, list[Finding]] | None 
     rows: list[tuple[str, str, str, tuple[str, ...], str | None]] = []  # path, proposal, reason, codes, archive reason
     originals: dict[str, str] = {}
     for rel, codes in signals.items():
-        reasons = {code: archive_reason(snap, f) for code, f in codes.items()}
+        reasons = {code: archive_reason(f) for code, f in codes.items()}
         if "PM503" in codes:
             proposal, primary = DELETE, "PM503"
-            m = _RE_DUPLICATE_OF.search(codes["PM503"].message)
-            if m:
-                originals.setdefault(m.group(1), rel)
+            original = (codes["PM503"].data or {}).get("original")
+            if isinstance(original, str):
+                originals.setdefault(original, rel)
         elif "PM502" in codes:
             proposal, primary = ARCHIVE, "PM502"
         else:
@@ -175,12 +162,12 @@ def health_report(analysis: Analysis, findings: dict[str, list[Finding]] | None 
         line = reason
         if proposal == DELETE:
             line += "; archive it first, delete it from the archive later"
-        extra = [_short(code, reasons[code], analysis, rel) for code in sorted(codes) if code != primary]
+        extra = [_short(codes[code], reasons[code]) for code in sorted(codes) if code != primary]
         if extra:
             line += "; also " + ", ".join(extra)
         rows.append((rel, proposal, line, tuple(sorted(codes)), reason))
     for original, copy in originals.items():
-        if original not in signals and original in snap.files:
+        if original not in signals and original in state.files:
             rows.append((original, KEEP, f"the copy to keep: {copy} duplicates it", (), None))
     rows.sort(key=lambda r: (_ORDER[r[1]], r[0]))
     items = tuple(
@@ -189,19 +176,19 @@ def health_report(analysis: Analysis, findings: dict[str, list[Finding]] | None 
                    None if proposal == KEEP else {"path": rel, "reason": reason or line})
         for n, (rel, proposal, line, codes, reason) in enumerate(rows, 1)
     )
-    ready = snap.exists(ARCHIVE_DIR) and snap.exists(TRASH_DIR) and snap.is_file(ARCHIVE_INDEX)
-    return HealthReport(snap.root, today, ready, items, tuple(_expired_trash(snap, today)))
+    ready = state.exists(ARCHIVE_DIR) and state.exists(TRASH_DIR) and state.is_file(ARCHIVE_INDEX)
+    return HealthReport(state.root, today, ready, items, tuple(_expired_trash(state, today)))
 
 
-def _short(code: str, reason: str | None, analysis: Analysis, rel: str) -> str:
-    if code == "PM501":
-        age = age_of(analysis.changed_on(rel), analysis.today)
-        return f"unchanged for {age[1]} days" if age else "stale"
-    if code == "PM502":
+def _short(finding: Finding, reason: str | None) -> str:
+    if finding.code == "PM501":
+        days = (finding.data or {}).get("days")
+        return f"unchanged for {days} days" if isinstance(days, int) else "stale"
+    if finding.code == "PM502":
         return reason or "concluded"
     return reason or "a duplicate"
 
 
 def memory_health(root: Path, settings, today: dt.date | None = None) -> HealthReport:
     """Scan and analyse `root`, then propose. Reads the root; writes nothing."""
-    return health_report(Analysis(RootSnapshot.scan(root, settings), today))
+    return health_report(Analysis(RootState.scan(root, settings), today))

@@ -1,10 +1,10 @@
-"""The analysis host: the memory roots a session knows, their snapshots and the open buffers.
+"""The analysis host: the memory roots a session knows, their states and the open buffers.
 
 Surfaces (the language server today) tell the host what changed — a buffer opened, edited,
 saved or closed, a file changed on disk, a scan finished — and ask it for findings. The host
 knows nothing of the editor protocol; paths are absolute `Path`s in, root-relative strings out.
 
-The disk is the truth (DESIGN §5.1): an editor's buffer wins over the disk only while it holds
+The disk is the truth (docs/design.md §5.1): an editor's buffer wins over the disk only while it holds
 the user's unsaved edits. A buffer whose text is what was last read from disk is not an edit:
 when the disk changes under it (an agent wrote), the analysis and every plan use the disk, and
 the buffer is stale until the editor reloads it.
@@ -21,8 +21,8 @@ from .findings import Finding
 from .memory_file import MemoryFile
 from .rules.summary import check_summary
 from .settings import Settings
-from .snapshot import RootSnapshot
-from .snapshot import read_regular_text as read_disk_text
+from .root_state import RootState
+from .root_state import read_regular_text as read_disk_text
 from .zones import is_markdown, zone_of
 
 
@@ -63,9 +63,9 @@ class Buffer:
 class MemoryRoot:
     path: Path  # as the editor names it (absolute, not resolved)
     settings: Settings
-    snapshot: RootSnapshot | None = None  # None until the first scan lands
-    analysis: Analysis | None = None  # kept current with the snapshot
-    # Paths changed in the snapshot and not analysed yet (analysis is debounced by the server).
+    state: RootState | None = None  # None until the first scan lands
+    analysis: Analysis | None = None  # kept current with the root state
+    # Paths changed in the root state and not analysed yet (analysis is debounced by the server).
     pending: set[str] = field(default_factory=set)
     # Paths whose findings changed since they were last published. Queries may bring the
     # analysis up to date; only the publisher takes these (`take_unpublished`).
@@ -152,8 +152,8 @@ class MemoryHost:
         if found is None:
             return None
         root, rel = found
-        if root.snapshot is not None:
-            root.pending |= root.snapshot.drop_buffer(rel)
+        if root.state is not None:
+            root.pending |= root.state.drop_buffer(rel)
         return root
 
     def disk_changed(self, path: Path) -> MemoryRoot | None:
@@ -165,25 +165,25 @@ class MemoryHost:
         if found is None:
             return None
         root, rel = found
-        if root.snapshot is not None:
+        if root.state is not None:
             if buffer is not None:
                 self._apply_buffer(path)
-            root.pending |= root.snapshot.refresh(rel)
+            root.pending |= root.state.refresh(rel)
         return root
 
     def _apply_buffer(self, path: Path) -> MemoryRoot | None:
-        """Give the snapshot the buffer's text while it holds unsaved edits, else the disk's.
+        """Give the root state the buffer's text while it holds unsaved edits, else the disk's.
         Kept even before any root is known: a scan installed later applies it."""
         found = self.locate(path)
         if found is None:
             return None
         root, rel = found
-        if root.snapshot is not None:
+        if root.state is not None:
             buffer = self.buffers[path]
             if buffer.modified:
-                root.pending |= root.snapshot.set_buffer(rel, buffer.text)
+                root.pending |= root.state.set_buffer(rel, buffer.text)
             else:
-                root.pending |= root.snapshot.drop_buffer(rel)
+                root.pending |= root.state.drop_buffer(rel)
         return root
 
     # -- what the disk and the editor hold -----------------------------------------------
@@ -201,7 +201,7 @@ class MemoryHost:
         """Open documents of `root` that are unmodified and older than the disk."""
         return [p for p, b in self.buffers.items() if b.stale and root.rel(p)]
 
-    def install(self, root: MemoryRoot, snapshot: RootSnapshot, analysis: Analysis) -> set[str]:
+    def install(self, root: MemoryRoot, state: RootState, analysis: Analysis) -> set[str]:
         """A scan (and its first analysis) finished: open buffers win over what the scan read
         from disk. Returns every path that has findings, or had them before."""
         before = set(root.analysis.final) if root.analysis is not None else set()
@@ -209,14 +209,14 @@ class MemoryHost:
         for path, buffer in self.buffers.items():
             rel = root.rel(path)
             if rel and is_markdown(rel) and buffer.modified:
-                changed |= snapshot.set_buffer(rel, buffer.text)
+                changed |= state.set_buffer(rel, buffer.text)
         analysis.update(changed)
-        root.snapshot, root.analysis, root.pending = snapshot, analysis, set()
+        root.state, root.analysis, root.pending = state, analysis, set()
         root.unpublished = before | set(analysis.final)
         return set(root.unpublished)
 
     def analyse(self, root: MemoryRoot, defer_duplicates: bool = False) -> None:
-        """Bring the analysis up to date with the snapshot (the near-duplicate search may be
+        """Bring the analysis up to date with the root state (the near-duplicate search may be
         left for `settle`). What changed is kept for the publisher."""
         if root.analysis is None or not root.pending:
             return

@@ -1,7 +1,7 @@
 """Editing the two indexes as text: route lines in `_index.md`, records in `_archive/_index.md`.
 
 Shared by the lifecycle plans and the quick fixes, so a route is written, placed and removed
-the same way everywhere (DESIGN §2.3, §2.4). Every function takes the current text and returns
+the same way everywhere (docs/design.md §2.3, §2.4). Every function takes the current text and returns
 the new text; line endings of the file are kept.
 """
 
@@ -12,23 +12,13 @@ from collections import Counter
 from urllib.parse import quote
 
 from .archive_index import ArchiveRecord, parse_archive_index
+from .line_index import newline_of, split_keepends
 from .index_routes import BARE, CODE_SPAN, LINK, WIKI, ANGLE, Route, parse_index
 from .memory_file import MemoryFile
 from .secrets import find_secrets
 
-_RE_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _RE_LIST_MARKER = re.compile(r"^\s*([-*+]|\d{1,9}[.)])\s")
 DEFAULT_SEPARATOR = " — "
-
-
-def split_keepends(text: str) -> list[str]:
-    """Lines with their endings, split exactly where the Markdown parser splits them."""
-    return _RE_LINE.findall(text)
-
-
-def newline_of(text: str) -> str:
-    m = re.search(r"\r\n|\r|\n", text)
-    return m.group(0) if m else "\n"
 
 
 def _strip_eol(line: str) -> str:

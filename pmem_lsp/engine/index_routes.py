@@ -1,4 +1,4 @@
-"""`_index.md` routes (DESIGN §2.3): one line, a target, a separator, a description."""
+"""`_index.md` routes (docs/design.md §2.3): one line, a target, a separator, a description."""
 
 from __future__ import annotations
 
@@ -242,7 +242,7 @@ INDEX_MODEL_KEY = "index-model"
 
 
 def index_model(entry) -> IndexModel | None:
-    """`parse_index` of an index file's snapshot entry, kept until its text changes (shared by
+    """`parse_index` of an index file's entry in the root state, kept until its text changes (shared by
     the rules and navigation, so one edit of `_index.md` costs one parse)."""
     doc = entry.doc
     if doc is None:

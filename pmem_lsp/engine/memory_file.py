@@ -1,4 +1,4 @@
-"""One memory file: front matter, title, metadata, summary sections and links (DESIGN §2.1–2.2)."""
+"""One memory file: front matter, title, metadata, summary sections and links (docs/design.md §2.1–2.2)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from .line_index import LineIndex, split_lines
 from .markdown import CODE, HEADING, HTML, PARAGRAPH, BlockScan, Heading, ListItem, scan_blocks
 
 SUMMARY_TITLES = ("Summary", "摘要")
@@ -65,16 +66,6 @@ class SummarySection:
     bullets: tuple[Bullet, ...]
     # Runs of lines (first, last inclusive) that are neither blank nor part of a bullet.
     other_runs: tuple[tuple[int, int], ...]
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines without their endings; CRLF and lone CR are line breaks, as in CommonMark."""
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 def parse_metadata_line(line: str) -> tuple[str, str] | None:
@@ -239,6 +230,10 @@ class MemoryFile:
             else:
                 break
         return min(i, n)
+
+    @cached_property
+    def line_index(self) -> LineIndex:
+        return LineIndex(self.text, self.lines)
 
     @cached_property
     def title_text(self) -> str | None:

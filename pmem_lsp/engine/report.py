@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .catalogue import RULES, severity_of
 from .findings import Finding, Severity
-from .snapshot import MAX_ANALYSED_BYTES, ReadProblem
+from .root_state import MAX_ANALYSED_BYTES, ReadProblem
 
 
 class ReportDiagnostic(BaseModel):

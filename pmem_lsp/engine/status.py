@@ -17,7 +17,7 @@ from typing import Any, Callable
 from .index_routes import parse_index
 from .memory_file import MemoryFile
 from .secrets import mask_secrets, mask_text
-from .snapshot import decode
+from .root_state import decode
 from .zones import ARCHIVE_DIR, CORE_DIR, INDEX, Zone, is_markdown, zone_of
 
 

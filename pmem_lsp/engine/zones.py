@@ -1,4 +1,4 @@
-"""Where a path lives in a memory root (DESIGN §2) and how roots are found."""
+"""Where a path lives in a memory root (docs/design.md §2) and how roots are found."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def looks_like_root(path: Path) -> bool:
 
 
 def discover_root(option: str | None, environ: dict[str, str] | None = None) -> Path:
-    """`--root`, else `PMEM_ROOT`, else `~/.persistent-memory` (DESIGN §2)."""
+    """`--root`, else `PMEM_ROOT`, else `~/.persistent-memory` (docs/design.md §2)."""
     env = os.environ if environ is None else environ
     chosen = option or env.get("PMEM_ROOT") or DEFAULT_ROOT
     return Path(os.path.expanduser(chosen)).absolute()

@@ -1,6 +1,6 @@
-"""`pmem.addRoute` (DESIGN §5): route an active file in `_index.md`, by path.
+"""`pmem.addRoute` (docs/design.md §5): route an active file in `_index.md`, by path.
 
-The same edit as the PM202 quick fix (`engine.fixes.route_fix`), for key bindings and
+The same edit as the PM202 quick fix (`engine.rules.routes.route_fix`), for key bindings and
 plugins that act on a file rather than on a diagnostic. The argument is
 `{"path": "<relative path>", "root": "/abs/path"}` (`root` only when several roots are open).
 It is a text edit, so it is applied through `workspace/applyEdit` like any quick fix: the
@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pydantic import BaseModel, ConfigDict
 
-from ..engine.fixes import route_fix
 from ..engine.lifecycle.safety import Refusal, validate_target
-from .lifecycle_commands import command_args, refuse, session_root
-from .nav_common import wait_scanned, workspace_edit
+from ..engine.rules.routes import route_fix
+from .commands import command_args, refuse, scanned_root
+from .convert import workspace_edit
+from .nav_common import FIRST_SCAN_WAIT
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -36,14 +37,12 @@ def _parse(args: tuple[Any, ...]) -> AddRouteArgs:
 
 async def add_route(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
     parsed = _parse(args)
-    root = await session_root(ls, "addRoute", parsed.root)
-    if not await wait_scanned(root):
-        raise refuse(ls, f"{root.path} is still being scanned; try again in a moment")
+    root = await scanned_root(ls, "addRoute", parsed.root, FIRST_SCAN_WAIT)
     try:
         rel = validate_target(root.path, parsed.path)
     except Refusal as exc:
         raise refuse(ls, exc.message) from None
-    fix = route_fix(root.snapshot, rel)
+    fix = route_fix(root.state, rel)
     if fix is None:
         raise refuse(ls, f"`{rel}` is routed already, or is not an active Markdown file in the root")
     result = await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(

@@ -17,9 +17,10 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..engine.findings import Finding
-from ..engine.host import MemoryHost
+from ..engine.host import MemoryHost, MemoryRoot
 from ..engine.redaction import redact_text
-from . import code_actions, configuration, documents, lifecycle_commands, watcher
+from . import (add_route, code_actions, code_lens, completion, configuration, documents, hover, lifecycle_commands,
+               links, references, rename, reports, symbols, watcher)
 from .diagnostics import publish_early
 from .framing import read_messages
 from .protocol import PmemProtocol
@@ -46,11 +47,37 @@ class PmemServer(LanguageServer):
         self.own_moves: set[tuple[Path, Path]] = set()
         # Set once the roots are known (after `initialized`); requests that need them wait.
         self.roots_ready = asyncio.Event()
+        # Per root: set once its first scan has landed (`scanned`); requests that need it wait.
+        self.scan_done: dict[Path, asyncio.Event] = {}
         # One watchfiles task per root: (stop event, task).
         self.watchers: dict[Path, tuple[asyncio.Event, asyncio.Task]] = {}
         self._analysis_timers: dict[Path, asyncio.TimerHandle] = {}
         self._settle_timers: dict[Path, asyncio.TimerHandle] = {}
         self.progress_tokens: set[str] = set()  # work-done progress begun and not yet ended
+
+    async def roots_known(self, timeout: float) -> bool:
+        """Wait (up to `timeout` seconds) until the session's roots are known."""
+        try:
+            await asyncio.wait_for(self.roots_ready.wait(), timeout)
+        except asyncio.TimeoutError:
+            return False
+        return True
+
+    def scan_event(self, root: MemoryRoot) -> asyncio.Event:
+        event = self.scan_done.get(root.path)
+        if event is None:
+            event = self.scan_done[root.path] = asyncio.Event()
+        if root.state is not None and root.analysis is not None:
+            event.set()
+        return event
+
+    async def scanned(self, root: MemoryRoot, timeout: float) -> bool:
+        """Wait (up to `timeout` seconds) until `root` has been scanned once."""
+        try:
+            await asyncio.wait_for(self.scan_event(root).wait(), timeout)
+        except asyncio.TimeoutError:
+            return False
+        return True
 
     def schedule_analysis(self, root, delay: float = ANALYSIS_DEBOUNCE) -> None:
         """Analyse `root` after a buffer change. The first change after a quiet spell is
@@ -167,17 +194,21 @@ def create_server() -> PmemServer:
             timer.cancel()
         await watcher.stop_all(ls)
 
-    documents.register(server)
-    configuration.register(server)
-    lifecycle_commands.register(server)
-    code_actions.register(server)
-    from . import add_route, reports  # pmem.status, pmem.health, pmem.addRoute (DESIGN §5)
-    reports.register(server)
-    add_route.register(server)
-    from . import code_lens, completion, hover, links, references, rename, symbols  # navigation (DESIGN §5)
-    for feature in (hover, links, references, completion, symbols, rename, code_lens):
+    for feature in FEATURES:
         feature.register(server)
     return server
+
+
+# Every feature module, each registering its handlers: one list to read what the server does.
+FEATURES = (
+    documents,  # didOpen, didChange, didSave, didClose: buffers and their diagnostics
+    configuration,  # settings and workspace folders
+    code_actions,  # quick fixes and lifecycle actions
+    lifecycle_commands,  # pmem.upgrade|archive|delete|recover|purge
+    reports,  # pmem.status, pmem.health
+    add_route,  # pmem.addRoute
+    hover, links, references, completion, symbols, rename, code_lens,  # navigation
+)
 
 
 def start() -> int:

@@ -20,9 +20,9 @@ def lenses(ls: PmemServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
     found = locate(ls, params.text_document.uri)
     if found is None:
         return []
-    _root, snap, rel = found
+    _root, state, rel = found
     uri = params.text_document.uri
-    return [lsp.CodeLens(range=_LINE_0, data={"uri": uri, "kind": kind}) for kind in lens_kinds(snap, rel)]
+    return [lsp.CodeLens(range=_LINE_0, data={"uri": uri, "kind": kind}) for kind in lens_kinds(state, rel)]
 
 
 def resolve(ls: PmemServer, lens: lsp.CodeLens) -> lsp.CodeLens:
@@ -31,8 +31,8 @@ def resolve(ls: PmemServer, lens: lsp.CodeLens) -> lsp.CodeLens:
     if isinstance(data, dict) and isinstance(data.get("uri"), str):
         found = locate(ls, data["uri"])
         if found is not None:
-            _root, snap, rel = found
-            title = lens_title(snap, rel, str(data.get("kind")))
+            _root, state, rel = found
+            title = lens_title(state, rel, str(data.get("kind")))
     lens.command = lsp.Command(title=title or "", command="")
     return lens
 

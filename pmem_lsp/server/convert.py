@@ -1,19 +1,38 @@
-"""Engine data to LSP and back, in one place: URIs, positions (encoding-aware), diagnostics."""
+"""Engine data to LSP and back, in one place (rust-analyzer's to_proto/from_proto).
+
+The engine speaks in root-relative paths, 0-based lines and Python character offsets into the
+text it holds for a file; the client speaks in URIs and positions counted in its negotiated
+encoding (UTF-8 for Neovim, UTF-16 for VS Code). Lines are the engine's own
+(`engine/line_index.py`: LF, CRLF, lone CR), for the text the engine analysed — the buffer
+while it holds unsaved edits, else the disk, which is what the client shows.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
-from typing import Sequence
 
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
-from pygls.workspace.position_codec import PositionCodec
 
+from ..engine.actions import Action
 from ..engine.catalogue import RULES, severity_of
 from ..engine.findings import Finding, Severity
+from ..engine.fixes import Fix, TextEdit
+from ..engine.host import MemoryRoot
+from ..engine.line_index import LineIndex
+from ..engine.navigation import Completion, DocLink, DocSymbol, HoverText, Location, WorkspaceSymbol
+from ..engine.navigation.completion import FOLDER
+from ..engine.navigation.symbols import FILE, ROUTE, SECTION, SUMMARY, TITLE
+from ..engine.root_state import RootState
+
+if TYPE_CHECKING:
+    from .app import PmemServer
 
 SOURCE = "pmem"
+LIFECYCLE_KIND = lsp.CodeActionKind.Refactor + ".pmem"  # refactor.pmem.<op>: Ctrl+. shows it
 
 _SEVERITY = {
     Severity.ERROR: lsp.DiagnosticSeverity.Error,
@@ -21,8 +40,11 @@ _SEVERITY = {
     Severity.INFORMATION: lsp.DiagnosticSeverity.Information,
     Severity.HINT: lsp.DiagnosticSeverity.Hint,
 }
+_SYMBOL_KINDS = {TITLE: lsp.SymbolKind.Namespace, SECTION: lsp.SymbolKind.String, SUMMARY: lsp.SymbolKind.Key,
+                 ROUTE: lsp.SymbolKind.File, FILE: lsp.SymbolKind.File}
 
 
+# -- files ------------------------------------------------------------------------------
 def uri_to_path(uri: str) -> Path | None:
     if not uri.startswith("file:"):
         return None
@@ -34,32 +56,142 @@ def path_to_uri(path: Path) -> str:
     return from_fs_path(str(path)) or path.as_uri()
 
 
-def open_document(workspace, uri: str):
+def uri_of(root: MemoryRoot, rel: str) -> str:
+    return path_to_uri(root.path / rel)
+
+
+def open_document(workspace: Any, uri: str) -> Any:
     """The editor's document for `uri` if it is open, else None. pygls keys documents by the
     unquoted uri, and `path_to_uri` quotes (a space or an `é` in a name would miss it)."""
     return workspace.text_documents.get(unquote(uri))
 
 
-def to_range(codec: PositionCodec, lines: Sequence[str], f: Finding) -> lsp.Range:
-    """Engine offsets are Python characters; the client counts in its negotiated encoding."""
-    start = lsp.Position(line=f.line, character=f.col)
-    end = lsp.Position(line=f.end_line, character=f.end_col)
-    if not lines:
-        return lsp.Range(start=start, end=end)
-    return lsp.Range(
-        start=codec.position_to_client_units(lines, start),
-        end=codec.position_to_client_units(lines, end),
-    )
+# -- positions --------------------------------------------------------------------------
+class Positions:
+    """Positions of one file: engine (line, character) ↔ the client's units."""
+
+    def __init__(self, ls: PmemServer, index: LineIndex | None) -> None:
+        self.codec = ls.workspace.position_codec
+        self.lines = index.lines if index is not None else []
+
+    def to_client(self, line: int, col: int) -> lsp.Position:
+        position = lsp.Position(line=max(0, line), character=max(0, col))
+        if 0 <= line < len(self.lines):  # past the text (a capped file): as it is
+            position = self.codec.position_to_client_units(self.lines, position)
+        return position
+
+    def range(self, line: int, col: int, end_line: int, end_col: int) -> lsp.Range:
+        return lsp.Range(start=self.to_client(line, col), end=self.to_client(end_line, end_col))
+
+    def from_client(self, position: lsp.Position) -> tuple[int, int]:
+        if not 0 <= position.line < len(self.lines):
+            return position.line, position.character
+        pos = self.codec.position_from_client_units(self.lines, position)
+        return pos.line, pos.character
 
 
-def to_diagnostic(codec: PositionCodec, lines: Sequence[str], f: Finding) -> lsp.Diagnostic:
+def positions(ls: PmemServer, state: RootState | None, rel: str) -> Positions:
+    entry = state.files.get(rel) if state is not None else None
+    return Positions(ls, entry.line_index if entry is not None else None)
+
+
+# -- diagnostics ------------------------------------------------------------------------
+def to_diagnostic(at: Positions, f: Finding) -> lsp.Diagnostic:
     rule = RULES[f.code]
-    severity = severity_of(f)
-    return lsp.Diagnostic(
-        range=to_range(codec, lines, f),
-        message=f.message,
-        severity=_SEVERITY[severity],
-        code=f.code,
-        source=SOURCE,
-        data={"name": rule.name},
-    )
+    data = {"name": rule.name, **(f.data or {})}
+    return lsp.Diagnostic(range=at.range(f.line, f.col, f.end_line, f.end_col), message=f.message,
+                          severity=_SEVERITY[severity_of(f)], code=f.code, source=SOURCE, data=data)
+
+
+# -- edits and code actions ---------------------------------------------------------------
+def workspace_edit(ls: PmemServer, root: MemoryRoot, edits: Sequence[TextEdit]) -> lsp.WorkspaceEdit:
+    """Text edits grouped by file, each tied to the open document's version."""
+    by_path: dict[str, list[lsp.TextEdit]] = {}
+    for e in edits:
+        at = positions(ls, root.state, e.path)
+        by_path.setdefault(e.path, []).append(
+            lsp.TextEdit(range=at.range(e.line, e.col, e.end_line, e.end_col), new_text=e.new_text))
+    changes = []
+    for rel, text_edits in by_path.items():
+        uri = uri_of(root, rel)
+        doc = open_document(ls.workspace, uri)
+        changes.append(lsp.TextDocumentEdit(
+            text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=doc.version if doc else None),
+            edits=text_edits))
+    return lsp.WorkspaceEdit(document_changes=changes)
+
+
+def _answered(codes: Sequence[str], diagnostics: Sequence[lsp.Diagnostic]) -> list[lsp.Diagnostic] | None:
+    """The client's diagnostics of these codes (a code action lists those it fixes)."""
+    return [d for d in diagnostics if str(d.code) in codes and d.source == SOURCE] or None
+
+
+def fix_action(ls: PmemServer, root: MemoryRoot, fix: Fix, diagnostics: Sequence[lsp.Diagnostic]) -> lsp.CodeAction:
+    return lsp.CodeAction(title=fix.title, kind=lsp.CodeActionKind.QuickFix,
+                          diagnostics=_answered([fix.code], diagnostics), is_preferred=fix.preferred or None,
+                          edit=workspace_edit(ls, root, fix.edits))
+
+
+def lifecycle_action(action: Action, diagnostics: Sequence[lsp.Diagnostic]) -> lsp.CodeAction:
+    """A lifecycle action runs its command (which confirms first): a quick fix when it is the fix
+    of a finding in view, else a refactoring (`refactor.pmem.<op>`)."""
+    args: dict[str, str] = {} if action.path is None else {"path": action.path}
+    if action.reason:
+        args["reason"] = action.reason
+    answered = _answered([f.code for f in action.answers], diagnostics) if action.answers else None
+    kind = lsp.CodeActionKind.QuickFix if answered else f"{LIFECYCLE_KIND}.{action.op}"
+    return lsp.CodeAction(title=action.title, kind=kind, diagnostics=answered,
+                          command=lsp.Command(title=action.title, command=f"pmem.{action.op}", arguments=[args]))
+
+
+# -- navigation ---------------------------------------------------------------------------
+def hover(at: Positions, h: HoverText) -> lsp.Hover:
+    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=h.markdown),
+                     range=at.range(h.line, h.start, h.line, h.end))
+
+
+def location(ls: PmemServer, root: MemoryRoot, loc: Location) -> lsp.Location:
+    at = positions(ls, root.state, loc.path)
+    return lsp.Location(uri=uri_of(root, loc.path), range=at.range(loc.line, loc.start, loc.line, loc.end))
+
+
+def line_location(root: MemoryRoot, rel: str, line: int) -> lsp.Location:
+    start = lsp.Position(line=line, character=0)
+    return lsp.Location(uri=uri_of(root, rel), range=lsp.Range(start=start, end=start))
+
+
+def document_link(at: Positions, root: MemoryRoot, d: DocLink, tooltips: bool) -> lsp.DocumentLink:
+    return lsp.DocumentLink(range=at.range(d.line, d.start, d.line, d.end), target=uri_of(root, d.target),
+                            tooltip=d.tooltip if tooltips else None)
+
+
+def document_symbol(at: Positions, sym: DocSymbol) -> lsp.DocumentSymbol:
+    return lsp.DocumentSymbol(
+        name=sym.name, kind=_SYMBOL_KINDS[sym.kind], detail=sym.detail or None,
+        range=at.range(sym.line, 0, sym.end_line, sym.end_col),
+        selection_range=at.range(sym.line, sym.sel_start, sym.line, sym.sel_end),
+        children=[document_symbol(at, child) for child in sym.children] or None)
+
+
+def workspace_symbol(root: MemoryRoot, sym: WorkspaceSymbol) -> lsp.WorkspaceSymbol:
+    return lsp.WorkspaceSymbol(name=sym.name, kind=_SYMBOL_KINDS[sym.kind], container_name=sym.container or None,
+                               location=line_location(root, sym.path, sym.line))
+
+
+def _snippet_text(text: str) -> str:
+    """Plain text as a snippet that inserts exactly it: `\\`, `$` and `}` escaped."""
+    return text.replace("\\", "\\\\").replace("$", "\\$").replace("}", "\\}")
+
+
+def completion_item(c: Completion, rng: lsp.Range, snippets: bool) -> lsp.CompletionItem:
+    """One item. Neovim's built-in completion inserts a plain-text edit only up to its first
+    space (docs/design.md §8): text with spaces (a whole route line) goes as a snippet, where it can."""
+    snippet = snippets and any(ch.isspace() for ch in c.new_text)
+    return lsp.CompletionItem(
+        label=c.label,
+        kind=lsp.CompletionItemKind.Folder if c.kind == FOLDER else lsp.CompletionItemKind.File,
+        detail=c.detail,
+        documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=c.documentation) if c.documentation else None,
+        sort_text=c.sort_text, filter_text=c.filter_text,
+        text_edit=lsp.TextEdit(range=rng, new_text=_snippet_text(c.new_text) if snippet else c.new_text),
+        insert_text_format=lsp.InsertTextFormat.Snippet if snippet else None)

@@ -1,7 +1,7 @@
 """Push diagnostics: publish every file whose findings changed, and clear the ones that healed.
 
 Push, not pull: Neovim cannot be asked to re-pull, and a change in one file (the index)
-changes diagnostics in others (DESIGN §8), so the server decides what to send.
+changes diagnostics in others (docs/design.md §8), so the server decides what to send.
 """
 
 from __future__ import annotations
@@ -15,23 +15,10 @@ from lsprotocol import types as lsp
 
 from ..engine.findings import Finding
 from ..engine.host import MemoryRoot
-from .convert import open_document, path_to_uri, to_diagnostic
+from .convert import path_to_uri, positions, to_diagnostic
 
 if TYPE_CHECKING:
     from .app import PmemServer
-
-
-def _lines_for(server: PmemServer, root: MemoryRoot, rel: str) -> list[str]:
-    """The text positions refer to: the editor's buffer when open, else the snapshot's."""
-    uri = path_to_uri(root.path / rel)
-    doc = open_document(server.workspace, uri)
-    if doc is not None:
-        return doc.lines
-    if root.snapshot is not None:
-        parsed = root.snapshot.doc(rel)
-        if parsed is not None:
-            return parsed.lines
-    return []
 
 
 def publish_findings(server: PmemServer, root: MemoryRoot, grouped: dict[str, list[Finding]],
@@ -42,16 +29,13 @@ def publish_findings(server: PmemServer, root: MemoryRoot, grouped: dict[str, li
     """
     published = server.published.setdefault(root.path, {})
     paths = set(grouped) | set(published) if only is None else only
-    codec = server.workspace.position_codec
     for rel in sorted(paths):
         findings = tuple(grouped.get(rel, ()))
         if published.get(rel, ()) == findings and not force:
             continue
-        lines = _lines_for(server, root, rel)
+        at = positions(server, root.state, rel)
         server.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri=path_to_uri(root.path / rel),
-            diagnostics=[to_diagnostic(codec, lines, f) for f in findings],
-        ))
+            uri=path_to_uri(root.path / rel), diagnostics=[to_diagnostic(at, f) for f in findings]))
         if findings:
             published[rel] = findings
         else:
@@ -99,18 +83,18 @@ def log_read_problems(server: PmemServer, root: MemoryRoot, paths: Iterable[str]
     """Log (window/logMessage) each file or folder that cannot be read, or is analysed only up
     to the cap, naming it and the reason — once per change of its state, not on every
     keystroke. `paths`: the files that changed (None after a scan: all of them)."""
-    snapshot = root.snapshot
-    if snapshot is None:
+    state = root.state
+    if state is None:
         return
     logged = _logged.setdefault(root, {})
     paths = None if paths is None else set(paths)
-    problems = snapshot.read_problems(paths)  # with `paths`: those files, and every unlisted folder
+    problems = state.read_problems(paths)  # with `paths`: those files, and every unlisted folder
     if paths is None:
         looked_at = set(logged)
     else:
         # The changed files, and what is logged but is no file (folders, whose problems are
         # always in the list).
-        looked_at = paths | {rel for rel in logged if rel not in snapshot.files}
+        looked_at = paths | {rel for rel in logged if rel not in state.files}
     for rel in looked_at - {p.path for p in problems}:
         logged.pop(rel, None)  # healed or gone: a later problem is logged again
     for problem in problems:

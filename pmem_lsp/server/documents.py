@@ -1,4 +1,4 @@
-"""Open, edited and closed documents: the editor's buffer is the truth while it is open."""
+"""Open, edited and closed documents: the editor's buffer is the truth while it holds unsaved edits."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _buffer_changed(server: PmemServer, uri: str, opened: bool) -> None:
     root = host.open_buffer(path, text) if opened else host.change_buffer(path, text)
     if root is None:
         return  # outside every memory root: not ours
-    if root.snapshot is None:
+    if root.state is None:
         publish_early(server, path)
     elif not opened:
         server.schedule_analysis(root)
@@ -59,7 +59,7 @@ def register(server: PmemServer) -> None:
         # The buffer is the disk's text now: it no longer wins over the disk as an edit.
         path = uri_to_path(params.text_document.uri)
         root = ls.host.saved_buffer(path) if path is not None else None
-        if root is not None and root.snapshot is not None:
+        if root is not None and root.state is not None:
             refresh_root(ls, root)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)

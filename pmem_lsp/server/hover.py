@@ -1,4 +1,4 @@
-"""Hover: the file a route, link or record points to; the route of a file's title (DESIGN §5)."""
+"""Hover: the file a route, link or record points to; the route of a file's title (docs/design.md §5)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from ..engine.navigation import hover as engine_hover
-from .nav_common import after_first_scan, client_range, engine_position, locate, published
+from . import convert
+from .nav_common import after_first_scan, locate, published
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -17,13 +18,10 @@ def hover(ls: PmemServer, params: lsp.HoverParams) -> lsp.Hover | None:
     found = locate(ls, params.text_document.uri)
     if found is None:
         return None
-    root, snap, rel = found
-    line, char = engine_position(ls, snap, rel, params.position)
-    result = engine_hover(snap, rel, line, char, published(ls, root))
-    if result is None:
-        return None
-    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=result.markdown),
-                     range=client_range(ls, snap, rel, result.line, result.start, result.line, result.end))
+    root, state, rel = found
+    at = convert.positions(ls, state, rel)
+    result = engine_hover(state, rel, *at.from_client(params.position), published(ls, root))
+    return convert.hover(at, result) if result is not None else None
 
 
 def register(server: PmemServer) -> None:

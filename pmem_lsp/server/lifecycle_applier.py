@@ -1,4 +1,4 @@
-"""Carry a confirmed lifecycle plan out, complete on disk when the command ends (DESIGN §5.1).
+"""Carry a confirmed lifecycle plan out, complete on disk when the command ends (docs/design.md §5.1).
 
 Agents read the disk, so the indexes are written on disk by the server, every time, in every
 client: never left as unsaved buffers for the user to save (Neovim and a bare client leave
@@ -65,7 +65,7 @@ class Outcome:
 
 def client_can_move(ls: PmemServer, plan: Plan) -> bool:
     """Gate on resourceOperations, not on documentChanges: Neovim applies documentChanges
-    without advertising them (DESIGN §8)."""
+    without advertising them (docs/design.md §8)."""
     caps = ls.client_capabilities.workspace
     edit = caps.workspace_edit if caps is not None else None
     if caps is None or not caps.apply_edit or edit is None:
@@ -149,7 +149,7 @@ async def _move_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan, ste
     own = (source, dest)
     ls.own_moves.add(own)
     try:
-        # VS Code asks willRenameFiles while it applies this edit (DESIGN §8).
+        # VS Code asks willRenameFiles while it applies this edit (docs/design.md §8).
         await _apply(ls, f"pmem: {plan.action.lower()} {plan.target}", [lsp.RenameFile(
             old_uri=path_to_uri(source), new_uri=path_to_uri(dest),
             options=lsp.RenameFileOptions(overwrite=False, ignore_if_exists=False))])

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from ..engine.navigation import references
-from .nav_common import after_first_scan, client_range, engine_position, locate, uri_of
+from . import convert
+from .nav_common import after_first_scan, locate
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -17,11 +18,10 @@ def find_references(ls: PmemServer, params: lsp.ReferenceParams) -> list[lsp.Loc
     found = locate(ls, params.text_document.uri)
     if found is None:
         return []
-    root, snap, rel = found
-    line, char = engine_position(ls, snap, rel, params.position)
-    return [lsp.Location(uri=uri_of(root, loc.path),
-                         range=client_range(ls, snap, loc.path, loc.line, loc.start, loc.line, loc.end))
-            for loc in references(snap, rel, line, char, params.context.include_declaration)]
+    root, state, rel = found
+    line, char = convert.positions(ls, state, rel).from_client(params.position)
+    return [convert.location(ls, root, loc)
+            for loc in references(state, rel, line, char, params.context.include_declaration)]
 
 
 def register(server: PmemServer) -> None:

@@ -1,6 +1,6 @@
 """`workspace/willRenameFiles`: moving memory files or folders in the editor keeps their
 routes and relative links correct. Moves the server asked for itself (lifecycle actions,
-`ls.own_moves`) get no edits (DESIGN §8); moves into or out of `_archive/` get a message."""
+`ls.own_moves`) get no edits (docs/design.md §8); moves into or out of `_archive/` get a message."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from lsprotocol import types as lsp
 
 from ..engine.host import MemoryRoot
 from ..engine.navigation import rename_edits
-from .convert import uri_to_path
-from .nav_common import workspace_edit
+from .convert import uri_to_path, workspace_edit
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -36,13 +35,13 @@ def will_rename(ls: PmemServer, params: lsp.RenameFilesParams) -> lsp.WorkspaceE
         if old is None or new is None or _own(ls, old, new):
             continue
         source, dest = ls.host.locate(old), ls.host.locate(new)
-        if source is None or dest is None or source[0] is not dest[0] or source[0].snapshot is None:
+        if source is None or dest is None or source[0] is not dest[0] or source[0].state is None:
             continue  # into, out of or between roots: no link can be kept correct
         root = source[0]
         moves.setdefault(id(root), (root, []))[1].append((source[1], dest[1]))
     edits = []
     for root, pairs in moves.values():
-        result = rename_edits(root.snapshot, pairs)
+        result = rename_edits(root.state, pairs)
         for message in result.messages:
             ls.show(lsp.MessageType.Warning, f"pmem: {message}")
         if result.edits:

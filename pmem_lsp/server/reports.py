@@ -1,4 +1,4 @@
-"""`pmem.status` and `pmem.health`: the CLI's reports, returned and shown (DESIGN §5).
+"""`pmem.status` and `pmem.health`: the CLI's reports, returned and shown (docs/design.md §5).
 
 Each returns `{"text": <the report as text>, …the report's data…}` and shows the text with
 `window/showMessage`. Health items carry the command that would carry them out
@@ -21,9 +21,8 @@ from pydantic import BaseModel, ConfigDict
 from ..engine.health import health_report
 from ..engine.host import MemoryRoot
 from ..engine.status import memory_status
+from .commands import command_args, scanned_root, session_root
 from .diagnostics import refresh_root
-from .lifecycle_commands import command_args, refuse, session_root
-from .nav_common import wait_scanned
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -57,9 +56,7 @@ async def status(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
 
 async def health(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
     parsed = _parse("health", args)
-    root = await session_root(ls, "health", parsed.root)
-    if not await wait_scanned(root, SCAN_WAIT):
-        raise refuse(ls, f"{root.path} is still being scanned; try again in a moment")
+    root = await scanned_root(ls, "health", parsed.root, SCAN_WAIT)
     refresh_root(ls, root, settle=True)  # up to date with the buffers, near-duplicates included
     assert root.analysis is not None
     report = health_report(root.analysis)

@@ -11,7 +11,7 @@ from lsprotocol import types as lsp
 
 from ..engine.settings import Settings, SettingsError, resolve_settings
 from ..engine.analysis import Analysis
-from ..engine.snapshot import RootSnapshot
+from ..engine.root_state import RootState
 from ..engine.zones import discover_root, looks_like_root
 from .convert import uri_to_path
 from .diagnostics import log_read_problems, publish_findings, publish_paths
@@ -85,6 +85,7 @@ def configure_roots(server: PmemServer, folders: list[Path]) -> None:
 def drop_root(server: PmemServer, root) -> None:
     """A root is no longer served: forget it and clear everything it had published."""
     server.host.remove_root(root.path)
+    server.scan_done.pop(root.path, None)
     stop_watching(server, root)
     publish_findings(server, root, {})
     server.published.pop(root.path, None)
@@ -124,9 +125,9 @@ async def scan_all(server: PmemServer) -> None:
         await scan_root(server, root)
 
 
-def _scan_and_analyse(root_path: Path, settings) -> tuple[RootSnapshot, Analysis]:
-    snapshot = RootSnapshot.scan(root_path, settings)
-    return snapshot, Analysis(snapshot)
+def _scan_and_analyse(root_path: Path, settings) -> tuple[RootState, Analysis]:
+    state = RootState.scan(root_path, settings)
+    return state, Analysis(state)
 
 
 PROGRESS_AFTER = 0.5  # seconds: a scan that takes longer shows work-done progress
@@ -154,7 +155,7 @@ async def scan_root(server: PmemServer, root) -> None:
     token = f"pmem-scan-{id(root)}-{asyncio.get_running_loop().time()}"
     progress = asyncio.ensure_future(_progress_after_delay(server, root, token))
     try:
-        snapshot, analysis = await asyncio.to_thread(_scan_and_analyse, root.path, root.settings)
+        state, analysis = await asyncio.to_thread(_scan_and_analyse, root.path, root.settings)
     finally:
         progress.cancel()
         if token in server.progress_tokens:
@@ -162,7 +163,8 @@ async def scan_root(server: PmemServer, root) -> None:
             server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
     if root not in server.host.roots:
         return  # dropped while scanning
-    server.host.install(root, snapshot, analysis)
+    server.host.install(root, state, analysis)
+    server.scan_event(root).set()
     publish_paths(server, root, server.host.take_unpublished(root))
     log_read_problems(server, root)  # unreadable and capped files, each named with the reason
     watch_root(server, root)

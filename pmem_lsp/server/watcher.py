@@ -2,8 +2,9 @@
 
 watchfiles runs in the server's asyncio loop, batches events (it debounces bursts), skips
 hidden folders, and hands each changed path to the host; the analysis then re-checks only
-what the change touches. Files open in the editor keep their buffer as the truth (the
-snapshot ignores disk events for them). Watching starts after a root's first scan and stops
+what the change touches. A file open in the editor with unsaved edits keeps its buffer
+(the root state ignores disk events for it until the buffer is saved or closed); any other
+open file follows the disk. Watching starts after a root's first scan and stops
 on shutdown or when the root is dropped.
 """
 

@@ -3,7 +3,7 @@
 // - `window/showMessageRequest` is a lifecycle confirmation (archive, delete, recover, purge,
 //   upgrade): it becomes a modal dialog whose message is the preview's first line and whose
 //   detail is the rest, line breaks kept. VS Code's default, a toast, collapses the line breaks
-//   and hides itself while the request still waits (DESIGN §8).
+//   and hides itself while the request still waits (docs/design.md §8).
 // - `window/showMessage` with several lines (the status and health reports) becomes a one-line
 //   notice; the whole text goes to the output channel and, for a report, to a read-only view.
 // - The server's stderr lines (`LEVEL logger: message`, Python logging) are logged at their

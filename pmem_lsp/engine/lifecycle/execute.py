@@ -1,5 +1,5 @@
 """The one door for carrying out a confirmed plan on disk: lock the root, plan again on what
-it holds now (the safety contract at the moment of execution), apply (DESIGN §3, §5.1).
+it holds now (the safety contract at the moment of execution), apply (docs/design.md §3, §5.1).
 
 The CLI, the server's fallback for clients that cannot move files, and the agent surface all
 come through here, so two pmem processes never interleave and every check runs twice.

@@ -1,4 +1,4 @@
-"""One advisory lock per memory root, so that pmem's writers never interleave (DESIGN §5.1).
+"""One advisory lock per memory root, so that pmem's writers never interleave (docs/design.md §5.1).
 
 Every pmem process that changes a root — the CLI, the language server, anything later — holds
 this lock from the moment it re-validates a confirmed plan until its last step is done: two

@@ -1,4 +1,4 @@
-"""Plans for upgrade, archive, delete, recover, purge and init (DESIGN §3, spec "Lifecycle").
+"""Plans for upgrade, archive, delete, recover, purge and init (docs/design.md §3, spec "Lifecycle").
 
 A plan is computed from the current state and shown to the user. At execution the same
 request is planned again on the state of that moment (`replan`), so every check of the
@@ -16,7 +16,7 @@ from typing import Callable
 from ..archive_index import ArchiveRecord, parse_date, record_location
 from ..index_edit import find_records, format_record, line_text, newline_of, propose_route, routes_to
 from ..memory_file import MemoryFile
-from ..snapshot import decode
+from ..root_state import decode
 from ..zones import (ARCHIVE_DIR, ARCHIVE_INDEX, CORE_DIR, INDEX, TRASH_DIR, Zone, archive_location,
                      looks_like_root, original_of, trash_location, zone_of)
 from .changes import (INDEX_SKELETON, AddRecord, AddRoute, CreateText, RemoveRecord, RemoveRoutes, UpdateRecord,
@@ -86,7 +86,7 @@ class Located:
 
 
 def locate(ctx: LifecycleContext, raw: object, op: str = "find archived files") -> Located:
-    """delete, recover and purge take the current location or the original path (DESIGN §3)."""
+    """delete, recover and purge take the current location or the original path (docs/design.md §3)."""
     rel = validate_target(ctx.root, raw)
     zone = zone_of(rel)
     archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
@@ -188,7 +188,7 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
     why = one_line(reason or "") or "archived from the editor"
     nl = newline_of(archive_text)
     # A file that had no route gets no `index-line` (never an empty one): its recover then
-    # proposes a route for confirmation, as for a legacy record (DESIGN §2.4).
+    # proposes a route for confirmation, as for a legacy record (docs/design.md §2.4).
     fields = [("status", "archived"), ("original", rel), ("location", dest)]
     if routes:
         fields.append(("index-line", saved))

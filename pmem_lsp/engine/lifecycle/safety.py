@@ -1,4 +1,4 @@
-"""The lifecycle safety contract (DESIGN §3, spec "Lifecycle Safety Contract"), in one place.
+"""The lifecycle safety contract (docs/design.md §3, spec "Lifecycle Safety Contract"), in one place.
 
 Every lifecycle operation, from the CLI or the server, passes its untrusted path through
 `validate_relative` and `resolve_inside`, and its source and destination through

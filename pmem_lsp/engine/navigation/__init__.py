@@ -1,4 +1,4 @@
-"""Navigation (DESIGN §5): hover, links and definition, references, completion, symbols,
+"""Navigation (docs/design.md §5): hover, links and definition, references, completion, symbols,
 rename edits and code lenses. Plain data in editor vocabulary: root-relative paths, 0-based
 lines, Python character offsets; the server converts to LSP."""
 

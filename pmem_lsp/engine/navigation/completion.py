@@ -1,4 +1,4 @@
-"""Path completion (DESIGN §5): in `_index.md`, files without a route first; inside Markdown
+"""Path completion (docs/design.md §5): in `_index.md`, files without a route first; inside Markdown
 links anywhere, the entries of the folder the link has reached so far.
 
 Every answer is capped: a 10k-file root must not produce a 10k-item list. When the cap cuts
@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 from ..findings import Finding
 from ..index_edit import format_target, route_style
 from ..index_routes import INDEX_MODEL_KEY, WIKI
-from ..snapshot import FileEntry, RootSnapshot
+from ..root_state import FileEntry, RootState
 from ..secrets import mask_secrets
 from ..zones import INDEX, Zone
 from .hover import escape, has_secret
@@ -98,54 +98,54 @@ def _build_documentation(entry: FileEntry, findings: Mapping[str, Sequence[Findi
     return "\n\n".join(parts)
 
 
-# The index facts last read, per snapshot: used while an oversized index is being edited.
-_LAST: weakref.WeakKeyDictionary[RootSnapshot, dict[str, object]] = weakref.WeakKeyDictionary()
+# The index facts last read, per root state: used while an oversized index is being edited.
+_LAST: weakref.WeakKeyDictionary[RootState, dict[str, object]] = weakref.WeakKeyDictionary()
 
 
-def _index_fact(snap: RootSnapshot, key: str, compute):
+def _index_fact(state: RootState, key: str, compute):
     """`compute()` for the current `_index.md`, kept with its entry until its text changes.
 
     An index over `index.maxBytes` (PM006) is not parsed again on every keystroke for the
     sake of completion: until something else parses it (a hover, symbols, links), its last
     known routes are used. Everything else gets the current index, parsed once per change.
     """
-    entry = snap.files.get(INDEX)
+    entry = state.files.get(INDEX)
     if entry is None or entry.text is None:
         return compute()
     cached = entry.cache.get(key)
     if cached is not None:
         return cached
-    last = _LAST.setdefault(snap, {})
-    oversized = len(entry.text) > snap.settings.index.max_bytes
+    last = _LAST.setdefault(state, {})
+    oversized = len(entry.text) > state.settings.index.max_bytes
     if oversized and INDEX_MODEL_KEY not in entry.cache and key in last:
         return last[key]
     cached = entry.cache[key] = last[key] = compute()
     return cached
 
 
-def routed_paths(snap: RootSnapshot) -> frozenset[str]:
+def routed_paths(state: RootState) -> frozenset[str]:
     """Every path `_index.md` routes."""
-    return _index_fact(snap, "nav.routed", lambda: frozenset(r.path for r in routes_of(snap) if r.path))
+    return _index_fact(state, "nav.routed", lambda: frozenset(r.path for r in routes_of(state) if r.path))
 
 
-def _active_paths(snap: RootSnapshot):
-    by_zone = getattr(snap.files, "by_zone", None)
+def _active_paths(state: RootState):
+    by_zone = getattr(state.files, "by_zone", None)
     if by_zone is not None:
         return by_zone[Zone.ACTIVE]
-    return [rel for rel, entry in snap.files.items() if entry.zone is Zone.ACTIVE]
+    return [rel for rel, entry in state.files.items() if entry.zone is Zone.ACTIVE]
 
 
-def _route_style_of(snap: RootSnapshot) -> tuple[str, str, str]:
+def _route_style_of(state: RootState) -> tuple[str, str, str]:
     """(list marker, target form, separator) most routes use, as the add-route fix writes them."""
-    return _index_fact(snap, "nav.style", lambda: route_style(snap.files[INDEX].text or ""))
+    return _index_fact(state, "nav.style", lambda: route_style(state.files[INDEX].text or ""))
 
 
-def _index_paths(snap: RootSnapshot, partial: str, start: int, end: int, mode: str,
+def _index_paths(state: RootState, partial: str, start: int, end: int, mode: str,
                  findings: Mapping[str, Sequence[Finding]], limit: int) -> Completions:
     """Active Markdown files as root-relative paths, files without a route first."""
-    routed = routed_paths(snap)
+    routed = routed_paths(state)
     match = _matcher(partial.removeprefix("./"))
-    candidates = [rel for rel in _active_paths(snap) if rel.endswith(_MD)]
+    candidates = [rel for rel in _active_paths(state) if rel.endswith(_MD)]
     if match is not None:
         candidates = list(filter(match, candidates))
     unrouted = [rel for rel in candidates if rel not in routed]
@@ -156,10 +156,10 @@ def _index_paths(snap: RootSnapshot, partial: str, start: int, end: int, mode: s
     chosen = heapq.nsmallest(limit, unrouted)
     if len(chosen) < limit:
         chosen += heapq.nsmallest(limit - len(chosen), others)
-    style = _route_style_of(snap) if mode == ROUTE else None
+    style = _route_style_of(state) if mode == ROUTE else None
     items = []
     for rel in chosen:
-        entry = snap.files[rel]
+        entry = state.files[rel]
         is_routed = rel in routed
         text = rel
         if mode == WIKI:
@@ -181,7 +181,7 @@ def _rank(base: int, child: str, lowered: str) -> int:
     return base if child.lower().startswith(lowered) else base + 1
 
 
-def _folder_entries(snap: RootSnapshot, rel: str, partial: str, char: int,
+def _folder_entries(state: RootState, rel: str, partial: str, char: int,
                     findings: Mapping[str, Sequence[Finding]], limit: int) -> Completions:
     """The files and folders of the folder a relative link has reached, by name."""
     dir_part, slash, name = partial.rpartition("/")
@@ -192,21 +192,21 @@ def _folder_entries(snap: RootSnapshot, rel: str, partial: str, char: int,
         folder = ""
     if folder == ".." or folder.startswith("../") or folder.startswith("/"):
         return Completions([], False)
-    if folder and folder not in snap.dirs:
+    if folder and folder not in state.dirs:
         return Completions([], False)
     prefix = folder + "/" if folder else ""
     cut = len(prefix)
     match = _matcher(name)
     lowered = name.lower()
     found: list[tuple[int, str, str]] = []  # (rank, name, root-relative path); a prefix match ranks first
-    for path, entry in snap.files.items():
+    for path, entry in state.files.items():
         if not path.startswith(prefix) or path == rel:
             continue
         child = path[cut:]
         if "/" in child or (match is not None and match(child) is None):
             continue
         found.append((_rank(0 if entry.markdown else 4, child, lowered), child, path))
-    for path in snap.dirs:
+    for path in state.dirs:
         if path and path.startswith(prefix) and "/" not in path[cut:]:
             child = path[cut:]
             if match is None or match(child) is not None:
@@ -216,7 +216,7 @@ def _folder_entries(snap: RootSnapshot, rel: str, partial: str, char: int,
     chosen = heapq.nsmallest(limit, found)
     items = []
     for rank, child, path in chosen:
-        entry = snap.files.get(path)
+        entry = state.files.get(path)
         items.append(Completion(
             label=child, new_text=child, start=char - len(name), end=char,
             kind=FOLDER if child.endswith("/") else FILE,
@@ -226,11 +226,11 @@ def _folder_entries(snap: RootSnapshot, rel: str, partial: str, char: int,
     return Completions(items, len(found) > len(items))
 
 
-def complete(snap: RootSnapshot, rel: str, line: int, char: int,
+def complete(state: RootState, rel: str, line: int, char: int,
              findings: Mapping[str, Sequence[Finding]] | None = None, limit: int = LIMIT) -> Completions | None:
     """Path completions at (line, char) of `rel`, or None when the cursor is not on a path."""
     findings = findings or {}
-    lines = lines_of(snap, rel)
+    lines = lines_of(state, rel)
     if not 0 <= line < len(lines):
         return None
     before = lines[line][:char]
@@ -240,9 +240,9 @@ def complete(snap: RootSnapshot, rel: str, line: int, char: int,
             m = pattern.search(before)
             if m:
                 partial = m.group(1)
-                return _index_paths(snap, partial, m.start(1), char, mode, findings, limit)
+                return _index_paths(state, partial, m.start(1), char, mode, findings, limit)
         return None
     m = _RE_LINK.search(before)
     if m:
-        return _folder_entries(snap, rel, m.group(1), char, findings, limit)
+        return _folder_entries(state, rel, m.group(1), char, findings, limit)
     return None

@@ -1,4 +1,4 @@
-"""Hover text (DESIGN §5): what a route, link or record points to, and whether a file is routed.
+"""Hover text (docs/design.md §5): what a route, link or record points to, and whether a file is routed.
 
 A file is described the way an agent meets it on demand: its title and Summary bullets (the
 first lines when it has none), its size and approximate tokens (bytes / 4), when it last
@@ -18,7 +18,7 @@ from ..archive_index import TRASHED, ArchiveRecord, parse_date, record_location
 from ..catalogue import RULES
 from ..findings import Finding
 from ..memory_file import MemoryFile
-from ..snapshot import FileEntry, RootSnapshot
+from ..root_state import FileEntry, RootState
 from ..secrets import mask_secrets
 from ..zones import ARCHIVE_INDEX, INDEX, Zone, archive_location, original_of, trash_location, zone_of
 from .refs import routes_of
@@ -126,11 +126,11 @@ def problems(findings: Findings, rel: str) -> list[str]:
     return out
 
 
-def file_card(snap: RootSnapshot, rel: str, findings: Findings) -> list[str]:
+def file_card(state: RootState, rel: str, findings: Findings) -> list[str]:
     """Markdown lines describing the file at `rel`, as an agent would meet it."""
-    entry = snap.files.get(rel)
+    entry = state.files.get(rel)
     if entry is None:
-        return _absent(snap, rel)
+        return _absent(state, rel)
     doc = entry.doc if entry.markdown else None
     title = display_title(doc, rel, findings)
     out = [f"**{escape(title)}** · {code(rel)}" if title else code(rel), ""]
@@ -159,19 +159,19 @@ def file_card(snap: RootSnapshot, rel: str, findings: Findings) -> list[str]:
     return out
 
 
-def _absent(snap: RootSnapshot, rel: str) -> list[str]:
-    if rel in snap.excluded:
+def _absent(state: RootState, rel: str) -> list[str]:
+    if rel in state.excluded:
         return [code(rel), "", "*Excluded by the settings: never read.*"]
-    if rel in snap.dirs:
+    if rel in state.dirs:
         prefix = rel + "/"
-        count = sum(1 for f in snap.files if f.startswith(prefix))
+        count = sum(1 for f in state.files if f.startswith(prefix))
         return [f"{code(rel + '/')} — folder, {count:,} file{'s' if count != 1 else ''}"]
-    if snap.unseen(rel):
+    if state.unseen(rel):
         return [code(rel), "", "*Could not be looked at (its folder cannot be listed).*"]
     out = [code(rel), "", "**Does not exist** in the memory root."]
     if zone_of(rel) is Zone.ACTIVE:
         for where, label in ((archive_location(rel), "archived"), (trash_location(rel), "in the trash")):
-            if snap.is_file(where):
+            if state.is_file(where):
                 out.append(f"It is {label}: {code(where)}.")
     return out
 
@@ -211,11 +211,11 @@ def record_card(record: ArchiveRecord, today: dt.date) -> list[str]:
     return out
 
 
-def _route_lines(snap: RootSnapshot, rel: str) -> list[str]:
-    index = snap.doc(INDEX)
+def _route_lines(state: RootState, rel: str) -> list[str]:
+    index = state.doc(INDEX)
     if index is None:
         return [f"No `_index.md` in this root: nothing routes to {code(rel)}."]
-    routes = [r for r in routes_of(snap) if r.path == rel]
+    routes = [r for r in routes_of(state) if r.path == rel]
     if not routes:
         return [f"**No route** in `_index.md`: agents will not load {code(rel)} on demand."]
     numbers = ", ".join(str(r.line + 1) for r in routes)
@@ -223,14 +223,14 @@ def _route_lines(snap: RootSnapshot, rel: str) -> list[str]:
     return [head, "", *fenced([mask_secrets(index.lines[r.line].strip()) for r in routes])]
 
 
-def title_card(snap: RootSnapshot, rel: str, today: dt.date) -> list[str]:
+def title_card(state: RootState, rel: str, today: dt.date) -> list[str]:
     zone = zone_of(rel)
     if zone is Zone.ACTIVE:
-        return _route_lines(snap, rel)
+        return _route_lines(state, rel)
     if zone is Zone.CORE:
         return ["**Core file**: always loaded; it needs no route."]
     if zone in (Zone.ARCHIVE, Zone.TRASH):
-        for record in archive_records(snap):
+        for record in archive_records(state):
             if record_location(record) == rel:
                 return record_card(record, today)
         original = original_of(rel)
@@ -239,21 +239,21 @@ def title_card(snap: RootSnapshot, rel: str, today: dt.date) -> list[str]:
     return []
 
 
-def hover(snap: RootSnapshot, rel: str, line: int, char: int, findings: Findings,
+def hover(state: RootState, rel: str, line: int, char: int, findings: Findings,
           today: dt.date | None = None) -> HoverText | None:
     """The hover for (line, char) of `rel`, or None when nothing there has one."""
     today = today or dt.date.today()
-    spot = spot_at(snap, rel, line, char)
+    spot = spot_at(state, rel, line, char)
     if spot is None:
         return None
     if spot.kind in (ROUTE, LINK):
-        lines = file_card(snap, spot.path, findings) if spot.path else []
+        lines = file_card(state, spot.path, findings) if spot.path else []
     elif spot.kind == RECORD:
         lines = record_card(spot.record, today)
         if spot.path:
-            lines += ["", "---", "", *file_card(snap, spot.path, findings)]
+            lines += ["", "---", "", *file_card(state, spot.path, findings)]
     elif spot.kind == TITLE:
-        lines = title_card(snap, rel, today)
+        lines = title_card(state, rel, today)
     else:  # pragma: no cover - every kind is handled above
         lines = []
     if not lines:

@@ -1,4 +1,4 @@
-"""Document links and go to definition (DESIGN §5): routes, relative links and record
+"""Document links and go to definition (docs/design.md §5): routes, relative links and record
 locations lead to the files they name."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 from ..memory_file import MemoryFile
-from ..snapshot import RootSnapshot
+from ..root_state import RootState
 from ..zones import INDEX, Zone, zone_of
 from ..index_routes import index_model
 from .refs import link_target
@@ -51,61 +51,61 @@ def heading_line(doc: MemoryFile | None, fragment: str) -> int:
     return 0
 
 
-def _file(snap: RootSnapshot, path: str | None) -> bool:
-    return path is not None and path in snap.files
+def _file(state: RootState, path: str | None) -> bool:
+    return path is not None and path in state.files
 
 
-def _doc_link(snap: RootSnapshot, line: int, start: int, end: int, path: str, fragment: str) -> DocLink:
-    doc = snap.doc(path)
+def _doc_link(state: RootState, line: int, start: int, end: int, path: str, fragment: str) -> DocLink:
+    doc = state.doc(path)
     title = doc.title_text if doc is not None else None
     return DocLink(line, start, end, path, heading_line(doc, fragment), title or path)
 
 
-def document_links(snap: RootSnapshot, rel: str) -> list[DocLink]:
+def document_links(state: RootState, rel: str) -> list[DocLink]:
     """Every route, relative link and record location in `rel` that names an existing file."""
-    doc = snap.doc(rel)
+    doc = state.doc(rel)
     if doc is None:
         return []
     out: list[DocLink] = []
     zone = zone_of(rel)
     if zone is Zone.ARCHIVE_INDEX:
-        for record in archive_records(snap):
+        for record in archive_records(state):
             for key in ("original", "location"):
                 f = record.field(key)
-                if f is None or not _file(snap, f.value):
+                if f is None or not _file(state, f.value):
                     continue
                 text = doc.lines[f.line]
                 start = text.rfind(f.value)
                 if start >= 0:
-                    out.append(_doc_link(snap, f.line, start, start + len(f.value), f.value, ""))
+                    out.append(_doc_link(state, f.line, start, start + len(f.value), f.value, ""))
         return out
     route_lines: set[int] = set()
     if zone is Zone.INDEX:
-        model = index_model(snap.files[INDEX])
+        model = index_model(state.files[INDEX])
         for r in model.routes if model is not None else ():
             route_lines.add(r.line)
-            if _file(snap, r.path):
-                out.append(_doc_link(snap, r.line, r.start, r.end, r.path, r.written.partition("#")[2]))
+            if _file(state, r.path):
+                out.append(_doc_link(state, r.line, r.start, r.end, r.path, r.written.partition("#")[2]))
     base = posixpath.dirname(rel)
     for link in doc.links:
         if link.line in route_lines and any(d.line == link.line and d.start == link.start for d in out):
             continue  # the route already links it
         path = link_target(link, base)
-        if _file(snap, path):
-            out.append(_doc_link(snap, link.line, link.start, link.end, path, link.target.partition("#")[2]))
+        if _file(state, path):
+            out.append(_doc_link(state, link.line, link.start, link.end, path, link.target.partition("#")[2]))
     out.sort(key=lambda d: (d.line, d.start))
     return out
 
 
-def definition(snap: RootSnapshot, rel: str, line: int, char: int) -> Location | None:
+def definition(state: RootState, rel: str, line: int, char: int) -> Location | None:
     """Where the route, link or record at (line, char) leads; None when the target is missing."""
-    spot = spot_at(snap, rel, line, char)
+    spot = spot_at(state, rel, line, char)
     if spot is None or spot.kind == "title":
         return None
     path = spot.path
-    if spot.record is not None and not _file(snap, path):
+    if spot.record is not None and not _file(state, path):
         original = spot.record.get("original")
-        path = original if original and _file(snap, original) else None
-    if not _file(snap, path):
+        path = original if original and _file(state, original) else None
+    if not _file(state, path):
         return None
-    return Location(path, heading_line(snap.doc(path), spot.fragment))
+    return Location(path, heading_line(state.doc(path), spot.fragment))

@@ -1,8 +1,8 @@
 """Who points at what: every route in `_index.md` and every relative link in active and core
-files, resolved to root-relative paths (DESIGN §5 references, rename, code lens).
+files, resolved to root-relative paths (docs/design.md §5 references, rename, code lens).
 
 Each file's references depend on its text alone, so they are kept in the file entry's cache.
-The reverse map (target → references) is kept per snapshot and brought up to date by
+The reverse map (target → references) is kept per root state and brought up to date by
 comparing file entries by identity: a change replaces an entry, so only changed files are
 re-read. Nothing here looks at the disk.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..index_routes import Route, index_model
 from ..memory_file import Link
 from ..paths import normalize_target
-from ..snapshot import FileEntry, RootSnapshot
+from ..root_state import FileEntry, RootState
 from ..zones import INDEX, Zone
 
 ROUTE, LINK = "route", "link"
@@ -38,8 +38,8 @@ class Ref:
 
 
 
-def routes_of(snap: RootSnapshot) -> tuple[Route, ...]:
-    entry = snap.files.get(INDEX)
+def routes_of(state: RootState) -> tuple[Route, ...]:
+    entry = state.files.get(INDEX)
     model = index_model(entry) if entry is not None else None
     return model.routes if model is not None else ()
 
@@ -85,7 +85,7 @@ def refs_of(entry: FileEntry) -> tuple[Ref, ...]:
 
 
 class RefGraph:
-    """References by source and by target, for one snapshot."""
+    """References by source and by target, for one root state."""
 
     def __init__(self) -> None:
         self.entries: dict[str, FileEntry] = {}
@@ -109,8 +109,8 @@ class RefGraph:
             for ref in refs:
                 self.by_target.setdefault(ref.target, []).append(ref)
 
-    def sync(self, snap: RootSnapshot) -> None:
-        files = snap.files
+    def sync(self, state: RootState) -> None:
+        files = state.files
         for rel in [rel for rel, entry in self.entries.items() if files.get(rel) is not entry]:
             self._drop(rel)
         entries = self.entries
@@ -134,13 +134,13 @@ class RefGraph:
         return out
 
 
-_GRAPHS: weakref.WeakKeyDictionary[RootSnapshot, RefGraph] = weakref.WeakKeyDictionary()
+_GRAPHS: weakref.WeakKeyDictionary[RootState, RefGraph] = weakref.WeakKeyDictionary()
 
 
-def ref_graph(snap: RootSnapshot) -> RefGraph:
+def ref_graph(state: RootState) -> RefGraph:
     """The graph of `snap`, brought up to date with the entries that changed since last time."""
-    graph = _GRAPHS.get(snap)
+    graph = _GRAPHS.get(state)
     if graph is None:
-        graph = _GRAPHS[snap] = RefGraph()
-    graph.sync(snap)
+        graph = _GRAPHS[state] = RefGraph()
+    graph.sync(state)
     return graph

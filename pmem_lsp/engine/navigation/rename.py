@@ -13,7 +13,7 @@ import posixpath
 from dataclasses import dataclass, field
 
 from ..fixes import TextEdit
-from ..snapshot import RootSnapshot
+from ..root_state import RootState
 from ..zones import Zone, zone_of
 from .refs import ROUTE, Ref, ref_graph
 
@@ -80,7 +80,7 @@ def _blocked(source: str, dest: str) -> str | None:
     return None
 
 
-def rename_edits(snap: RootSnapshot, moves: list[tuple[str, str]]) -> RenameResult:
+def rename_edits(state: RootState, moves: list[tuple[str, str]]) -> RenameResult:
     """Edits for moving each (old, new) root-relative path — files or folders — at once."""
     messages: list[str] = []
     kept: list[tuple[str, str]] = []
@@ -94,11 +94,11 @@ def rename_edits(snap: RootSnapshot, moves: list[tuple[str, str]]) -> RenameResu
             messages.append(why)
     if not kept:
         return RenameResult([], messages)
-    graph = ref_graph(snap)
+    graph = ref_graph(state)
     moved = _mover(kept)
     refs: dict[tuple[str, int, int], Ref] = {}
     for source, _dest in kept:
-        folder = source in snap.dirs and source not in snap.files
+        folder = source in state.dirs and source not in state.files
         for ref in graph.refs_under(source) if folder else graph.refs_to(source):
             refs[(ref.source, ref.line, ref.start)] = ref
         prefix = source + "/"
@@ -110,7 +110,7 @@ def rename_edits(snap: RootSnapshot, moves: list[tuple[str, str]]) -> RenameResu
     for ref in refs.values():
         new_target = moved(ref.target) or ref.target
         new_source = moved(ref.source) or ref.source
-        doc = snap.doc(ref.source)
+        doc = state.doc(ref.source)
         if doc is None:
             continue
         line = doc.lines[ref.line]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..archive_index import ArchiveRecord, record_location, records_of
 from ..index_routes import Route
 from ..memory_file import Link, MemoryFile
-from ..snapshot import RootSnapshot
+from ..root_state import RootState
 from ..zones import ARCHIVE_INDEX, INDEX, Zone, zone_of
 from ..index_routes import index_model
 from .refs import link_target
@@ -30,8 +30,8 @@ class Spot:
 
 
 
-def archive_records(snap: RootSnapshot) -> list[ArchiveRecord]:
-    entry = snap.files.get(ARCHIVE_INDEX)
+def archive_records(state: RootState) -> list[ArchiveRecord]:
+    entry = state.files.get(ARCHIVE_INDEX)
     return records_of(entry) if entry is not None else []
 
 
@@ -50,8 +50,8 @@ def link_span(line_text: str, link: Link) -> tuple[int, int]:
     return start, end
 
 
-def _route_spot(snap: RootSnapshot, line: int) -> Spot | None:
-    entry = snap.files.get(INDEX)
+def _route_spot(state: RootState, line: int) -> Spot | None:
+    entry = state.files.get(INDEX)
     model = index_model(entry) if entry is not None else None
     for route in model.routes if model is not None else ():
         if route.line == line:
@@ -60,11 +60,11 @@ def _route_spot(snap: RootSnapshot, line: int) -> Spot | None:
     return None
 
 
-def _record_spot(snap: RootSnapshot, line: int) -> Spot | None:
-    doc = snap.doc(ARCHIVE_INDEX)
+def _record_spot(state: RootState, line: int) -> Spot | None:
+    doc = state.doc(ARCHIVE_INDEX)
     if doc is None:
         return None
-    for record in archive_records(snap):
+    for record in archive_records(state):
         if record.heading_line <= line < record.end:
             text = doc.lines[record.heading_line]
             return Spot(RECORD, record.heading_line, 0, len(text.rstrip()), record_location(record), record=record)
@@ -85,18 +85,18 @@ def _link_spot(rel: str, doc: MemoryFile, line: int, char: int) -> Spot | None:
     return None
 
 
-def spot_at(snap: RootSnapshot, rel: str, line: int, char: int) -> Spot | None:
+def spot_at(state: RootState, rel: str, line: int, char: int) -> Spot | None:
     """The route, record, link or title at (line, char) of `rel`, or None."""
-    doc = snap.doc(rel)
+    doc = state.doc(rel)
     if doc is None or not 0 <= line < len(doc.lines):
         return None
     zone = zone_of(rel)
     if zone is Zone.INDEX:
-        spot = _route_spot(snap, line)
+        spot = _route_spot(state, line)
         if spot is not None:
             return spot if spot.path is not None else None
     elif zone is Zone.ARCHIVE_INDEX:
-        return _record_spot(snap, line)
+        return _record_spot(state, line)
     spot = _link_spot(rel, doc, line, char)
     if spot is not None:
         return spot

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ..markdown import Heading
 from ..memory_file import MemoryFile
-from ..snapshot import FileEntry, RootSnapshot
+from ..root_state import FileEntry, RootState
 from ..zones import INDEX, Zone
 from ..index_routes import index_model
 
@@ -56,9 +56,9 @@ def _kind(doc: MemoryFile, h: Heading) -> str:
     return SECTION
 
 
-def document_symbols(snap: RootSnapshot, rel: str) -> list[DocSymbol]:
+def document_symbols(state: RootState, rel: str) -> list[DocSymbol]:
     """Headings as a tree (a heading holds the deeper ones after it); routes under their heading."""
-    doc = snap.doc(rel)
+    doc = state.doc(rel)
     if doc is None:
         return []
     lines = doc.lines
@@ -85,15 +85,15 @@ def document_symbols(snap: RootSnapshot, rel: str) -> list[DocSymbol]:
         (stack[-1][1].children if stack else roots).append(sym)
         stack.append((h.level, sym))
     if rel == INDEX:
-        _add_routes(snap, roots)
+        _add_routes(state, roots)
     return roots
 
 
-def _add_routes(snap: RootSnapshot, roots: list[DocSymbol]) -> None:
-    model = index_model(snap.files[INDEX])
+def _add_routes(state: RootState, roots: list[DocSymbol]) -> None:
+    model = index_model(state.files[INDEX])
     if model is None:
         return
-    lines = snap.doc(INDEX).lines  # type: ignore[union-attr]
+    lines = state.doc(INDEX).lines  # type: ignore[union-attr]
 
     def holder(line: int, symbols: list[DocSymbol]) -> list[DocSymbol]:
         for sym in symbols:
@@ -124,7 +124,7 @@ class _Table:
     rows: dict[str, list[WorkspaceSymbol]] = field(default_factory=dict)
 
 
-_TABLES: weakref.WeakKeyDictionary[RootSnapshot, _Table] = weakref.WeakKeyDictionary()
+_TABLES: weakref.WeakKeyDictionary[RootState, _Table] = weakref.WeakKeyDictionary()
 
 
 def _rows(entry: FileEntry) -> list[WorkspaceSymbol]:
@@ -148,11 +148,11 @@ def _rows(entry: FileEntry) -> list[WorkspaceSymbol]:
     return out
 
 
-def _table(snap: RootSnapshot) -> _Table:
-    table = _TABLES.get(snap)
+def _table(state: RootState) -> _Table:
+    table = _TABLES.get(state)
     if table is None:
-        table = _TABLES[snap] = _Table()
-    files = snap.files
+        table = _TABLES[state] = _Table()
+    files = state.files
     for rel in [rel for rel, e in table.entries.items() if files.get(rel) is not e]:
         del table.entries[rel]
         table.rows.pop(rel, None)
@@ -163,13 +163,13 @@ def _table(snap: RootSnapshot) -> _Table:
     return table
 
 
-def workspace_symbols(snap: RootSnapshot, query: str, limit: int = WORKSPACE_LIMIT) -> list[WorkspaceSymbol]:
+def workspace_symbols(state: RootState, query: str, limit: int = WORKSPACE_LIMIT) -> list[WorkspaceSymbol]:
     """Files (by title or path) and headings whose name holds the query's characters in order.
 
     Ranked: the query as a substring before a scattered match, files before headings, earlier
     and shorter matches first. At most `limit` results.
     """
-    table = _table(snap)
+    table = _table(state)
     q = query.strip().lower()
     if not q:
         files = [rows[0] for rows in table.rows.values() if rows and rows[0].kind == FILE]

@@ -3,22 +3,11 @@
 
 from __future__ import annotations
 
-from ..snapshot import RootSnapshot
+from ..root_state import RootState
 
 
-def lines_of(snap: RootSnapshot, rel: str) -> list[str]:
+def lines_of(state: RootState, rel: str) -> list[str]:
     """The file's lines as the Markdown parser splits them (CRLF and lone CR are breaks), or []."""
-    entry = snap.files.get(rel)
-    if entry is None or entry.text is None:
-        return []
-    cached = entry.cache.get("nav.lines")
-    if cached is None:
-        text = entry.text
-        if "\r" in text:
-            cached = entry.doc.lines  # type: ignore[union-attr]  # the parser's own split
-        else:
-            cached = text.split("\n")
-            if cached and cached[-1] == "":
-                cached.pop()
-        entry.cache["nav.lines"] = cached
-    return cached  # type: ignore[return-value]
+    entry = state.files.get(rel)
+    index = entry.line_index if entry is not None else None
+    return index.lines if index is not None else []

@@ -1,14 +1,43 @@
-"""PM301–PM305: `_archive/_index.md` records against the archived files (DESIGN §2.4)."""
+"""PM301–PM305: `_archive/_index.md` records against the archived files (docs/design.md §2.4), and
+their fixes: add a record for an archived file, remove a record whose file is gone."""
 
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
-from ..archive_index import ARCHIVED, TRASHED, ArchiveRecord, parse_date, record_location
+from ..archive_index import ARCHIVED, RECOVERY_DAYS, TRASHED, ArchiveRecord, parse_date, record_location
 from ..findings import Finding, Severity, at_line, file_finding
+from ..fixes import Fix, text_fix, text_of
+from ..index_edit import append_record, find_records, format_record, line_text, remove_record, routes_to
+from ..line_index import newline_of
 from ..paths import normalize_target
-from ..snapshot import FileEntry, RootSnapshot
-from ..zones import ARCHIVE_INDEX, Zone, zone_of
+from ..rule import I, W, FileCheck, Rule
+from ..root_state import FileEntry, RootState
+from ..zones import ARCHIVE_INDEX, INDEX, Zone, original_of, zone_of
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
+
+RULES = (
+    Rule("PM301", "archive-unrecorded", W,
+             "This file is in `_archive/` but `_archive/_index.md` has no record of it, so its "
+             "original path and route line are unknown and it cannot be recovered cleanly."),
+    Rule("PM302", "archive-record-dangling", W,
+             "This archive record points to a location where no file exists."),
+    Rule("PM303", "archive-record-incomplete", W,
+             "This archive record misses fields or has bad values. A record keeps status, "
+             "original path, location, the exact index line and the dates, so that recover can "
+             "restore the file and its route exactly. (A record without `index-line` is a legacy "
+             "record: reported as information.)"),
+    Rule("PM304", "trash-expired", I,
+             "This trashed file is past its `recover-by` date. It may be purged, but only with a "
+             "separate explicit confirmation."),
+    Rule("PM305", "recover-blocked", I,
+             "The original path of this archived file is occupied by another file, so recovering "
+             "it would collide. Rename one of them first."),
+)
+
 
 def _record_problems(record: ArchiveRecord) -> list[str]:
     problems: list[str] = []
@@ -44,11 +73,11 @@ def _record_problems(record: ArchiveRecord) -> list[str]:
     return problems
 
 
-def check_archive(snap: RootSnapshot, records: list[ArchiveRecord], today: dt.date) -> tuple[list[Finding], set[str] | None]:
+def check_archive(state: RootState, records: list[ArchiveRecord], today: dt.date) -> tuple[list[Finding], set[str] | None]:
     """Findings on `_archive/_index.md` itself, and the recorded locations (None when the
     archive index exists but cannot be read: then no file is known to lack a record)."""
     out: list[Finding] = []
-    index_doc = snap.doc(ARCHIVE_INDEX)
+    index_doc = state.doc(ARCHIVE_INDEX)
     lines = index_doc.lines if index_doc is not None else []
     recorded: set[str] = set()
     for record in records:
@@ -65,8 +94,8 @@ def check_archive(snap: RootSnapshot, records: list[ArchiveRecord], today: dt.da
             out.append(at_line(ARCHIVE_INDEX, lines, here, "PM303",
                                f"legacy record for `{record.title}`: no index-line, so recover will propose a route for confirmation",
                                severity=Severity.INFORMATION))
-        present = location is not None and snap.is_file(location)
-        if location and not present and snap.missing(location):
+        present = location is not None and state.is_file(location)
+        if location and not present and state.missing(location):
             out.append(at_line(ARCHIVE_INDEX, lines, here, "PM302",
                                f"no file at `{location}`"))
         if not present:
@@ -77,18 +106,71 @@ def check_archive(snap: RootSnapshot, records: list[ArchiveRecord], today: dt.da
                 out.append(at_line(ARCHIVE_INDEX, lines, here, "PM304",
                                    f"`{location}` was due for recovery by {recover_by.isoformat()}; it may be purged (with confirmation)"))
         original, problem = normalize_target(record.get("original") or record.title)
-        if original and problem is None and zone_of(original) is Zone.ACTIVE and snap.exists(original):
+        if original and problem is None and zone_of(original) is Zone.ACTIVE and state.exists(original):
             out.append(at_line(ARCHIVE_INDEX, lines, here, "PM305",
                                f"cannot recover: `{original}` is occupied by another file"))
 
-    if index_doc is None and snap.is_file(ARCHIVE_INDEX):
+    if index_doc is None and state.is_file(ARCHIVE_INDEX):
         return out, None
     return out, recorded
 
 
-def check_unrecorded(entry: FileEntry, recorded: set[str] | None) -> Finding | None:
-    """PM301 for one file in `_archive/` or the trash."""
-    if recorded is not None and entry.zone in (Zone.ARCHIVE, Zone.TRASH) and entry.rel not in recorded:
-        return file_finding(entry.rel, entry.doc if entry.markdown else None, "PM301",
-                            "archived file without a record in `_archive/_index.md`: its original path and route are unknown")
-    return None
+def check_unrecorded(analysis: Analysis, entry: FileEntry) -> list[Finding]:
+    """PM301 for one file in `_archive/` or the trash (none when the archive index cannot be
+    read: then no file is known to lack a record)."""
+    recorded = analysis.recorded
+    if recorded is None or entry.rel in recorded:
+        return []
+    return [file_finding(entry.rel, entry.doc if entry.markdown else None, "PM301",
+                         "archived file without a record in `_archive/_index.md`: its original path and route are unknown")]
+
+
+FILE_CHECKS = (FileCheck(("PM301",), frozenset({Zone.ARCHIVE, Zone.TRASH}), check_unrecorded, needs_text=False),)
+
+
+
+# -- fixes ----------------------------------------------------------------------
+RECORD_REASON = "recorded by pmem"
+
+
+def add_record(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
+    location = finding.path
+    zone = zone_of(location)
+    original = original_of(location)
+    archive_text = text_of(state, ARCHIVE_INDEX)
+    if zone not in (Zone.ARCHIVE, Zone.TRASH) or not original or archive_text is None:
+        return []  # no archive index to write into: that is PM001's upgrade
+    fields = [("status", ARCHIVED if zone is Zone.ARCHIVE else TRASHED), ("original", original),
+              ("location", location)]
+    index_text = text_of(state, INDEX)
+    routes = routes_to(index_text, original) if index_text is not None else []
+    if routes:
+        fields.append(("index-line", line_text(index_text or "", routes[0].line)))
+    fields += [("archived", today.isoformat()), ("reason", RECORD_REASON)]
+    title = "Add record to _archive/_index.md"
+    if zone is Zone.TRASH:
+        recover_by = today + dt.timedelta(days=RECOVERY_DAYS)
+        fields += [("deleted", today.isoformat()), ("recover-by", recover_by.isoformat())]
+        title += f" (trashed today: recoverable until {recover_by.isoformat()})"
+    record = format_record(original, fields, newline_of(archive_text))
+    return text_fix(title, finding.code, ARCHIVE_INDEX, archive_text,
+                     append_record(archive_text, record), True)
+
+
+def remove_dangling_record(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
+    """PM302: the record's file is gone from its location. When it is back at its original
+    path (a recover that stopped before removing the record), the record is done with."""
+    text = text_of(state, ARCHIVE_INDEX)
+    if text is None:
+        return []
+    record = next((r for r in find_records(text) if r.heading_line == finding.line), None)
+    if record is None:
+        return []
+    original = record.get("original") or record.title
+    back = state.is_file(original)
+    title = (f"Remove the record (`{original}` is back at its original path)" if back
+             else "Remove the dangling record")
+    return text_fix(title, "PM302", ARCHIVE_INDEX, text, remove_record(text, record), preferred=back)
+
+
+FIXES = {"PM301": add_record, "PM302": remove_dangling_record}

@@ -1,4 +1,4 @@
-"""PM502: an active file that says its work is finished (DESIGN §4).
+"""PM502: an active file that says its work is finished (docs/design.md §4).
 
 Two places say so: a status in the metadata (or front matter) — `Status: done`, `状态：已完成`
 — and a Summary bullet — `- Status: shipped`, `- Completed on 2026-05-01.`, `- 项目已完成。`.
@@ -14,7 +14,18 @@ import re
 
 from ..findings import Finding, at_line
 from ..memory_file import MemoryFile, parse_metadata_line
+from ..rule import I, Rule, TextCheck
 from ..secrets import mask_secrets
+from ..settings import Settings
+from ..zones import Zone
+
+RULES = (
+    Rule("PM502", "concluded", I,
+             "This file says its work is finished: a `Status:` of done, completed, closed, shipped, "
+             "finished, archived or concluded (完成, 已完成, 结束), or a Summary bullet that says "
+             "so. Concluded material belongs in `_archive/`; the quick fix archives it with that "
+             "line as the reason, after confirmation."),
+)
 
 STATUS_KEYS = {"status", "state", "状态", "狀態"}
 CONCLUDED = {"done", "completed", "complete", "closed", "shipped", "finished", "archived", "concluded",
@@ -84,10 +95,14 @@ def concluded_reason(line: str) -> str:
     return f"concluded: {mask_secrets(text)}"
 
 
-def check_concluded(path: str, doc: MemoryFile) -> Finding | None:
+def check_concluded(path: str, zone: Zone, doc: MemoryFile, settings: Settings) -> list[Finding]:
     line = concluded_line(doc)
     if line is None:
-        return None
+        return []
     quoted = re.sub(r"^\s*(?:[-*+]\s+)?", "", doc.lines[line]).strip()  # the Finding masks it
-    return at_line(path, doc.lines, line, "PM502",
-                   f"says the work is finished (“{quoted}”): archive it so agents stop loading it on demand")
+    return [at_line(path, doc.lines, line, "PM502",
+                    f"says the work is finished (“{quoted}”): archive it so agents stop loading it on demand",
+                    data={"reason": concluded_reason(doc.lines[line])})]
+
+
+TEXT_CHECKS = (TextCheck(("PM502",), frozenset({Zone.ACTIVE}), check_concluded),)

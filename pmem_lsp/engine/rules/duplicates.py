@@ -1,4 +1,4 @@
-"""PM503: an active file that is a near-duplicate of another (DESIGN §4).
+"""PM503: an active file that is a near-duplicate of another (docs/design.md §4).
 
 Two active files are duplicates when the Jaccard similarity of their word 3-shingles is at
 least `duplicates.threshold` (default 0.9): every reported pair is that similar. A shared
@@ -35,14 +35,26 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from zlib import crc32
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
+from zlib import crc32
 
 from ..findings import Finding, file_finding
-from ..snapshot import FileEntry
+from ..rule import I, FileCheck, Rule
+from ..root_state import FileEntry
 from ..zones import Zone
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
+
+RULES = (
+    Rule("PM503", "duplicate-content", I,
+         "This active file is a near-duplicate of another: their text is at least "
+         "`duplicates.threshold` (default 0.9) similar (word 3-shingles). It is reported on the newer "
+         "(or shorter) of the two, naming the other. Keep one: the quick fix archives this "
+         "one (\"duplicate of …\"), after confirmation."),
+)
 
 SKETCH = 8  # hashes per file
 MIN_LINE = 20  # characters: shorter lines are headings, metadata and boilerplate
@@ -117,7 +129,7 @@ class Pair:
 
 
 class DuplicateIndex:
-    """Sketches, buckets and the duplicate pairs of the active files of one snapshot."""
+    """Sketches, buckets and the duplicate pairs of the active files of one root state."""
 
     def __init__(self, files: dict[str, FileEntry], threshold: float) -> None:
         self.files = files
@@ -247,7 +259,10 @@ class DuplicateIndex:
             why = "same title, " + why
         more = f"; {len(older) - 1} more near-duplicate{'s' if len(older) > 2 else ''}" if len(older) > 1 else ""
         return file_finding(rel, me.doc, "PM503",
-                            f"near-duplicate of `{best}` ({why}{more}): keep one, archive the other")
+                            f"near-duplicate of `{best}` ({why}{more}): keep one, archive the other",
+                            data={"original": best, "similarity": round(pair.similarity, 3),
+                                  "same_title": pair.same_title, "others": len(older) - 1,
+                                  "reason": duplicate_reason(best)})
 
 
 def _newer(a: str, ea: FileEntry, b: str, eb: FileEntry, changed_on: Callable[[str], float | None]) -> bool:
@@ -262,3 +277,11 @@ def _newer(a: str, ea: FileEntry, b: str, eb: FileEntry, changed_on: Callable[[s
 
 def duplicate_reason(other: str) -> str:
     return f"duplicate of {other}"
+
+
+def check_duplicates(analysis: Analysis, entry: FileEntry) -> list[Finding]:
+    found = analysis.duplicates.finding(entry.rel, analysis.changed_on)
+    return [found] if found is not None else []
+
+
+FILE_CHECKS = (FileCheck(("PM503",), frozenset({Zone.ACTIVE}), check_duplicates),)

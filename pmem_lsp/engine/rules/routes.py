@@ -1,14 +1,49 @@
-"""PM201–PM207: routes in `_index.md` against the files that exist (DESIGN §2.3)."""
+"""PM201–PM207: routes in `_index.md` against the files that exist (docs/design.md §2.3), and their
+fixes: remove a route, point it to the file it likely meant, add a route for an unrouted file."""
 
 from __future__ import annotations
 
+import datetime as dt
+import difflib
 import posixpath
+from typing import TYPE_CHECKING
 
 from ..findings import Finding, at_line, file_finding
-from ..index_routes import IndexModel, Route
+from ..fixes import Fix, TextEdit, text_fix, text_of
+from ..index_edit import insert_route, link_destination, propose_route, reads_back, remove_lines, routes_to
+from ..index_routes import LINK, WIKI, IndexModel, Route, parse_index
 from ..paths import ABSOLUTE, EMPTY, OUTSIDE, URL
-from ..snapshot import FileEntry, RootSnapshot
+from ..rule import E, I, W, FileCheck, Rule
+from ..root_state import FileEntry, RootState
 from ..zones import INDEX, Zone, archive_location, is_markdown, trash_location, zone_of
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
+
+RULES = (
+    Rule("PM201", "route-dangling", E,
+             "This route points to a file that does not exist. Agents following it find nothing."),
+    Rule("PM202", "route-missing", W,
+             "This active file has no route in `_index.md`, so agents never load it on demand. "
+             "Add a one-line route, or archive the file."),
+    Rule("PM203", "route-duplicate", W,
+             "The same file is routed more than once. Keep one line per file."),
+    Rule("PM204", "route-invalid-target", E,
+             "Routes point to active on-demand Markdown files inside the root. `_core/` is always "
+             "loaded, `_archive/` is never loaded, and absolute paths, URLs, hidden and "
+             "non-Markdown files are not memory files."),
+    Rule("PM205", "route-archived", E,
+             "This route points to a file that now lives in `_archive/`. Archived files must not "
+             "be routed: remove the line (recover the file to route it again)."),
+    Rule("PM206", "route-malformed", W,
+             "An index line mentions a file but does not start with a target, or a route has no "
+             "description. A route is one line: a target (`[Title](path)`, `<path>`, `` `path` ``, "
+             "`[[path]]` or a bare `path.md`), then a separator and a short description."),
+    Rule("PM207", "route-description-long", I,
+             "This route's description is over 160 characters. The index is read on every "
+             "activation; keep each route to one short line."),
+)
+
 
 MAX_DESCRIPTION = 160
 
@@ -32,27 +67,27 @@ def _range(route: Route) -> tuple[int, int, int, int]:
     return route.line, route.start, route.line, route.end
 
 
-def active_by_name(snap: RootSnapshot) -> dict[str, list[str]]:
+def active_by_name(state: RootState) -> dict[str, list[str]]:
     """The active files by file name: one pass over the active zone, made once per check."""
     out: dict[str, list[str]] = {}
-    for rel in snap.files.by_zone[Zone.ACTIVE]:
+    for rel in state.files.by_zone[Zone.ACTIVE]:
         out.setdefault(posixpath.basename(rel), []).append(rel)
     return out
 
 
-def renamed_candidate(snap: RootSnapshot, path: str, by_name: dict[str, list[str]] | None = None) -> str | None:
+def renamed_candidate(state: RootState, path: str, by_name: dict[str, list[str]] | None = None) -> str | None:
     """An active file with the same name elsewhere: the likely new home of a moved file."""
-    names = active_by_name(snap) if by_name is None else by_name
+    names = active_by_name(state) if by_name is None else by_name
     found = sorted(rel for rel in names.get(posixpath.basename(path), ()) if rel != path)
     return found[0] if len(found) == 1 else None
 
 
-def check_routes(snap: RootSnapshot, model: IndexModel) -> tuple[list[Finding], set[str]]:
+def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], set[str]]:
     """Findings on `_index.md` itself, and the set of routed paths (for PM202 per file)."""
     out: list[Finding] = []
     seen: dict[str, int] = {}
     by_name: dict[str, list[str]] | None = None  # built at the first dangling route
-    index_lines = snap.files[INDEX].doc.lines  # type: ignore[union-attr]
+    index_lines = state.files[INDEX].doc.lines  # type: ignore[union-attr]
     for route in model.routes:
         r = _range(route)
         if route.path is None:
@@ -64,16 +99,16 @@ def check_routes(snap: RootSnapshot, model: IndexModel) -> tuple[list[Finding], 
             out.append(Finding(INDEX, *r, "PM204", f"invalid route target `{path}`: {_ZONE_TEXT[zone]}"))
         elif not is_markdown(path):
             out.append(Finding(INDEX, *r, "PM204", f"invalid route target `{path}`: only Markdown files are memory files"))
-        elif path in snap.dirs or path in snap.linked_dirs:
+        elif path in state.dirs or path in state.linked_dirs:
             out.append(Finding(INDEX, *r, "PM204", f"route target `{path}` is a folder, not a Markdown file"))
-        elif snap.missing(path):
-            if snap.is_file(archive_location(path)) or snap.is_file(trash_location(path)):
-                where = archive_location(path) if snap.is_file(archive_location(path)) else trash_location(path)
+        elif state.missing(path):
+            if state.is_file(archive_location(path)) or state.is_file(trash_location(path)):
+                where = archive_location(path) if state.is_file(archive_location(path)) else trash_location(path)
                 out.append(Finding(INDEX, *r, "PM205", f"`{path}` was archived (now `{where}`): remove this route"))
             else:
                 if by_name is None:
-                    by_name = active_by_name(snap)
-                candidate = renamed_candidate(snap, path, by_name)
+                    by_name = active_by_name(state)
+                candidate = renamed_candidate(state, path, by_name)
                 hint = f"; did it move to `{candidate}`?" if candidate else ""
                 out.append(Finding(INDEX, *r, "PM201", f"`{path}` does not exist{hint}"))
         if path in seen:
@@ -89,8 +124,151 @@ def check_routes(snap: RootSnapshot, model: IndexModel) -> tuple[list[Finding], 
     return out, set(seen)
 
 
-def check_unrouted(entry: FileEntry, routed: set[str]) -> Finding | None:
-    """PM202 for one file, given the routed paths (only when `_index.md` exists)."""
-    if entry.zone is Zone.ACTIVE and entry.markdown and entry.rel not in routed:
-        return file_finding(entry.rel, entry.doc, "PM202", "no route in `_index.md`: agents never load this file")
+def check_unrouted(analysis: Analysis, entry: FileEntry) -> list[Finding]:
+    """PM202 for one active Markdown file (only when `_index.md` exists)."""
+    routed = analysis.routed
+    if routed is None or not entry.markdown or entry.rel in routed:
+        return []
+    return [file_finding(entry.rel, entry.doc, "PM202", "no route in `_index.md`: agents never load this file")]
+
+
+FILE_CHECKS = (FileCheck(("PM202",), frozenset({Zone.ACTIVE}), check_unrouted, needs_text=False),)
+
+
+
+# -- fixes ----------------------------------------------------------------------
+def _route_at(state: RootState, finding: Finding) -> tuple[str, Route] | None:
+    if finding.path != INDEX:
+        return None
+    text = text_of(state, INDEX)
+    doc = state.doc(INDEX)
+    if text is None or doc is None:
+        return None
+    for route in parse_index(doc).routes:
+        if route.line == finding.line and route.start == finding.col and route.path is not None:
+            return text, route
     return None
+
+
+def _remove_route(state: RootState, finding: Finding, title: str, preferred: bool) -> list[Fix]:
+    found = _route_at(state, finding)
+    if found is None:
+        return []
+    text, route = found
+    return text_fix(title.format(path=route.path), finding.code, INDEX, text,
+                     remove_lines(text, {route.line}), preferred)
+
+
+def _written_path(route: Route, line: str, new_path: str) -> str:
+    """`new_path` written the way `route` wrote its target: `./`, `#fragment`, a wiki-link's
+    missing `.md`, escapes where the form needs them."""
+    written = route.written
+    cut = min((i for i in (written.find("#"), written.find("?")) if i >= 0), default=len(written))
+    base, fragment = written[:cut], written[cut:]
+    out = new_path
+    if route.form == WIKI and not base.lower().endswith(".md") and out.lower().endswith(".md"):
+        out = out[:-3]
+    angled = route.form == LINK and route.start > 0 and line[route.start - 1] == "<"
+    if angled:
+        out = out.replace("%", "%25").replace("#", "%23").replace("?", "%3F")
+    elif route.form == LINK:
+        out = link_destination(out)
+    if base.startswith("./") and not out.startswith("<"):
+        out = "./" + out
+    return out + fragment
+
+
+MAX_REPOINTS = 3
+_CLOSE_ENOUGH = 0.6
+
+
+def _stem(rel: str) -> str:
+    return posixpath.basename(rel).rsplit(".", 1)[0].casefold()
+
+
+def _closeness(missing: str, rel: str, title: str | None) -> float:
+    """How likely `rel` is the file a route to `missing` meant: a name that starts with the
+    other (`coffee` → `coffee-brewing`), else the closest of its name and its title."""
+    want, have = _stem(missing), _stem(rel)
+    if want and have.startswith(want) or have and want.startswith(have):
+        return 0.95
+    score = difflib.SequenceMatcher(None, want, have).ratio()
+    if title:
+        score = max(score, difflib.SequenceMatcher(None, want, title.casefold()).ratio())
+    return score
+
+
+def repoint_candidates(state: RootState, missing: str, routed: set[str]) -> list[str]:
+    """Active files a dangling route to `missing` likely meant, best first: the one file of the
+    same name elsewhere, then unrouted files whose name or title is close."""
+    same = renamed_candidate(state, missing)
+    if same is not None:
+        return [same]
+    scored = []
+    for rel in state.files.by_zone[Zone.ACTIVE]:
+        if rel in routed or not is_markdown(rel):
+            continue
+        doc = state.doc(rel)
+        score = _closeness(missing, rel, doc.title_text if doc is not None else None)
+        if score >= _CLOSE_ENOUGH:
+            scored.append((-score, rel))
+    return [rel for _score, rel in sorted(scored)[:MAX_REPOINTS]]
+
+
+def _repoint(state: RootState, finding: Finding) -> list[Fix]:
+    found = _route_at(state, finding)
+    if found is None:
+        return []
+    text, route = found
+    doc = state.doc(INDEX)
+    routed = {r.path for r in parse_index(doc).routes if r.path} if doc is not None else set()
+    candidates = repoint_candidates(state, route.path or "", routed)
+    fixes = []
+    line = doc.lines[route.line]  # type: ignore[union-attr]
+    for n, candidate in enumerate(candidates):
+        if candidate in routed:
+            continue  # the new name is routed already: removing this line is the fix
+        edit = TextEdit(INDEX, route.line, route.start, route.line, route.end,
+                        _written_path(route, line, candidate))
+        new_line = line[:route.start] + edit.new_text + line[route.end:]
+        if not reads_back(new_line, candidate):
+            continue
+        fixes.append(Fix(f"Point to `{candidate}`", finding.code, (edit,), n == 0 and len(candidates) == 1))
+    return fixes
+
+
+def add_route(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
+    fix = route_fix(state, finding.path)
+    return [fix] if fix is not None else []
+
+
+def route_fix(state: RootState, rel: str) -> Fix | None:
+    """The edit that routes the active Markdown file `rel` in `_index.md` (the PM202 fix and
+    `pmem.addRoute`); None when it is routed already, not an active file, or there is no
+    readable index."""
+    entry = state.files.get(rel)
+    text = text_of(state, INDEX)
+    if entry is None or entry.zone is not Zone.ACTIVE or not entry.markdown or text is None or routes_to(text, rel):
+        return None
+    doc = entry.doc
+    title = doc.title_text if doc is not None else None
+    bullets = doc.summary.bullets if doc is not None and doc.summary is not None else ()
+    description = bullets[0].text if bullets and bullets[0].text else None
+    route = propose_route(text, rel, title, description)
+    fixes = text_fix("Add route to _index.md", "PM202", INDEX, text, insert_route(text, rel, route), True)
+    return fixes[0] if fixes else None
+
+
+def fix_dangling(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
+    return _repoint(state, finding) + _remove_route(state, finding, "Remove route to `{path}`", False)
+
+
+def fix_archived(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
+    return _remove_route(state, finding, "Remove route to `{path}`", True)
+
+
+def fix_duplicate(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
+    return _remove_route(state, finding, "Remove duplicate route", True)
+
+
+FIXES = {"PM201": fix_dangling, "PM202": add_route, "PM203": fix_duplicate, "PM205": fix_archived}

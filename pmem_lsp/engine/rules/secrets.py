@@ -1,19 +1,66 @@
-"""PM401: likely secrets, in every zone. The message names the kind, never the value."""
+"""PM401: likely secrets, in every zone. The message names the kind, never the value. Fixes:
+redact the value, or allow it on its line."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 from ..findings import Finding
+from ..fixes import Fix, TextEdit, text_of
+from ..line_index import split_keepends
 from ..memory_file import MemoryFile
-from ..secrets import find_secrets
-from ..settings import SecretsSettings
+from ..rule import ALL_ZONES, E, Rule, TextCheck
+from ..secrets import ALLOW_MARKER, REDACTED, find_secrets
+from ..settings import Settings
+from ..root_state import RootState
+from ..zones import Zone
+
+RULES = (
+    Rule("PM401", "secret", E,
+             "This looks like a password, API key, token, private key or credentialed URL. Memory "
+             "is plain text read by every agent the person uses, so a secret here travels far "
+             "(the format's core rule 6). Remove it and keep it in a password manager; if it is "
+             "not a secret, allow it on this line with `<!-- pmem: allow-secret -->`. The "
+             "message names the kind and shows at most the first four characters."),
+)
 
 
-def check_secrets(path: str, doc: MemoryFile, settings: SecretsSettings) -> list[Finding]:
-    if not settings.enabled:
+
+def check_secrets(path: str, zone: Zone, doc: MemoryFile, settings: Settings) -> list[Finding]:
+    secrets = settings.secrets
+    if not secrets.enabled:
         return []
     return [
         Finding(path, m.line, m.start, m.end_line, m.end, "PM401",
                 f"likely {m.kind} ({m.hint}): every agent reads memory, so remove it and keep it in a "
                 "password manager (or allow it with <!-- pmem: allow-secret -->)")
-        for m in find_secrets(doc.lines, settings.allow_patterns, in_sentences=False)
+        for m in find_secrets(doc.lines, secrets.allow_patterns, in_sentences=False)
     ]
+
+
+TEXT_CHECKS = (TextCheck(("PM401",), ALL_ZONES, check_secrets),)
+
+
+# -- fixes ----------------------------------------------------------------------
+
+
+def secret_fixes(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
+    """Redact the value, or allow it on its line. Titles never contain the value."""
+    text = text_of(state, finding.path)
+    if text is None:
+        return []
+    lines = split_keepends(text)
+    if finding.end_line >= len(lines):
+        return []
+    redact = TextEdit(finding.path, finding.line, finding.col, finding.end_line, finding.end_col, REDACTED)
+    # The allow marker goes on the line where the secret starts, or on a PEM block's BEGIN line.
+    at = finding.line
+    if at > 0 and "-----BEGIN" in lines[at - 1] and "-----BEGIN" not in lines[at]:
+        at -= 1
+    content = lines[at].rstrip("\r\n")
+    allow = TextEdit(finding.path, at, len(content), at, len(content), f" {ALLOW_MARKER}")
+    return [Fix("Redact the secret", "PM401", (redact,), preferred=True),
+            Fix("Allow on this line (not a secret)", "PM401", (allow,))]
+
+
+FIXES = {"PM401": secret_fixes}

@@ -27,10 +27,27 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from typing import TYPE_CHECKING
+
 from ..findings import Finding
 from ..markdown import PARAGRAPH
 from ..memory_file import MemoryFile, mask_code_spans, parse_metadata_line
 from ..paths import strip_fragment
+from ..rule import I, FileCheck, Rule
+from ..root_state import FileEntry
+from ..zones import Zone
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
+
+RULES = (
+    Rule("PM403", "source-path-missing", I,
+             "This points to source material outside the memory root (a `~/…` or absolute path in "
+             "a code span or a link) that does not exist on this machine. The format keeps raw "
+             "material in its workspace and a path to it in memory; a path that no longer "
+             "resolves sends agents nowhere. Update it, or say where the material went. Checked "
+             "with `stat` only: nothing outside the root is read."),
+)
 
 # First folders that hold files on some machine, even when this one lacks them.
 FILE_ROOTS = {"Users", "home", "Volumes", "mnt", "media", "opt", "srv", "data", "tmp", "var", "private",
@@ -157,10 +174,19 @@ def _missing(path: str) -> bool:
     return False
 
 
-def check_source_paths(path: str, pointers: list[SourcePointer]) -> list[Finding]:
+def check_source_paths(analysis: Analysis, entry: FileEntry) -> list[Finding]:
+    """The pointers are found once per text (kept with it); whether each exists is asked of
+    the system every time the file is checked."""
+    pointers = entry.cache.get("sources")
+    if pointers is None:
+        assert entry.doc is not None
+        pointers = entry.cache["sources"] = source_pointers(entry.doc)
     return [
-        Finding(path, p.line, p.start, p.line, p.end, "PM403",
+        Finding(entry.rel, p.line, p.start, p.line, p.end, "PM403",
                 f"`{p.written}` does not exist on this machine: the source it points to moved, "
-                "was removed, or lives on another computer")
-        for p in pointers if _missing(p.path)
+                "was removed, or lives on another computer", data={"pointer": p.written})
+        for p in pointers if _missing(p.path)  # type: ignore[attr-defined]
     ]
+
+
+FILE_CHECKS = (FileCheck(("PM403",), frozenset({Zone.ACTIVE, Zone.CORE}), check_source_paths),)

@@ -1,4 +1,4 @@
-"""PM501: an active file untouched for `stale.days` (DESIGN §4).
+"""PM501: an active file untouched for `stale.days` (docs/design.md §4).
 
 When the root is a git repository (it holds `.git`), the last commit that touched a file
 decides: a clone or checkout sets every modification time to "now", so mtimes say nothing
@@ -16,8 +16,25 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ..findings import Finding, file_finding
 from ..memory_file import MemoryFile
+from ..rule import I, FileCheck, Rule
+from ..root_state import FileEntry
+from ..zones import Zone
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
+
+RULES = (
+    Rule("PM501", "stale", I,
+             "This active file has not changed for `stale.days` (default 90): by its last commit "
+             "when the root is a git repository, else by its modification time. Memory health "
+             "proposes archiving inactive files, so agents stop loading them on demand; archived "
+             "files keep a record and can be recovered. The quick fix archives it, after "
+             "confirmation."),
+)
 
 GIT_TIMEOUT = 30.0  # seconds; past it, modification times decide
 
@@ -100,8 +117,8 @@ def stale_reason(day: dt.date) -> str:
     return f"stale: unchanged since {day.isoformat()}"
 
 
-def check_stale(path: str, doc: MemoryFile | None, changed: float | None, today: dt.date,
-                days: int, source: str) -> Finding | None:
+def stale_finding(path: str, doc: MemoryFile | None, changed: float | None, today: dt.date,
+                  days: int, source: str) -> Finding | None:
     """`source`: what dated the change ("its last commit" or "its modification time")."""
     age = age_of(changed, today)
     if age is None or age[1] < days:
@@ -109,4 +126,14 @@ def check_stale(path: str, doc: MemoryFile | None, changed: float | None, today:
     day, n = age
     return file_finding(path, doc, "PM501",
                         f"unchanged since {day.isoformat()}, {n} days ago (by {source}; `stale.days` is {days}): "
-                        "archive it if it is no longer needed")
+                        "archive it if it is no longer needed",
+                        data={"changed": day.isoformat(), "days": n, "dated_by": source, "reason": stale_reason(day)})
+
+
+def check_stale(analysis: Analysis, entry: FileEntry) -> list[Finding]:
+    found = stale_finding(entry.rel, entry.doc, analysis.changed_on(entry.rel), analysis.today,
+                          analysis.settings.stale.days, analysis.dated_by(entry.rel))
+    return [found] if found is not None else []
+
+
+FILE_CHECKS = (FileCheck(("PM501",), frozenset({Zone.ACTIVE}), check_stale),)

@@ -1,12 +1,48 @@
-"""PM100–PM107: the Summary section of a memory file (DESIGN §2.2)."""
+"""PM100–PM107: the Summary section of a memory file (docs/design.md §2.2), and its fixes: insert a
+skeleton, move a misplaced summary up, rename a near-miss heading."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 from ..findings import Finding, at_line, file_finding
+from ..fixes import Fix, TextEdit, text_fix, text_of
+from ..line_index import LineIndex, newline_of, split_keepends
 from ..memory_file import MemoryFile
+from ..rule import H, I, W, Rule, TextCheck
+from ..settings import Settings
+from ..root_state import RootState
 from ..zones import Zone
+
+RULES = (
+    Rule("PM100", "summary-missing", H,
+             "This active file has no `## Summary`. That is valid (legacy files are read whole), "
+             "but a summary of 3 to 6 bullets lets agents answer from it without reading the "
+             "whole file."),
+    Rule("PM101", "summary-misplaced", W,
+             "The summary must come immediately after the title and optional metadata lines. "
+             "Agents read it first only from there; elsewhere it is an ordinary section."),
+    Rule("PM102", "summary-bullet-count", W,
+             "A summary holds three to six factual bullets about current status, key decisions, "
+             "results or constraints."),
+    Rule("PM103", "summary-non-bullet", W,
+             "A summary holds only top-level `-`, `*` or `+` bullets (with indented continuation "
+             "lines). Other content makes it invalid, and agents fall back to reading the whole "
+             "file."),
+    Rule("PM104", "summary-empty-bullet", W,
+             "A summary bullet is empty or a placeholder (`TODO`, `TBD`, `...`, `xxx`, `<…>`). "
+             "Agents answer from the summary, so every bullet must state a fact."),
+    Rule("PM105", "summary-duplicate", W,
+             "A file has one summary. A second `## Summary` or `## 摘要` heading is ambiguous."),
+    Rule("PM106", "summary-heading-variant", W,
+             "This heading looks like a summary but is not recognised: only `## Summary` and "
+             "`## 摘要` are (exactly, level 2). Rename it so agents read it first."),
+    Rule("PM107", "summary-not-applicable", I,
+             "Summaries apply to active on-demand files only. `_core/` and `_index.md` are always "
+             "read whole, so a summary there is never used."),
+)
+
 
 _PLACEHOLDERS = {"todo", "tbd", "tba", "...", "…", "xxx", "n/a", "fixme", "?", "-"}
 _RE_PLACEHOLDER_PREFIX = re.compile(r"^(?:todo|tbd|fixme)\b\s*[:：-]", re.I)
@@ -41,7 +77,7 @@ def summary_variant(doc: MemoryFile):
     return None
 
 
-def check_summary(path: str, zone: Zone, doc: MemoryFile) -> list[Finding]:
+def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | None = None) -> list[Finding]:
     lines = doc.lines
     out: list[Finding] = []
     heads = doc.summary_headings
@@ -92,3 +128,122 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile) -> list[Finding]:
                                max(start, len(line.rstrip())), "PM104",
                                f"summary bullet is {label}: state a fact"))
     return out
+
+
+TEXT_CHECKS = (TextCheck(tuple(r.code for r in RULES), frozenset({Zone.ACTIVE, Zone.CORE, Zone.INDEX}), check_summary),)
+
+
+# -- fixes ----------------------------------------------------------------------
+_RE_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+SKELETON_BULLETS = ("TODO: current status", "TODO: the key fact or decision", "TODO: next step")
+SKELETON_BULLETS_ZH = ("TODO: 当前状态", "TODO: 关键事实或决定", "TODO: 下一步")
+# The summary's section runs to the next heading: when what follows the summary is not a
+# heading (prose right after the title), this heading closes the summary so the prose does
+# not become part of it (PM103).
+CLOSING_HEADING, CLOSING_HEADING_ZH = "## Details", "## 详情"
+
+
+def _active_doc(state: RootState, rel: str) -> tuple[str, MemoryFile] | None:
+    entry = state.files.get(rel)
+    text = text_of(state, rel)
+    if entry is None or entry.zone is not Zone.ACTIVE or text is None or entry.doc is None:
+        return None
+    return text, entry.doc
+
+
+def _blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _chinese(text: str | None) -> bool:
+    return bool(_RE_CJK.search(text or ""))
+
+
+def _after_summary(doc: MemoryFile, at: int, nl: str) -> str:
+    """What goes between a summary placed before line `at` and that line: a blank line, and
+    a closing heading when line `at` is not a heading. Nothing at the end of the file."""
+    if at >= len(doc.lines):
+        return ""
+    if any(h.line == at and h.top_level for h in doc.headings):
+        return nl
+    heading = CLOSING_HEADING_ZH if _chinese(doc.title_text) else CLOSING_HEADING
+    return nl + heading + nl + nl
+
+
+def insert_skeleton(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
+    found = _active_doc(state, finding.path)
+    if found is None:
+        return []
+    text, doc = found
+    if doc.summary_headings:
+        return []
+    chinese = _chinese(doc.title_text)
+    heading, bullets = ("## 摘要", SKELETON_BULLETS_ZH) if chinese else ("## Summary", SKELETON_BULLETS)
+    nl = newline_of(text)
+    lines = split_keepends(text)
+    at = doc.preamble_end
+    before, after = lines[:at], lines[at:]
+    if before and not before[-1].endswith(("\n", "\r")):
+        before[-1] += nl
+    block = heading + nl + "".join(f"- {b}{nl}" for b in bullets)
+    if before and not _blank(before[-1]):
+        block = nl + block
+    block += _after_summary(doc, at, nl)
+    new = "".join(before) + block + "".join(after)
+    return text_fix("Insert a Summary skeleton", finding.code, finding.path, text, new)
+
+
+def move_summary_up(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
+    found = _active_doc(state, finding.path)
+    if found is None:
+        return []
+    text, doc = found
+    heads = doc.summary_headings
+    at = doc.preamble_end
+    if not heads or heads[0].line != finding.line or heads[0].line <= at:
+        return []
+    section = doc.section_of(heads[0])
+    lines = split_keepends(text)
+    n = len(lines)
+    start, end = heads[0].line, section.end
+    content_end = end
+    while content_end > start + 1 and _blank(lines[content_end - 1]):
+        content_end -= 1
+    nl = newline_of(text)
+    block = "".join(lines[start:content_end])
+    if not block.endswith(("\n", "\r")):
+        block += nl
+    # Take the section out with the blank lines that followed it; at the end of the file,
+    # with the blank lines that preceded it instead, so no trailing blank line is left.
+    cut_start, cut_end = start, end
+    if end >= n:
+        while cut_start - 1 > at and _blank(lines[cut_start - 1]):
+            cut_start -= 1
+    if at > 0 and not _blank(lines[at - 1]):
+        block = nl + block
+    block += _after_summary(doc, at, nl)  # `at` is before the summary: never the end of the file
+    index = LineIndex(text)
+    remove_from, remove_to = index.start(cut_start), index.start(cut_end)
+    if cut_end >= n and not lines[-1].endswith(("\n", "\r")):
+        # The last line has no line ending: take the one before the cut instead.
+        remove_from -= len(lines[cut_start - 1]) - len(lines[cut_start - 1].rstrip("\r\n"))
+    insert = TextEdit(finding.path, at, 0, at, 0, block)
+    remove = TextEdit(finding.path, *index.position(remove_from), *index.position(remove_to), "")
+    return [Fix("Move the summary up", finding.code, (insert, remove), True)]
+
+
+def rename_heading(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
+    found = _active_doc(state, finding.path)
+    if found is None:
+        return []
+    _text, doc = found
+    heading = summary_variant(doc)
+    if heading is None or heading.line != finding.line or doc.summary_headings:
+        return []
+    new = "## 摘要" if _chinese(heading.text) else "## Summary"
+    last = doc.lines[heading.end_line]
+    edit = TextEdit(finding.path, heading.line, 0, heading.end_line, len(last), new)
+    return [Fix(f"Rename to `{new}`", finding.code, (edit,), True)]
+
+
+FIXES = {"PM100": insert_skeleton, "PM101": move_summary_up, "PM106": rename_heading}

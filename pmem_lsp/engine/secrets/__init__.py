@@ -1,4 +1,4 @@
-"""PM401: likely secrets in a memory file (DESIGN §4).
+"""PM401: likely secrets in a memory file (docs/design.md §4).
 
 `find_secrets(lines)` returns where each likely secret value is and what kind it is, never the
 value itself: a `SecretMatch` holds positions, a kind and a masked hint (at most the first four
@@ -52,7 +52,7 @@ def mask(value: str) -> str:
 
 
 def mask_secrets(line: str) -> str:
-    """The line with every likely secret replaced by its masked hint (DESIGN §6): for text shown to the user (previews,
+    """The line with every likely secret replaced by its masked hint (docs/design.md §6): for text shown to the user (previews,
     hover, status) that quotes memory."""
     for m in sorted(find_secrets([line]), key=lambda m: m.start, reverse=True):
         if m.end_line == 0:

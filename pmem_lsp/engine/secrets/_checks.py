@@ -198,7 +198,6 @@ def token_body_ok(body: str) -> bool:
     return entropy(body) >= min(3.0, 0.6 * math.log2(max(n, 2)))
 
 
-_HEX = re.compile(r"[0-9a-fA-F]+")
 # UUID-shaped (8-4-4-4-12, allowing a typo'd group): ids, client and idempotency tokens.
 _UUID = re.compile(r"[0-9a-zA-Z]{7,9}-[0-9a-zA-Z]{4}-[0-9a-zA-Z]{4}-[0-9a-zA-Z]{4}-[0-9a-zA-Z]{12}")
 _VERSION = re.compile(r"[vV]?\d+(?:[._]\d+)+[0-9A-Za-z]*(?:[-+._][0-9A-Za-z]+)*", re.ASCII)
@@ -223,12 +222,6 @@ def _random_segment(path: str) -> bool:
         ):
             return True
     return False
-
-
-def is_git_sha_or_hash(value: str) -> bool:
-    return (_HEX.fullmatch(value) is not None and (7 <= len(value) <= 12 or len(value) in (40, 64))) or (
-        _NAMED_HASH.match(value) is not None
-    )
 
 
 def looks_random(value: str) -> bool:

@@ -1,7 +1,7 @@
 """The state of one memory root: which files exist, their text, and their parsed form.
 
 Built by one scan, then kept current one file at a time (`refresh` from disk, `set_buffer`
-from an editor). A file that cannot be read stays in the snapshot with its error: unreadable
+from an editor). A file that cannot be read stays in the root state with its error: unreadable
 is never the same as missing. `read_problems()` lists what could not be taken in whole (an
 unreadable file or folder, a file analysed only up to the cap); `pmem check` and the server
 both report from it.
@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .line_index import LineIndex
 from .memory_file import MemoryFile
 from .settings import Settings
 from .zones import Zone, is_markdown, zone_of
@@ -50,6 +51,19 @@ class FileEntry:
         if self._doc is None and self.text is not None:
             self._doc = MemoryFile(self.text)
         return self._doc
+
+    @property
+    def line_index(self) -> LineIndex | None:
+        """The text's lines, for positions, without parsing it when it is not parsed yet (a
+        request right after an edit). None for a file with no text."""
+        if self.text is None:
+            return None
+        if self._doc is not None:
+            return self._doc.line_index
+        index = self.cache.get("line-index")
+        if index is None:
+            index = self.cache["line-index"] = LineIndex(self.text)
+        return index  # type: ignore[return-value]
 
 
 def _mib(size: int) -> str:
@@ -122,7 +136,7 @@ def _reason(exc: OSError) -> str:
 
 
 def read_regular_text(path: Path) -> str | None:
-    """What a regular file holds, decoded as the snapshot decodes it and up to the cap; None
+    """What a regular file holds, decoded as the root state decodes it and up to the cap; None
     when there is no such file, or it is no regular file (a named pipe is never read: it would
     block), or it cannot be read."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
@@ -222,7 +236,7 @@ def _same(a: FileEntry | None, b: FileEntry | None) -> bool:
     return (a.text, a.size, a.error, a.truncated, a.from_buffer) == (b.text, b.size, b.error, b.truncated, b.from_buffer)
 
 
-class RootSnapshot:
+class RootState:
     def __init__(self, root: Path, settings: Settings) -> None:
         self.root = root
         self.settings = settings
@@ -236,8 +250,8 @@ class RootSnapshot:
 
     # -- building -----------------------------------------------------------
     @classmethod
-    def scan(cls, root: Path, settings: Settings) -> RootSnapshot:
-        snap = cls(root, settings)
+    def scan(cls, root: Path, settings: Settings) -> RootState:
+        state = cls(root, settings)
         stack = [""]
         while stack:
             rel_dir = stack.pop()
@@ -245,7 +259,7 @@ class RootSnapshot:
                 with os.scandir(root / rel_dir if rel_dir else root) as it:
                     entries = list(it)
             except OSError as exc:
-                snap.scan_errors.append((rel_dir or ".", _reason(exc)))
+                state.scan_errors.append((rel_dir or ".", _reason(exc)))
                 continue
             for de in entries:
                 if de.name.startswith("."):
@@ -253,22 +267,22 @@ class RootSnapshot:
                 rel = f"{rel_dir}/{de.name}" if rel_dir else de.name
                 try:
                     if de.is_dir(follow_symlinks=False):
-                        snap.dirs.add(rel)
+                        state.dirs.add(rel)
                         if not settings.excluded(rel):
                             stack.append(rel)
                         continue
                     if settings.excluded(rel):
-                        snap.excluded.add(rel)
+                        state.excluded.add(rel)
                         continue
                     is_link = de.is_symlink()
                     st = None if is_link else de.stat(follow_symlinks=False)
                 except FileNotFoundError:
                     continue  # gone since it was listed
                 except OSError as exc:
-                    snap.files[rel] = FileEntry(rel, zone_of(rel), 0, 0.0, error=_reason(exc))
+                    state.files[rel] = FileEntry(rel, zone_of(rel), 0, 0.0, error=_reason(exc))
                     continue
-                snap._add_file(rel, is_link, st)
-        return snap
+                state._add_file(rel, is_link, st)
+        return state
 
     def _add_file(self, rel: str, is_link: bool, st: os.stat_result | None = None) -> None:
         """Record `rel`, which is no folder (nor hidden, nor excluded): read it, or keep why it
@@ -346,7 +360,7 @@ class RootSnapshot:
         self.dirs.add(rel)
         self._add_parents(rel)
         seen: set[str] = set()
-        # Folders that cannot be listed now are unknown, never emptied (DESIGN §7).
+        # Folders that cannot be listed now are unknown, never emptied (docs/design.md §7).
         prefix = rel + "/"
         self.scan_errors = [(d, r) for d, r in self.scan_errors if d != rel and not d.startswith(prefix)]
 
@@ -456,7 +470,7 @@ class RootSnapshot:
 
     def unseen(self, rel: str) -> bool:
         """The scan could not look at `rel`: excluded by the settings, or under a folder that
-        could not be listed. Such a path is unknown, never missing (DESIGN §7)."""
+        could not be listed. Such a path is unknown, never missing (docs/design.md §7)."""
         if self.settings.excluded(rel):
             return True
         hidden_from_scan = [folder for folder, _reason in self.scan_errors] + list(self.linked_dirs)
@@ -488,5 +502,3 @@ class RootSnapshot:
                 found.append(ReadProblem(e.rel, None, e.size))
         return sorted(found, key=lambda p: p.path)
 
-    def unreadable(self) -> list[tuple[str, str]]:
-        return [(p.path, p.reason) for p in self.read_problems() if p.unreadable]

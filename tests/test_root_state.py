@@ -1,4 +1,4 @@
-"""The snapshot and the host: symbolic links, unreadable entries, and buffers that come first."""
+"""The root state and the host: symbolic links, unreadable entries, and buffers that come first."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from engine_helpers import active_file, findings, index_text, make_root, rows, s
 from pmem_lsp.engine.analysis import Analysis
 from pmem_lsp.engine.host import MemoryHost
 from pmem_lsp.engine.settings import Settings
-from pmem_lsp.engine.snapshot import RootSnapshot
+from pmem_lsp.engine.root_state import RootState
 
 
 def test_routes_through_a_symlinked_folder_are_unknown_not_dangling(tmp_path: Path):
@@ -27,17 +27,17 @@ def test_a_symlinked_folder_outside_the_root_is_not_followed(tmp_path: Path):
     (outside / "x.md").write_text("# X\n")
     root = make_root(tmp_path, {"_index.md": index_text(["projects/alpha.md", "notes/beta.md", "linked/x.md"])})
     os.symlink(outside, root / "linked")
-    snap = scan(root)
-    assert "linked/x.md" not in snap.files
+    state = scan(root)
+    assert "linked/x.md" not in state.files
     assert [r for r in rows(findings(root)) if r[2] == "PM201"] == []
 
 
 def test_symlink_loop_is_unreadable_with_the_system_reason(tmp_path: Path):
     root = make_root(tmp_path)
     os.symlink("self.md", root / "notes/self.md")
-    snap = scan(root)
-    assert snap.files["notes/self.md"].error == "Too many levels of symbolic links"
-    assert snap.markdown_count() == len([e for e in snap.files.values() if e.markdown]) - 1  # not the loop
+    state = scan(root)
+    assert state.files["notes/self.md"].error == "Too many levels of symbolic links"
+    assert state.markdown_count() == len([e for e in state.files.values() if e.markdown]) - 1  # not the loop
 
 
 def test_file_symlink_outside_the_root_is_not_read(tmp_path: Path):
@@ -55,8 +55,8 @@ def test_a_buffer_opened_before_the_root_is_known_wins_over_the_scan(tmp_path: P
     alpha = root / "projects/alpha.md"
     assert host.open_buffer(alpha, "# Alpha\n\n## Summary\n- one\n") is None  # no root yet
     memory = host.add_root(root, Settings())
-    snapshot = RootSnapshot.scan(root, Settings())
-    host.install(memory, snapshot, Analysis(snapshot))
+    state = RootState.scan(root, Settings())
+    host.install(memory, state, Analysis(state))
     assert [f.code for f in host.findings(memory)["projects/alpha.md"]] == ["PM102"]
 
 
@@ -69,7 +69,7 @@ def test_comment_before_the_title_keeps_the_summary_in_place(tmp_path: Path):
 def test_an_editor_buffer_over_a_named_pipe_or_a_nul_name_never_blocks_or_raises(tmp_path: Path):
     """The host reads the disk under an open buffer (is it unmodified?): a named pipe there is
     never read (a read would block the server), and a name holding NUL is no file."""
-    from pmem_lsp.engine.snapshot import read_regular_text
+    from pmem_lsp.engine.root_state import read_regular_text
 
     root = make_root(tmp_path)
     pipe = root / "notes/pipe.md"
