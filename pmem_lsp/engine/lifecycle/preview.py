@@ -167,3 +167,18 @@ def proposed_findings(root: Path, plan: Plan, settings) -> list[Finding]:
     findings = Analysis(state).by_path()
     # The write makes the file fresh: PM501 (untouched for long) is about the old text's date.
     return [f for w in writes for f in findings.get(w.path, []) if f.code != "PM501"]
+
+
+# -- what the CLI's --format json and the MCP server return -----------------------------
+def preview_data(shown: Preview, findings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    plan = shown.plan
+    return {"operation": plan.op, "path": plan.target, "preview": plan.preview, "changes": changes(plan),
+            "findings": findings or [], "token": shown.token, "applied": False}
+
+
+def applied_data(plan: Plan, done: list[str]) -> dict[str, Any]:
+    return {"applied": True, "operation": plan.op, "path": plan.target, "outcome": plan.done, "done": done}
+
+
+def refusal_data(refusal: Refusal) -> dict[str, Any]:
+    return {"applied": False, "error": {"kind": refusal.rule, "message": mask_text(refusal.message)}}
