@@ -87,9 +87,10 @@ def _show(io: _Output, shown: Preview, findings: list[dict[str, Any]]) -> None:
 def _token_command(argv: list[str] | None, token: str) -> str:
     """The command to run again with the token (what an agent runs after the user's yes)."""
     args = [a for a in (argv if argv is not None else sys.argv[1:]) if a not in ("-y", "--yes")]
-    # Masked like the preview: a path or a reason can hold a likely secret (the caller has the
-    # real arguments; the token is what it needs from here).
-    return mask_text(shlex.join(["pmem", *args, "--token", token]))
+    # The arguments masked like the preview: a path or a reason can hold a likely secret (the
+    # caller has the real arguments; the token is what it needs from here). The token itself
+    # is random hex, which the secret detection would take for a key, so it is added after.
+    return f"{mask_text(shlex.join(['pmem', *args]))} --token {token}"
 
 
 def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = False, token: str | None = None,
