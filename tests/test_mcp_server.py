@@ -401,8 +401,22 @@ def test_without_the_sdk_run_says_how_to_install_it(tmp_path):
     code = ("import sys; sys.modules['mcp'] = None; from pathlib import Path; "
             "from pmem_lsp.mcp.server import run; sys.exit(run(Path(sys.argv[1])))")
     done = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2
-    assert "pip install 'pmem-lsp[mcp]'" in done.stderr and done.stdout == ""
+    assert done.returncode == 2 and done.stdout == ""
+    # The package is installed here but cannot be imported: the message names the version.
+    assert "pip install -U 'pmem-lsp[mcp]'" in done.stderr and "mcp 1." in done.stderr
+
+
+def test_a_missing_sdk_is_named_as_missing(monkeypatch):
+    import importlib.metadata
+
+    from pmem_lsp.mcp import server
+
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    assert server._sdk_problem(ImportError("No module named 'mcp'")) == \
+        "pmem mcp needs the MCP Python SDK 1.x: pip install 'pmem-lsp[mcp]'"
 
 
 def test_a_root_that_is_not_a_folder_is_refused(tmp_path):

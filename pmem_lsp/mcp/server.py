@@ -274,13 +274,25 @@ def _can_elicit(ctx) -> bool:
     return form is not None or url is None
 
 
+def _sdk_problem(exc: ImportError) -> str:
+    """What to tell the user when the SDK cannot be imported: missing, or the wrong version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("mcp")
+    except PackageNotFoundError:
+        return SDK_MISSING
+    return (f"pmem mcp cannot use the installed MCP SDK (mcp {found}: {type(exc).__name__}); it needs "
+            f"mcp>=1.22,<2: pip install -U 'pmem-lsp[mcp]'")
+
+
 def run(root: Path) -> int:
     """Serve `root` over stdio until the client closes it. 2 when the SDK is missing or the
     root is no folder."""
     try:
         _sdk()
-    except ImportError:
-        sys.stderr.write(f"{SDK_MISSING}\n")
+    except ImportError as exc:
+        sys.stderr.write(f"{_sdk_problem(exc)}\n")
         return 2
     root = Path(root)
     if not root.is_dir():
