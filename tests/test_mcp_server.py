@@ -365,6 +365,10 @@ async def test_refusals_are_tool_errors_and_the_session_goes_on(tmp_path, log):
         error, data, text = await call(client, "memory_preview", {"operation": "save", "path": "notes/k.md",
                                                                   "content": secret})
         assert error and data["error"]["kind"] == "no-secrets" and FAKE_KEY not in text
+        for extra in ({"operation": "route", "path": "notes/beta.md", "description": f"deploy key {FAKE_KEY}"},
+                      {"operation": "archive", "path": "notes/beta.md", "reason": f"rotated {FAKE_KEY}"}):
+            error, data, text = await call(client, "memory_preview", extra)
+            assert error and data["error"]["kind"] == "no-secrets" and FAKE_KEY not in text
         error, data, _ = await call(client, "memory_preview", {"operation": "archive", "path": "_core/profile.md"})
         assert error and data["error"]["kind"] == "protected-path"
         error, data, _ = await call(client, "memory_preview", {"operation": "save", "path": "notes/k.md"})

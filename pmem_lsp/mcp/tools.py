@@ -325,6 +325,13 @@ def _request(operation: str, path: str | None, content: str | None, description:
         raise ToolFailure("arguments", "save needs the file's whole new `content`")
     if operation != "save" and content is not None:
         raise ToolFailure("arguments", f"`content` is for save only, not {operation}")
+    for name, value in (("description", description), ("reason", reason)):
+        # They are written into `_index.md` or the archive record, which the save's own secret
+        # check does not read: the same rule holds for them here.
+        found = find_secrets([" ".join(value.split())]) if isinstance(value, str) else []
+        if found:
+            raise ToolFailure("no-secrets", f"the {name} holds a likely secret ({found[0].kind}); memory never "
+                                            "stores secrets, so nothing was previewed")
     if operation == "archive" and not (reason or "").strip():
         reason = DEFAULT_ARCHIVE_REASON
     return Request(operation, path if operation != "upgrade" else None, reason if operation == "archive" else None,
