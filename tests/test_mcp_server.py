@@ -385,12 +385,17 @@ async def test_refusals_are_tool_errors_and_the_session_goes_on(tmp_path, log):
 
 
 async def test_an_unexpected_failure_names_its_kind_only(tmp_path, monkeypatch):
+    import logging
+
     from pmem_lsp.mcp import server, tools
 
     def boom(root):
         raise RuntimeError(f"text from memory: {FAKE_KEY}")
 
     monkeypatch.setattr(tools, "status", boom)
+    # The SDK configures the root logger when a server is built: keep this process's as it was.
+    monkeypatch.setattr(logging.getLogger(), "handlers", list(logging.getLogger().handlers))
+    monkeypatch.setattr(logging.getLogger(), "level", logging.getLogger().level)
     app = server.build_server(make_root(tmp_path))
     result = await app.call_tool("memory_status", {})
     assert result.isError
