@@ -23,7 +23,7 @@ from .changes import (INDEX_SKELETON, AddRecord, AddRoute, CreateText, RemoveRec
                       apply_change,
                       record_fields)
 from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
-from .safety import (CHANGED, COLLISION, SOURCE, STATE, Refusal, require_free, require_source,
+from .safety import (CHANGED, COLLISION, SOURCE, STATE, Refusal, refuse_secret, require_free, require_source,
                      require_structure, resolve_inside, structure_missing, validate_relative, validate_target)
 
 RECOVERY_DAYS = 30
@@ -177,6 +177,7 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
     routes = routes_to(index_text, rel) if index_text is not None else []
     route_lines = [line_text(index_text or "", r.line) for r in routes]
     saved = route_lines[0] if route_lines else ""
+    refuse_secret("reason", reason)  # it is kept in the record, which agents read
     why = one_line(reason or "") or "archived from the editor"
     nl = newline_of(archive_text)
     # A file that had no route gets no `index-line` (never an empty one): its recover then
