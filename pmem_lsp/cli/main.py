@@ -120,6 +120,10 @@ def _fail(message: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else argv) == ["--version"]:
+        # Asked by hooks, editors and scripts on every start: no parser, no redaction, no engine.
+        sys.stdout.write(f"pmem {__version__}\n")
+        return exit_codes.OK
     from ..engine.redaction import install as install_redaction
 
     install_redaction()  # no secret value in a log line or a traceback on stderr (docs/SECURITY.md)
@@ -210,6 +214,12 @@ def _read_content(content_file: str | None) -> str | None:
 
 
 def _check_or_health(root, args: argparse.Namespace) -> int:
+    import gc
+
+    # A check builds ~50 long-lived objects per file and frees few: with the default
+    # thresholds the collector walks them again and again (20% of a 10k-file check, measured
+    # in docs/performance.md). The process ends after one check, so collect rarely.
+    gc.set_threshold(50_000, 50, 100)
     from ..engine.findings import Severity
     from ..engine.settings import SettingsError, resolve_settings
     from ..engine.zones import looks_like_root
