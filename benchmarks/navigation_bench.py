@@ -28,12 +28,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 from generate_root import generate  # noqa: E402
-from run import Client, percentile  # noqa: E402
-
 from pmem_lsp.engine.analysis import analyze, by_path  # noqa: E402
 from pmem_lsp.engine.navigation import complete, hover  # noqa: E402
-from pmem_lsp.engine.settings import resolve_settings  # noqa: E402
 from pmem_lsp.engine.root_state import RootState  # noqa: E402
+from pmem_lsp.engine.settings import resolve_settings  # noqa: E402
+from run import Client, percentile  # noqa: E402
 
 
 def ms(samples: list[float]) -> str:

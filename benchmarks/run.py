@@ -64,8 +64,8 @@ def duplicate_work(work: Path, largest: int) -> dict[int, dict]:
     """PM503's exact comparisons and analysis time on journals of a quarter, half and all of
     `largest` notes: about linear growth is the goal (issue 13; every pair is quadratic)."""
     from pmem_lsp.engine.analysis import Analysis
-    from pmem_lsp.engine.settings import resolve_settings
     from pmem_lsp.engine.root_state import RootState
+    from pmem_lsp.engine.settings import resolve_settings
 
     out: dict[int, dict] = {}
     for n in (largest // 4, largest // 2, largest):

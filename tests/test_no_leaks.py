@@ -29,9 +29,9 @@ from lsp_helpers import base_files, summary_file, write_root
 from raw_lsp import RawServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import secrets_eval as ev  # noqa: E402  (the PM401 evaluation set's generators: real formats)
+import secrets_eval as ev  # the PM401 evaluation set's generators: real formats
 
-from pmem_lsp.engine.redaction import RedactingFilter, install, redact_text  # noqa: E402
+from pmem_lsp.engine.redaction import RedactingFilter, install, redact_text
 
 _rng = random.Random(20261130)
 # Built at run time in the formats the detector knows; never real credentials.

@@ -9,15 +9,14 @@ from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
+from .. import __version__
 from ..engine.analysis import analyze
 from ..engine.catalogue import RULES, severity_of
 from ..engine.findings import Finding, Severity
-from .. import __version__
 from ..engine.report import build_report, sarif_report
 from ..engine.root_state import RootState
 from . import exit_codes
 from .terminal import lines, one_line
-
 
 
 def _count(n: int, severity: Severity) -> str:

@@ -6,12 +6,12 @@ import argparse
 import sys
 
 from .. import __version__
-from . import exit_codes
 from ..engine.findings import Severity
 from ..engine.redaction import install as install_redaction
-from ..engine.settings import SettingsError, resolve_settings
 from ..engine.root_state import RootState
+from ..engine.settings import SettingsError, resolve_settings
 from ..engine.zones import discover_root, looks_like_root
+from . import exit_codes
 
 _LIFECYCLE = ("upgrade", "archive", "delete", "recover", "purge", "init")
 _SEVERITIES = [s.value for s in Severity]

@@ -33,6 +33,7 @@ from .findings import Finding
 from .index_routes import index_model
 from .memory_file import MemoryFile
 from .paths import normalize_target
+from .root_state import FileEntry, RootState
 from .rule import FileCheck, TextCheck
 from .rules.archive import check_archive
 from .rules.duplicates import DuplicateIndex
@@ -41,7 +42,6 @@ from .rules.routes import check_routes
 from .rules.stale import GitDates, git_dates
 from .rules.structure import check_structure
 from .settings import Settings
-from .root_state import FileEntry, RootState
 from .zones import ARCHIVE_INDEX, INDEX, Zone
 
 _INDEXES = (INDEX, ARCHIVE_INDEX)

@@ -25,8 +25,8 @@ from typing import Any
 from .analysis import Analysis
 from .archive_index import TRASHED, parse_date, record_location, records_of
 from .findings import Finding
-from .secrets import mask_text
 from .root_state import RootState
+from .secrets import mask_text
 from .zones import ARCHIVE_DIR, ARCHIVE_INDEX, TRASH_DIR, Zone, zone_of
 
 KEEP, ARCHIVE, DELETE = "keep active", "archive", "delete"

@@ -19,10 +19,10 @@ from pathlib import Path
 from .analysis import Analysis, apply_settings
 from .findings import Finding
 from .memory_file import MemoryFile
-from .rules.summary import check_summary
-from .settings import Settings
 from .root_state import RootState
 from .root_state import read_regular_text as read_disk_text
+from .rules.summary import check_summary
+from .settings import Settings
 from .zones import is_markdown, zone_of
 
 

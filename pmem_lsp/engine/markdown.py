@@ -533,7 +533,7 @@ class _Scanner:
                         return True
                     s, col = -1, 0  # markdown-it marks the line lazy (sCount -1) inside
             elif kind == "paragraph":
-                return 0 <= s and s - col < _CODE_INDENT and self.md_terminates(s, col, list_col)
+                return s >= 0 and s - col < _CODE_INDENT and self.md_terminates(s, col, list_col)
             node = node.last_child
         return False
 

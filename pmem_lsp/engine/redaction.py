@@ -24,7 +24,6 @@ import sys
 import threading
 import traceback
 
-
 __all__ = ["RedactingFilter", "install", "redact_text"]
 
 # Line breaks, real or escaped (repr/JSON): the detector sees each piece as a line.

@@ -7,8 +7,9 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, Coroutine
+from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.exceptions import FeatureRequestError, JsonRpcException
@@ -19,8 +20,22 @@ from .. import __version__
 from ..engine.findings import Finding
 from ..engine.host import MemoryHost, MemoryRoot
 from ..engine.redaction import redact_text
-from . import (add_route, code_actions, code_lens, completion, configuration, documents, hover, lifecycle_commands,
-               links, references, rename, reports, symbols, watcher)
+from . import (
+    add_route,
+    code_actions,
+    code_lens,
+    completion,
+    configuration,
+    documents,
+    hover,
+    lifecycle_commands,
+    links,
+    references,
+    rename,
+    reports,
+    symbols,
+    watcher,
+)
 from .diagnostics import publish_early
 from .framing import read_messages
 from .protocol import PmemProtocol

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from ..engine.settings import Settings, SettingsError, resolve_settings
 from ..engine.analysis import Analysis
 from ..engine.root_state import RootState
+from ..engine.settings import Settings, SettingsError, resolve_settings
 from ..engine.zones import discover_root, looks_like_root
 from .convert import uri_to_path
 from .diagnostics import log_read_problems, publish_findings, publish_paths

@@ -9,22 +9,53 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ..archive_index import ArchiveRecord, parse_date, record_location
 from ..index_edit import find_records, format_record, line_text, newline_of, propose_route, routes_to
 from ..memory_file import MemoryFile
 from ..root_state import decode
-from ..zones import (ARCHIVE_DIR, ARCHIVE_INDEX, CORE_DIR, INDEX, TRASH_DIR, Zone, archive_location,
-                     looks_like_root, original_of, trash_location, zone_of)
-from .changes import (INDEX_SKELETON, AddRecord, AddRoute, CreateText, RemoveRecord, RemoveRoutes, UpdateRecord,
-                      apply_change,
-                      record_fields)
+from ..zones import (
+    ARCHIVE_DIR,
+    ARCHIVE_INDEX,
+    CORE_DIR,
+    INDEX,
+    TRASH_DIR,
+    Zone,
+    archive_location,
+    looks_like_root,
+    original_of,
+    trash_location,
+    zone_of,
+)
+from .changes import (
+    INDEX_SKELETON,
+    AddRecord,
+    AddRoute,
+    CreateText,
+    RemoveRecord,
+    RemoveRoutes,
+    UpdateRecord,
+    apply_change,
+    record_fields,
+)
 from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
-from .safety import (CHANGED, COLLISION, SOURCE, STATE, Refusal, require_free, require_source,
-                     require_structure, resolve_inside, structure_missing, validate_relative, validate_target)
+from .safety import (
+    CHANGED,
+    COLLISION,
+    SOURCE,
+    STATE,
+    Refusal,
+    require_free,
+    require_source,
+    require_structure,
+    resolve_inside,
+    structure_missing,
+    validate_relative,
+    validate_target,
+)
 
 RECOVERY_DAYS = 30
 OPERATIONS = ("upgrade", "archive", "delete", "recover", "purge")

@@ -11,8 +11,8 @@ import heapq
 import posixpath
 import re
 import weakref
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from ..findings import Finding
 from ..index_edit import format_target, route_style

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from ..archive_index import TRASHED, ArchiveRecord, parse_date, record_location
 from ..catalogue import RULES

@@ -7,10 +7,10 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from ..index_routes import index_model
 from ..memory_file import MemoryFile
 from ..root_state import RootState
 from ..zones import INDEX, Zone, zone_of
-from ..index_routes import index_model
 from .refs import link_target
 from .spots import archive_records, spot_at
 

@@ -8,11 +8,11 @@ import re
 import weakref
 from dataclasses import dataclass, field
 
+from ..index_routes import index_model
 from ..markdown import Heading
 from ..memory_file import MemoryFile
 from ..root_state import FileEntry, RootState
 from ..zones import INDEX, Zone
-from ..index_routes import index_model
 
 TITLE, SECTION, SUMMARY, ROUTE, FILE = "title", "heading", "summary", "route", "file"
 WORKSPACE_LIMIT = 100

@@ -12,8 +12,8 @@ from ..fixes import Fix, text_fix, text_of
 from ..index_edit import append_record, find_records, format_record, line_text, remove_record, routes_to
 from ..line_index import newline_of
 from ..paths import normalize_target
-from ..rule import I, W, FileCheck, Rule
 from ..root_state import FileEntry, RootState
+from ..rule import FileCheck, I, Rule, W
 from ..zones import ARCHIVE_INDEX, INDEX, Zone, original_of, zone_of
 
 if TYPE_CHECKING:

@@ -36,13 +36,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 from zlib import crc32
 
 from ..findings import Finding, file_finding
-from ..rule import I, FileCheck, Rule
 from ..root_state import FileEntry
+from ..rule import FileCheck, I, Rule
 from ..zones import Zone
 
 if TYPE_CHECKING:

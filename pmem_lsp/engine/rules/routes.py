@@ -13,8 +13,8 @@ from ..fixes import Fix, TextEdit, text_fix, text_of
 from ..index_edit import insert_route, link_destination, propose_route, reads_back, remove_lines, routes_to
 from ..index_routes import LINK, WIKI, IndexModel, Route, parse_index
 from ..paths import ABSOLUTE, EMPTY, OUTSIDE, URL
-from ..rule import E, I, W, FileCheck, Rule
 from ..root_state import FileEntry, RootState
+from ..rule import E, FileCheck, I, Rule, W
 from ..zones import INDEX, Zone, archive_location, is_markdown, trash_location, zone_of
 
 if TYPE_CHECKING:

@@ -25,16 +25,15 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from urllib.parse import unquote
-
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 from ..findings import Finding
 from ..markdown import PARAGRAPH
 from ..memory_file import MemoryFile, mask_code_spans, parse_metadata_line
 from ..paths import strip_fragment
-from ..rule import I, FileCheck, Rule
 from ..root_state import FileEntry
+from ..rule import FileCheck, I, Rule
 from ..zones import Zone
 
 if TYPE_CHECKING:

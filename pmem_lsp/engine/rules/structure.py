@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..findings import Finding, file_finding
-from ..rule import ALL_ZONES, I, W, FileCheck, Rule
 from ..root_state import FileEntry, RootState
+from ..rule import ALL_ZONES, FileCheck, I, Rule, W
 from ..zones import ARCHIVE_DIR, ARCHIVE_INDEX, INDEX, REQUIRED_CORE_FILES, TRASH_DIR, Zone, is_markdown
 
 if TYPE_CHECKING:

@@ -10,9 +10,9 @@ from ..findings import Finding, at_line, file_finding
 from ..fixes import Fix, TextEdit, text_fix, text_of
 from ..line_index import LineIndex, newline_of, split_keepends
 from ..memory_file import MemoryFile
-from ..rule import H, I, W, Rule, TextCheck
-from ..settings import Settings
 from ..root_state import RootState
+from ..rule import H, I, Rule, TextCheck, W
+from ..settings import Settings
 from ..zones import Zone
 
 RULES = (

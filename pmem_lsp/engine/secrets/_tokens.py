@@ -64,7 +64,7 @@ _B64URL = "A-Za-z0-9_\\-"
 TOKEN_RULES: tuple[TokenRule, ...] = (
     # Cloud providers
     _rule("AWS access key id", ("IA", "ACCA", "A3T"),
-          rf"(?<![A-Za-z0-9])(?P<v>(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?P<b>[A-Z0-9]{{16}}))(?![A-Za-z0-9])"),
+          r"(?<![A-Za-z0-9])(?P<v>(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?P<b>[A-Z0-9]{16}))(?![A-Za-z0-9])"),
     _rule("Google API key", "AIza", rf"{_L}(?P<v>AIza(?P<b>[{_B64URL}]{{35}})){_R}"),
     _rule("Google OAuth client secret", "GOCSPX", rf"{_L}(?P<v>GOCSPX-(?P<b>[{_B64URL}]{{28}})){_R}"),
     _rule("Google OAuth access token", "ya29.", rf"{_L}(?P<v>ya29\.(?P<b>[{_B64URL}]{{30,1024}})){_R}"),
