@@ -48,7 +48,8 @@ def run_lifecycle(root: Path, op: str, path: str | None, reason: str | None, yes
         return exit_codes.OK
     if not yes:
         if not stdin.isatty():
-            err.write("pmem: not confirmed: stdin is not a terminal; run again with --yes to apply. Nothing was changed.\n")
+            err.write("pmem: not confirmed: stdin is not a terminal; run again with --yes to apply. "
+                      "Nothing was changed.\n")
             return exit_codes.NOT_CONFIRMED
         if not _confirm(plan.action, stdin, out):
             out.write("Cancelled; nothing was changed.\n")

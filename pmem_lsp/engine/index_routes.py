@@ -209,7 +209,7 @@ def parse_index(doc: MemoryFile) -> IndexModel:
     item_lines = {item.line: item for item in doc.items}
     for i, line_text in enumerate(doc.lines):
         kind = doc.line_kind(i)
-        if kind == CODE or kind == HTML or not line_text.strip():
+        if kind in (CODE, HTML) or not line_text.strip():
             continue
         item = item_lines.get(i)
         if item is not None:

@@ -55,7 +55,7 @@ def redact_text(text: str) -> str:
         ends.append(m.start())
         starts.append(m.end())
     ends.append(len(probe))
-    matches = find_secrets([probe[a:b] for a, b in zip(starts, ends)])
+    matches = find_secrets([probe[a:b] for a, b in zip(starts, ends, strict=True)])
     if not matches:
         return text
     spans: list[list[int]] = []

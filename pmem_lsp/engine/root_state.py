@@ -233,7 +233,8 @@ class FileTable(dict):
 def _same(a: FileEntry | None, b: FileEntry | None) -> bool:
     if a is None or b is None:
         return a is b
-    return (a.text, a.size, a.error, a.truncated, a.from_buffer) == (b.text, b.size, b.error, b.truncated, b.from_buffer)
+    return ((a.text, a.size, a.error, a.truncated, a.from_buffer)
+            == (b.text, b.size, b.error, b.truncated, b.from_buffer))
 
 
 class RootState:

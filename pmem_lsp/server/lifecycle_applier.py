@@ -170,7 +170,8 @@ async def _apply_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan) ->
     done: list[str] = []
 
     def failed(message: str) -> Outcome:
-        tail = f" (already done: {'; '.join(done)}; `pmem check` shows what is left)" if done else "; nothing was changed"
+        tail = (f" (already done: {'; '.join(done)}; `pmem check` shows what is left)" if done
+                else "; nothing was changed")
         return Outcome(False, message + tail, done)
 
     try:
@@ -197,7 +198,7 @@ async def _apply_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan) ->
                 await _apply(ls, f"pmem: {plan.action.lower()} {step.path}", [lsp.DeleteFile(
                     uri=path_to_uri(base / step.path),
                     options=lsp.DeleteFileOptions(recursive=False, ignore_if_not_exists=False))])
-                if not await _wait_for(lambda: not os.path.lexists(base / step.path)):
+                if not await _wait_for(lambda gone=base / step.path: not os.path.lexists(gone)):
                     return failed(f"the editor did not delete {step.path}")
             elif isinstance(step, WriteText):
                 write_index(base, step)

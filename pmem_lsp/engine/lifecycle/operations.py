@@ -259,16 +259,20 @@ def plan_delete(ctx: LifecycleContext, raw: object) -> Plan:
     require_free(root, dest)
     recover_by = ctx.today + dt.timedelta(days=RECOVERY_DAYS)
     archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
-    values = {"status": "trashed", "location": dest, "deleted": ctx.today.isoformat(), "recover-by": recover_by.isoformat()}
+    values = {"status": "trashed", "location": dest, "deleted": ctx.today.isoformat(),
+              "recover-by": recover_by.isoformat()}
     change = UpdateRecord(location, record_fields(found.record), tuple(values.items()))
     steps = (Move(location, dest), _write(ARCHIVE_INDEX, archive_text, change))
     preview = "\n".join([
         f"Delete {original} (move it to the trash)",
         f"  move: {location} → {dest}",
-        f"  _archive/_index.md: mark the record trashed, deleted {ctx.today.isoformat()}, recover by {recover_by.isoformat()}",
-        f"  To undo: recover {original} before {recover_by.isoformat()}; after that it may be purged (with a separate confirmation)",
+        f"  _archive/_index.md: mark the record trashed, deleted {ctx.today.isoformat()}, "
+        f"recover by {recover_by.isoformat()}",
+        f"  To undo: recover {original} before {recover_by.isoformat()}; "
+        "after that it may be purged (with a separate confirmation)",
     ])
-    return Plan("delete", location, steps, preview, "Delete", f"moved {location} to {dest}; recoverable until {recover_by.isoformat()}",
+    return Plan("delete", location, steps, preview, "Delete",
+                f"moved {location} to {dest}; recoverable until {recover_by.isoformat()}",
                 {"destination": dest, "recover-by": recover_by.isoformat()})
 
 
@@ -317,7 +321,8 @@ def plan_recover(ctx: LifecycleContext, raw: object) -> Plan:
                   f"    {route}"]
     else:
         lines += ["  _index.md: restore the saved route line exactly:", f"    {route}"]
-    lines.append("  _archive/_index.md: remove the record" if record is not None else "  _archive/_index.md: no record to remove")
+    lines.append("  _archive/_index.md: remove the record" if record is not None
+                 else "  _archive/_index.md: no record to remove")
     return Plan("recover", location, tuple(steps), "\n".join(lines), "Recover", f"recovered {original}",
                 {"destination": original, "route": route, "proposed": "yes" if proposed else "no"})
 
@@ -327,7 +332,8 @@ def plan_purge(ctx: LifecycleContext, raw: object) -> Plan:
     found = locate(ctx, raw, "purge")
     location = found.location
     if found.active or zone_of(location) is not Zone.TRASH:
-        raise Refusal(STATE, f"`{location}` is not in the trash; only trashed files past their recover-by date can be purged")
+        raise Refusal(STATE, f"`{location}` is not in the trash; "
+                             "only trashed files past their recover-by date can be purged")
     require_structure(root, "purge")
     require_source(root, location)
     if found.record is None:
@@ -336,7 +342,8 @@ def plan_purge(ctx: LifecycleContext, raw: object) -> Plan:
     if recover_by is None:
         raise Refusal(STATE, f"the record of `{location}` has no valid recover-by date")
     if recover_by >= ctx.today:
-        raise Refusal(STATE, f"`{location}` can still be recovered until {recover_by.isoformat()}; it cannot be purged yet")
+        raise Refusal(STATE, f"`{location}` can still be recovered until {recover_by.isoformat()}; "
+                             "it cannot be purged yet")
     archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
     steps = (Remove(location), _write(ARCHIVE_INDEX, archive_text, RemoveRecord(location, record_fields(found.record))))
     preview = "\n".join([

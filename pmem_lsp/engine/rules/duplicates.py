@@ -109,7 +109,7 @@ def shingles(entry: FileEntry) -> frozenset[int]:
         if len(words) < MIN_WORDS:
             cached = frozenset()
         else:
-            cached = frozenset(map(hash, zip(words, words[1:], words[2:])))
+            cached = frozenset(map(hash, zip(words, words[1:], words[2:], strict=False)))
         entry.cache["dup-shingles"] = cached
     return cached  # type: ignore[return-value]
 

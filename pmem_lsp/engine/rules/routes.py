@@ -98,7 +98,8 @@ def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], se
         if zone is not Zone.ACTIVE:
             out.append(Finding(INDEX, *r, "PM204", f"invalid route target `{path}`: {_ZONE_TEXT[zone]}"))
         elif not is_markdown(path):
-            out.append(Finding(INDEX, *r, "PM204", f"invalid route target `{path}`: only Markdown files are memory files"))
+            out.append(Finding(INDEX, *r, "PM204",
+                               f"invalid route target `{path}`: only Markdown files are memory files"))
         elif path in state.dirs or path in state.linked_dirs:
             out.append(Finding(INDEX, *r, "PM204", f"route target `{path}` is a folder, not a Markdown file"))
         elif state.missing(path):
@@ -117,7 +118,8 @@ def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], se
             seen[path] = route.line
         if len(route.description) > MAX_DESCRIPTION:
             out.append(at_line(INDEX, index_lines, route.line, "PM207",
-                               f"route description is {len(route.description)} characters; keep it under {MAX_DESCRIPTION}"))
+                               f"route description is {len(route.description)} characters; "
+                               f"keep it under {MAX_DESCRIPTION}"))
     for bad in model.malformed:
         out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM206", bad.reason))
 

@@ -93,10 +93,12 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | N
         variant = summary_variant(doc)
         if variant is not None:
             out.append(at_line(path, lines, variant.line, "PM106",
-                               f"'{variant.text}' is not a recognised summary heading: rename it to `## Summary` (or `## 摘要`)"))
+                               f"'{variant.text}' is not a recognised summary heading: "
+                               "rename it to `## Summary` (or `## 摘要`)"))
         else:
             out.append(file_finding(path, doc, "PM100",
-                                    "no `## Summary`: add 3 to 6 bullets after the title so agents can read them first"))
+                                    "no `## Summary`: add 3 to 6 bullets after the title "
+                                    "so agents can read them first"))
         return out
     first = heads[0]
     for h in heads[1:]:
@@ -106,7 +108,8 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | N
         # One finding: a summary in the wrong place is not read first, whatever it holds (and
         # a mid-file `## 摘要` is often an ordinary section, an abstract, not a summary at all).
         out.append(at_line(path, lines, first.line, "PM101",
-                           "the summary must come immediately after the title and metadata; agents read it first only there"))
+                           "the summary must come immediately after the title and metadata; "
+                           "agents read it first only there"))
         return out
     section = doc.summary
     assert section is not None

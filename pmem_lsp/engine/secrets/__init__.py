@@ -25,7 +25,8 @@ from ._generic import find_assignments, find_flags, find_in_table, find_url_cred
 from ._pem import find_pem
 from ._tokens import TOKEN_RULES, body_ok
 
-__all__ = ["ALLOW_MARKER", "SecretMatch", "find_secrets", "mask", "mask_secrets", "mask_text", "redact_line", "REDACTED"]
+__all__ = ["ALLOW_MARKER", "SecretMatch", "find_secrets", "mask", "mask_secrets", "mask_text", "redact_line",
+           "REDACTED"]
 
 ALLOW_MARKER = "<!-- pmem: allow-secret -->"
 REDACTED = "[REDACTED]"
@@ -52,8 +53,8 @@ def mask(value: str) -> str:
 
 
 def mask_secrets(line: str) -> str:
-    """The line with every likely secret replaced by its masked hint (docs/design.md §6): for text shown to the user (previews,
-    hover, status) that quotes memory."""
+    """The line with every likely secret replaced by its masked hint (docs/design.md §6): for text
+    shown to the user (previews, hover, status) that quotes memory."""
     for m in sorted(find_secrets([line]), key=lambda m: m.start, reverse=True):
         if m.end_line == 0:
             line = line[:m.start] + mask(line[m.start:m.end]) + line[m.end:]
@@ -198,7 +199,8 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
             candidates.setdefault(ln, []).append(word)
     for ln in sorted(candidates):
         line = lines[ln]
-        if ":" in line or "=" in line or "：" in line or " is " in line or " are " in line or "是" in line or "为" in line:
+        if (":" in line or "=" in line or "：" in line or " is " in line or " are " in line
+                or "是" in line or "为" in line):
             for a, e, kind in find_assignments(line, candidates[ln], in_sentences):
                 found.append((_P_GENERIC, ln, ln, a, ln, e, kind, line[a:e]))
         if "--" in line:

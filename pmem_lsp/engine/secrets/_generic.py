@@ -390,7 +390,7 @@ def _cells(line: str) -> list[tuple[int, int]]:
         return []
     cells = []
     ends = bounds[1:] + ([len(line)] if line.rstrip()[-1:] != "|" else [])
-    for a, b in zip(bounds, ends):
+    for a, b in zip(bounds, ends, strict=False):  # a closing `|` starts no cell
         start, end = a + 1, b
         while start < end and line[start] in _CELL_STRIP:
             start += 1
