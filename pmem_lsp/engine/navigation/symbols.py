@@ -91,9 +91,10 @@ def document_symbols(state: RootState, rel: str) -> list[DocSymbol]:
 
 def _add_routes(state: RootState, roots: list[DocSymbol]) -> None:
     model = index_model(state.files[INDEX])
-    if model is None:
+    doc = state.doc(INDEX)
+    if model is None or doc is None:
         return
-    lines = state.doc(INDEX).lines  # type: ignore[union-attr]
+    lines = doc.lines
 
     def holder(line: int, symbols: list[DocSymbol]) -> list[DocSymbol]:
         for sym in symbols:
@@ -128,9 +129,10 @@ _TABLES: weakref.WeakKeyDictionary[RootState, _Table] = weakref.WeakKeyDictionar
 
 
 def _rows(entry: FileEntry) -> list[WorkspaceSymbol]:
-    cached = entry.cache.get("nav.symbols")
-    if cached is not None:
-        return cached  # type: ignore[return-value]
+    return entry.cached("nav.symbols", lambda: _build_rows(entry))
+
+
+def _build_rows(entry: FileEntry) -> list[WorkspaceSymbol]:
     doc = entry.doc
     rel = entry.rel
     folder = rel.rpartition("/")[0]
@@ -144,7 +146,6 @@ def _rows(entry: FileEntry) -> list[WorkspaceSymbol]:
             if title is not None and h.line == title.line or not h.text:
                 continue
             out.append(WorkspaceSymbol(h.text, SUMMARY if h is summary else SECTION, rel, h.line, rel))
-    entry.cache["nav.symbols"] = out
     return out
 
 
