@@ -59,8 +59,8 @@ def redact_text(text: str) -> str:
     if not matches:
         return text
     spans: list[list[int]] = []
-    for m in sorted(matches, key=lambda m: (m.line, m.start)):
-        a, b = starts[m.line] + m.start, starts[m.end_line] + m.end
+    for match in sorted(matches, key=lambda s: (s.line, s.start)):
+        a, b = starts[match.line] + match.start, starts[match.end_line] + match.end
         if spans and a <= spans[-1][1]:
             spans[-1][1] = max(spans[-1][1], b)
         else:

@@ -9,7 +9,7 @@ import sys
 import threading
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsprotocol import types as lsp
 from pygls.exceptions import FeatureRequestError, JsonRpcException
@@ -47,6 +47,8 @@ SETTLE_DELAY = 0.75  # seconds of quiet typing before the near-duplicate search 
 
 
 class PmemServer(LanguageServer):
+    protocol: PmemProtocol  # made by pygls from `protocol_cls`
+
     def __init__(self) -> None:
         super().__init__("pmem-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
                          protocol_cls=PmemProtocol)
@@ -148,7 +150,7 @@ class PmemServer(LanguageServer):
             return
         self.warn(f"pmem: internal error ({type(error).__name__}); details are in the server log")
 
-    def start_io(self, stdin=None, stdout=None) -> None:  # type: ignore[override]
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """pygls's stdio loop with a reader that recovers from broken framing (framing.py)."""
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))

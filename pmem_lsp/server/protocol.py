@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 from cattrs.errors import ClassValidationError
@@ -50,7 +50,7 @@ class Unreadable:
     reason: str
 
 
-def _usable_id(value: Any) -> bool:
+def _usable_id(value: Any) -> TypeGuard[int | str]:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 

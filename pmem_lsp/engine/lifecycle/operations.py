@@ -188,7 +188,7 @@ def plan_init(ctx: LifecycleContext) -> Plan:
     if root.exists() and (not root.is_dir() or looks_like_root(root)):
         raise Refusal(STATE, f"{root} is already a memory root (or not a folder); use upgrade")
     dirs = [CORE_DIR, "projects", "notes", ARCHIVE_DIR, TRASH_DIR]
-    steps: list[Step] = [MakeDir(".", private=True)] + [MakeDir(d) for d in dirs]
+    steps: list[Step] = [MakeDir(".", private=True), *(MakeDir(d) for d in dirs)]
     steps += [_write(INDEX, None, CreateText(INDEX_SKELETON)),
               _write(ARCHIVE_INDEX, None, CreateText(ARCHIVE_INDEX_SKELETON))]
     steps += [_write(rel, None, CreateText(text)) for rel, text in CORE_SKELETONS.items()]

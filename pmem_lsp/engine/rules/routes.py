@@ -87,7 +87,9 @@ def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], se
     out: list[Finding] = []
     seen: dict[str, int] = {}
     by_name: dict[str, list[str]] | None = None  # built at the first dangling route
-    index_lines = state.files[INDEX].doc.lines  # type: ignore[union-attr]
+    index_doc = state.files[INDEX].doc
+    assert index_doc is not None  # `model` was parsed from it
+    index_lines = index_doc.lines
     for route in model.routes:
         r = _range(route)
         if route.path is None:
@@ -223,10 +225,11 @@ def _repoint(state: RootState, finding: Finding) -> list[Fix]:
         return []
     text, route = found
     doc = state.doc(INDEX)
-    routed = {r.path for r in parse_index(doc).routes if r.path} if doc is not None else set()
+    assert doc is not None  # _route_at found the route in it
+    routed = {r.path for r in parse_index(doc).routes if r.path}
     candidates = repoint_candidates(state, route.path or "", routed)
     fixes = []
-    line = doc.lines[route.line]  # type: ignore[union-attr]
+    line = doc.lines[route.line]
     for n, candidate in enumerate(candidates):
         if candidate in routed:
             continue  # the new name is routed already: removing this line is the fix

@@ -191,10 +191,10 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     lowered = data.lower()  # ASCII letters only: byte offsets and lines are unchanged
     candidates: dict[int, list[str]] = {}  # line -> the prefilter keywords on it
     hits: set[int] = set()
-    for kw in _GENERIC_ASCII + (() if data.isascii() else _GENERIC_CJK):
+    for needle in _GENERIC_ASCII + (() if data.isascii() else _GENERIC_CJK):
         hits.clear()
-        _lines_with(lowered, kw, n, hits, data)
-        word = kw.decode()
+        _lines_with(lowered, needle, n, hits, data)
+        word = needle.decode()
         for ln in hits:
             candidates.setdefault(ln, []).append(word)
     for ln in sorted(candidates):
