@@ -23,6 +23,7 @@ import re
 import sys
 import threading
 import traceback
+from types import TracebackType
 
 __all__ = ["RedactingFilter", "install", "redact_text"]
 
@@ -104,11 +105,11 @@ def _filter_handler(handler: logging.Handler | None) -> None:
         handler.addFilter(RedactingFilter())
 
 
-def _excepthook(exc_type, exc, tb) -> None:
+def _excepthook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
     sys.stderr.write(redact_text("".join(traceback.format_exception(exc_type, exc, tb))))
 
 
-def _thread_excepthook(args) -> None:
+def _thread_excepthook(args: threading.ExceptHookArgs) -> None:
     if args.exc_type is SystemExit:
         return
     name = args.thread.name if args.thread is not None else "?"

@@ -96,7 +96,7 @@ class PmemServer(LanguageServer):
             return False
         return True
 
-    def schedule_analysis(self, root, delay: float = ANALYSIS_DEBOUNCE) -> None:
+    def schedule_analysis(self, root: MemoryRoot, delay: float = ANALYSIS_DEBOUNCE) -> None:
         """Analyse `root` after a buffer change. The first change after a quiet spell is
         analysed at once (a keystroke's diagnostics come back immediately); changes that
         follow within `delay` are coalesced into one analysis when typing pauses."""
@@ -119,7 +119,7 @@ class PmemServer(LanguageServer):
 
         self._analysis_timers[root.path] = loop.call_later(delay, trailing)
 
-    def _settle(self, root) -> None:
+    def _settle(self, root: MemoryRoot) -> None:
         from .diagnostics import refresh_root
 
         self._settle_timers.pop(root.path, None)
@@ -198,7 +198,7 @@ def create_server() -> PmemServer:
         ls.background(scan_all(ls))
 
     @server.feature(lsp.EXIT)
-    def exit_now(ls: PmemServer, *args) -> None:
+    def exit_now(ls: PmemServer, *args: Any) -> None:
         # pygls would leave through sys.exit, which waits for worker threads: a first scan of
         # a large root would keep the process alive long after the client asked it to go.
         # Every write pmem makes survives being cut short (docs/decisions.md, "Lifecycle").
@@ -206,7 +206,7 @@ def create_server() -> PmemServer:
         os._exit(0 if ls.protocol._shutdown else 1)
 
     @server.feature(lsp.SHUTDOWN)
-    async def shutdown(ls: PmemServer, *args) -> None:
+    async def shutdown(ls: PmemServer, *args: Any) -> None:
         for timer in [*ls._analysis_timers.values(), *ls._settle_timers.values()]:
             timer.cancel()
         await watcher.stop_all(ls)

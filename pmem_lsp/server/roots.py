@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from ..engine.analysis import Analysis
+from ..engine.host import MemoryRoot
 from ..engine.root_state import RootState
 from ..engine.settings import Settings, SettingsError, resolve_settings
 from ..engine.zones import discover_root, looks_like_root
@@ -82,7 +83,7 @@ def configure_roots(server: PmemServer, folders: list[Path]) -> None:
     server.log(f"pmem: memory roots: {', '.join(str(r.path) for r in server.host.roots) or 'none'}")
 
 
-def drop_root(server: PmemServer, root) -> None:
+def drop_root(server: PmemServer, root: MemoryRoot) -> None:
     """A root is no longer served: forget it and clear everything it had published."""
     server.host.remove_root(root.path)
     server.scan_done.pop(root.path, None)
@@ -125,7 +126,7 @@ async def scan_all(server: PmemServer) -> None:
         await scan_root(server, root)
 
 
-def _scan_and_analyse(root_path: Path, settings) -> tuple[RootState, Analysis]:
+def _scan_and_analyse(root_path: Path, settings: Settings) -> tuple[RootState, Analysis]:
     state = RootState.scan(root_path, settings)
     return state, Analysis(state)
 
@@ -133,7 +134,7 @@ def _scan_and_analyse(root_path: Path, settings) -> tuple[RootState, Analysis]:
 PROGRESS_AFTER = 0.5  # seconds: a scan that takes longer shows work-done progress
 
 
-async def _progress_after_delay(server: PmemServer, root, token: str) -> None:
+async def _progress_after_delay(server: PmemServer, root: MemoryRoot, token: str) -> None:
     await asyncio.sleep(PROGRESS_AFTER)
     caps = server.client_capabilities.window
     if caps is None or not caps.work_done_progress:
@@ -148,7 +149,7 @@ async def _progress_after_delay(server: PmemServer, root, token: str) -> None:
     server.progress_tokens.add(token)
 
 
-async def scan_root(server: PmemServer, root) -> None:
+async def scan_root(server: PmemServer, root: MemoryRoot) -> None:
     """Scan and analyse in a worker thread so the loop keeps answering; install and publish
     on the loop; then watch the root for changes made outside the editor. A scan that takes
     longer than half a second shows work-done progress."""

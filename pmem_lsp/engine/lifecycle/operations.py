@@ -34,6 +34,7 @@ from .changes import (
     INDEX_SKELETON,
     AddRecord,
     AddRoute,
+    Change,
     CreateText,
     RemoveRecord,
     RemoveRoutes,
@@ -151,7 +152,7 @@ def locate(ctx: LifecycleContext, raw: object, op: str = "find archived files") 
 
 
 # -- the operations ---------------------------------------------------------------
-def _write(path: str, before: str | None, change) -> WriteText:
+def _write(path: str, before: str | None, change: Change) -> WriteText:
     """A write of `path` whose new text is `change` made on `before`: the text and the
     change that re-makes it at execution come from one rule (changes.apply_change)."""
     return WriteText(path, before, apply_change(change, path, before), change)

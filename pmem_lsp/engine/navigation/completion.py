@@ -11,7 +11,7 @@ import heapq
 import posixpath
 import re
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
@@ -56,7 +56,7 @@ class Completions:
     incomplete: bool
 
 
-def _matcher(partial: str):
+def _matcher(partial: str) -> Callable[[str], re.Match[str] | None] | None:
     """Case-insensitive subsequence match (`prgar` finds `projects/garden.md`)."""
     if not partial:
         return None
@@ -127,7 +127,7 @@ def routed_paths(state: RootState) -> frozenset[str]:
     return _index_fact(state, "nav.routed", lambda: frozenset(r.path for r in routes_of(state) if r.path))
 
 
-def _active_paths(state: RootState):
+def _active_paths(state: RootState) -> Collection[str]:
     by_zone = getattr(state.files, "by_zone", None)
     if by_zone is not None:
         return by_zone[Zone.ACTIVE]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import heapq
 import re
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..index_routes import index_model
@@ -112,7 +113,7 @@ def _add_routes(state: RootState, roots: list[DocSymbol]) -> None:
     roots.sort(key=lambda s: s.line)
 
 
-def _walk(symbols: list[DocSymbol]):
+def _walk(symbols: list[DocSymbol]) -> Iterator[DocSymbol]:
     for sym in symbols:
         yield sym
         yield from _walk(sym.children)

@@ -9,6 +9,7 @@ import re
 from ..findings import Finding, at_line, file_finding
 from ..fixes import Fix, TextEdit, text_fix, text_of
 from ..line_index import LineIndex, newline_of, split_keepends
+from ..markdown import Heading
 from ..memory_file import MemoryFile
 from ..root_state import RootState
 from ..rule import H, I, Rule, TextCheck, W
@@ -59,7 +60,7 @@ def is_placeholder(text: str) -> bool:
             or bool(_RE_PLACEHOLDER_PREFIX.match(t)))
 
 
-def summary_variant(doc: MemoryFile):
+def summary_variant(doc: MemoryFile) -> Heading | None:
     """A heading near the top that looks like a summary but is not `## Summary` / `## 摘要`, over
     a section of bullets."""
     for h in doc.headings:

@@ -84,6 +84,8 @@ def redact_line(line: str, matches_on_that_line: Iterable[SecretMatch], *, index
     return line
 
 
+# A match before overlaps are resolved: (priority, anchor line, line, start, end_line, end, kind, value).
+_Found = tuple[int, int, int, int, int, int, str, str]
 # Priorities: lower wins an overlap.
 _P_PEM, _P_TOKEN, _P_URL, _P_AWS_PAIR, _P_GENERIC = 0, 1, 100, 101, 102
 
@@ -145,8 +147,7 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
         return []
     n = len(lines)
     data = "\n".join(lines).encode("utf-8", "surrogatepass")
-    # (priority, anchor line, line, start, end_line, end, kind, value)
-    found: list[tuple[int, int, int, int, int, int, str, str]] = []
+    found: list[_Found] = []
 
     if b"-----BEGIN" in data:
         begins: set[int] = set()
@@ -235,7 +236,7 @@ def _overlaps(spans: tuple[list, list] | None, lo: tuple[int, int], hi: tuple[in
     return k > 0 and ends[k - 1] > lo
 
 
-def _resolve(found, allowed_lines: set[int], allow: Sequence[re.Pattern[str]]) -> list[SecretMatch]:
+def _resolve(found: list[_Found], allowed_lines: set[int], allow: Sequence[re.Pattern[str]]) -> list[SecretMatch]:
     # By line: the claimed spans' starts and ends, sorted (bisected, so that a line holding
     # thousands of matches is not quadratic).
     taken: dict[int, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}

@@ -34,7 +34,8 @@ class TokenRule:
     check: Callable[[re.Match[str]], bool] | None = None
 
 
-def _rule(kind: str, keywords: str | tuple[str, ...], pattern: str, check=None) -> TokenRule:
+def _rule(kind: str, keywords: str | tuple[str, ...], pattern: str,
+          check: Callable[[re.Match[str]], bool] | None = None) -> TokenRule:
     if isinstance(keywords, str):
         keywords = (keywords,)
     return TokenRule(kind, keywords, re.compile(pattern, re.ASCII), check)
