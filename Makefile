@@ -14,8 +14,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The run set-up includes the MCP extra, so `make demo` gives a working `pmem mcp` too.
 $(STAMP_RUN): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[mcp]'
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(BIN)/python

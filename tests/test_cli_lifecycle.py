@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from lsp_helpers import base_files, summary_file, write_root
-from pmem_lsp.cli.lifecycle import run_lifecycle
+from pmem_lsp.cli.writes import run_write
+from pmem_lsp.engine.lifecycle.preview import Request
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo-memory"
 AI = "_archive/_index.md"
@@ -154,7 +155,7 @@ class FakeTTY(io.StringIO):
 def test_interactive_answer(root: Path, answer, applied):
     before = digest(root)
     out, err = io.StringIO(), io.StringIO()
-    code = run_lifecycle(root, "archive", "projects/alpha.md", "done", False, stdin=FakeTTY(answer), out=out, err=err)
+    code = run_write(root, Request("archive", "projects/alpha.md", "done"), stdin=FakeTTY(answer), out=out, err=err)
     assert code == 0, err.getvalue()
     assert "Archive? [y/N] " in out.getvalue()
     assert (root / "_archive/projects/alpha.md").exists() == applied
@@ -168,7 +169,7 @@ def test_interactive_confirmation_actions_per_operation(root: Path):
     archived(root)
     for op, path, action in (("delete", "projects/old.md", "Delete"), ("recover", "projects/old.md", "Recover")):
         out = io.StringIO()
-        assert run_lifecycle(root, op, path, None, False, stdin=FakeTTY("y\n"), out=out, err=io.StringIO()) == 0
+        assert run_write(root, Request(op, path, None), stdin=FakeTTY("y\n"), out=out, err=io.StringIO()) == 0
         assert f"{action}? [y/N] " in out.getvalue()
     assert (root / "projects/old.md").is_file()
 
@@ -197,7 +198,7 @@ def test_a_change_between_the_preview_and_the_answer_is_refused(root: Path):
             return "y\n"
 
     err = io.StringIO()
-    code = run_lifecycle(root, "archive", "projects/alpha.md", None, False, stdin=EditingTTY(), out=io.StringIO(), err=err)
+    code = run_write(root, Request("archive", "projects/alpha.md", None), stdin=EditingTTY(), out=io.StringIO(), err=err)
     assert code == 2 and "changed-since-preview" in err.getvalue()
     assert (root / "projects/alpha.md").is_file() and not (root / "_archive/projects").exists()
 
@@ -306,7 +307,7 @@ def test_init_refuses_on_an_existing_root(root: Path, tmp_path: Path, existing):
 def test_init_interactive_no_creates_nothing(tmp_path: Path):
     new = tmp_path / "new"
     out = io.StringIO()
-    assert run_lifecycle(new, "init", None, None, False, stdin=FakeTTY("n\n"), out=out, err=io.StringIO()) == 0
+    assert run_write(new, Request("init", None, None), stdin=FakeTTY("n\n"), out=out, err=io.StringIO()) == 0
     assert "Create? [y/N]" in out.getvalue() and not new.exists()
 
 

@@ -192,7 +192,7 @@ def test_the_lifecycle_still_restores_the_route_line_exactly(root: Path):
 def test_a_crash_in_the_cli_prints_a_redacted_traceback(root: Path):
     """The CLI's uncaught-exception printer is redacted: an exception whose text carries a
     secret (here raised on purpose after `install()`, as the CLI entry does) shows none."""
-    code = ("import sys; from pmem_lsp.cli.main import install_redaction; install_redaction(); "
+    code = ("import sys; from pmem_lsp.engine.redaction import install; install(); "
             f"raise RuntimeError('could not parse line: password: ' + {SECRETS['password']!r})")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 1

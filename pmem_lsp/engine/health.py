@@ -35,6 +35,18 @@ _ORDER = {DELETE: 0, ARCHIVE: 1, KEEP: 2}
 HEALTH_CODES = ("PM501", "PM502", "PM503")
 
 
+def _command(command: str | None, arguments: dict[str, str] | None, editor: bool) -> Any:
+    if command is None:
+        return None
+    if editor:
+        return {"command": command, "arguments": [arguments or {}]}
+    args = arguments or {}
+    argv = ["pmem", command.removeprefix("pmem."), args["path"]]
+    if args.get("reason"):
+        argv += ["--reason", args["reason"]]
+    return argv
+
+
 @dataclass(frozen=True)
 class HealthItem:
     number: int
@@ -45,11 +57,9 @@ class HealthItem:
     command: str | None = None  # what carries it out (None for keep active)
     arguments: dict[str, str] | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, editor: bool = False) -> dict[str, Any]:
         return {"number": self.number, "path": self.path, "proposal": self.proposal, "reason": self.reason,
-                "signals": list(self.signals),
-                "command": None if self.command is None else {"command": self.command,
-                                                               "arguments": [self.arguments]}}
+                "signals": list(self.signals), "command": _command(self.command, self.arguments, editor)}
 
 
 @dataclass(frozen=True)
@@ -61,10 +71,9 @@ class TrashItem:
     command: str = "pmem.purge"
     arguments: dict[str, str] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, editor: bool = False) -> dict[str, Any]:
         return {"path": self.path, "original": self.original, "recoverBy": self.recover_by.isoformat(),
-                "daysExpired": self.days_expired,
-                "command": {"command": self.command, "arguments": [self.arguments]}}
+                "daysExpired": self.days_expired, "command": _command(self.command, self.arguments, editor)}
 
 
 @dataclass(frozen=True)
@@ -75,10 +84,13 @@ class HealthReport:
     items: tuple[HealthItem, ...]
     expired_trash: tuple[TrashItem, ...]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, editor: bool = False) -> dict[str, Any]:
+        """Plain data. Each item's `command` carries it out: a `pmem` command line (what an
+        agent or a person runs; it previews and asks first), or with `editor` the server's
+        command and its arguments (what a code action runs)."""
         return {"root": str(self.root), "today": self.today.isoformat(), "lifecycleReady": self.lifecycle_ready,
-                "items": [i.as_dict() for i in self.items],
-                "expiredTrash": [t.as_dict() for t in self.expired_trash]}
+                "items": [i.as_dict(editor) for i in self.items],
+                "expiredTrash": [t.as_dict(editor) for t in self.expired_trash]}
 
     def text(self) -> str:
         """The report as printed, with likely secrets masked: it names paths and quotes route

@@ -125,6 +125,16 @@ def propose_route(index_text: str, path: str, title: str | None, description: st
     return line
 
 
+def route_for(index_text: str, path: str, doc: MemoryFile | None, description: str | None = None) -> str:
+    """The route line for the memory file `path` (parsed as `doc`, None when unreadable): its
+    title, and `description` or else its first Summary bullet. One rule for the PM202 fix,
+    `pmem route add`, `pmem save` and a recover without a saved route line."""
+    title = doc.title_text if doc is not None else None
+    if description is None and doc is not None and doc.summary is not None and doc.summary.bullets:
+        description = doc.summary.bullets[0].text or None
+    return propose_route(index_text, path, title, description)
+
+
 def _no_secret(text: str | None) -> str | None:
     text = (text or "").strip()
     return text if text and not find_secrets([text]) else None

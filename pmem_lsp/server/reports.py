@@ -62,7 +62,7 @@ async def health(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
     text = report.text()
     if parsed.show:
         _show(ls, text)
-    return {"text": text, **report.as_dict()}
+    return {"text": text, **report.as_dict(editor=True)}
 
 
 def register(server: PmemServer) -> None:

@@ -151,8 +151,13 @@ async def _progress_after_delay(server: PmemServer, root: MemoryRoot, token: str
 
 async def scan_root(server: PmemServer, root: MemoryRoot) -> None:
     """Scan and analyse in a worker thread so the loop keeps answering; install and publish
-    on the loop; then watch the root for changes made outside the editor. A scan that takes
-    longer than half a second shows work-done progress."""
+    on the loop. The root is watched for changes made outside the editor from before the scan
+    starts: a change the scan may have missed (made after it read the file) is read again
+    when the scan is installed. A scan that takes longer than half a second shows work-done
+    progress."""
+    server.host.scan_started(root)
+    watch_root(server, root)
+    await asyncio.sleep(0)  # the watcher's first step sets up its watches before the scan reads
     token = f"pmem-scan-{id(root)}-{asyncio.get_running_loop().time()}"
     progress = asyncio.ensure_future(_progress_after_delay(server, root, token))
     try:
@@ -168,4 +173,3 @@ async def scan_root(server: PmemServer, root: MemoryRoot) -> None:
     server.scan_event(root).set()
     publish_paths(server, root, server.host.take_unpublished(root))
     log_read_problems(server, root)  # unreadable and capped files, each named with the reason
-    watch_root(server, root)

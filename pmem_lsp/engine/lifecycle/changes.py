@@ -44,6 +44,15 @@ class CreateText:
 
 
 @dataclass(frozen=True)
+class ReplaceText:
+    """Replace the whole text of a memory file (`pmem save`): only while it still holds
+    exactly `before`, the text the preview's diff was made against."""
+
+    before: str
+    text: str
+
+
+@dataclass(frozen=True)
 class RemoveRoutes:
     """Remove these route lines to `target` (exact texts, without line endings) from `_index.md`."""
 
@@ -85,7 +94,7 @@ class RemoveRecord:
     fields: Fields
 
 
-Change = CreateText | RemoveRoutes | AddRoute | AddRecord | UpdateRecord | RemoveRecord
+Change = CreateText | ReplaceText | RemoveRoutes | AddRoute | AddRecord | UpdateRecord | RemoveRecord
 
 
 def record_fields(record: ArchiveRecord) -> Fields:
@@ -122,6 +131,10 @@ def apply_change(change: Change, path: str, current: str | None) -> str:
         return insert_route(current, change.target, change.line)
     if current is None:
         raise _changed(path, "the file is gone")
+    if isinstance(change, ReplaceText):
+        if current != change.before:
+            raise _changed(path, "it was edited, so the diff shown is no longer the change")
+        return change.text
     if isinstance(change, RemoveRoutes):
         wanted = list(change.lines)
         drop: set[int] = set()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..archive_index import ArchiveRecord, parse_date, record_location
-from ..index_edit import find_records, format_record, line_text, newline_of, propose_route, routes_to
+from ..index_edit import find_records, format_record, line_text, newline_of, route_for, routes_to
 from ..memory_file import MemoryFile
 from ..root_state import decode
 from ..zones import (
@@ -59,7 +59,7 @@ from .safety import (
 )
 
 RECOVERY_DAYS = 30
-OPERATIONS = ("upgrade", "archive", "delete", "recover", "purge")
+OPERATIONS = ("upgrade", "archive", "delete", "recover", "purge")  # the lifecycle; save and route write too
 ARCHIVE_INDEX_SKELETON = "# Archive index\n"
 # The two files every agent reads first (PM003 until they exist), as `pmem init` writes them:
 # a comment says what belongs there; nothing in them claims a fact about the user.
@@ -98,14 +98,6 @@ def context(root: Path, today: dt.date | None = None) -> LifecycleContext:
 
 def one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-def _title_and_first_bullet(text: str | None) -> tuple[str | None, str | None]:
-    if text is None:
-        return None, None
-    doc = MemoryFile(text)
-    bullets = doc.summary.bullets if doc.summary is not None else ()
-    return doc.title_text, (bullets[0].text if bullets else None)
 
 
 # -- finding the file an archived-file command means ----------------------------
@@ -301,8 +293,8 @@ def plan_recover(ctx: LifecycleContext, raw: object) -> Plan:
     saved = record.get("index-line") if record is not None else None
     proposed = saved is None
     if proposed:
-        title, bullet = _title_and_first_bullet(ctx.read_text(location))
-        route = propose_route(index_text or "", original, title, bullet)
+        text = ctx.read_text(location)
+        route = route_for(index_text or "", original, MemoryFile(text) if text is not None else None)
     else:
         route = (saved or "").rstrip("\r\n")
     already = bool(index_text) and bool(routes_to(index_text or "", original))
@@ -356,7 +348,16 @@ def plan_purge(ctx: LifecycleContext, raw: object) -> Plan:
     return Plan("purge", location, steps, preview, "Delete permanently", f"permanently deleted {location}")
 
 
-def make_plan(ctx: LifecycleContext, op: str, path: object = None, reason: str | None = None) -> Plan:
+def make_plan(ctx: LifecycleContext, op: str, path: object = None, reason: str | None = None, *,
+              content: object = None, description: str | None = None, route: bool = True) -> Plan:
+    """The plan for one request. `content`, `description` and `route` are `save`'s and
+    `route`'s (docs/design.md §6.1); the other operations take a path and a reason."""
+    if op in ("save", "route"):
+        from .save import plan_route, plan_save
+
+        if op == "save":
+            return plan_save(ctx, path, content, description, route)
+        return plan_route(ctx, path, description)
     if op == "upgrade":
         return plan_upgrade(ctx)
     if op == "archive":
@@ -376,11 +377,12 @@ def _writes_by_path(plan: Plan) -> dict[str, tuple]:
     return {x[1]: x for x in plan.signature() if isinstance(x, tuple) and x[0] == "write"}
 
 
-def replan(ctx: LifecycleContext, confirmed: Plan, path: object = None, reason: str | None = None) -> Plan:
+def replan(ctx: LifecycleContext, confirmed: Plan, path: object = None, reason: str | None = None, *,
+           content: object = None, description: str | None = None, route: bool = True) -> Plan:
     """The safety contract again, at the moment of execution: plan anew and require that the
     new plan does what the user confirmed — the same moves and the same index changes (route
     lines, records), wherever the other lines of the indexes have moved meanwhile."""
-    fresh = make_plan(ctx, confirmed.op, path, reason)
+    fresh = make_plan(ctx, confirmed.op, path, reason, content=content, description=description, route=route)
     again = "nothing was changed — review the new preview and confirm again"
     # The confirmed index changes, made on the indexes as they are now: says which route line
     # or record changed (changes.py). Lines an agent added or reordered meanwhile are fine.

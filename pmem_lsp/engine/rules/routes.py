@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..findings import Finding, at_line, file_finding
 from ..fixes import Fix, TextEdit, text_fix, text_of
-from ..index_edit import insert_route, link_destination, propose_route, reads_back, remove_lines, routes_to
+from ..index_edit import insert_route, link_destination, reads_back, route_for, remove_lines, routes_to
 from ..index_routes import LINK, WIKI, IndexModel, Route, parse_index
 from ..paths import ABSOLUTE, EMPTY, OUTSIDE, URL
 from ..root_state import FileEntry, RootState
@@ -255,11 +255,7 @@ def route_fix(state: RootState, rel: str) -> Fix | None:
     text = text_of(state, INDEX)
     if entry is None or entry.zone is not Zone.ACTIVE or not entry.markdown or text is None or routes_to(text, rel):
         return None
-    doc = entry.doc
-    title = doc.title_text if doc is not None else None
-    bullets = doc.summary.bullets if doc is not None and doc.summary is not None else ()
-    description = bullets[0].text if bullets and bullets[0].text else None
-    route = propose_route(text, rel, title, description)
+    route = route_for(text, rel, entry.doc)
     fixes = text_fix("Add route to _index.md", "PM202", INDEX, text, insert_route(text, rel, route), True)
     return fixes[0] if fixes else None
 

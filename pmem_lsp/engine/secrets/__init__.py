@@ -66,6 +66,17 @@ def mask_text(text: str) -> str:
     return "\n".join(mask_secrets(line) for line in text.split("\n"))
 
 
+def mask_data(value):
+    """A JSON-like value with likely secrets masked in every string (the reports as JSON)."""
+    if isinstance(value, str):
+        return mask_text(value)
+    if isinstance(value, dict):
+        return {k: mask_data(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask_data(v) for v in value]
+    return value
+
+
 def redact_line(line: str, matches_on_that_line: Iterable[SecretMatch], *, index: int | None = None) -> str:
     """`line` with each match's value replaced by `[REDACTED]`. For a match that spans lines (a
     PEM block) pass the line's `index`: its part of the block is removed, and `[REDACTED]` is
