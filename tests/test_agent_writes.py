@@ -208,3 +208,17 @@ def test_any_change_to_a_file_the_write_reads_or_touches_makes_it_stale(tmp_path
             apply_previewed(root, request, shown.token, TODAY)
     else:
         apply_previewed(root, request, shown.token, TODAY)
+
+
+@pytest.mark.parametrize("request_", [
+    Request("save", "notes/kiln.md", content=NOTE, description=f"key {FAKE_KEY}"),
+    Request("route", "projects/alpha.md", description=f"key {FAKE_KEY}"),
+    Request("archive", "projects/alpha.md", reason=f"rotated {FAKE_KEY}"),
+])
+def test_a_description_or_reason_that_would_be_written_into_an_index_may_not_hold_a_secret(tmp_path, request_):
+    root = make_root(tmp_path, {"_index.md": "# Memory index\n\n## Projects\n", "projects/alpha.md": active_file("Alpha")})
+    before = digest(root)
+    with pytest.raises(Refusal) as refused:
+        preview(context(root, TODAY), request_)
+    assert refused.value.rule == "no-secrets" and FAKE_KEY not in refused.value.message
+    assert digest(root) == before

@@ -4,9 +4,7 @@ reference) and Codex (MCP, skills), and the Agent Skills front matter rules; `cl
 validate` would be better still, but no `claude` binary is installed here.
 
 Every `pmem` command the configs run and every `pmem` command line the skill and the README
-show must parse with the real CLI parser. PENDING_CLI lists the ones the parser on this branch
-does not know yet (the CLI side is being built on main); a listed line that parses now fails
-the test, so the list can only shrink.
+show must parse with the real CLI parser.
 """
 
 from __future__ import annotations
@@ -32,31 +30,6 @@ SKILL = PLUGIN / "skills" / "persistent-memory" / "SKILL.md"
 CODEX = AGENTS / "codex"
 WRITE_COMMANDS = ("save", "route", "upgrade", "archive", "delete", "recover", "purge", "init")
 
-# Command lines shown in agents/ that the parser on this branch does not accept yet: `status
-# --format`, `save`, `route add`, `--token`, `--format` on the write commands, `check PATH…` and
-# `--stdin-filename`, `hook`, `mcp` are the lead's (docs/design.md §6.1, §10).
-# TODO(lead): after merging the CLI, this should be empty; the test says which lines to drop.
-PENDING_CLI = {
-    "pmem archive projects/old-shop.md --reason 'the shop closed in 2025' --format json",
-    "pmem check --stdin-filename projects/kiln.md --format json",
-    "pmem check projects/kiln.md notes/glazes.md --format json",
-    "pmem delete projects/old-shop.md --format json",
-    "pmem hook post-write",
-    "pmem hook pre-write",
-    "pmem init --format json",
-    "pmem init --format json --token TOKEN",
-    "pmem mcp",
-    "pmem purge _archive/_trash/projects/old-shop.md --format json",
-    "pmem recover projects/old-shop.md --format json",
-    "pmem route add notes/glazes.md --description 'Glaze recipes that worked' --format json",
-    "pmem save _core/preferences.md --content-file /tmp/pmem-draft.md --format json",
-    "pmem save projects/kiln.md --route 'Kiln firing schedule and cones' --content-file /tmp/pmem-draft.md "
-    "--format json",
-    "pmem save projects/kiln.md --route 'Kiln firing schedule and cones' --content-file /tmp/pmem-draft.md "
-    "--format json --token save-3f9c2a7d1e5b8c04a6d2f913",
-    "pmem status --format json",
-    "pmem upgrade --format json",
-}
 
 # The Agent Skills front matter fields (agentskills.io): the only ones every client loads
 # (claude.ai uploads reject others; Codex needs name and description).
@@ -200,11 +173,7 @@ def configured_commands() -> list[list[str]]:
 
 def test_every_command_the_configs_run_is_a_pmem_command():
     for argv in configured_commands():
-        line = normal(argv)
-        if line in PENDING_CLI:
-            assert not parses(argv), f"`{line}` parses now: remove it from PENDING_CLI"
-        else:
-            assert parses(argv), f"`{line}` is not a pmem command"
+        assert parses(argv), f"`{normal(argv)}` is not a pmem command"
 
 
 # -- the skill -------------------------------------------------------------------------------
@@ -246,15 +215,7 @@ def test_every_command_line_shown_parses(line):
     assert "--yes" not in argv and "-y" not in argv, "agents never pass --yes"
     if len(argv) > 1 and argv[1] in WRITE_COMMANDS:
         assert "--format" in argv, "a write an agent runs asks for the JSON preview"
-    if normal(argv) in PENDING_CLI:
-        assert not parses(argv), f"`{normal(argv)}` parses now: remove it from PENDING_CLI"
-    else:
-        assert parses(argv), f"`{normal(argv)}` does not parse (add it to PENDING_CLI only if the CLI is pending)"
-
-
-def test_pending_lists_only_lines_that_are_shown():
-    shown = {normal(argv_of(c)) for c in SHOWN} | {normal(a) for a in configured_commands()}
-    assert PENDING_CLI <= shown, PENDING_CLI - shown
+    assert parses(argv), f"`{normal(argv)}` does not parse"
 
 
 # -- Codex -----------------------------------------------------------------------------------

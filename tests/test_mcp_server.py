@@ -27,7 +27,7 @@ from engine_helpers import active_file, make_root  # noqa: E402
 from pmem_lsp.engine.health import memory_health  # noqa: E402
 from pmem_lsp.engine.settings import resolve_settings  # noqa: E402
 from pmem_lsp.engine.status import memory_status  # noqa: E402
-from pmem_lsp.mcp.tools import mask_document  # noqa: E402
+from pmem_lsp.engine.secrets import mask_text  # noqa: E402
 
 FAKE_KEY = "AKIA" + "J7QX2M4RZ8KD5N3V"  # the shape of an AWS access key id
 NOTE = ("# Kiln firing log\n\n## Summary\n\n- Bisque firings run to cone 04.\n- Glaze firings run to cone 6.\n"
@@ -180,13 +180,13 @@ async def test_no_secret_reaches_the_output_not_even_a_pem_block(tmp_path, log):
     assert FAKE_KEY not in log.read_text(encoding="utf-8")
 
 
-def test_mask_document_masks_a_secret_across_lines():
+def test_mask_text_masks_a_secret_across_lines():
     text = "a\n-----BEGIN OPENSSH PRIVATE KEY-----\n" + "\n".join(["b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ"] * 4) \
            + "\n-----END OPENSSH PRIVATE KEY-----\nz"
-    masked = mask_document(text)
+    masked = mask_text(text)
     assert "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ" not in masked
     assert masked.startswith("a\n-----BEGIN OPENSSH PRIVATE KEY-----") and masked.endswith("KEY-----\nz")
-    assert mask_document("plain text\nno secrets") == "plain text\nno secrets"
+    assert mask_text("plain text\nno secrets") == "plain text\nno secrets"
 
 
 # -- status, health, check -------------------------------------------------------------------

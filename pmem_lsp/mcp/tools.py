@@ -26,7 +26,7 @@ from ..engine.memory_file import MemoryFile
 from ..engine.report import build_report, diagnostics_data
 from ..engine.root_state import MAX_ANALYSED_BYTES, read_regular_text
 from ..engine.rules.summary import check_summary
-from ..engine.secrets import find_secrets, mask
+from ..engine.secrets import mask_data
 from ..engine.settings import Settings, SettingsError, resolve_settings
 from ..engine.status import memory_status
 from ..engine.zones import CORE_DIR, INDEX, Zone, is_markdown, zone_of
@@ -62,34 +62,6 @@ class ToolFailure(Exception):
 
 
 # -- masking ------------------------------------------------------------------------------
-def mask_document(text: str) -> str:
-    """`text` with every likely secret replaced by its masked hint, including the ones that
-    span lines (a PEM private key block, which a line-by-line mask cannot see whole)."""
-    lines = text.split("\n")
-    matches = find_secrets(lines)
-    if not matches:
-        return text
-    for m in sorted(matches, key=lambda m: (m.line, m.start), reverse=True):
-        if m.end_line == m.line:
-            line = lines[m.line]
-            lines[m.line] = line[:m.start] + mask(line[m.start:m.end]) + line[m.end:]
-        else:
-            value = "\n".join([lines[m.line][m.start:], *lines[m.line + 1:m.end_line], lines[m.end_line][:m.end]])
-            lines[m.line:m.end_line + 1] = [lines[m.line][:m.start] + mask(value) + lines[m.end_line][m.end:]]
-    return "\n".join(lines)
-
-
-def mask_data(value: Any) -> Any:
-    """A JSON-like value with likely secrets masked in every string (keys included)."""
-    if isinstance(value, str):
-        return mask_document(value)
-    if isinstance(value, dict):
-        return {mask_document(k) if isinstance(k, str) else k: mask_data(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [mask_data(v) for v in value]
-    return value
-
-
 # -- reading --------------------------------------------------------------------------------
 def settings_of(root: Path) -> Settings:
     try:
@@ -325,13 +297,6 @@ def _request(operation: str, path: str | None, content: str | None, description:
         raise ToolFailure("arguments", "save needs the file's whole new `content`")
     if operation != "save" and content is not None:
         raise ToolFailure("arguments", f"`content` is for save only, not {operation}")
-    for name, value in (("description", description), ("reason", reason)):
-        # They are written into `_index.md` or the archive record, which the save's own secret
-        # check does not read: the same rule holds for them here.
-        found = find_secrets([" ".join(value.split())]) if isinstance(value, str) else []
-        if found:
-            raise ToolFailure("no-secrets", f"the {name} holds a likely secret ({found[0].kind}); memory never "
-                                            "stores secrets, so nothing was previewed")
     if operation == "archive" and not (reason or "").strip():
         reason = DEFAULT_ARCHIVE_REASON
     return Request(operation, path if operation != "upgrade" else None, reason if operation == "archive" else None,
@@ -353,7 +318,9 @@ def make_preview(root: Path, previews: Previews, operation: str, path: str | Non
             findings = diagnostics_data(proposed_findings(root, shown.plan, resolve_settings(root)))
         except SettingsError:
             findings = []  # as the CLI: `memory_check` reports the settings; the save goes on
-    data = mask_data(preview_data(shown, findings))
+    # The token is random hex, never memory: kept out of the masking, which could take it for a key.
+    data = mask_data({**preview_data(shown, findings), "token": None})
+    data["token"] = shown.token
     if shown.token is None:
         data["next"] = "Nothing to do: there is nothing to apply."
     else:

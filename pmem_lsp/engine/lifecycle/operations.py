@@ -49,6 +49,7 @@ from .safety import (
     SOURCE,
     STATE,
     Refusal,
+    refuse_secret,
     require_free,
     require_source,
     require_structure,
@@ -209,6 +210,7 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
     routes = routes_to(index_text, rel) if index_text is not None else []
     route_lines = [line_text(index_text or "", r.line) for r in routes]
     saved = route_lines[0] if route_lines else ""
+    refuse_secret("reason", reason)  # it is kept in the record, which agents read
     why = one_line(reason or "") or "archived from the editor"
     nl = newline_of(archive_text)
     # A file that had no route gets no `index-line` (never an empty one): its recover then

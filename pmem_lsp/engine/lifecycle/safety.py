@@ -26,6 +26,7 @@ STRUCTURE = "lifecycle-structure"  # point 5: upgrade first
 STATE = "wrong-zone"  # the operation does not apply to a file in that zone
 CHANGED = "changed-since-preview"  # re-validation at execution found a different state
 ENCODING = "not-rewritable"  # an index pmem cannot decode exactly is never rewritten
+SECRET = "no-secrets"  # the format's core rule: memory never stores secrets
 
 _HOME_ALIAS = re.compile(r"^(?:~|\$HOME\b|\$\{HOME\}|%USERPROFILE%|%HOMEPATH%|%HOMEDRIVE%)", re.I)
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -163,6 +164,19 @@ def validate_target(root: Path, raw: object) -> str:
     check_not_protected(rel)
     resolve_inside(root, rel)
     return rel
+
+
+def refuse_secret(name: str, value: str | None) -> None:
+    """A text pmem would write into memory (a route's description, an archive reason) must not
+    hold a likely secret: refused, naming the kind only."""
+    if not value:
+        return
+    from ..secrets import find_secrets
+
+    found = find_secrets([" ".join(value.split())])
+    if found:
+        raise Refusal(SECRET, f"the {name} holds a likely {found[0].kind}; memory never stores secrets, "
+                              "so nothing was changed")
 
 
 def structure_missing(root: Path) -> list[str]:

@@ -20,10 +20,9 @@ from ..settings import resolve_settings
 from ..zones import INDEX, Zone, is_markdown, zone_of
 from .changes import AddRoute, CreateText, ReplaceText, apply_change
 from .plan import MakeDir, Plan, Step, WriteText
-from .safety import (COLLISION, PROTECTED, SOURCE, STATE, Refusal, check_not_protected, require_source,
-                     resolve_inside, validate_relative, validate_target)
+from .safety import (COLLISION, PROTECTED, SECRET, SOURCE, STATE, Refusal, check_not_protected, refuse_secret,
+                     require_source, resolve_inside, validate_relative, validate_target)
 
-SECRET = "no-secrets"  # the format's core rule: never store secrets
 CONTENT = "content"  # the proposed text cannot be a memory file as given
 PREVIEW_LINES = 60  # lines of a new file or a diff shown in the text preview
 
@@ -80,6 +79,7 @@ def diff_lines(rel: str, before: str, after: str) -> list[str]:
 def plan_save(ctx, raw: object, content: object, description: str | None = None, route: bool = True,
               settings=None) -> Plan:
     rel, zone = _destination(ctx, raw)
+    refuse_secret("route description", description)
     settings = settings or resolve_settings(ctx.root)
     text = _check_content(rel, zone, content, settings)
     path = ctx.root / rel
@@ -126,6 +126,7 @@ def plan_route(ctx, raw: object, description: str | None = None) -> Plan:
     rel = validate_target(ctx.root, raw)
     if zone_of(rel) is not Zone.ACTIVE or not is_markdown(rel):
         raise Refusal(STATE, f"`{rel}` is not an active memory file; only those are routed")
+    refuse_secret("route description", description)
     require_source(ctx.root, rel)
     index_text = ctx.read_text(INDEX)
     existing = routes_to(index_text, rel) if index_text is not None else []

@@ -62,17 +62,29 @@ def mask_secrets(line: str) -> str:
 
 
 def mask_text(text: str) -> str:
-    """`mask_secrets` for a text of several lines (a report, a preview)."""
-    return "\n".join(mask_secrets(line) for line in text.split("\n"))
+    """`text` of several lines (a report, a preview, a diff) with every likely secret replaced
+    by its masked hint — the ones that span lines too (a PEM private key block, which a line on
+    its own does not show)."""
+    lines = text.split("\n")
+    matches = find_secrets(lines)
+    for m in sorted(matches, key=lambda m: (m.line, m.start), reverse=True):
+        if m.end_line == m.line:
+            line = lines[m.line]
+            lines[m.line] = line[:m.start] + mask(line[m.start:m.end]) + line[m.end:]
+        else:
+            value = "\n".join([lines[m.line][m.start:], *lines[m.line + 1:m.end_line], lines[m.end_line][:m.end]])
+            lines[m.line:m.end_line + 1] = [lines[m.line][:m.start] + mask(value) + lines[m.end_line][m.end:]]
+    return "\n".join(lines)
 
 
 def mask_data(value):
-    """A JSON-like value with likely secrets masked in every string (the reports as JSON)."""
+    """A JSON-like value with likely secrets masked in every string, keys included (the
+    reports as JSON)."""
     if isinstance(value, str):
         return mask_text(value)
     if isinstance(value, dict):
-        return {k: mask_data(v) for k, v in value.items()}
-    if isinstance(value, list):
+        return {mask_text(k) if isinstance(k, str) else k: mask_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
         return [mask_data(v) for v in value]
     return value
 
