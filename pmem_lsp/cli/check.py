@@ -11,12 +11,12 @@ from typing import BinaryIO, TextIO
 
 from .. import __version__
 from ..engine.analysis import analyze
-from ..engine.checking import check_files, root_relative
-from ..engine.settings import Settings
 from ..engine.catalogue import RULES, severity_of
+from ..engine.checking import check_files, root_relative
 from ..engine.findings import Finding, Severity
 from ..engine.report import build_report, sarif_report
 from ..engine.root_state import RootState
+from ..engine.settings import Settings
 from . import exit_codes
 from .terminal import lines, one_line
 

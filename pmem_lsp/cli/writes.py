@@ -22,8 +22,16 @@ from typing import Any, TextIO
 from ..engine.lifecycle.execute import carry_out
 from ..engine.lifecycle.fs_applier import ApplyError
 from ..engine.lifecycle.operations import context
-from ..engine.lifecycle.preview import (Preview, Request, applied_data, apply_previewed, preview, preview_data,
-                                        proposed_findings, refusal_data)
+from ..engine.lifecycle.preview import (
+    Preview,
+    Request,
+    applied_data,
+    apply_previewed,
+    preview,
+    preview_data,
+    proposed_findings,
+    refusal_data,
+)
 from ..engine.lifecycle.safety import Refusal
 from ..engine.report import diagnostics_data
 from ..engine.secrets import mask_text

@@ -17,8 +17,9 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import tools
 
@@ -114,7 +115,7 @@ def _sdk():
 def build_server(root: Path, *, elicitation: bool | None = None):
     """The FastMCP server for `root` (not started). `elicitation`: ask the user to confirm a
     write where the client can (default: unless $PMEM_MCP_ELICITATION is `off`)."""
-    from typing import Annotated, Literal, Optional
+    from typing import Annotated, Literal
 
     import anyio
     import pydantic
@@ -152,7 +153,7 @@ def build_server(root: Path, *, elicitation: bool | None = None):
             return _result(await anyio.to_thread.run_sync(work))
         except tools.ToolFailure as exc:
             return _error(name, exc)
-        except Exception as exc:  # noqa: BLE001 - any other failure is a tool error, never the end
+        except Exception as exc:  # any other failure is a tool error, never the end
             return _internal(name, exc)
 
     def annotations(title: str, **hints: Any) -> ToolAnnotations:
@@ -162,7 +163,8 @@ def build_server(root: Path, *, elicitation: bool | None = None):
         return server.tool(name=name, title=title, description=DESCRIPTIONS[name],
                            annotations=annotations(title, **hints))
 
-    Path_ = Annotated[str, Field(description="A memory file's path relative to the memory root, e.g. `projects/kiln.md`.")]
+    Path_ = Annotated[str, Field(description="A memory file's path relative to the memory root, "
+                                             "e.g. `projects/kiln.md`.")]
 
     @tool("memory_load", "Load baseline memory", **_READ_ONLY)
     async def memory_load() -> CallToolResult:
@@ -187,12 +189,12 @@ def build_server(root: Path, *, elicitation: bool | None = None):
 
     @tool("memory_check", "Check memory files", **_READ_ONLY)
     async def memory_check(
-        paths: Annotated[Optional[list[str]], Field(description="Files to report on (relative to the root); "
-                                                                "omit for all.")] = None,
-        path: Annotated[Optional[str], Field(description="With `content`: where the proposed text would be "
-                                                         "saved.")] = None,
-        content: Annotated[Optional[str], Field(description="A proposed text, checked as if it were at `path`; "
-                                                            "nothing is written.")] = None,
+        paths: Annotated[list[str] | None, Field(description="Files to report on (relative to the root); "
+                                                             "omit for all.")] = None,
+        path: Annotated[str | None, Field(description="With `content`: where the proposed text would be "
+                                                      "saved.")] = None,
+        content: Annotated[str | None, Field(description="A proposed text, checked as if it were at `path`; "
+                                                         "nothing is written.")] = None,
     ) -> CallToolResult:
         return await run_tool("memory_check", lambda: tools.check(root, paths, path, content))
 
@@ -201,14 +203,14 @@ def build_server(root: Path, *, elicitation: bool | None = None):
     async def memory_preview(
         operation: Annotated[Literal["save", "route", "upgrade", "archive", "delete", "recover", "purge"],
                              Field(description="What to do.")],
-        path: Annotated[Optional[str], Field(description="The file, relative to the memory root (all operations "
-                                                         "but upgrade). delete, recover and purge take the "
-                                                         "original path or the `_archive/…` location.")] = None,
-        content: Annotated[Optional[str], Field(description="save: the file's whole new text.")] = None,
-        description: Annotated[Optional[str], Field(description="save, route: the route's description "
-                                                                "(default: the first summary bullet).")] = None,
-        reason: Annotated[Optional[str], Field(description="archive: why, in the user's words (kept in the "
-                                                           "archive record).")] = None,
+        path: Annotated[str | None, Field(description="The file, relative to the memory root (all operations "
+                                                      "but upgrade). delete, recover and purge take the "
+                                                      "original path or the `_archive/…` location.")] = None,
+        content: Annotated[str | None, Field(description="save: the file's whole new text.")] = None,
+        description: Annotated[str | None, Field(description="save, route: the route's description "
+                                                             "(default: the first summary bullet).")] = None,
+        reason: Annotated[str | None, Field(description="archive: why, in the user's words (kept in the "
+                                                        "archive record).")] = None,
         route: Annotated[bool, Field(description="save: add the `_index.md` route for a new active file.")] = True,
     ) -> CallToolResult:
         return await run_tool("memory_preview", lambda: tools.make_preview(
@@ -252,7 +254,7 @@ def build_server(root: Path, *, elicitation: bool | None = None):
             await confirmed(ctx, pending)
         except tools.ToolFailure as exc:
             return _error("memory_apply", exc)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             return _internal("memory_apply", exc)
         return await run_tool("memory_apply", lambda: tools.apply(root, pending, token))
 
@@ -264,7 +266,7 @@ def _can_elicit(ctx) -> bool:
     the modes existed)."""
     try:
         params = ctx.session.client_params
-    except Exception:  # noqa: BLE001 - no session information: do not ask
+    except Exception:  # no session information: do not ask
         return False
     caps = getattr(params, "capabilities", None) if params is not None else None
     found = getattr(caps, "elicitation", None) if caps is not None else None

@@ -53,7 +53,8 @@ class Request:
         """What the token binds: the arguments, the content by its hash."""
         content = self.content if isinstance(self.content, str) else None
         return {"path": self.path if isinstance(self.path, str) else None, "reason": self.reason,
-                "content": None if content is None else hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest(),
+                "content": (None if content is None
+                            else hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()),
                 "description": self.description, "route": self.route}
 
 

@@ -20,8 +20,20 @@ from ..settings import resolve_settings
 from ..zones import INDEX, Zone, is_markdown, zone_of
 from .changes import AddRoute, CreateText, ReplaceText, apply_change
 from .plan import MakeDir, Plan, Step, WriteText
-from .safety import (COLLISION, PROTECTED, SECRET, SOURCE, STATE, Refusal, check_not_protected, refuse_secret,
-                     require_source, resolve_inside, validate_relative, validate_target)
+from .safety import (
+    COLLISION,
+    PROTECTED,
+    SECRET,
+    SOURCE,
+    STATE,
+    Refusal,
+    check_not_protected,
+    refuse_secret,
+    require_source,
+    resolve_inside,
+    validate_relative,
+    validate_target,
+)
 
 CONTENT = "content"  # the proposed text cannot be a memory file as given
 PREVIEW_LINES = 60  # lines of a new file or a diff shown in the text preview

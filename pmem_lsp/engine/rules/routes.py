@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..findings import Finding, at_line, file_finding
 from ..fixes import Fix, TextEdit, text_fix, text_of
-from ..index_edit import insert_route, link_destination, reads_back, route_for, remove_lines, routes_to
+from ..index_edit import insert_route, link_destination, reads_back, remove_lines, route_for, routes_to
 from ..index_routes import LINK, WIKI, IndexModel, Route, parse_index
 from ..paths import ABSOLUTE, EMPTY, OUTSIDE, URL
 from ..root_state import FileEntry, RootState
