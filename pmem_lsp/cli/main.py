@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from .. import __version__
 from . import exit_codes
@@ -172,7 +173,7 @@ def _main(argv: list[str] | None) -> int:
     return _check_or_health(root, args)
 
 
-def _write(root, args: argparse.Namespace, argv: list[str] | None) -> int:
+def _write(root: Path, args: argparse.Namespace, argv: list[str] | None) -> int:
     from ..engine.lifecycle.preview import Request
     from .writes import run_write
 
@@ -209,7 +210,7 @@ def _read_content(content_file: str | None) -> str | None:
         return None
 
 
-def _check_or_health(root, args: argparse.Namespace) -> int:
+def _check_or_health(root: Path, args: argparse.Namespace) -> int:
     from ..engine.findings import Severity
     from ..engine.settings import SettingsError, resolve_settings
     from ..engine.zones import looks_like_root

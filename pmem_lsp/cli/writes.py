@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from ..engine.lifecycle.execute import carry_out
 from ..engine.lifecycle.fs_applier import ApplyError
 from ..engine.lifecycle.operations import context
+from ..engine.lifecycle.plan import Plan
 from ..engine.lifecycle.preview import (
     Preview,
     Request,
@@ -153,7 +154,7 @@ def _apply_token(root: Path, request: Request, token: str, io: _Output) -> int:
     return _done(io, plan, done)
 
 
-def _done(io: _Output, plan, done: list[str]) -> int:
+def _done(io: _Output, plan: Plan, done: list[str]) -> int:
     if io.json:
         io.data(applied_data(plan, done))
     else:

@@ -216,8 +216,8 @@ class MemoryHost:
         Returns every path that has findings, or had them before."""
         before = set(root.analysis.final) if root.analysis is not None else set()
         changed: set[str] = set()
-        for rel in sorted(root.changed_while_scanning or ()):
-            changed |= state.refresh(rel)
+        for changed_rel in sorted(root.changed_while_scanning or ()):
+            changed |= state.refresh(changed_rel)
         root.changed_while_scanning = None
         for path, buffer in self.buffers.items():
             rel = root.rel(path)

@@ -19,9 +19,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import tools
+
+if TYPE_CHECKING:  # the SDK is an optional extra: imported at run time where it is used
+    from mcp.server.fastmcp import Context, FastMCP
+    from mcp.server.fastmcp.exceptions import ToolError
+    from mcp.types import CallToolResult
 
 log = logging.getLogger(__name__)
 
@@ -80,22 +85,22 @@ DESCRIPTIONS = {
 }
 
 
-def _result(data: dict[str, Any], error: bool = False):
+def _result(data: dict[str, Any], error: bool = False) -> "CallToolResult":
     from mcp.types import CallToolResult, TextContent
 
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, indent=2, ensure_ascii=False))],
                           structuredContent=data, isError=error)
 
 
-def _failure(name: str, kind: str, message: str):
+def _failure(name: str, kind: str, message: str) -> "CallToolResult":
     return _error(name, tools.ToolFailure(kind, message))
 
 
-def _error(name: str, exc: "tools.ToolFailure"):
+def _error(name: str, exc: "tools.ToolFailure") -> "CallToolResult":
     return _result(exc.data(write=name in WRITE_TOOLS), error=True)
 
 
-def _internal(name: str, exc: BaseException):
+def _internal(name: str, exc: BaseException) -> "CallToolResult":
     # The exception's text can quote memory (a path, a line): the client gets its kind only;
     # the traceback goes to stderr through the redaction (docs/architecture.md, "Invariants").
     log.error("%s failed", name, exc_info=exc)
@@ -103,7 +108,7 @@ def _internal(name: str, exc: BaseException):
                                 "the server's log on stderr has the details")
 
 
-def _sdk():
+def _sdk() -> "tuple[type[Context], type[FastMCP], type[ToolError]]":
     """The SDK's parts this module uses; ImportError when the extra is not installed."""
     import mcp.types as types  # noqa: F401
     from mcp.server.fastmcp import Context, FastMCP
@@ -112,25 +117,26 @@ def _sdk():
     return Context, FastMCP, ToolError
 
 
-def build_server(root: Path, *, elicitation: bool | None = None):
+def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
     """The FastMCP server for `root` (not started). `elicitation`: ask the user to confirm a
     write where the client can (default: unless $PMEM_MCP_ELICITATION is `off`)."""
     from typing import Annotated, Literal
 
     import anyio
     import pydantic
+    from mcp.server.fastmcp import Context, FastMCP
+    from mcp.server.fastmcp.exceptions import ToolError
     from mcp.shared.exceptions import McpError
     from mcp.types import CallToolResult, ToolAnnotations
     from pydantic import BaseModel, Field
-
-    Context, FastMCP, ToolError = _sdk()
     if elicitation is None:
         elicitation = os.environ.get(ELICITATION_ENV, "").strip().lower() not in ("off", "0", "no", "false")
     root = Path(root)
     previews = tools.Previews()
 
     class Server(FastMCP):
-        async def call_tool(self, name: str, arguments: dict[str, Any]):
+        # Any: CallToolResult too, which the low-level server takes and the SDK's annotation omits.
+        async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
             # What the SDK would turn into an error text that quotes the arguments (a
             # pydantic error shows the value it rejected): a clean tool error instead.
             try:
@@ -159,7 +165,7 @@ def build_server(root: Path, *, elicitation: bool | None = None):
     def annotations(title: str, **hints: Any) -> ToolAnnotations:
         return ToolAnnotations(title=title, **hints)
 
-    def tool(name: str, title: str, **hints: Any):
+    def tool(name: str, title: str, **hints: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         return server.tool(name=name, title=title, description=DESCRIPTIONS[name],
                            annotations=annotations(title, **hints))
 
@@ -220,7 +226,7 @@ def build_server(root: Path, *, elicitation: bool | None = None):
         confirm: bool = Field(title="Apply this change",
                               description="Yes writes exactly the change shown; no leaves memory as it is.")
 
-    async def confirmed(ctx, pending: tools.Pending) -> None:
+    async def confirmed(ctx: Context, pending: tools.Pending) -> None:
         """Ask the user, where the client can; raise ToolFailure unless they said yes."""
         if not elicitation or not _can_elicit(ctx):
             return
@@ -261,7 +267,7 @@ def build_server(root: Path, *, elicitation: bool | None = None):
     return server
 
 
-def _can_elicit(ctx) -> bool:
+def _can_elicit(ctx: "Context") -> bool:
     """The client declared form elicitation (an empty `elicitation: {}` means form, as before
     the modes existed)."""
     try:

@@ -111,7 +111,7 @@ def _core_files(root: Path) -> list[str]:
 def load(root: Path) -> dict[str, Any]:
     """The format's loading: every file in `_core/` and the routes of `_index.md` — never
     `_archive/`."""
-    core = []
+    core: list[dict[str, Any]] = []
     for rel in _core_files(root):
         try:
             text, size, truncated = _read(root, rel)
