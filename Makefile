@@ -8,7 +8,7 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 DEMO := examples/demo-memory
 
-.PHONY: demo test test-vscode bench install install-test schemas docs clean vscode
+.PHONY: demo lint test test-vscode bench install install-test schemas docs clean vscode
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,9 +35,15 @@ demo: $(STAMP_RUN)
 	@echo "== pmem status =="
 	@$(BIN)/pmem --root $(DEMO) status
 
+# ruff over the package, the benchmarks and the tests; mypy over the package. Both are
+# configured in pyproject.toml and pinned in the test extras. `make test` runs this first.
+lint: $(STAMP_TEST)
+	$(BIN)/ruff check pmem_lsp benchmarks tests
+	$(BIN)/mypy pmem_lsp
+
 # With npm on PATH, tests/test_editors_vscode.py also runs `npm ci`, build, unit tests and
 # `npm run package` in editors/vscode (the .vsix lands there; node_modules and *.vsix are ignored).
-test: $(STAMP_TEST)
+test: $(STAMP_TEST) lint
 	$(BIN)/python -m pytest -q
 
 # The VS Code extension alone: editors/vscode/pmem-lsp-<version>.vsix.
@@ -67,6 +73,6 @@ docs: $(STAMP_RUN)
 	$(BIN)/pmem rules --format markdown > docs/rules.md
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache
 	rm -rf editors/vscode/node_modules editors/vscode/dist editors/vscode/out editors/vscode/*.vsix
 	rm -rf .cache/vscode-e2e/run .cache/vscode-e2e/screenshots  # the e2e's tools stay cached

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from pmem_lsp.engine.analysis import analyze
 from pmem_lsp.engine.findings import Finding

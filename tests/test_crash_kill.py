@@ -102,7 +102,7 @@ def plan_for(root: Path, op: str) -> Plan:
 # -- what must hold after a kill --------------------------------------------------------------------
 def all_files(root: Path) -> dict[str, bytes]:
     out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, _dirnames, filenames in os.walk(root):
         for name in filenames:
             p = Path(dirpath) / name
             out[p.relative_to(root).as_posix()] = p.read_bytes()
@@ -450,9 +450,9 @@ async def test_server_killed_at_each_step(tmp_path: Path, zygote: str, op: str, 
         shutil.copytree(template, roots[-1])
     (tmp_path / "runs").mkdir()
     outcomes = await at_most(3, [server_run(zygote, root, op, moves, kill, tmp_path / "runs" / str(i))
-                                 for i, (root, kill) in enumerate(zip(roots, kills))])
+                                 for i, (root, kill) in enumerate(zip(roots, kills, strict=True))])
     states = [inv.start]
-    for root, kill, (killed, result) in zip(roots, kills, outcomes):
+    for root, kill, (killed, result) in zip(roots, kills, outcomes, strict=True):
         where = f"{op} {'editor' if moves else 'server'} killed at {kill}"
         completes = kill == ("edit", edits + 1) if moves else kill == kills[-1]
         assert killed != completes, where

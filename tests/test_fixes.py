@@ -41,7 +41,7 @@ def apply(text: str, edits: list[TextEdit]) -> str:
     """Apply non-overlapping edits (all on one file) as an editor would."""
     spans = sorted(((offset(text, e.line, e.col), offset(text, e.end_line, e.end_col), e.new_text)
                     for e in edits), key=lambda s: (s[0], s[1]))
-    for (s1, e1, _), (s2, _e2, _) in zip(spans, spans[1:]):
+    for (s1, e1, _), (s2, _e2, _) in zip(spans, spans[1:], strict=False):
         assert e1 <= s2 and not (s1 == e1 == s2), "overlapping edits"
     for start, end, new in reversed(spans):
         assert start <= end

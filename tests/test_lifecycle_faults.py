@@ -170,7 +170,7 @@ def test_each_step_failing_in_turn(tmp_path, scenario, monkeypatch):
         calls = []
         real = fs_applier.apply_step
 
-        def failing(root_, step, _k=k):
+        def failing(root_, step, _k=k, calls=calls, real=real):
             calls.append(step)
             if len(calls) - 1 == _k:
                 raise OSError(errno.EIO, "injected I/O error")
@@ -196,7 +196,7 @@ def test_each_index_write_failing_in_turn(tmp_path, scenario, monkeypatch):
         seen = []
         real = fs_applier.write_atomic
 
-        def failing(path, text, bom=False, create=False, expected=None, _k=k):
+        def failing(path, text, bom=False, create=False, expected=None, _k=k, seen=seen, real=real):
             seen.append(path)
             if len(seen) - 1 == _k:
                 raise OSError(errno.ENOSPC, "No space left on device")

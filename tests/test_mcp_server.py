@@ -20,14 +20,14 @@ import pytest
 
 pytest.importorskip("mcp.server.fastmcp", reason="the mcp extra is not installed: pip install -e '.[mcp]'")
 
-from mcp import ClientSession, StdioServerParameters, types  # noqa: E402
-from mcp.client.stdio import get_default_environment, stdio_client  # noqa: E402
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import get_default_environment, stdio_client
 
-from engine_helpers import active_file, make_root  # noqa: E402
-from pmem_lsp.engine.health import memory_health  # noqa: E402
-from pmem_lsp.engine.settings import resolve_settings  # noqa: E402
-from pmem_lsp.engine.status import memory_status  # noqa: E402
-from pmem_lsp.engine.secrets import mask_text  # noqa: E402
+from engine_helpers import active_file, make_root
+from pmem_lsp.engine.health import memory_health
+from pmem_lsp.engine.settings import resolve_settings
+from pmem_lsp.engine.status import memory_status
+from pmem_lsp.engine.secrets import mask_text
 
 FAKE_KEY = "AKIA" + "J7QX2M4RZ8KD5N3V"  # the shape of an AWS access key id
 NOTE = ("# Kiln firing log\n\n## Summary\n\n- Bisque firings run to cone 04.\n- Glaze firings run to cone 6.\n"
@@ -51,10 +51,10 @@ async def session(root: Path, log: Path, elicitation_callback=None, env: dict[st
     params = StdioServerParameters(command=sys.executable, args=["-m", "pmem_lsp.mcp", "--root", str(root)],
                                    env={**get_default_environment(), **(env or {})})
     with open(log, "a", encoding="utf-8") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write, elicitation_callback=elicitation_callback) as client:
-                await client.initialize()
-                yield client
+        async with (stdio_client(params, errlog=errlog) as (read, write),
+                    ClientSession(read, write, elicitation_callback=elicitation_callback) as client):
+            await client.initialize()
+            yield client
 
 
 async def call(client: ClientSession, name: str, arguments: dict[str, Any] | None = None) -> tuple[bool, dict, str]:
@@ -95,9 +95,8 @@ async def test_the_instructions_tell_an_agent_to_preview_and_ask_before_applying
     root = make_root(tmp_path)
     params = StdioServerParameters(command=sys.executable, args=["-m", "pmem_lsp.mcp", "--root", str(root)])
     with open(log, "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as client:
-                init = await client.initialize()
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as client:
+            init = await client.initialize()
     assert init.serverInfo.name == "pmem"
     head = init.instructions[:512]  # Codex keeps the first 512 characters
     assert "memory_load" in head and "memory_preview" in head and "memory_apply" in head and "yes" in head

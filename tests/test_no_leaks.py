@@ -29,9 +29,9 @@ from lsp_helpers import base_files, summary_file, write_root
 from raw_lsp import RawServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import secrets_eval as ev  # noqa: E402  (the PM401 evaluation set's generators: real formats)
+import secrets_eval as ev  # the PM401 evaluation set's generators: real formats
 
-from pmem_lsp.engine.redaction import RedactingFilter, install, redact_text  # noqa: E402
+from pmem_lsp.engine.redaction import RedactingFilter, install, redact_text
 
 _rng = random.Random(20261130)
 # Built at run time in the formats the detector knows; never real credentials.
@@ -254,7 +254,7 @@ def test_install_is_idempotent_and_covers_the_last_resort_handler():
         assert sys.excepthook is not saved[0]
     finally:  # this process is pytest's: leave its logging as it was
         sys.excepthook, threading.excepthook = saved[0], saved[1]
-        for h, filters in zip(handlers, saved[2]):
+        for h, filters in zip(handlers, saved[2], strict=True):
             h.filters[:] = filters
 
 
@@ -354,7 +354,7 @@ def server_output(session: RawServer, skip_code_actions: bool = True) -> str:
     """Everything the server wrote (bodies and stderr), code action answers excepted when
     asked (their edits hold the user's own text, moved or replaced)."""
     bodies = []
-    for body, message in zip(session.raw, session.received):
+    for body, message in zip(session.raw, session.received, strict=False):
         if skip_code_actions and "result" in message and isinstance(message["result"], list) and any(
                 isinstance(a, dict) and "kind" in a and "title" in a for a in message["result"]):
             continue

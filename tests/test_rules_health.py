@@ -263,7 +263,6 @@ def test_pm502_only_in_active_files_and_its_reason_quotes_the_line(tmp_path):
     found = only(findings(root), "PM5")
     assert rows(found) == [("notes/done.md", 2, "PM502")]
     assert (found[0].col, found[0].end_col) == (0, len("Status: done"))
-    state = scan(root)
     assert archive_reason(found[0]) == "concluded: Status: done"
 
 

@@ -5,7 +5,6 @@ back, moves keep the modification time, and a query never swallows diagnostics."
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys

@@ -9,17 +9,16 @@ from collections import Counter
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
-from ..engine.analysis import analyze
-from ..engine.checking import check_files, root_relative
-from ..engine.settings import Settings
-from ..engine.catalogue import RULES, severity_of
-from ..engine.findings import Finding, Severity
 from .. import __version__
+from ..engine.analysis import analyze
+from ..engine.catalogue import RULES, severity_of
+from ..engine.checking import check_files, root_relative
+from ..engine.findings import Finding, Severity
 from ..engine.report import build_report, sarif_report
 from ..engine.root_state import RootState
+from ..engine.settings import Settings
 from . import exit_codes
 from .terminal import lines, one_line
-
 
 
 def _count(n: int, severity: Severity) -> str:
@@ -33,7 +32,8 @@ MAX_PER_CODE = 10  # text output: findings shown per rule before the rest are co
 def _summary(findings: list[Finding], files: int) -> str:
     counts = Counter(severity_of(f) for f in findings)
     total = len(findings)
-    detail = ", ".join(_count(counts[s], s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFORMATION, Severity.HINT))
+    detail = ", ".join(_count(counts[s], s)
+                       for s in (Severity.ERROR, Severity.WARNING, Severity.INFORMATION, Severity.HINT))
     noun = "problem" if total == 1 else "problems"
     where = f"{files} Markdown file" + ("" if files == 1 else "s")
     return f"{total} {noun} ({detail}) in {where}\n" if total else f"No problems in {where}\n"
@@ -81,7 +81,8 @@ def _gh_escape(text: str, prop: bool = False) -> str:
     return text
 
 
-_GH_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "notice", Severity.HINT: "notice"}
+_GH_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning",
+             Severity.INFORMATION: "notice", Severity.HINT: "notice"}
 
 
 def _github(findings: list[Finding], root: Path, out: TextIO) -> None:

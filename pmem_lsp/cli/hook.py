@@ -15,9 +15,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from . import exit_codes
+
+if TYPE_CHECKING:
+    from ..engine.hooks import ToolWrite
+    from ..engine.settings import Settings
 
 BLOCK = 2  # Claude Code: a PreToolUse hook's exit 2 blocks the call
 HOOK_ERROR = 1  # a non-blocking error, shown to the user
@@ -67,7 +71,7 @@ def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO) ->
         return HOOK_ERROR
 
 
-def _settings(root: Path, err: TextIO):
+def _settings(root: Path, err: TextIO) -> Settings:
     from ..engine.settings import Settings, SettingsError, resolve_settings
 
     try:
@@ -83,7 +87,7 @@ def _current(path: Path) -> str | None:
     return read_regular_text(path)
 
 
-def _pre_write(root: Path, rel: str, zone: str, write, err: TextIO) -> int:
+def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -> int:
     from ..engine.hooks import new_secrets, resulting_text
     from .terminal import one_line
 
@@ -107,7 +111,7 @@ def _pre_write(root: Path, rel: str, zone: str, write, err: TextIO) -> int:
     return BLOCK
 
 
-def _post_write(root: Path, rel: str, write, out: TextIO, err: TextIO) -> int:
+def _post_write(root: Path, rel: str, write: ToolWrite, out: TextIO, err: TextIO) -> int:
     from ..engine.catalogue import RULES, severity_of
     from ..engine.checking import check_files
     from ..engine.hooks import written_lines

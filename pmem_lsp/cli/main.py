@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from .. import __version__
 from . import exit_codes
@@ -176,7 +177,7 @@ def _main(argv: list[str] | None) -> int:
     return _check_or_health(root, args)
 
 
-def _write(root, args: argparse.Namespace, argv: list[str] | None) -> int:
+def _write(root: Path, args: argparse.Namespace, argv: list[str] | None) -> int:
     from ..engine.lifecycle.preview import Request
     from .writes import run_write
 
@@ -213,7 +214,7 @@ def _read_content(content_file: str | None) -> str | None:
         return None
 
 
-def _check_or_health(root, args: argparse.Namespace) -> int:
+def _check_or_health(root: Path, args: argparse.Namespace) -> int:
     import gc
 
     # A check builds ~50 long-lived objects per file and frees few: with the default

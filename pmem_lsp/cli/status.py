@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from ..engine.settings import SettingsError, resolve_settings
 from ..engine.secrets import mask_data
+from ..engine.settings import SettingsError, resolve_settings
 from ..engine.status import memory_status
 from . import exit_codes
 from .terminal import lines

@@ -22,8 +22,17 @@ from typing import Any, TextIO
 from ..engine.lifecycle.execute import carry_out
 from ..engine.lifecycle.fs_applier import ApplyError
 from ..engine.lifecycle.operations import context
-from ..engine.lifecycle.preview import (Preview, Request, applied_data, apply_previewed, preview, preview_data,
-                                        proposed_findings, refusal_data)
+from ..engine.lifecycle.plan import Plan
+from ..engine.lifecycle.preview import (
+    Preview,
+    Request,
+    applied_data,
+    apply_previewed,
+    preview,
+    preview_data,
+    proposed_findings,
+    refusal_data,
+)
 from ..engine.lifecycle.safety import Refusal
 from ..engine.report import diagnostics_data
 from ..engine.secrets import mask_text
@@ -145,7 +154,7 @@ def _apply_token(root: Path, request: Request, token: str, io: _Output) -> int:
     return _done(io, plan, done)
 
 
-def _done(io: _Output, plan, done: list[str]) -> int:
+def _done(io: _Output, plan: Plan, done: list[str]) -> int:
     if io.json:
         io.data(applied_data(plan, done))
     else:

@@ -25,8 +25,9 @@ from typing import Any
 from .analysis import Analysis
 from .archive_index import TRASHED, parse_date, record_location, records_of
 from .findings import Finding
-from .secrets import mask_text
 from .root_state import RootState
+from .secrets import mask_text
+from .settings import Settings
 from .zones import ARCHIVE_DIR, ARCHIVE_INDEX, TRASH_DIR, Zone, zone_of
 
 KEEP, ARCHIVE, DELETE = "keep active", "archive", "delete"
@@ -201,6 +202,6 @@ def _short(finding: Finding, reason: str | None) -> str:
     return reason or "a duplicate"
 
 
-def memory_health(root: Path, settings, today: dt.date | None = None) -> HealthReport:
+def memory_health(root: Path, settings: Settings, today: dt.date | None = None) -> HealthReport:
     """Scan and analyse `root`, then propose. Reads the root; writes nothing."""
     return health_report(Analysis(RootState.scan(root, settings), today))

@@ -18,7 +18,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported in the functions that need them: a hook starts fast
+    from .findings import Finding
+    from .settings import Settings
 
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit")
 
@@ -60,9 +64,10 @@ def _edits(write: ToolWrite) -> list[tuple[str, str, bool]]:
     if write.tool == "Edit" or "edits" not in write.tool_input:
         items = [write.tool_input]
     else:
-        items = write.tool_input.get("edits")
-        if not isinstance(items, list):
+        edits = write.tool_input.get("edits")
+        if not isinstance(edits, list):
             raise HookInputError(f"the {write.tool} call's `edits` is not a list")
+        items = edits
     out = []
     for item in items:
         old, new = (item.get("old_string"), item.get("new_string")) if isinstance(item, dict) else (None, None)
@@ -102,7 +107,7 @@ def written_lines(write: ToolWrite, after: str) -> set[int] | None:
     return lines
 
 
-def new_secrets(rel: str, before: str | None, after: str, settings) -> list:
+def new_secrets(rel: str, before: str | None, after: str, settings: Settings) -> list[Finding]:
     """PM401 findings in `after` whose value `before` did not hold: the secrets this write adds."""
     from .memory_file import MemoryFile
     from .rules.secrets import check_secrets
@@ -116,7 +121,7 @@ def new_secrets(rel: str, before: str | None, after: str, settings) -> list:
     return [f for f in found if _value(after, f) not in old]
 
 
-def _value(text: str, finding) -> str:
+def _value(text: str, finding: Finding) -> str:
     from .line_index import split_lines
 
     lines = split_lines(text)

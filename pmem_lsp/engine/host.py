@@ -19,10 +19,10 @@ from pathlib import Path
 from .analysis import Analysis, apply_settings
 from .findings import Finding
 from .memory_file import MemoryFile
-from .rules.summary import check_summary
-from .settings import Settings
 from .root_state import RootState
 from .root_state import read_regular_text as read_disk_text
+from .rules.summary import check_summary
+from .settings import Settings
 from .zones import is_markdown, zone_of
 
 
@@ -216,8 +216,8 @@ class MemoryHost:
         Returns every path that has findings, or had them before."""
         before = set(root.analysis.final) if root.analysis is not None else set()
         changed: set[str] = set()
-        for rel in sorted(root.changed_while_scanning or ()):
-            changed |= state.refresh(rel)
+        for changed_rel in sorted(root.changed_while_scanning or ()):
+            changed |= state.refresh(changed_rel)
         root.changed_while_scanning = None
         for path, buffer in self.buffers.items():
             rel = root.rel(path)

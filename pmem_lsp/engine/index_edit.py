@@ -12,8 +12,8 @@ from collections import Counter
 from urllib.parse import quote
 
 from .archive_index import ArchiveRecord, parse_archive_index
+from .index_routes import ANGLE, BARE, CODE_SPAN, LINK, WIKI, Route, parse_index
 from .line_index import newline_of, split_keepends
-from .index_routes import BARE, CODE_SPAN, LINK, WIKI, ANGLE, Route, parse_index
 from .memory_file import MemoryFile
 from .secrets import find_secrets
 

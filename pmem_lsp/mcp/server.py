@@ -17,10 +17,16 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from . import tools
+
+if TYPE_CHECKING:  # the SDK is an optional extra: imported at run time where it is used
+    from mcp.server.fastmcp import Context, FastMCP
+    from mcp.server.fastmcp.exceptions import ToolError
+    from mcp.types import CallToolResult
 
 log = logging.getLogger(__name__)
 
@@ -79,22 +85,22 @@ DESCRIPTIONS = {
 }
 
 
-def _result(data: dict[str, Any], error: bool = False):
+def _result(data: dict[str, Any], error: bool = False) -> "CallToolResult":
     from mcp.types import CallToolResult, TextContent
 
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, indent=2, ensure_ascii=False))],
                           structuredContent=data, isError=error)
 
 
-def _failure(name: str, kind: str, message: str):
+def _failure(name: str, kind: str, message: str) -> "CallToolResult":
     return _error(name, tools.ToolFailure(kind, message))
 
 
-def _error(name: str, exc: "tools.ToolFailure"):
+def _error(name: str, exc: "tools.ToolFailure") -> "CallToolResult":
     return _result(exc.data(write=name in WRITE_TOOLS), error=True)
 
 
-def _internal(name: str, exc: BaseException):
+def _internal(name: str, exc: BaseException) -> "CallToolResult":
     # The exception's text can quote memory (a path, a line): the client gets its kind only;
     # the traceback goes to stderr through the redaction (docs/architecture.md, "Invariants").
     log.error("%s failed", name, exc_info=exc)
@@ -102,7 +108,7 @@ def _internal(name: str, exc: BaseException):
                                 "the server's log on stderr has the details")
 
 
-def _sdk():
+def _sdk() -> "tuple[type[Context], type[FastMCP], type[ToolError]]":
     """The SDK's parts this module uses; ImportError when the extra is not installed."""
     import mcp.types as types  # noqa: F401
     from mcp.server.fastmcp import Context, FastMCP
@@ -111,25 +117,26 @@ def _sdk():
     return Context, FastMCP, ToolError
 
 
-def build_server(root: Path, *, elicitation: bool | None = None):
+def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
     """The FastMCP server for `root` (not started). `elicitation`: ask the user to confirm a
     write where the client can (default: unless $PMEM_MCP_ELICITATION is `off`)."""
-    from typing import Annotated, Literal, Optional
+    from typing import Annotated, Literal
 
     import anyio
     import pydantic
+    from mcp.server.fastmcp import Context, FastMCP
+    from mcp.server.fastmcp.exceptions import ToolError
     from mcp.shared.exceptions import McpError
     from mcp.types import CallToolResult, ToolAnnotations
     from pydantic import BaseModel, Field
-
-    Context, FastMCP, ToolError = _sdk()
     if elicitation is None:
         elicitation = os.environ.get(ELICITATION_ENV, "").strip().lower() not in ("off", "0", "no", "false")
     root = Path(root)
     previews = tools.Previews()
 
     class Server(FastMCP):
-        async def call_tool(self, name: str, arguments: dict[str, Any]):
+        # Any: CallToolResult too, which the low-level server takes and the SDK's annotation omits.
+        async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
             # What the SDK would turn into an error text that quotes the arguments (a
             # pydantic error shows the value it rejected): a clean tool error instead.
             try:
@@ -152,17 +159,18 @@ def build_server(root: Path, *, elicitation: bool | None = None):
             return _result(await anyio.to_thread.run_sync(work))
         except tools.ToolFailure as exc:
             return _error(name, exc)
-        except Exception as exc:  # noqa: BLE001 - any other failure is a tool error, never the end
+        except Exception as exc:  # any other failure is a tool error, never the end
             return _internal(name, exc)
 
     def annotations(title: str, **hints: Any) -> ToolAnnotations:
         return ToolAnnotations(title=title, **hints)
 
-    def tool(name: str, title: str, **hints: Any):
+    def tool(name: str, title: str, **hints: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         return server.tool(name=name, title=title, description=DESCRIPTIONS[name],
                            annotations=annotations(title, **hints))
 
-    Path_ = Annotated[str, Field(description="A memory file's path relative to the memory root, e.g. `projects/kiln.md`.")]
+    Path_ = Annotated[str, Field(description="A memory file's path relative to the memory root, "
+                                             "e.g. `projects/kiln.md`.")]
 
     @tool("memory_load", "Load baseline memory", **_READ_ONLY)
     async def memory_load() -> CallToolResult:
@@ -187,12 +195,12 @@ def build_server(root: Path, *, elicitation: bool | None = None):
 
     @tool("memory_check", "Check memory files", **_READ_ONLY)
     async def memory_check(
-        paths: Annotated[Optional[list[str]], Field(description="Files to report on (relative to the root); "
-                                                                "omit for all.")] = None,
-        path: Annotated[Optional[str], Field(description="With `content`: where the proposed text would be "
-                                                         "saved.")] = None,
-        content: Annotated[Optional[str], Field(description="A proposed text, checked as if it were at `path`; "
-                                                            "nothing is written.")] = None,
+        paths: Annotated[list[str] | None, Field(description="Files to report on (relative to the root); "
+                                                             "omit for all.")] = None,
+        path: Annotated[str | None, Field(description="With `content`: where the proposed text would be "
+                                                      "saved.")] = None,
+        content: Annotated[str | None, Field(description="A proposed text, checked as if it were at `path`; "
+                                                         "nothing is written.")] = None,
     ) -> CallToolResult:
         return await run_tool("memory_check", lambda: tools.check(root, paths, path, content))
 
@@ -201,14 +209,14 @@ def build_server(root: Path, *, elicitation: bool | None = None):
     async def memory_preview(
         operation: Annotated[Literal["save", "route", "upgrade", "archive", "delete", "recover", "purge"],
                              Field(description="What to do.")],
-        path: Annotated[Optional[str], Field(description="The file, relative to the memory root (all operations "
-                                                         "but upgrade). delete, recover and purge take the "
-                                                         "original path or the `_archive/…` location.")] = None,
-        content: Annotated[Optional[str], Field(description="save: the file's whole new text.")] = None,
-        description: Annotated[Optional[str], Field(description="save, route: the route's description "
-                                                                "(default: the first summary bullet).")] = None,
-        reason: Annotated[Optional[str], Field(description="archive: why, in the user's words (kept in the "
-                                                           "archive record).")] = None,
+        path: Annotated[str | None, Field(description="The file, relative to the memory root (all operations "
+                                                      "but upgrade). delete, recover and purge take the "
+                                                      "original path or the `_archive/…` location.")] = None,
+        content: Annotated[str | None, Field(description="save: the file's whole new text.")] = None,
+        description: Annotated[str | None, Field(description="save, route: the route's description "
+                                                             "(default: the first summary bullet).")] = None,
+        reason: Annotated[str | None, Field(description="archive: why, in the user's words (kept in the "
+                                                        "archive record).")] = None,
         route: Annotated[bool, Field(description="save: add the `_index.md` route for a new active file.")] = True,
     ) -> CallToolResult:
         return await run_tool("memory_preview", lambda: tools.make_preview(
@@ -218,7 +226,7 @@ def build_server(root: Path, *, elicitation: bool | None = None):
         confirm: bool = Field(title="Apply this change",
                               description="Yes writes exactly the change shown; no leaves memory as it is.")
 
-    async def confirmed(ctx, pending: tools.Pending) -> None:
+    async def confirmed(ctx: Context, pending: tools.Pending) -> None:
         """Ask the user, where the client can; raise ToolFailure unless they said yes."""
         if not elicitation or not _can_elicit(ctx):
             return
@@ -252,19 +260,19 @@ def build_server(root: Path, *, elicitation: bool | None = None):
             await confirmed(ctx, pending)
         except tools.ToolFailure as exc:
             return _error("memory_apply", exc)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             return _internal("memory_apply", exc)
         return await run_tool("memory_apply", lambda: tools.apply(root, pending, token))
 
     return server
 
 
-def _can_elicit(ctx) -> bool:
+def _can_elicit(ctx: "Context") -> bool:
     """The client declared form elicitation (an empty `elicitation: {}` means form, as before
     the modes existed)."""
     try:
         params = ctx.session.client_params
-    except Exception:  # noqa: BLE001 - no session information: do not ask
+    except Exception:  # no session information: do not ask
         return False
     caps = getattr(params, "capabilities", None) if params is not None else None
     found = getattr(caps, "elicitation", None) if caps is not None else None

@@ -19,8 +19,15 @@ from ..engine.health import memory_health
 from ..engine.index_routes import parse_index
 from ..engine.lifecycle.fs_applier import ApplyError
 from ..engine.lifecycle.operations import context
-from ..engine.lifecycle.preview import (Request, applied_data, apply_previewed, preview, preview_data,
-                                        proposed_findings, refusal_data)
+from ..engine.lifecycle.preview import (
+    Request,
+    applied_data,
+    apply_previewed,
+    preview,
+    preview_data,
+    proposed_findings,
+    refusal_data,
+)
 from ..engine.lifecycle.safety import Refusal, resolve_inside, validate_relative
 from ..engine.memory_file import MemoryFile
 from ..engine.report import build_report, diagnostics_data
@@ -104,7 +111,7 @@ def _core_files(root: Path) -> list[str]:
 def load(root: Path) -> dict[str, Any]:
     """The format's loading: every file in `_core/` and the routes of `_index.md` — never
     `_archive/`."""
-    core = []
+    core: list[dict[str, Any]] = []
     for rel in _core_files(root):
         try:
             text, size, truncated = _read(root, rel)
@@ -141,7 +148,7 @@ def summary_of(doc: MemoryFile, rel: str) -> tuple[list[str] | None, list[str]]:
         return None, problems or ["PM100"]
     bullets = []
     starts = [b.line for b in section.bullets] + [section.end]
-    for bullet, nxt in zip(section.bullets, starts[1:]):
+    for bullet, nxt in zip(section.bullets, starts[1:], strict=True):
         more = [doc.lines[j].strip() for j in range(bullet.line + 1, nxt) if doc.lines[j].strip()]
         bullets.append(" ".join([bullet.text, *more]))
     return bullets, []

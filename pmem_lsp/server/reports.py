@@ -19,7 +19,6 @@ from lsprotocol import types as lsp
 from pydantic import BaseModel, ConfigDict
 
 from ..engine.health import health_report
-from ..engine.host import MemoryRoot
 from ..engine.status import memory_status
 from .commands import command_args, scanned_root, session_root
 from .diagnostics import refresh_root

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from ..engine.settings import Settings, SettingsError, resolve_settings
 from ..engine.analysis import Analysis
+from ..engine.host import MemoryRoot
 from ..engine.root_state import RootState
+from ..engine.settings import Settings, SettingsError, resolve_settings
 from ..engine.zones import discover_root, looks_like_root
 from .convert import uri_to_path
 from .diagnostics import log_read_problems, publish_findings, publish_paths
@@ -83,7 +84,7 @@ def configure_roots(server: PmemServer, folders: list[Path]) -> None:
     server.log(f"pmem: memory roots: {', '.join(str(r.path) for r in server.host.roots) or 'none'}")
 
 
-def drop_root(server: PmemServer, root) -> None:
+def drop_root(server: PmemServer, root: MemoryRoot) -> None:
     """A root is no longer served: forget it and clear everything it had published."""
     server.host.remove_root(root.path)
     server.scan_done.pop(root.path, None)
@@ -126,7 +127,7 @@ async def scan_all(server: PmemServer) -> None:
         await scan_root(server, root)
 
 
-def _scan_and_analyse(root_path: Path, settings) -> tuple[RootState, Analysis]:
+def _scan_and_analyse(root_path: Path, settings: Settings) -> tuple[RootState, Analysis]:
     state = RootState.scan(root_path, settings)
     return state, Analysis(state)
 
@@ -134,7 +135,7 @@ def _scan_and_analyse(root_path: Path, settings) -> tuple[RootState, Analysis]:
 PROGRESS_AFTER = 0.5  # seconds: a scan that takes longer shows work-done progress
 
 
-async def _progress_after_delay(server: PmemServer, root, token: str) -> None:
+async def _progress_after_delay(server: PmemServer, root: MemoryRoot, token: str) -> None:
     await asyncio.sleep(PROGRESS_AFTER)
     caps = server.client_capabilities.window
     if caps is None or not caps.work_done_progress:
@@ -149,7 +150,7 @@ async def _progress_after_delay(server: PmemServer, root, token: str) -> None:
     server.progress_tokens.add(token)
 
 
-async def scan_root(server: PmemServer, root) -> None:
+async def scan_root(server: PmemServer, root: MemoryRoot) -> None:
     """Scan and analyse in a worker thread so the loop keeps answering; install and publish
     on the loop. The root is watched for changes made outside the editor from before the scan
     starts: a change the scan may have missed (made after it read the file) is read again

@@ -70,7 +70,7 @@ def stop_watching(server: PmemServer, root: MemoryRoot) -> None:
 async def stop_all(server: PmemServer) -> None:
     entries = list(server.watchers.values())
     server.watchers.clear()
-    for stop, task in entries:
+    for stop, _task in entries:
         stop.set()
     for _stop, task in entries:
         try:

@@ -19,8 +19,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..archive_index import ArchiveRecord, record_location
-from ..index_edit import (append_record, find_records, insert_route, line_text, remove_lines, remove_record, routes_to,
-                          update_record)
+from ..index_edit import (
+    append_record,
+    find_records,
+    insert_route,
+    line_text,
+    remove_lines,
+    remove_record,
+    routes_to,
+    update_record,
+)
 from .safety import CHANGED, COLLISION, Refusal
 
 INDEX_SKELETON = "# Memory index\n"

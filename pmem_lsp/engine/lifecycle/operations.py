@@ -9,22 +9,55 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ..archive_index import ArchiveRecord, parse_date, record_location
 from ..index_edit import find_records, format_record, line_text, newline_of, route_for, routes_to
 from ..memory_file import MemoryFile
 from ..root_state import decode
-from ..zones import (ARCHIVE_DIR, ARCHIVE_INDEX, CORE_DIR, INDEX, TRASH_DIR, Zone, archive_location,
-                     looks_like_root, original_of, trash_location, zone_of)
-from .changes import (INDEX_SKELETON, AddRecord, AddRoute, CreateText, RemoveRecord, RemoveRoutes, UpdateRecord,
-                      apply_change,
-                      record_fields)
+from ..zones import (
+    ARCHIVE_DIR,
+    ARCHIVE_INDEX,
+    CORE_DIR,
+    INDEX,
+    TRASH_DIR,
+    Zone,
+    archive_location,
+    looks_like_root,
+    original_of,
+    trash_location,
+    zone_of,
+)
+from .changes import (
+    INDEX_SKELETON,
+    AddRecord,
+    AddRoute,
+    Change,
+    CreateText,
+    RemoveRecord,
+    RemoveRoutes,
+    UpdateRecord,
+    apply_change,
+    record_fields,
+)
 from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
-from .safety import (CHANGED, COLLISION, SOURCE, STATE, Refusal, refuse_secret, require_free, require_source,
-                     require_structure, resolve_inside, structure_missing, validate_relative, validate_target)
+from .safety import (
+    CHANGED,
+    COLLISION,
+    SOURCE,
+    STATE,
+    Refusal,
+    refuse_secret,
+    require_free,
+    require_source,
+    require_structure,
+    resolve_inside,
+    structure_missing,
+    validate_relative,
+    validate_target,
+)
 
 RECOVERY_DAYS = 30
 OPERATIONS = ("upgrade", "archive", "delete", "recover", "purge")  # the lifecycle; save and route write too
@@ -112,7 +145,7 @@ def locate(ctx: LifecycleContext, raw: object, op: str = "find archived files") 
 
 
 # -- the operations ---------------------------------------------------------------
-def _write(path: str, before: str | None, change) -> WriteText:
+def _write(path: str, before: str | None, change: Change) -> WriteText:
     """A write of `path` whose new text is `change` made on `before`: the text and the
     change that re-makes it at execution come from one rule (changes.apply_change)."""
     return WriteText(path, before, apply_change(change, path, before), change)
@@ -149,7 +182,7 @@ def plan_init(ctx: LifecycleContext) -> Plan:
     if root.exists() and (not root.is_dir() or looks_like_root(root)):
         raise Refusal(STATE, f"{root} is already a memory root (or not a folder); use upgrade")
     dirs = [CORE_DIR, "projects", "notes", ARCHIVE_DIR, TRASH_DIR]
-    steps: list[Step] = [MakeDir(".", private=True)] + [MakeDir(d) for d in dirs]
+    steps: list[Step] = [MakeDir(".", private=True), *(MakeDir(d) for d in dirs)]
     steps += [_write(INDEX, None, CreateText(INDEX_SKELETON)),
               _write(ARCHIVE_INDEX, None, CreateText(ARCHIVE_INDEX_SKELETON))]
     steps += [_write(rel, None, CreateText(text)) for rel, text in CORE_SKELETONS.items()]
@@ -221,16 +254,20 @@ def plan_delete(ctx: LifecycleContext, raw: object) -> Plan:
     require_free(root, dest)
     recover_by = ctx.today + dt.timedelta(days=RECOVERY_DAYS)
     archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
-    values = {"status": "trashed", "location": dest, "deleted": ctx.today.isoformat(), "recover-by": recover_by.isoformat()}
+    values = {"status": "trashed", "location": dest, "deleted": ctx.today.isoformat(),
+              "recover-by": recover_by.isoformat()}
     change = UpdateRecord(location, record_fields(found.record), tuple(values.items()))
     steps = (Move(location, dest), _write(ARCHIVE_INDEX, archive_text, change))
     preview = "\n".join([
         f"Delete {original} (move it to the trash)",
         f"  move: {location} → {dest}",
-        f"  _archive/_index.md: mark the record trashed, deleted {ctx.today.isoformat()}, recover by {recover_by.isoformat()}",
-        f"  To undo: recover {original} before {recover_by.isoformat()}; after that it may be purged (with a separate confirmation)",
+        f"  _archive/_index.md: mark the record trashed, deleted {ctx.today.isoformat()}, "
+        f"recover by {recover_by.isoformat()}",
+        f"  To undo: recover {original} before {recover_by.isoformat()}; "
+        "after that it may be purged (with a separate confirmation)",
     ])
-    return Plan("delete", location, steps, preview, "Delete", f"moved {location} to {dest}; recoverable until {recover_by.isoformat()}",
+    return Plan("delete", location, steps, preview, "Delete",
+                f"moved {location} to {dest}; recoverable until {recover_by.isoformat()}",
                 {"destination": dest, "recover-by": recover_by.isoformat()})
 
 
@@ -279,7 +316,8 @@ def plan_recover(ctx: LifecycleContext, raw: object) -> Plan:
                   f"    {route}"]
     else:
         lines += ["  _index.md: restore the saved route line exactly:", f"    {route}"]
-    lines.append("  _archive/_index.md: remove the record" if record is not None else "  _archive/_index.md: no record to remove")
+    lines.append("  _archive/_index.md: remove the record" if record is not None
+                 else "  _archive/_index.md: no record to remove")
     return Plan("recover", location, tuple(steps), "\n".join(lines), "Recover", f"recovered {original}",
                 {"destination": original, "route": route, "proposed": "yes" if proposed else "no"})
 
@@ -289,7 +327,8 @@ def plan_purge(ctx: LifecycleContext, raw: object) -> Plan:
     found = locate(ctx, raw, "purge")
     location = found.location
     if found.active or zone_of(location) is not Zone.TRASH:
-        raise Refusal(STATE, f"`{location}` is not in the trash; only trashed files past their recover-by date can be purged")
+        raise Refusal(STATE, f"`{location}` is not in the trash; "
+                             "only trashed files past their recover-by date can be purged")
     require_structure(root, "purge")
     require_source(root, location)
     if found.record is None:
@@ -298,7 +337,8 @@ def plan_purge(ctx: LifecycleContext, raw: object) -> Plan:
     if recover_by is None:
         raise Refusal(STATE, f"the record of `{location}` has no valid recover-by date")
     if recover_by >= ctx.today:
-        raise Refusal(STATE, f"`{location}` can still be recovered until {recover_by.isoformat()}; it cannot be purged yet")
+        raise Refusal(STATE, f"`{location}` can still be recovered until {recover_by.isoformat()}; "
+                             "it cannot be purged yet")
     archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
     steps = (Remove(location), _write(ARCHIVE_INDEX, archive_text, RemoveRecord(location, record_fields(found.record))))
     preview = "\n".join([

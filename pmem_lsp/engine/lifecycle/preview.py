@@ -18,7 +18,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..findings import Finding
 from ..secrets import mask_text
@@ -28,6 +28,9 @@ from .operations import LifecycleContext, context, make_plan
 from .plan import MakeDir, Move, Plan, Remove, WriteText
 from .safety import Refusal
 from .save import diff_lines
+
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 STALE = "stale-preview"
 WRITE_OPERATIONS = ("save", "route", "upgrade", "archive", "delete", "recover", "purge", "init")
@@ -53,7 +56,8 @@ class Request:
         """What the token binds: the arguments, the content by its hash."""
         content = self.content if isinstance(self.content, str) else None
         return {"path": self.path if isinstance(self.path, str) else None, "reason": self.reason,
-                "content": None if content is None else hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest(),
+                "content": (None if content is None
+                            else hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()),
                 "description": self.description, "route": self.route}
 
 
@@ -152,7 +156,7 @@ def changes(plan: Plan) -> list[dict[str, Any]]:
     return out
 
 
-def proposed_findings(root: Path, plan: Plan, settings) -> list[Finding]:
+def proposed_findings(root: Path, plan: Plan, settings: Settings) -> list[Finding]:
     """The findings on the files `plan` writes, as they would be after it (the rest of the
     root as it is): what a `save` preview shows the user before anything is written."""
     from ..analysis import Analysis

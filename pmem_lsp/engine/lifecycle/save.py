@@ -12,26 +12,42 @@ from __future__ import annotations
 
 import difflib
 import os
+from typing import TYPE_CHECKING
 
 from ..index_edit import route_for, routes_to
 from ..memory_file import MemoryFile
 from ..rules.secrets import check_secrets
-from ..settings import resolve_settings
+from ..settings import Settings, resolve_settings
 from ..zones import INDEX, Zone, is_markdown, zone_of
-from .changes import AddRoute, CreateText, ReplaceText, apply_change
+from .changes import AddRoute, Change, CreateText, ReplaceText, apply_change
 from .plan import MakeDir, Plan, Step, WriteText
-from .safety import (COLLISION, PROTECTED, SECRET, SOURCE, STATE, Refusal, check_not_protected, refuse_secret,
-                     require_source, resolve_inside, validate_relative, validate_target)
+from .safety import (
+    COLLISION,
+    PROTECTED,
+    SECRET,
+    SOURCE,
+    STATE,
+    Refusal,
+    check_not_protected,
+    refuse_secret,
+    require_source,
+    resolve_inside,
+    validate_relative,
+    validate_target,
+)
+
+if TYPE_CHECKING:
+    from .operations import LifecycleContext  # which imports this module
 
 CONTENT = "content"  # the proposed text cannot be a memory file as given
 PREVIEW_LINES = 60  # lines of a new file or a diff shown in the text preview
 
 
-def _write(path: str, before: str | None, change) -> WriteText:
+def _write(path: str, before: str | None, change: Change) -> WriteText:
     return WriteText(path, before, apply_change(change, path, before), change)
 
 
-def _destination(ctx, raw: object) -> tuple[str, Zone]:
+def _destination(ctx: LifecycleContext, raw: object) -> tuple[str, Zone]:
     rel = validate_relative(raw)
     zone = zone_of(rel)
     if zone in (Zone.ARCHIVE, Zone.TRASH, Zone.ARCHIVE_INDEX):
@@ -47,7 +63,7 @@ def _destination(ctx, raw: object) -> tuple[str, Zone]:
     return rel, zone
 
 
-def _check_content(rel: str, zone: Zone, content: object, settings) -> str:
+def _check_content(rel: str, zone: Zone, content: object, settings: Settings) -> str:
     if not isinstance(content, str):
         raise Refusal(CONTENT, "the content must be text")
     if not content.strip():
@@ -76,8 +92,8 @@ def diff_lines(rel: str, before: str, after: str) -> list[str]:
         before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{rel}", f"b/{rel}", n=2)]
 
 
-def plan_save(ctx, raw: object, content: object, description: str | None = None, route: bool = True,
-              settings=None) -> Plan:
+def plan_save(ctx: LifecycleContext, raw: object, content: object, description: str | None = None,
+              route: bool = True, settings: Settings | None = None) -> Plan:
     rel, zone = _destination(ctx, raw)
     refuse_secret("route description", description)
     settings = settings or resolve_settings(ctx.root)
@@ -122,7 +138,7 @@ def plan_save(ctx, raw: object, content: object, description: str | None = None,
     return Plan("save", rel, tuple(steps), "\n".join(lines), "Save", done, facts)
 
 
-def plan_route(ctx, raw: object, description: str | None = None) -> Plan:
+def plan_route(ctx: LifecycleContext, raw: object, description: str | None = None) -> Plan:
     rel = validate_target(ctx.root, raw)
     if zone_of(rel) is not Zone.ACTIVE or not is_markdown(rel):
         raise Refusal(STATE, f"`{rel}` is not an active memory file; only those are routed")
