@@ -103,7 +103,12 @@ class ReadProblem:
 
 def decode(data: bytes) -> str:
     """UTF-8 with or without BOM; invalid bytes become U+FFFD rather than an error."""
-    return data.decode("utf-8-sig", errors="replace").replace("\x00", "\ufffd")
+    # The same as `data.decode("utf-8-sig", "replace")`, without that codec's Python-level
+    # decoder; the NUL replacement only when there is a NUL (it copies the text).
+    if data[:3] == b"\xef\xbb\xbf":
+        data = data[3:]
+    text = data.decode("utf-8", "replace")
+    return text.replace("\x00", "\ufffd") if "\x00" in text else text
 
 
 def _cut(data: bytes, limit: int) -> int:
@@ -167,6 +172,34 @@ def read_regular_text(path: Path) -> str | None:
     return decode(data[:_cut(data, MAX_ANALYSED_BYTES)])
 
 
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+_READ_FLAGS_NOFOLLOW = _READ_FLAGS | getattr(os, "O_NOFOLLOW", 0)
+
+
+def _os_open(path: str, flags: int) -> int:
+    """The open of a scanned file (tests replace it to fail or swap files; it looks `os.open`
+    up on each call, so a test's patch of `os.open` sees the scan too)."""
+    return os.open(path, flags)
+
+
+def _read_fd(fd: int, limit: int, size_hint: int) -> bytes:
+    """Up to `limit` bytes of an open file, with `os.read` (no buffered file object): one
+    call for a file whose size is known, more while reads come back full."""
+    want = min(limit, size_hint + 1) if size_hint >= 0 else limit
+    data = os.read(fd, max(want, 1))
+    if len(data) < want or len(data) >= limit:
+        return data
+    chunks = [data]
+    got = len(data)
+    while got < limit:
+        more = os.read(fd, min(limit - got, 1 << 20))
+        if not more:
+            break
+        chunks.append(more)
+        got += len(more)
+    return b"".join(chunks)
+
+
 class _BecameLink(Exception):
     """The path was replaced by a symbolic link between its stat and its open."""
 
@@ -186,16 +219,17 @@ def _read_entry(root: Path, rel: str, zone: Zone, st: os.stat_result, follow: bo
     entry = FileEntry(rel, zone, st.st_size, st.st_mtime)
     if not is_markdown(rel):
         return entry
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    if not follow:
-        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        with open(root / rel, "rb", opener=lambda path, _flags: os.open(path, flags)) as fh:
-            fst = os.fstat(fh.fileno())
+        # os.open/os.read and a string path: no buffered file object, no Path join per file.
+        fd = _os_open(f"{root}/{rel}", _READ_FLAGS if follow else _READ_FLAGS_NOFOLLOW)
+        try:
+            fst = os.fstat(fd)
             problem = _not_regular(fst)
             if problem is not None:
                 return FileEntry(rel, zone, 0, 0.0, error=problem)
-            data = fh.read(MAX_ANALYSED_BYTES + 1)
+            data = _read_fd(fd, MAX_ANALYSED_BYTES + 1, fst.st_size)
+        finally:
+            os.close(fd)
     except FileNotFoundError:
         if follow and os.path.islink(root / rel):
             return FileEntry(rel, zone, 0, 0.0, error="broken symbolic link")
