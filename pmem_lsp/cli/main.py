@@ -129,6 +129,20 @@ def main(argv: list[str] | None = None) -> int:
         # Asked by hooks, editors and scripts on every start: no parser, no redaction, no engine.
         sys.stdout.write(f"pmem {__version__}\n")
         return exit_codes.OK
+    args = sys.argv[1:] if argv is None else argv
+    if "hook" in args[:3]:
+        # A hook on a file outside the root is the common case: no parser, no redaction, no engine.
+        from .hook import answer_outside, hook_call
+
+        call = hook_call(args)
+        if call is not None:
+            import io
+
+            text = sys.stdin.read()
+            answered = answer_outside(call[0], text)
+            if answered is not None:
+                return answered
+            sys.stdin = io.StringIO(text)  # the whole way reads it again
     from ..engine.redaction import install as install_redaction
 
     install_redaction()  # no secret value in a log line or a traceback on stderr (docs/SECURITY.md)
