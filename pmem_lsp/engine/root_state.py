@@ -55,10 +55,11 @@ class FileEntry:
     @property
     def doc(self) -> MemoryFile | None:
         """The parsed file, built on first use and kept until the text changes — except, in
-        the server (`keep_disk_docs(False)`), for a file read from disk: its document goes
-        to a small LRU shared by the process and is parsed again when asked after that."""
+        the server (`keep_disk_docs(False)`), for a file read from disk other than the two
+        indexes: its document goes to a small LRU shared by the process and is parsed again
+        when asked after that."""
         if self._doc is None and self.text is not None:
-            if not _keep["disk docs"] and not self.from_buffer:
+            if not _keep["disk docs"] and not self.from_buffer and self.zone not in _ALWAYS_KEPT:
                 return _recent_doc(self)
             self._doc = MemoryFile(self.text)
         return self._doc
@@ -87,6 +88,9 @@ class FileEntry:
 # ~120 MB without). The CLI, which exits, keeps them; the server keeps the documents of editor
 # buffers (every keystroke reads them) and the `RECENT_DOCS` last parsed of the others.
 RECENT_DOCS = 256
+# The indexes are read by the cross-file rules on every change (a 10k-route index takes tens of
+# milliseconds to parse): their documents are always kept.
+_ALWAYS_KEPT = frozenset({Zone.INDEX, Zone.ARCHIVE_INDEX})
 _keep = {"disk docs": True}
 _recent: OrderedDict[int, tuple[FileEntry, MemoryFile]] = OrderedDict()
 _recent_lock = threading.Lock()
