@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import sys
+import threading
 import tempfile
 from pathlib import Path
 
@@ -37,6 +39,13 @@ def test_outside_and_non_writes_are_answered_at_once_and_the_rest_is_not():
 
 
 def test_main_gives_what_run_hook_gives(monkeypatch, capsys):
+    # The whole way installs the secret redaction in this (pytest's) process: put it back after.
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    monkeypatch.setattr(threading, "excepthook", threading.excepthook)
+    handlers = [logging.lastResort, *logging.getLogger().handlers]
+    for h in handlers:
+        if h is not None:
+            monkeypatch.setattr(h, "filters", list(h.filters))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp, "root")
         (root / "notes").mkdir(parents=True)
