@@ -34,7 +34,7 @@ demo: $(STAMP_RUN)
 	@echo "== pmem status =="
 	@$(BIN)/pmem --root $(DEMO) status
 
-# With npm on PATH, tests/test_editors_vscode.py also runs `npm ci`, build, unit tests and
+# With npm on PATH, tests/editors/test_editors_vscode.py also runs `npm ci`, build, unit tests and
 # `npm run package` in editors/vscode (the .vsix lands there; node_modules and *.vsix are ignored).
 test: $(STAMP_TEST)
 	$(BIN)/python -m pytest -q

@@ -1,4 +1,4 @@
--- Driven by tests/test_neovim.py: archive a note from a real headless Neovim through the
+-- Driven by tests/editors/test_neovim.py: archive a note from a real headless Neovim through the
 -- code action, confirm through vim.ui.select, quit without writing anything: the test checks
 -- the disk.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/harness.lua")

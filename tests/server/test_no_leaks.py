@@ -7,7 +7,7 @@ exceptions included.
 
 A secret "leaks" when any 12-character piece of it appears (masked hints show at most four
 characters). The server is driven by a raw stdio client (`RawServer`) so that every byte it
-writes, stderr included, is checked; `tests/test_no_network.py` reuses it.
+writes, stderr included, is checked; `tests/server/test_no_network.py` reuses it.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import pytest
 from lsp_helpers import base_files, summary_file, write_root
 from raw_lsp import RawServer
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import secrets_eval as ev  # noqa: E402  (the PM401 evaluation set's generators: real formats)
 
 from pmem_lsp.engine.redaction import RedactingFilter, install, redact_text  # noqa: E402

@@ -1,4 +1,4 @@
--- Driven by tests/test_neovim.py: start pmem-lsp for a file under a memory root in a real
+-- Driven by tests/editors/test_neovim.py: start pmem-lsp for a file under a memory root in a real
 -- headless Neovim, wait for its diagnostics, edit the buffer, and write what Neovim shows
 -- as JSON to $PMEM_OUT.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/harness.lua")

@@ -1,4 +1,4 @@
--- Driven by tests/test_neovim.py: complete a whole route on an empty list item of `_index.md`
+-- Driven by tests/editors/test_neovim.py: complete a whole route on an empty list item of `_index.md`
 -- with Neovim's built-in LSP completion (omnifunc, confirmed with <C-y>), and report the line.
 -- Keys are typed for real: the script runs as a coroutine that gives the main loop back while
 -- it waits, so Neovim processes the typeahead (vim.wait alone does not).

@@ -23,7 +23,7 @@ import pytest
 from lsp_helpers import base_files, summary_file, write_root
 from pmem_lsp.cli.lifecycle import run_lifecycle
 
-DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo-memory"
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo-memory"
 AI = "_archive/_index.md"
 ROUTE = "- [Alpha](projects/alpha.md) — the alpha project"
 

@@ -12,7 +12,7 @@ import pytest
 
 from lsp_helpers import base_files, summary_file, write_root
 
-DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo-memory"
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo-memory"
 
 
 def pmem(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -210,7 +210,7 @@ def test_statistics_counts_each_code(legacy_root: Path):
 def test_sarif_is_valid_sarif_2_1_0_with_rules_and_regions(root: Path):
     import jsonschema
 
-    schema = json.loads((Path(__file__).parent / "data" / "sarif-2.1.0-rtm.5.json").read_text(encoding="utf-8"))
+    schema = json.loads((Path(__file__).resolve().parents[1] / "data" / "sarif-2.1.0-rtm.5.json").read_text(encoding="utf-8"))
     (root / "notes").mkdir()
     (root / "notes/a b#c.md").write_text("# A\n\nNo summary.\n")
     result = pmem("--root", str(root), "check", "--format", "sarif")

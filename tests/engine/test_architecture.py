@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ENGINE = Path(__file__).resolve().parent.parent / "pmem_lsp" / "engine"
+ENGINE = Path(__file__).resolve().parents[2] / "pmem_lsp" / "engine"
 FORBIDDEN = ("pygls", "lsprotocol")
 
 

@@ -1,4 +1,4 @@
--- Shared by the scripts tests/test_neovim.py runs: the environment they get, starting
+-- Shared by the scripts tests/editors/test_neovim.py runs: the environment they get, starting
 -- pmem-lsp on a file of the root, and writing the result as JSON before quitting.
 local H = {
   root = assert(os.getenv("PMEM_ROOT_UNDER_TEST")),

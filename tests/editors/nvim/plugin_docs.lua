@@ -1,4 +1,4 @@
--- Driven by tests/test_editors_nvim.py: run a configuration snippet copied from the docs
+-- Driven by tests/editors/test_editors_nvim.py: run a configuration snippet copied from the docs
 -- ($PMEM_SNIPPET), open the files in $PMEM_FILES (";"-separated) and write, per file, the
 -- pmem client's root and the diagnostics Neovim shows.
 local snippet = assert(os.getenv("PMEM_SNIPPET"))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "editors" / "vscode"
 NPM = shutil.which("npm")
 CLIENT_ONLY = {"pmem.server.path", "pmem.server.python", "pmem.trace.server"}

@@ -1,4 +1,4 @@
--- Driven by tests/test_neovim.py: hover on a route in `_index.md` from a real headless Neovim
+-- Driven by tests/editors/test_neovim.py: hover on a route in `_index.md` from a real headless Neovim
 -- and write what the server answered as JSON to $PMEM_OUT.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/harness.lua")
 local root = H.root

@@ -1,4 +1,4 @@
--- Driven by tests/test_neovim.py (issue 14, docs/design.md §5.1): both indexes loaded as buffers, an
+-- Driven by tests/editors/test_neovim.py (issue 14, docs/design.md §5.1): both indexes loaded as buffers, an
 -- agent archives a note with the CLI from outside, then the user archives another note from a
 -- code action; later the user `:edit`s the agent's old path (an empty buffer, never written)
 -- and recovers it. No :wall anywhere: the test reads the disk. With $PMEM_WITH_PLUGIN=1 the

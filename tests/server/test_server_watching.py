@@ -92,7 +92,7 @@ async def test_shutdown_stops_the_watchers(tmp_path: Path):
 async def test_a_long_first_scan_reports_work_done_progress(client: LanguageClient, tmp_path: Path):
     import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from generate_root import generate
 
     root = generate(tmp_path / "big", 2500)  # takes well over half a second to scan and check

@@ -8,7 +8,7 @@ from pathlib import Path
 from pmem_lsp.engine.report import CheckReport
 from pmem_lsp.schemas import SCHEMA_FILES, schema_text
 
-SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
 
 def test_committed_schemas_match_the_code():

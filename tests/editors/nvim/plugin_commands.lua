@@ -1,4 +1,4 @@
--- Driven by tests/test_editors_nvim.py: the plugin's user commands in a real headless Neovim.
+-- Driven by tests/editors/test_editors_nvim.py: the plugin's user commands in a real headless Neovim.
 -- vim.ui.input and vim.ui.select are the user; every workspace/executeCommand the plugin sends
 -- and its answer are recorded. The test checks the disk afterwards (no :wall here).
 local plugin = assert(os.getenv("PMEM_PLUGIN"))

@@ -1,7 +1,7 @@
 """Real notes (issue 13, docs/design.md §7): no false alarms, and the right findings, on memory roots
 shaped like Markdown nobody on this project wrote.
 
-Each fixture of `tests/realnotes.py` plants a few true problems and says exactly which
+Each fixture of `tests/engine/realnotes.py` plants a few true problems and says exactly which
 findings they must produce. Per fixture and per rule family, the engine's findings must be
 exactly those: anything more is a false alarm, anything less a miss. PM100 (a hint on every
 legacy file) and PM501 (stale) are allowed everywhere and left out.

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-DEMO = HERE.parent / "examples" / "demo-memory"
+REPO = HERE.parents[1]
+DEMO = REPO / "examples" / "demo-memory"
 NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
 
 
@@ -25,7 +26,7 @@ def run_lua(tmp_path: Path, root: Path, script: str, **extra: str) -> dict:
     env = {**os.environ, "PMEM_ROOT_UNDER_TEST": str(root), "PMEM_SERVER": str(server), "PMEM_OUT": str(out),
            "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_STATE_HOME": str(tmp_path / "state"),
            "XDG_DATA_HOME": str(tmp_path / "data"), "PMEM_PYTHON": sys.executable,
-           "PMEM_PLUGIN": str(HERE.parent / "editors" / "nvim"), **extra}
+           "PMEM_PLUGIN": str(REPO / "editors" / "nvim"), **extra}
     subprocess.run([NVIM, "--headless", "--clean", "-n", "-c", f"luafile {HERE / 'nvim' / script}"],
                    env=env, timeout=120, check=False, stdin=subprocess.DEVNULL, capture_output=True)
     return json.loads(out.read_text())

@@ -1,4 +1,4 @@
--- Driven by tests/test_editors_nvim.py: load the plugin in editors/nvim, open files inside and
+-- Driven by tests/editors/test_editors_nvim.py: load the plugin in editors/nvim, open files inside and
 -- outside a memory root, and write which buffers the pmem client attached to as JSON.
 local plugin = assert(os.getenv("PMEM_PLUGIN"))
 local root = assert(os.getenv("PMEM_ROOT_UNDER_TEST"))
