@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from lsp_helpers import base_files, summary_file, write_root
+from roots import DEMO, base_files, demo_copy, summary_file, write_root
 
-DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo-memory"
 
 
 def pmem(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -115,7 +113,7 @@ def test_demo_shows_its_deliberate_problems():
 
 def test_status_reads_core_and_index(tmp_path: Path):
     root = tmp_path / "demo"
-    shutil.copytree(DEMO, root)
+    demo_copy(root)
     result = pmem("--root", str(root), "status")
     assert result.returncode == 0
     lines = result.stdout.splitlines()

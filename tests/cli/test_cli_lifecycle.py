@@ -20,10 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from lsp_helpers import base_files, summary_file, write_root
+from roots import DEMO, base_files, demo_copy, summary_file, write_root
 from pmem_lsp.cli.lifecycle import run_lifecycle
 
-DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo-memory"
 AI = "_archive/_index.md"
 ROUTE = "- [Alpha](projects/alpha.md) — the alpha project"
 
@@ -103,7 +102,7 @@ def test_round_trip_with_yes(root: Path):
 
 def test_round_trip_on_a_copy_of_the_demo(tmp_path: Path):
     root = tmp_path / "demo"
-    shutil.copytree(DEMO, root)
+    demo_copy(root)
     before = digest(root)
     for args in (("archive", "projects/recipe-search.md"), ("delete", "projects/recipe-search.md"),
                  ("recover", "projects/recipe-search.md"), ("delete", "projects/ferry-ticket-etl.md"),
@@ -296,7 +295,7 @@ def test_init_works_in_an_existing_empty_folder(tmp_path: Path):
 def test_init_refuses_on_an_existing_root(root: Path, tmp_path: Path, existing):
     if existing == "demo":
         root = tmp_path / "demo"
-        shutil.copytree(DEMO, root)
+        demo_copy(root)
     before = digest(root)
     result = pmem("--root", str(root), "init", "--yes")
     assert result.returncode == 2 and "already a memory root" in result.stderr

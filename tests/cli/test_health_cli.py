@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from engine_helpers import DEMO, active_file, make_root
-from test_rules_health import CRANES, TRASH_RECORDS, edited, git
+from roots import CRANES, DEMO, TRASH_RECORDS, active_file, edited, git, make_root
 
 DAY = 86400.0
 

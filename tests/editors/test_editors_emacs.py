@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from roots import REPO, demo_copy
+
 EMACS = shutil.which("emacs")
 SERVER = REPO / ".venv" / "bin" / "pmem-lsp"
 
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.skipif(not _has_eglot() or not SERVER.exists(),
 
 def test_emacs_eglot_shows_diagnostics_and_archives_complete_on_disk(tmp_path: Path):
     root = tmp_path / "memory"
-    shutil.copytree(REPO / "examples" / "demo-memory", root)
+    demo_copy(root)
     route = next(line for line in (root / "_index.md").read_text(encoding="utf-8").splitlines()
                  if "projects/garden-sensors.md" in line)
     env = {**os.environ, "PMEM_EMACS_DIR": str(REPO / "editors" / "emacs"), "PMEM_SERVER": str(SERVER),

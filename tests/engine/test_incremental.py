@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from engine_helpers import TODAY, active_file, index_text, make_root, scan
+from engine_helpers import TODAY, scan
+from roots import active_file, index_text, make_root
 
 from pmem_lsp.engine.analysis import Analysis
 from pmem_lsp.engine.host import MemoryHost

@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 
 import pmem_lsp.engine.lifecycle.fs_applier as fs_applier
-from engine_helpers import active_file, findings, make_root
+from engine_helpers import findings
+from roots import active_file, make_root
 from pmem_lsp.engine.lifecycle.fs_applier import ApplyError, apply_plan, apply_step
 from pmem_lsp.engine.lifecycle.operations import context, make_plan
 from pmem_lsp.engine.lifecycle.plan import Move

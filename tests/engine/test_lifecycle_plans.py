@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from engine_helpers import active_file, findings, make_root, problems, rows
+from engine_helpers import findings, problems, rows
+from roots import active_file, make_root
 from pmem_lsp.engine.archive_index import parse_archive_index
 from pmem_lsp.engine.lifecycle.fs_applier import ApplyError, apply_plan
 from pmem_lsp.engine.lifecycle.operations import context, make_plan, replan

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from engine_helpers import active_file, make_root
+from roots import active_file, make_root
 from pmem_lsp.cli.lifecycle import run_lifecycle
 from pmem_lsp.engine.lifecycle.fs_applier import apply_plan
 from pmem_lsp.engine.lifecycle.operations import context, make_plan

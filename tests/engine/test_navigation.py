@@ -5,75 +5,18 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from engine_helpers import DEMO, TODAY, make_root, scan
+from engine_helpers import TODAY, scan
+from roots import TOKEN, make_root, navigation_demo
 from pmem_lsp.engine.analysis import Analysis
 from pmem_lsp.engine.navigation import (complete, definition, document_links, document_symbols, hover,
                                         lens_kinds, lens_title, ref_graph, references, rename_edits,
                                         workspace_symbols)
 from pmem_lsp.engine.settings import resolve_settings
 from pmem_lsp.engine.root_state import RootState
-
-TOKEN = "ghp_R7x2Kq9LmZ4vB8nW1cYt5pJ3sD6fH0gE2aUk"
-
-A_NOTE = """# A project
-
-Status: active
-
-## Summary
-- The a project keeps its facts here.
-- It links to [the retail pipeline](retail-pipeline.md).
-- Third fact about a.
-"""
-
-TRASH_RECORD = """
-## notes/old-recipes.md
-- status: trashed
-- original: notes/old-recipes.md
-- location: _archive/_trash/notes/old-recipes.md
-- index-line: - [Old recipes](notes/old-recipes.md) — recipes from 2024
-- archived: 2026-10-01
-- reason: replaced by the recipe search
-- deleted: 2026-11-20
-- recover-by: 2026-12-20
-"""
-
-SECRET_NOTE = f"""# Deploy keys
-
-## Summary
-- Deploy token: {TOKEN}
-- Rotated every quarter.
-- Kept for the CI job.
-"""
-
-
-def add(root: Path, rel: str, text: str, append: bool = False) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    old = path.read_text(encoding="utf-8") if append else ""
-    path.write_text(old + text, encoding="utf-8")
-
-
-def demo_root(base: Path) -> Path:
-    """The demo memory, plus: `projects/a.md` (routed, linked from two other files), a trashed
-    record with its file, and a routed note holding a secret."""
-    root = base / "memory"
-    shutil.copytree(DEMO, root)
-    add(root, "projects/a.md", A_NOTE)
-    index = (root / "_index.md").read_text(encoding="utf-8")
-    index = index.replace("\n## Notes\n", "- [A project](projects/a.md) — the a project\n\n## Notes\n")
-    add(root, "_index.md", index + "- [Deploy keys](notes/keys.md) — CI deploy keys\n")
-    add(root, "notes/airflow-tips.md", "- [The a project](../projects/a.md)\n", append=True)
-    add(root, "projects/recipe-search.md", "\nSee also [a](a.md#summary).\n", append=True)
-    add(root, "_archive/_index.md", TRASH_RECORD, append=True)
-    add(root, "_archive/_trash/notes/old-recipes.md", "# Old recipes\n\nPancakes and waffles.\n")
-    add(root, "notes/keys.md", SECRET_NOTE)
-    return root
-
 
 class Demo:
     def __init__(self, root: Path) -> None:
@@ -96,13 +39,13 @@ class Demo:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> Demo:
-    return Demo(demo_root(tmp_path_factory.mktemp("nav")))
+    return Demo(navigation_demo(tmp_path_factory.mktemp("nav")))
 
 
 @pytest.fixture
 def fresh(tmp_path) -> Demo:
     """A demo of its own, for tests that change buffers."""
-    return Demo(demo_root(tmp_path))
+    return Demo(navigation_demo(tmp_path))
 
 
 # -- hover --------------------------------------------------------------------------

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from engine_helpers import active_file, findings, index_text, make_root, rows, scan
+from engine_helpers import findings, rows, scan
+from roots import active_file, index_text, make_root
 
 from pmem_lsp.engine.analysis import Analysis
 from pmem_lsp.engine.host import MemoryHost

@@ -8,7 +8,8 @@ import os
 import pytest
 
 import pmem_lsp.engine.root_state as root_state_module
-from engine_helpers import TODAY, active_file, doc, findings, make_root, only, ranges, rows
+from engine_helpers import TODAY, doc, findings, only, ranges, rows
+from roots import active_file, make_root
 from pmem_lsp.engine.archive_index import parse_archive_index
 
 AI = "_archive/_index.md"

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from engine_helpers import DEMO, TODAY, active_file, findings, make_root, only, rows, scan
+from engine_helpers import TODAY, findings, only, rows, scan
+from roots import BERTHS, CRANES, DEMO, TRASH_RECORDS, active_file, demo_copy, edited, git, make_root
 
 from pmem_lsp.engine import status as status_module
 from pmem_lsp.engine.analysis import Analysis
@@ -36,69 +37,6 @@ def age(root: Path, rel: str, days: int) -> None:
 
 def health_rows(root: Path, overrides=None, today=TODAY) -> list[tuple]:
     return rows(only(findings(root, overrides, today), "PM403", "PM5"))
-
-
-# -- notes long enough to be compared --------------------------------------------------------
-
-CRANES = """# Harbour crane dashboard
-
-Status: active
-Updated: 2026-10-02
-
-## Summary
-- Client: the Gothenburg container terminal; dashboards for crane cycle times and vessel dwell.
-- Data comes from the terminal operating system export every fifteen minutes over SFTP.
-- Decision: Power BI on the shared capacity, because the port already licenses it.
-
-## Context
-The terminal manager wants to see which cranes fall behind during the night shift and why
-vessels wait at berth longer than planned. The first version covers the two container berths
-on the north quay; the ro-ro berths follow once the data has been checked with the planners.
-
-Crane cycle time is measured from spreader lock to spreader lock, and the export marks each
-move with the crane number, the vessel call and the operator's shift code. Gaps longer than
-ten minutes are breaks or breakdowns; the maintenance log tells which, a day later.
-
-## Decisions
-- Times are stored in UTC and shown in local time, so the night shift reads one timeline.
-- Vessel calls are keyed on the call number, never on the vessel name, which changes.
-- A move without a crane number is kept and counted apart, not dropped silently.
-
-## Open questions
-- Whether the crane telemetry can be joined to the shift roster without personal data.
-- How long raw exports must be kept under the port's retention policy for operations data.
-"""
-
-BERTHS = """# Berth planning model
-
-Status: active
-
-## Summary
-- Forecasts berth occupancy for the next fourteen days from the published vessel schedule.
-- Built as a small Python package with a command-line entry point for the planners.
-- The planners compare it weekly with what happened, and tune the buffer per shipping line.
-
-## Context
-Berth planning at the terminal is done in a spreadsheet that the planners update by hand
-when a shipping line announces a delay. The model reads the same announcements from the
-line's schedule feed and proposes a plan, which the planners accept or change.
-
-A vessel's stay is estimated from its expected moves and the cranes the terminal can give
-it; the estimate is widened by a buffer that depends on how punctual the line has been over
-the last quarter. Conflicts are shown as overlapping bars, one row per berth.
-
-## Decisions
-- The model proposes, the planners decide; nothing is published without their approval.
-- Schedules are fetched once an hour; a failed fetch keeps yesterday's plan visible.
-- Buffers are per shipping line and reviewed every quarter with the terminal manager.
-"""
-
-
-def edited(text: str, *pairs: tuple[str, str]) -> str:
-    for old, new in pairs:
-        assert old in text
-        text = text.replace(old, new, 1)
-    return text
 
 
 # -- PM501 stale -----------------------------------------------------------------------------
@@ -132,14 +70,6 @@ def test_pm501_archived_and_trashed_files_are_never_stale(tmp_path):
     for rel in ("_archive/projects/old.md", "_archive/_trash/projects/older.md"):
         age(root, rel, 500)
     assert only(findings(root), "PM501") == []
-
-
-def git(root: Path, *args: str, when: dt.datetime | None = None) -> None:
-    env = dict(os.environ, GIT_AUTHOR_NAME="T", GIT_AUTHOR_EMAIL="t@example.com",
-               GIT_COMMITTER_NAME="T", GIT_COMMITTER_EMAIL="t@example.com")
-    if when is not None:
-        env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = when.strftime("%Y-%m-%dT%H:%M:%S")
-    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
 
 
 def git_root(tmp_path: Path) -> Path:
@@ -484,7 +414,7 @@ def test_pm403_only_stats_never_reads_outside_the_root(tmp_path, monkeypatch):
 def test_the_demo_has_no_health_findings_even_with_fresh_or_old_mtimes(tmp_path):
     assert health_rows(DEMO, today=dt.date.today()) == []
     copy = tmp_path / "demo"
-    shutil.copytree(DEMO, copy)
+    demo_copy(copy)
     found = health_rows(copy, today=dt.date.today())
     assert found == []  # a fresh clone: every file is new
     for path in copy.rglob("*.md"):
@@ -493,30 +423,6 @@ def test_the_demo_has_no_health_findings_even_with_fresh_or_old_mtimes(tmp_path)
 
 
 # -- the health proposal ---------------------------------------------------------------------
-
-TRASH_RECORDS = """# Archive index
-
-## projects/ancient.md
-- status: trashed
-- original: projects/ancient.md
-- location: _archive/_trash/projects/ancient.md
-- index-line: - [Ancient](projects/ancient.md) — long gone
-- archived: 2026-08-01
-- reason: finished
-- deleted: 2026-09-01
-- recover-by: 2026-10-01
-
-## projects/recent.md
-- status: trashed
-- original: projects/recent.md
-- location: _archive/_trash/projects/recent.md
-- index-line: - [Recent](projects/recent.md) — gone lately
-- archived: 2026-11-01
-- reason: finished
-- deleted: 2026-11-20
-- recover-by: 2026-12-20
-"""
-
 
 def health_root(tmp_path: Path) -> Path:
     copy = edited(CRANES, ("fifteen", "five"))

@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from engine_helpers import active_file, findings, make_root, only, ranges
+from engine_helpers import findings, only, ranges
+from roots import active_file, make_root
 from pmem_lsp.engine.memory_file import MemoryFile
 
 F = "notes/x.md"

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pmem_lsp.engine.root_state as root_state_module
-from engine_helpers import active_file, doc, findings, make_root, only, ranges, rows, scan
+from engine_helpers import doc, findings, only, ranges, rows, scan
+from roots import active_file, make_root
 from pmem_lsp.engine.index_routes import parse_index
 from pmem_lsp.engine.status import memory_status
 

@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from engine_helpers import (BASELINE, DEMO, findings, make_root, only, problems, ranges, rows,
-                            scan)
+from engine_helpers import findings, only, problems, ranges, rows, scan
+from roots import BASELINE, DEMO, demo_copy, make_root
 from pmem_lsp.engine.zones import INDEX
 
 
@@ -235,7 +235,7 @@ def _replace(path, old, new):
 
 def test_demo_with_its_problems_fixed_is_clean(tmp_path):
     root = tmp_path / "demo"
-    shutil.copytree(DEMO, root)
+    demo_copy(root)
     # PM201: drop the route to the file that does not exist.
     _replace(root / "_index.md", "- [Website redesign](projects/website-redesign.md) — new layout and typography for the cooking blog\n", "")
     # PM100 + PM202: give the reading list a summary and a route.

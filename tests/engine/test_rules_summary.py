@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine_helpers import active_file, check_text, findings, make_root, only, ranges, rows, summary_block
+from engine_helpers import check_text, findings, only, ranges, rows
+from roots import active_file, make_root, summary_block
 
 F = "notes/x.md"
 BULLETS3 = "- one fact\n- two fact\n- three fact\n"
@@ -301,7 +302,8 @@ def test_pm107_not_in_archive(tmp_path, rel):
 
 
 def test_review_overview_section_is_not_a_summary_variant(tmp_path):
-    from engine_helpers import findings as run, make_root, rows
+    from engine_helpers import findings as run, rows
+    from roots import make_root
 
     root = make_root(tmp_path, {"notes/o.md": "# O\n\n## Overview\n\nSome text.\n"})
     assert [r[2] for r in rows(run(root)) if r[0] == "notes/o.md"] == ["PM100"]

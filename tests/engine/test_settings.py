@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from engine_helpers import active_file, findings, make_root, rows, scan
+from engine_helpers import findings, rows, scan
+from roots import active_file, make_root
 from pmem_lsp.engine.findings import Severity
 from pmem_lsp.engine.globs import GlobSet
 from pmem_lsp.engine.settings import Settings, SettingsError, resolve_settings

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine_helpers import findings
-from lsp_helpers import base_files, summary_file, write_root
+from roots import base_files, summary_file, write_root
 from pmem_lsp.engine.lifecycle.execute import carry_out
 from pmem_lsp.engine.lifecycle.fs_applier import write_index
 from pmem_lsp.engine.lifecycle.lock import RootLock, lock_path

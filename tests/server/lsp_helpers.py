@@ -1,4 +1,5 @@
-"""Helpers for end-to-end tests: temporary roots on disk and waiting for pushed diagnostics."""
+"""Helpers for end-to-end tests through pytest-lsp: starting a session, sending edits, waiting
+for pushed diagnostics, and a client that applies workspace edits to disk. Roots: `roots.py`."""
 
 from __future__ import annotations
 
@@ -12,34 +13,6 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "pmem_lsp"])
-
-
-def write_root(base: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = base / rel
-        if rel.endswith("/"):
-            path.mkdir(parents=True, exist_ok=True)
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return base
-
-
-def summary_file(title: str, bullets: int = 4, extra: str = "") -> str:
-    items = "\n".join(f"- fact number {i + 1} about {title.lower()}" for i in range(bullets))
-    return f"# {title}\n\nStatus: active\n\n## Summary\n{items}\n\n## Details\n\nBody text.\n{extra}"
-
-
-def base_files() -> dict[str, str]:
-    """A well-formed root: core, index routing every active file, lifecycle structure."""
-    return {
-        "_core/profile.md": "# Profile\n\nName: Test Person\n",
-        "_core/preferences.md": "# Preferences\n\n- short answers\n",
-        "_index.md": "# Memory index\n\n## Projects\n- [Alpha](projects/alpha.md) — the alpha project\n",
-        "projects/alpha.md": summary_file("Alpha"),
-        "_archive/_trash/": "",
-        "_archive/_index.md": "# Archive index\n",
-    }
 
 
 def uri(path: Path) -> str:

@@ -47,7 +47,8 @@ from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
-from lsp_helpers import DiskClient, base_files, summary_file, write_root
+from lsp_helpers import DiskClient
+from roots import base_files, summary_file, write_root
 from pmem_lsp.cli.check import run_check
 from pmem_lsp.engine.analysis import analyze
 from pmem_lsp.engine.findings import Severity

@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from lsp_helpers import base_files, summary_file, write_root
 from raw_lsp import RawServer
+from roots import base_files, summary_file, write_root
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import secrets_eval as ev  # noqa: E402  (the PM401 evaluation set's generators: real formats)

@@ -14,7 +14,8 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import SERVER, base_files, codes, start, summary_file, uri, wait_for, write_root
+from lsp_helpers import SERVER, codes, start, uri, wait_for
+from roots import base_files, summary_file, write_root
 
 rng = random.Random(20261129)
 
@@ -42,7 +43,7 @@ def assert_no_leak(text: str) -> None:
             assert piece not in text, f"a piece of the {name} secret leaked"
 
 
-def make_root(tmp_path: Path) -> Path:
+def secrets_root(tmp_path: Path) -> Path:
     files = base_files()
     files["_index.md"] += f"- [Keys](notes/keys.md) — deploy notes, token {SECRETS['github']}\n"
     files["notes/keys.md"] = summary_file("Keys", extra=(
@@ -58,7 +59,7 @@ def pmem(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_outputs_never_contain_the_values(tmp_path: Path):
-    root = make_root(tmp_path)
+    root = secrets_root(tmp_path)
     for fmt in ("text", "json", "github"):
         result = pmem("--root", str(root), "check", "--format", fmt)
         assert result.returncode == 1  # PM401 is an error
@@ -78,7 +79,7 @@ async def client(lsp_client: LanguageClient):
 
 
 async def test_server_never_sends_the_values(client: LanguageClient, tmp_path: Path):
-    root = make_root(tmp_path)
+    root = secrets_root(tmp_path)
     await start(client, root)
     keys = root / "notes/keys.md"
     await wait_for(client, lambda: "PM401" in codes(client, keys))

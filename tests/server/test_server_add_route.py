@@ -11,7 +11,8 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import SERVER, DiskClient, base_files, codes, start, summary_file, wait_for, write_root
+from lsp_helpers import SERVER, DiskClient, codes, start, wait_for
+from roots import base_files, summary_file, write_root
 
 
 @pytest_lsp.fixture(config=SERVER)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_helpers import base_files, summary_file, write_root
 from raw_lsp import RawServer
+from roots import base_files, summary_file, write_root
 
 HOVER = "textDocument/hover"
 SYMBOLS = "textDocument/documentSymbol"

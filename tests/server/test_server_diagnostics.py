@@ -9,8 +9,8 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import (SERVER, base_files, codes, edit, open_doc, replace_all, start,
-                         summary_file, uri, wait_for, write_root)
+from lsp_helpers import SERVER, codes, edit, open_doc, replace_all, start, uri, wait_for
+from roots import base_files, summary_file, write_root
 
 
 @pytest_lsp.fixture(config=SERVER)

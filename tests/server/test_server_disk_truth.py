@@ -18,8 +18,8 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import (SERVER, DiskClient, base_files, codes, edit, open_doc, replace_all, start, summary_file, uri,
-                         wait_for, write_root)
+from lsp_helpers import SERVER, DiskClient, codes, edit, open_doc, replace_all, start, uri, wait_for
+from roots import base_files, summary_file, write_root
 
 OLD = "- [Old project](projects/old.md) — shipped in March"
 TAX = "- [Tax](notes/tax.md) — tax return notes"

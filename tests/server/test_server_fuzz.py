@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from lsp_helpers import base_files, summary_file, write_root
 from raw_lsp import RawServer
+from roots import base_files, summary_file, write_root
 
 MESSAGES = 400
 

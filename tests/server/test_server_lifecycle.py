@@ -11,7 +11,8 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient, client_capabilities
 
-from lsp_helpers import SERVER, DiskClient, action_commands, base_files, codes, start, summary_file, uri, wait_for, write_root
+from lsp_helpers import SERVER, DiskClient, action_commands, codes, start, uri, wait_for
+from roots import base_files, summary_file, write_root
 
 ROUTE = "- [Old project](projects/old.md) — shipped in March, kept for reference"
 

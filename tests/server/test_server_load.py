@@ -23,7 +23,8 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import SERVER, base_files, start, summary_file, uri, write_root
+from lsp_helpers import SERVER, start, uri
+from roots import base_files, summary_file, write_root
 
 FLOOD_SECONDS = float(os.environ.get("PMEM_FLOOD_SECONDS", "4"))
 RATE = 200  # didChange per second

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsp_helpers import base_files, write_root
 from raw_lsp import RawServer
+from roots import base_files, write_root
 
 
 def test_a_normal_session_writes_nothing_to_stderr_and_logs_the_roots(tmp_path: Path):

@@ -12,7 +12,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
 from lsp_helpers import SERVER, DiskClient, codes, open_doc, start, uri, wait_for
-from test_navigation import demo_root
+from roots import navigation_demo
 
 
 @pytest_lsp.fixture(config=SERVER)
@@ -51,7 +51,7 @@ async def scanned(client: LanguageClient, root: Path, profile: str = "neovim") -
 
 
 async def test_hover_links_references_completion_symbols_and_lenses(client: LanguageClient, tmp_path: Path):
-    root = demo_root(tmp_path)
+    root = navigation_demo(tmp_path)
     archive_index = root / "_archive/_index.md"
     text = archive_index.read_text(encoding="utf-8")
     archive_index.write_text(text[:text.index("\n## notes/old-recipes.md")] + trashed_record(dt.date.today()),
@@ -149,7 +149,7 @@ def _rename(old: Path, new: Path) -> lsp.RenameFilesParams:
 
 
 async def test_will_rename_files_keeps_the_route_and_links_correct(client: LanguageClient, tmp_path: Path):
-    root = demo_root(tmp_path)
+    root = navigation_demo(tmp_path)
     result = await scanned(client, root, "visual_studio_code")
     will_rename = result.capabilities.workspace.file_operations.will_rename
     assert sorted((f.pattern.glob, f.pattern.matches) for f in will_rename.filters) == [

@@ -8,7 +8,8 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import SERVER, DiskClient, base_files, codes, open_doc, start, summary_file, uri, wait_for, write_root
+from lsp_helpers import SERVER, DiskClient, codes, open_doc, start, uri, wait_for
+from roots import base_files, summary_file, write_root
 
 
 @pytest_lsp.fixture(config=SERVER)

@@ -12,8 +12,8 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import SERVER, DiskClient, action_commands, base_files, codes, start, uri, wait_for, write_root
-from test_rules_health import CRANES, edited
+from lsp_helpers import SERVER, DiskClient, action_commands, codes, start, uri, wait_for
+from roots import CRANES, base_files, edited, write_root
 
 DAY = 86400.0
 

@@ -9,7 +9,8 @@ import pytest
 import pytest_lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import SERVER, base_files, codes, open_doc, start, summary_file, wait_for, write_root
+from lsp_helpers import SERVER, codes, open_doc, start, wait_for
+from roots import base_files, summary_file, write_root
 
 
 @pytest_lsp.fixture(config=SERVER)
