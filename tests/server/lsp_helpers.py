@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -69,6 +70,16 @@ def edit(client: LanguageClient, path: Path, line: int, start: int, end_line: in
             range=lsp.Range(start=lsp.Position(line=line, character=start),
                             end=lsp.Position(line=end_line, character=end)),
             text=new_text)]))
+
+
+@dataclass
+class Session:
+    """A started session shared by a module's tests (`shared` in conftest.py)."""
+
+    client: LanguageClient
+    root: Path
+    result: lsp.InitializeResult
+    ui: DiskClient
 
 
 class DiskClient:

@@ -10,11 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import SERVER, codes, start, uri, wait_for
+from lsp_helpers import codes, start, uri, wait_for
 from roots import base_files, summary_file, write_root
 
 rng = random.Random(20261129)
@@ -70,12 +69,6 @@ def test_cli_outputs_never_contain_the_values(tmp_path: Path):
     status = pmem("--root", str(root), "status")
     assert status.returncode == 0
     assert_no_leak(status.stdout + status.stderr)
-
-
-@pytest_lsp.fixture(config=SERVER)
-async def client(lsp_client: LanguageClient):
-    yield
-    await lsp_client.shutdown_session()
 
 
 async def test_server_never_sends_the_values(client: LanguageClient, tmp_path: Path):

@@ -6,19 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import SERVER, DiskClient, codes, start, wait_for
+from lsp_helpers import DiskClient, Session, codes, start, wait_for
 from roots import base_files, summary_file, write_root
-
-
-@pytest_lsp.fixture(config=SERVER)
-async def client(lsp_client: LanguageClient):
-    yield
-    await lsp_client.shutdown_session()
 
 
 async def add_route(client: LanguageClient, args):
@@ -46,6 +39,12 @@ async def test_add_route_routes_the_file_and_clears_pm202(client: LanguageClient
     assert again.value.code == -32803 and "routed already" in str(again.value)
 
 
+@pytest.fixture(scope="module")
+def shared_root(tmp_path_factory) -> Path:
+    """The refusals share one server, on a root they leave as it is."""
+    return write_root(tmp_path_factory.mktemp("shared") / "memory", base_files())
+
+
 @pytest.mark.parametrize("args, code", [
     ({"path": "../outside.md"}, -32803),
     ({"path": "_core/profile.md"}, -32803),
@@ -53,11 +52,9 @@ async def test_add_route_routes_the_file_and_clears_pm202(client: LanguageClient
     ({"bogus": 1}, -32602),
     ("notes/new.md", -32602),
 ])
-async def test_add_route_refuses_what_it_cannot_route(client: LanguageClient, tmp_path: Path, args, code):
-    root = write_root(tmp_path / "memory", base_files())
-    await start(client, root)
-    before = (root / "_index.md").read_bytes()
+async def test_add_route_refuses_what_it_cannot_route(shared: Session, args, code):
+    before = (shared.root / "_index.md").read_bytes()
     with pytest.raises(JsonRpcException) as refused:
-        await add_route(client, args)
+        await add_route(shared.client, args)
     assert refused.value.code == code
-    assert (root / "_index.md").read_bytes() == before
+    assert (shared.root / "_index.md").read_bytes() == before

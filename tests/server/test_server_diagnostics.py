@@ -1,35 +1,40 @@
-"""End to end: the real server over stdio, a real root on disk, pushed diagnostics."""
+"""End to end: the real server over stdio, a real root on disk, pushed diagnostics. Tests that
+only read them share one server; those that edit buffers, settings or roots have their own."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import SERVER, codes, edit, open_doc, replace_all, start, uri, wait_for
+from lsp_helpers import Session, codes, edit, open_doc, replace_all, start, uri, wait_for
 from roots import base_files, summary_file, write_root
 
 
-@pytest_lsp.fixture(config=SERVER)
-async def client(lsp_client: LanguageClient):
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
+def planted_root(base: Path) -> Path:
+    """A dangling route, a summary of two bullets and an unrouted note."""
     files = base_files()
     files["_index.md"] += "- [Gone](projects/gone.md) — was renamed\n"
     files["projects/two.md"] = summary_file("Two", bullets=2)
     files["notes/loose.md"] = summary_file("Loose")
-    return write_root(tmp_path / "memory", files)
+    return write_root(base / "memory", files)
 
 
-async def test_unopened_files_get_diagnostics_with_codes_and_ranges(client: LanguageClient, root: Path):
-    await start(client, root)
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return planted_root(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def shared_root(tmp_path_factory) -> Path:
+    """Tests that only read the diagnostics share one server on the planted root."""
+    return planted_root(tmp_path_factory.mktemp("shared"))
+
+
+async def test_unopened_files_get_diagnostics_with_codes_and_ranges(shared: Session):
+    client, root = shared.client, shared.root
     index, two, loose = root / "_index.md", root / "projects/two.md", root / "notes/loose.md"
     await wait_for(client, lambda: codes(client, index) and codes(client, two) and codes(client, loose))
 
@@ -151,9 +156,9 @@ async def test_workspace_folders_added_and_removed(client: LanguageClient, root:
     assert codes(client, note) == ["PM102", "PM202"]
 
 
-async def test_opening_a_file_resends_its_diagnostics(client: LanguageClient, root: Path):
+async def test_opening_a_file_resends_its_diagnostics(shared: Session):
     # eglot drops diagnostics of files that were not open when they arrived.
-    await start(client, root)
+    client, root = shared.client, shared.root
     two = root / "projects/two.md"
     await wait_for(client, lambda: codes(client, two) == ["PM102", "PM202"])
     del client.diagnostics[uri(two)]

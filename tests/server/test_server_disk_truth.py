@@ -13,23 +13,16 @@ import time
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import SERVER, DiskClient, codes, edit, open_doc, replace_all, start, uri, wait_for
+from lsp_helpers import DiskClient, codes, edit, open_doc, replace_all, start, uri, wait_for
 from roots import base_files, summary_file, write_root
 
 OLD = "- [Old project](projects/old.md) — shipped in March"
 TAX = "- [Tax](notes/tax.md) — tax return notes"
 YEAR = 365 * 86400
-
-
-@pytest_lsp.fixture(config=SERVER)
-async def client(lsp_client: LanguageClient):
-    yield
-    await lsp_client.shutdown_session()
 
 
 @pytest.fixture

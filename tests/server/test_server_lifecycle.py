@@ -1,4 +1,6 @@
-"""End to end: lifecycle commands through the real server, confirmed like a user would."""
+"""End to end: lifecycle commands through the real server, confirmed like a user would.
+Refusals and a cancelled confirmation share one server; operations that go through each
+have their own."""
 
 from __future__ import annotations
 
@@ -6,29 +8,26 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient, client_capabilities
 
-from lsp_helpers import SERVER, DiskClient, action_commands, codes, start, uri, wait_for
+from lsp_helpers import DiskClient, Session, action_commands, codes, start, uri, wait_for
 from roots import base_files, summary_file, write_root
 
 ROUTE = "- [Old project](projects/old.md) — shipped in March, kept for reference"
 
 
-@pytest_lsp.fixture(config=SERVER)
-async def client(lsp_client: LanguageClient):
-    yield
-    await lsp_client.shutdown_session()
+def old_project_root(base: Path) -> Path:
+    files = base_files()
+    files["_index.md"] += ROUTE + "\n"
+    files["projects/old.md"] = summary_file("Old project")
+    return write_root(base / "memory", files)
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    files = base_files()
-    files["_index.md"] += ROUTE + "\n"
-    files["projects/old.md"] = summary_file("Old project")
-    return write_root(tmp_path / "memory", files)
+    return old_project_root(tmp_path)
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -87,16 +86,6 @@ async def test_archive_delete_recover_round_trip(client: LanguageClient, root: P
     assert [c for e in ui.edits for c in e.document_changes or [] if not isinstance(c, lsp.RenameFile)] == []
 
 
-async def test_cancel_changes_nothing(client: LanguageClient, root: Path):
-    await start(client, root)
-    ui = DiskClient(client, answer="Cancel")
-    before = tree(root)
-    outcome = await command(client, "archive", {"path": "projects/old.md"})
-    assert outcome["applied"] is False
-    assert ui.edits == []
-    assert tree(root) == before
-
-
 async def test_client_without_resource_operations_gets_the_change_from_the_server(client: LanguageClient, root: Path):
     caps = client_capabilities("neovim")
     caps.workspace.workspace_edit.resource_operations = []
@@ -112,36 +101,49 @@ async def test_client_without_resource_operations_gets_the_change_from_the_serve
     assert any(m.message == "pmem: Archived projects/old.md to _archive/projects/old.md." for m in client.messages)
 
 
+# -- refusals and a cancelled confirmation change nothing: one server for them --------------------
+@pytest.fixture(scope="module")
+def shared_root(tmp_path_factory) -> Path:
+    return old_project_root(tmp_path_factory.mktemp("shared"))
+
+
+async def test_cancel_changes_nothing(shared: Session):
+    shared.ui.answer = "Cancel"
+    before = tree(shared.root)
+    outcome = await command(shared.client, "archive", {"path": "projects/old.md"})
+    assert outcome["applied"] is False
+    assert shared.ui.edits == []
+    assert tree(shared.root) == before
+
+
 @pytest.mark.parametrize("hostile", ["../outside.md", "/etc/passwd", "~/x.md", "_core/profile.md", "_index.md",
                                      "projects\\old.md", "C:/x.md", "projects/\x00old.md", "$HOME/x.md"])
-async def test_hostile_paths_are_refused_with_request_failed(client: LanguageClient, root: Path, hostile: str):
-    await start(client, root)
-    ui = DiskClient(client, answer="Archive")
-    before = tree(root)
+async def test_hostile_paths_are_refused_with_request_failed(shared: Session, hostile: str):
+    shared.ui.answer = "Archive"
+    before = tree(shared.root)
     with pytest.raises(JsonRpcException) as info:
-        await command(client, "archive", {"path": hostile})
+        await command(shared.client, "archive", {"path": hostile})
     assert info.value.code == -32803
-    assert ui.requests == [] and ui.edits == []
-    assert tree(root) == before
+    assert shared.ui.requests == [] and shared.ui.edits == []
+    assert tree(shared.root) == before
 
 
 @pytest.mark.parametrize("args", [{"pth": "projects/old.md"}, {"path": 3}, {}])
-async def test_malformed_arguments_are_invalid_params(client: LanguageClient, root: Path, args: dict):
-    await start(client, root)
-    DiskClient(client, answer="Archive")
+async def test_malformed_arguments_are_invalid_params(shared: Session, args: dict):
+    shared.ui.answer = "Archive"
     with pytest.raises(JsonRpcException) as info:
-        await command(client, "archive", args)
+        await command(shared.client, "archive", args)
     assert info.value.code == -32602
 
 
-async def test_delete_of_an_active_file_is_refused_and_archive_is_offered_separately(client: LanguageClient, root: Path):
-    await start(client, root)
-    ui = DiskClient(client, answer="Delete")
+async def test_delete_of_an_active_file_is_refused_and_archive_is_offered_separately(shared: Session):
+    client, root = shared.client, shared.root
+    shared.ui.answer = "Delete"
     before = tree(root)
     with pytest.raises(JsonRpcException) as info:
         await command(client, "delete", {"path": "projects/old.md"})
     assert "archive it first" in info.value.message
-    assert tree(root) == before and ui.edits == []
+    assert tree(root) == before and shared.ui.edits == []
     actions = await client.text_document_code_action_async(lsp.CodeActionParams(
         text_document=lsp.TextDocumentIdentifier(uri=uri(root / "projects/old.md")),
         range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)),
@@ -151,6 +153,7 @@ async def test_delete_of_an_active_file_is_refused_and_archive_is_offered_separa
     assert not any(t.startswith("Delete") for t in titles)
 
 
+# -- upgrade and purge change the root: a server each -------------------------------------------
 async def test_upgrade_from_pm001_creates_only_what_is_missing(client: LanguageClient, tmp_path: Path):
     files = {k: v for k, v in base_files().items() if not k.startswith("_archive")}
     root = write_root(tmp_path / "memory", files)

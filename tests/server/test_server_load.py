@@ -19,11 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import SERVER, start, uri
+from lsp_helpers import start, uri
 from roots import base_files, summary_file, write_root
 
 FLOOD_SECONDS = float(os.environ.get("PMEM_FLOOD_SECONDS", "4"))
@@ -526,12 +525,6 @@ async def _wait(predicate, timeout: float, what: str) -> None:
 
 
 # -- the test ----------------------------------------------------------------------------------
-
-@pytest_lsp.fixture(config=SERVER)
-async def client(lsp_client: LanguageClient):
-    yield
-    await lsp_client.shutdown_session()
-
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:

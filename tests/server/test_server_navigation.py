@@ -1,5 +1,6 @@
 """End to end: hover, links, definition, references, completion, symbols, code lenses and
-willRenameFiles through the real server, on a copy of the demo memory (docs/design.md §5)."""
+willRenameFiles through the real server, on a copy of the demo memory (docs/design.md §5).
+The read-only features share one server; willRenameFiles, which archives, has its own."""
 
 from __future__ import annotations
 
@@ -7,18 +8,12 @@ import datetime as dt
 import os
 from pathlib import Path
 
-import pytest_lsp
+import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import SERVER, DiskClient, codes, open_doc, start, uri, wait_for
+from lsp_helpers import DiskClient, Session, codes, open_doc, start, uri, wait_for
 from roots import navigation_demo
-
-
-@pytest_lsp.fixture(config=SERVER)
-async def client(lsp_client: LanguageClient):
-    yield
-    await lsp_client.shutdown_session()
 
 
 def stat_line(path: Path) -> str:
@@ -50,20 +45,35 @@ async def scanned(client: LanguageClient, root: Path, profile: str = "neovim") -
     return result
 
 
-async def test_hover_links_references_completion_symbols_and_lenses(client: LanguageClient, tmp_path: Path):
-    root = navigation_demo(tmp_path)
+# -- read-only: one server for the module ------------------------------------------------------
+@pytest.fixture(scope="module")
+def shared_root(tmp_path_factory) -> Path:
+    """The navigation demo, its trashed record due 20 days from today."""
+    root = navigation_demo(tmp_path_factory.mktemp("nav"))
     archive_index = root / "_archive/_index.md"
     text = archive_index.read_text(encoding="utf-8")
     archive_index.write_text(text[:text.index("\n## notes/old-recipes.md")] + trashed_record(dt.date.today()),
                              encoding="utf-8")
-    result = await scanned(client, root)
-    caps = result.capabilities
+    return root
+
+
+@pytest.fixture
+async def nav(shared: Session) -> Session:
+    """The shared session once the first scan has been published."""
+    await wait_for(shared.client, lambda: "PM202" in codes(shared.client, shared.root / "notes/reading-list.md"))
+    return shared
+
+
+async def test_navigation_capabilities(nav: Session):
+    caps = nav.result.capabilities
     assert caps.hover_provider and caps.definition_provider and caps.references_provider
     assert caps.document_link_provider is not None and caps.code_lens_provider.resolve_provider
     assert sorted(caps.completion_provider.trigger_characters) == ["(", "/", "["]
-    index = root / "_index.md"
 
-    # Hover on a route: the target's title, Summary bullets, size and last change.
+
+async def test_hover_on_a_route_shows_the_targets_title_summary_size_and_last_change(nav: Session):
+    client, root = nav.client, nav.root
+    index = root / "_index.md"
     route_line = line_of(index, "(projects/retail-pipeline.md)")
     hover = await client.text_document_hover_async(lsp.HoverParams(**at(index, route_line, 30)))
     assert hover.contents.kind == lsp.MarkupKind.Markdown
@@ -77,21 +87,26 @@ async def test_hover_links_references_completion_symbols_and_lenses(client: Lang
         f"{stat_line(root / 'projects/retail-pipeline.md')}\n")
     assert (hover.range.start.character, hover.range.end.character) == (25, 52)
 
-    # Hover on a title without a route.
-    reading = root / "notes/reading-list.md"
-    hover = await client.text_document_hover_async(lsp.HoverParams(**at(reading, 0, 4)))
+
+async def test_hover_on_a_title_without_a_route(nav: Session):
+    reading = nav.root / "notes/reading-list.md"
+    hover = await nav.client.text_document_hover_async(lsp.HoverParams(**at(reading, 0, 4)))
     assert hover.contents.value == ("**No route** in `_index.md`: agents will not load `notes/reading-list.md` "
                                     "on demand.\n")
 
-    # Hover on a trashed record: the days left before recover-by.
-    hover = await client.text_document_hover_async(lsp.HoverParams(
+
+async def test_hover_on_a_trashed_record_shows_the_days_left_before_recover_by(nav: Session):
+    archive_index = nav.root / "_archive/_index.md"
+    hover = await nav.client.text_document_hover_async(lsp.HoverParams(
         **at(archive_index, line_of(archive_index, "- status: trashed"), 3)))
     recover_by = dt.date.today() + dt.timedelta(days=20)
     assert f"- recover-by: {recover_by} — 20 days left\n" in hover.contents.value
     assert hover.contents.value.startswith("**Archive record** `notes/old-recipes.md` — trashed\n")
 
-    # Definition and document links lead to the right files.
-    talk = root / "projects/conference-talk.md"
+
+async def test_definition_and_document_links_lead_to_the_right_files(nav: Session):
+    client, root = nav.client, nav.root
+    index, talk = root / "_index.md", root / "projects/conference-talk.md"
     talk_line = line_of(talk, "[my Airflow notes]")
     found = await client.text_document_definition_async(lsp.DefinitionParams(**at(talk, talk_line, 70)))
     assert found.uri == uri(root / "notes/airflow-tips.md") and found.range.start.line == 0
@@ -104,8 +119,11 @@ async def test_hover_links_references_completion_symbols_and_lenses(client: Lang
         (line_of(talk, "(retail-pipeline.md)"), uri(root / "projects/retail-pipeline.md")),
         (talk_line, uri(root / "notes/airflow-tips.md"))]
 
-    # References to projects/a.md: the route and the two links, also from the file's own title.
-    a = root / "projects/a.md"
+
+async def test_references_to_a_file_from_its_route_and_from_its_title(nav: Session):
+    """References to projects/a.md: the route and the two links, also from the file's own title."""
+    client, root = nav.client, nav.root
+    index, a = root / "_index.md", root / "projects/a.md"
     expected = [(uri(index), line_of(index, "(projects/a.md)")),
                 (uri(root / "notes/airflow-tips.md"), line_of(root / "notes/airflow-tips.md", "../projects/a.md")),
                 (uri(root / "projects/recipe-search.md"), line_of(root / "projects/recipe-search.md", "(a.md#"))]
@@ -114,20 +132,29 @@ async def test_hover_links_references_completion_symbols_and_lenses(client: Lang
             **params, context=lsp.ReferenceContext(include_declaration=False)))
         assert [(r.uri, r.range.start.line) for r in refs] == expected
 
-    # Completion in _index.md: the file without a route comes first.
+
+async def test_completion_in_the_index_offers_the_file_without_a_route_first(nav: Session):
+    client, index = nav.client, nav.root / "_index.md"
     buffer = index.read_text(encoding="utf-8") + "- [New](\n"
     open_doc(client, index, buffer)
-    last = buffer.count("\n") - 1
-    completions = await client.text_document_completion_async(lsp.CompletionParams(
-        **at(index, last, len("- [New](")),
-        context=lsp.CompletionContext(trigger_kind=lsp.CompletionTriggerKind.TriggerCharacter, trigger_character="(")))
-    items = sorted(completions.items, key=lambda c: c.sort_text)
-    assert items[0].label == "notes/reading-list.md" and items[0].detail == "no route yet"
-    assert items[0].text_edit.new_text == "notes/reading-list.md"
-    assert items[0].text_edit.range.start == lsp.Position(line=last, character=len("- [New]("))
-    assert all(item.detail == "routed in _index.md" for item in items[1:])
+    try:
+        last = buffer.count("\n") - 1
+        completions = await client.text_document_completion_async(lsp.CompletionParams(
+            **at(index, last, len("- [New](")),
+            context=lsp.CompletionContext(trigger_kind=lsp.CompletionTriggerKind.TriggerCharacter,
+                                          trigger_character="(")))
+        items = sorted(completions.items, key=lambda c: c.sort_text)
+        assert items[0].label == "notes/reading-list.md" and items[0].detail == "no route yet"
+        assert items[0].text_edit.new_text == "notes/reading-list.md"
+        assert items[0].text_edit.range.start == lsp.Position(line=last, character=len("- [New]("))
+        assert all(item.detail == "routed in _index.md" for item in items[1:])
+    finally:  # the other tests of the module read the disk's index
+        client.text_document_did_close(lsp.DidCloseTextDocumentParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri(index))))
 
-    # Symbols: headings with the Summary marked; files across the root by fuzzy title.
+
+async def test_document_symbols_mark_the_summary_and_workspace_symbols_match_fuzzily(nav: Session):
+    client, root = nav.client, nav.root
     symbols = await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(
         text_document=lsp.TextDocumentIdentifier(uri=uri(root / "projects/retail-pipeline.md"))))
     (title,) = symbols
@@ -136,7 +163,9 @@ async def test_hover_links_references_completion_symbols_and_lenses(client: Lang
     assert found[0].name == "Retail data pipeline — Fjällgården"
     assert found[0].location.uri == uri(root / "projects/retail-pipeline.md")
 
-    # Code lenses: listed without titles, resolved one by one.
+
+async def test_code_lenses_come_without_titles_and_resolve_one_by_one(nav: Session):
+    client, a = nav.client, nav.root / "projects/a.md"
     lenses = await client.text_document_code_lens_async(lsp.CodeLensParams(
         text_document=lsp.TextDocumentIdentifier(uri=uri(a))))
     assert len(lenses) == 3 and all(lens.command is None and lens.range.start.line == 0 for lens in lenses)
@@ -144,6 +173,7 @@ async def test_hover_links_references_completion_symbols_and_lenses(client: Lang
     assert titles == ["routed", "3 references", "changed " + stat_line(a).rsplit(" ", 1)[-1]]
 
 
+# -- renames and moves change the root: a server of their own ------------------------------------
 def _rename(old: Path, new: Path) -> lsp.RenameFilesParams:
     return lsp.RenameFilesParams(files=[lsp.FileRename(old_uri=uri(old), new_uri=uri(new))])
 

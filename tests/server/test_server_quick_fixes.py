@@ -4,18 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import SERVER, DiskClient, codes, open_doc, start, uri, wait_for
+from lsp_helpers import DiskClient, codes, open_doc, start, uri, wait_for
 from roots import base_files, summary_file, write_root
-
-
-@pytest_lsp.fixture(config=SERVER)
-async def client(lsp_client: LanguageClient):
-    yield
-    await lsp_client.shutdown_session()
 
 
 async def fixes_for(client: LanguageClient, path: Path, code: str) -> list[lsp.CodeAction]:

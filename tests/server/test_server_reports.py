@@ -7,21 +7,15 @@ import os
 import time
 from pathlib import Path
 
-import pytest_lsp
+import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import SERVER, DiskClient, action_commands, codes, start, uri, wait_for
+from lsp_helpers import DiskClient, Session, action_commands, codes, start, uri, wait_for
 from roots import CRANES, base_files, edited, write_root
 
 DAY = 86400.0
-
-
-@pytest_lsp.fixture(config=SERVER)
-async def client(lsp_client: LanguageClient):
-    yield
-    await lsp_client.shutdown_session()
 
 
 def make(tmp_path: Path) -> Path:
@@ -48,10 +42,16 @@ async def execute(client: LanguageClient, command: str, args: dict | None = None
         command=command, arguments=[args] if args is not None else None))
 
 
-async def test_status_and_health_return_their_report_and_show_it(client: LanguageClient, tmp_path: Path):
-    root = make(tmp_path)
-    await start(client, root)
+@pytest.fixture(scope="module")
+def shared_root(tmp_path_factory) -> Path:
+    """The reports and the refused arguments share one server: they change nothing."""
+    return make(tmp_path_factory.mktemp("shared"))
+
+
+async def test_status_and_health_return_their_report_and_show_it(shared: Session):
+    client, root = shared.client, shared.root
     before = tree(root)
+    shown_before = len(client.messages)
 
     status = await execute(client, "pmem.status")
     assert status["text"].startswith(f"Memory root: {root}\nCore: 2 files, ")
@@ -67,18 +67,16 @@ async def test_status_and_health_return_their_report_and_show_it(client: Languag
     assert health["items"][2]["command"] == {"command": "pmem.archive", "arguments": [
         {"path": "projects/done.md", "reason": "concluded: Status: done"}]}
     assert health["expiredTrash"] == []
-    await wait_for(client, lambda: len(client.messages) >= 2)
-    shown = [m.message for m in client.messages]
+    await wait_for(client, lambda: len(client.messages) >= shown_before + 2)
+    shown = [m.message for m in client.messages[shown_before:]]
     assert shown[-2] == status["text"].rstrip("\n") and shown[-1] == health["text"].rstrip("\n")
     assert tree(root) == before  # reports change nothing
 
 
-async def test_report_arguments_are_checked(client: LanguageClient, tmp_path: Path):
-    root = make(tmp_path)
-    await start(client, root)
-    for args, code in (({"bogus": 1}, -32602), ({"root": str(tmp_path / "elsewhere")}, -32803)):
+async def test_report_arguments_are_checked(shared: Session):
+    for args, code in (({"bogus": 1}, -32602), ({"root": str(shared.root.parent / "elsewhere")}, -32803)):
         try:
-            await execute(client, "pmem.health", args)
+            await execute(shared.client, "pmem.health", args)
         except JsonRpcException as exc:
             assert exc.code == code
         else:

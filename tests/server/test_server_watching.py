@@ -6,17 +6,10 @@ import asyncio
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import SERVER, codes, open_doc, start, wait_for
+from lsp_helpers import codes, open_doc, start, wait_for
 from roots import base_files, summary_file, write_root
-
-
-@pytest_lsp.fixture(config=SERVER)
-async def client(lsp_client: LanguageClient):
-    yield
-    await lsp_client.shutdown_session()
 
 
 @pytest.fixture
