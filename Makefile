@@ -8,7 +8,7 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 DEMO := examples/demo-memory
 
-.PHONY: demo test test-vscode bench install install-test schemas docs clean vscode
+.PHONY: demo test test-fast test-vscode bench install install-test schemas docs clean vscode
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,11 @@ demo: $(STAMP_RUN)
 # `npm run package` in editors/vscode (the .vsix lands there; node_modules and *.vsix are ignored).
 test: $(STAMP_TEST)
 	$(BIN)/python -m pytest -q
+
+# The in-process tests only: no server, CLI or editor process (marker e2e) and no large
+# generated roots (marker slow); see tests/conftest.py.
+test-fast: $(STAMP_TEST)
+	$(BIN)/python -m pytest -q -m "not slow and not e2e"
 
 # The VS Code extension alone: editors/vscode/pmem-lsp-<version>.vsix.
 vscode:

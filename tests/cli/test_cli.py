@@ -13,6 +13,9 @@ from roots import DEMO, base_files, demo_copy, summary_file, write_root
 
 
 
+pytestmark = pytest.mark.e2e  # every test here runs `pmem` as a subprocess
+
+
 def pmem(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", *args], capture_output=True,
                           text=True, cwd=cwd, stdin=subprocess.DEVNULL, timeout=60)

@@ -66,6 +66,7 @@ def archived(root: Path, original: str = "projects/old.md", trashed: str | None 
 
 
 # -- the round trip ----------------------------------------------------------------------------------
+@pytest.mark.e2e
 def test_round_trip_with_yes(root: Path):
     data = (root / "projects/alpha.md").read_bytes()
     index = (root / "_index.md").read_text(encoding="utf-8")
@@ -100,6 +101,7 @@ def test_round_trip_with_yes(root: Path):
     assert check.returncode == 0, check.stdout
 
 
+@pytest.mark.e2e
 def test_round_trip_on_a_copy_of_the_demo(tmp_path: Path):
     root = tmp_path / "demo"
     demo_copy(root)
@@ -119,6 +121,7 @@ def test_round_trip_on_a_copy_of_the_demo(tmp_path: Path):
 
 
 # -- no confirmation, no change ---------------------------------------------------------------------
+@pytest.mark.e2e
 @pytest.mark.parametrize("args", [
     ("archive", "projects/alpha.md"), ("archive", "projects/alpha.md", "--reason", "r"),
     ("delete", "projects/old.md"), ("recover", "projects/old.md"), ("purge", "projects/gone.md"), ("upgrade",),
@@ -136,6 +139,7 @@ def test_non_interactive_stdin_without_yes_exits_3_and_changes_nothing(root: Pat
     assert digest(root) == before
 
 
+@pytest.mark.e2e
 def test_upgrade_with_nothing_to_do_exits_0_without_asking(root: Path):
     before = digest(root)
     result = pmem("--root", str(root), "upgrade")
@@ -172,6 +176,7 @@ def test_interactive_confirmation_actions_per_operation(root: Path):
     assert (root / "projects/old.md").is_file()
 
 
+@pytest.mark.e2e
 def test_interactive_y_through_a_real_terminal(root: Path):
     master, slave = pty.openpty()
     try:
@@ -202,6 +207,7 @@ def test_a_change_between_the_preview_and_the_answer_is_refused(root: Path):
 
 
 # -- refusals ------------------------------------------------------------------------------------------
+@pytest.mark.e2e
 @pytest.mark.parametrize("args,reason", [
     (("archive", "../outside.md"), "contains `..`"),
     (("archive", "/etc/passwd"), "absolute"),
@@ -229,6 +235,7 @@ def test_refusals_exit_2_with_the_reason_and_change_nothing(root: Path, args, re
     assert digest(root) == before
 
 
+@pytest.mark.e2e
 def test_recover_onto_an_occupied_path_is_refused(root: Path):
     archived(root)
     (root / "projects/old.md").write_text("# Someone else\n", encoding="utf-8")
@@ -238,6 +245,7 @@ def test_recover_onto_an_occupied_path_is_refused(root: Path):
     assert digest(root) == before
 
 
+@pytest.mark.e2e
 def test_no_lifecycle_structure_refuses_and_points_to_upgrade(tmp_path: Path):
     files = {k: v for k, v in base_files().items() if not k.startswith("_archive")}
     root = write_root(tmp_path / "memory", files)
@@ -257,6 +265,7 @@ def test_no_lifecycle_structure_refuses_and_points_to_upgrade(tmp_path: Path):
     assert pmem("--root", str(root), "archive", "projects/alpha.md", "--yes").returncode == 0
 
 
+@pytest.mark.e2e
 def test_a_missing_root_is_an_error_not_a_creation(tmp_path: Path):
     result = pmem("--root", str(tmp_path / "nope"), "archive", "projects/a.md", "--yes")
     assert result.returncode == 2 and "does not exist" in result.stderr
@@ -264,6 +273,7 @@ def test_a_missing_root_is_an_error_not_a_creation(tmp_path: Path):
 
 
 # -- init ------------------------------------------------------------------------------------------------
+@pytest.mark.e2e
 def test_init_creates_the_structure_in_a_new_folder(tmp_path: Path):
     new = tmp_path / "fresh" / "memory"
     result = pmem("--root", str(new), "init")
@@ -282,6 +292,7 @@ def test_init_creates_the_structure_in_a_new_folder(tmp_path: Path):
     assert json.loads(check.stdout)["diagnostics"] == []  # a fresh root checks clean (no PM003)
 
 
+@pytest.mark.e2e
 def test_init_works_in_an_existing_empty_folder(tmp_path: Path):
     new = tmp_path / "empty"
     new.mkdir(mode=0o755)
@@ -291,6 +302,7 @@ def test_init_works_in_an_existing_empty_folder(tmp_path: Path):
     assert new.stat().st_mode & 0o777 == 0o755  # an existing folder keeps its permissions
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("existing", ["root", "demo"])
 def test_init_refuses_on_an_existing_root(root: Path, tmp_path: Path, existing):
     if existing == "demo":
@@ -309,6 +321,7 @@ def test_init_interactive_no_creates_nothing(tmp_path: Path):
     assert "Create? [y/N]" in out.getvalue() and not new.exists()
 
 
+@pytest.mark.e2e
 def test_ctrl_c_at_the_prompt_cancels_without_a_traceback(root: Path):
     """SIGINT while `pmem archive` waits for its answer, through a real terminal."""
     import select
@@ -335,6 +348,7 @@ def test_ctrl_c_at_the_prompt_cancels_without_a_traceback(root: Path):
     assert digest(root) == before
 
 
+@pytest.mark.e2e
 def test_the_cli_records_where_an_archive_came_from(root: Path):
     assert pmem("--root", str(root), "archive", "projects/alpha.md", "--yes").returncode == 0
     assert "- reason: archived with `pmem archive`" in (root / "_archive/_index.md").read_text(encoding="utf-8")

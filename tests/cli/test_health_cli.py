@@ -59,6 +59,7 @@ def root(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.e2e
 def test_health_text_is_a_numbered_proposal_with_trash_apart(root: Path):
     before = digest(root)
     result = pmem("--root", str(root), "health")
@@ -80,6 +81,7 @@ def test_health_text_is_a_numbered_proposal_with_trash_apart(root: Path):
     assert digest(root) == before
 
 
+@pytest.mark.e2e
 def test_health_json(root: Path):
     data = json.loads(pmem("--root", str(root), "health", "--format", "json").stdout)
     assert data["root"] == str(root) and data["lifecycleReady"] is True
@@ -95,6 +97,7 @@ def test_health_json(root: Path):
         "command": {"command": "pmem.purge", "arguments": [{"path": "_archive/_trash/projects/ancient.md"}]}}]
 
 
+@pytest.mark.e2e
 def test_health_and_status_leave_a_git_root_byte_for_byte_unchanged(root: Path):
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
@@ -110,6 +113,7 @@ def test_health_and_status_leave_a_git_root_byte_for_byte_unchanged(root: Path):
     assert "stale: unchanged since 2026-01-05" in health.stdout  # the commit date, not the mtime
 
 
+@pytest.mark.e2e
 def test_health_on_the_demo_proposes_nothing():
     result = pmem("--root", str(DEMO), "health")
     assert result.returncode == 0
@@ -117,11 +121,13 @@ def test_health_on_the_demo_proposes_nothing():
                                               "Expired trash: none."]
 
 
+@pytest.mark.e2e
 def test_health_refuses_a_missing_root(tmp_path: Path):
     result = pmem("--root", str(tmp_path / "nope"), "health")
     assert result.returncode == 2 and "does not exist" in result.stderr
 
 
+@pytest.mark.e2e
 def test_status_lists_counts_and_routes(root: Path):
     before = digest(root)
     result = pmem("--root", str(root), "status")

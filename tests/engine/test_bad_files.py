@@ -120,6 +120,7 @@ def _broken(path: Path, tmp_path: Path) -> str:
     return "broken symbolic link"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("spoil", [_fifo, _loop, _outside, _broken], ids=["fifo", "symlink-loop", "outside", "broken"])
 def test_unreadable_files_are_reported_by_name_and_never_missing(tmp_path: Path, spoil):
     root = build_root(tmp_path)
@@ -247,6 +248,7 @@ def test_a_file_swapped_for_a_link_out_of_the_root_after_the_listing_is_not_foll
 BAD_SUMMARY = "# Bad\n\nStatus: active\n\n## Summary\n- one\n- two\n\n## Context\nText.\n"  # PM102 on line 5
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("data", [
     BAD_SUMMARY.replace("one", "one BROKEN").encode("utf-8").replace(b"BROKEN", b"\xff\xfe\xc3( broken"),
     BAD_SUMMARY.replace("- two", "- two \x00 with a NUL").encode("utf-8"),
@@ -277,6 +279,7 @@ def _huge(path: Path, size: int) -> None:
         fh.truncate(size)
 
 
+@pytest.mark.e2e
 def test_a_50_mb_file_is_analysed_up_to_the_cap_and_reported(tmp_path: Path):
     root = build_root(tmp_path)
     _huge(root / BAD, 50 * MiB)
@@ -351,6 +354,7 @@ def test_long_lines_take_linear_time(name: str):
         parse_index(doc)  # the route parser, as if the file were `_index.md`
 
 
+@pytest.mark.e2e
 def test_a_root_with_very_long_lines_is_checked_in_seconds(tmp_path: Path):
     """One file of 2 MiB made of the worst lines above, through the real CLI."""
     root = build_root(tmp_path)
@@ -370,6 +374,7 @@ def test_a_root_with_very_long_lines_is_checked_in_seconds(tmp_path: Path):
 # -- deeply nested folders ------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_deeply_nested_folders_are_checked_and_too_deep_ones_reported(tmp_path: Path):
     root = build_root(tmp_path)
     # 150 levels, well within PATH_MAX: read and checked like any other file.

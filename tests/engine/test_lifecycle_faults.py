@@ -319,6 +319,7 @@ def test_every_primitive_call_failing_or_dying_in_turn(tmp_path, scenario, kill,
     assert seen_states == expected_states
 
 
+@pytest.mark.e2e
 def test_pmem_check_reports_a_half_done_archive_with_exit_1(tmp_path):
     root, plan, *_ = setup(tmp_path, "archive")
     apply_step(root, plan.steps[0])  # killed after the move

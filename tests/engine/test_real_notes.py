@@ -225,6 +225,7 @@ def pmem(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("rel", [
     "notes/Bases syntax.md",  # `code span` with a space
     "notes/Plugins (core)/Canvas [beta].md",  # [label [with brackets]](<angle destination>)
@@ -250,6 +251,7 @@ def test_archive_and_recover_keep_the_exact_route_line(tmp_path: Path, rel: str)
     assert (root / "_index.md").read_text(encoding="utf-8").split("\n").count(line) == 1
 
 
+@pytest.mark.e2e
 def test_recover_of_an_archived_file_with_spaces_restores_its_saved_line(tmp_path: Path):
     real = rn.obsidian_vault(tmp_path / "memory")
     done = pmem(real.root, "recover", "notes/Old sync notes.md", "--yes")
@@ -259,6 +261,7 @@ def test_recover_of_an_archived_file_with_spaces_restores_its_saved_line(tmp_pat
     assert [f for f in findings(real.root) if f.code.startswith("PM2") and "Old sync" in _show(f)] == []
 
 
+@pytest.mark.e2e
 def test_recover_by_original_path_onto_an_active_file_is_a_collision(tmp_path: Path):
     """Item 9: an archived copy exists and an active file took its original path. By original
     path or by location, recover refuses with the collision, and nothing changes."""
@@ -274,6 +277,7 @@ def test_recover_by_original_path_onto_an_active_file_is_a_collision(tmp_path: P
     assert "nothing to recover" not in said and any(w in said for w in ("occupied", "collision", "already exists")), said
 
 
+@pytest.mark.e2e
 def test_findings_do_not_depend_on_the_processs_string_hashing(tmp_path: Path):
     """Near-duplicate candidates come from the smallest line hashes: with Python's `hash()`
     (salted per process) they, and the PM503 findings, changed from run to run."""
