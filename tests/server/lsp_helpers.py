@@ -13,6 +13,8 @@ from typing import Callable
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from roots import summary_file
+
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "pmem_lsp"])
 
 
@@ -36,6 +38,28 @@ async def wait_for(client: LanguageClient, predicate: Callable[[], bool], timeou
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out; diagnostics so far: {summarise(client)}")
         await asyncio.sleep(0.02)
+
+
+async def watching(client: LanguageClient, root: Path, timeout: float = 30.0) -> Path:
+    """Return once the server watches `root` for changes on disk. It starts watching after its
+    first scan, and a change made in between is never seen (a race of the server's, not of the
+    tests): so a canary note is written until the server reports it, then changed until the
+    change shows, which only the watcher can bring. The canary, `notes/watch-canary.md`, stays:
+    unrouted, with a two-bullet summary (PM102, PM202)."""
+    canary = root / "notes" / "watch-canary.md"
+    canary.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + timeout
+    for bullets, expected in ((4, ["PM202"]), (2, ["PM102", "PM202"])):
+        text = summary_file("Watch canary", bullets=bullets)
+        while codes(client, canary) != expected:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{root} is not watched; diagnostics so far: {summarise(client)}")
+            canary.write_text(text, encoding="utf-8")
+            for _ in range(5):
+                await asyncio.sleep(0.02)
+                if codes(client, canary) == expected:
+                    break
+    return canary
 
 
 def codes(client: LanguageClient, path: Path) -> list[str]:

@@ -12,8 +12,7 @@ from pathlib import Path
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import codes, open_doc, replace_all, start, wait_for
-from roots import active_file
+from lsp_helpers import codes, open_doc, replace_all, start, wait_for, watching
 from test_bad_files import BAD, BAD_SUMMARY, MiB, _fifo, _huge, _loop, _outside, build_root
 
 
@@ -40,12 +39,8 @@ async def test_the_server_logs_bad_files_and_still_publishes(client: LanguageCli
     await wait_for(client, lambda: expected <= set(logged()))
     assert "PM102" in codes(client, root / "notes/big.md")  # analysed up to the cap
 
-    # A pipe appearing later is logged once the watcher sees it (watching starts after the
-    # scan: an unrouted canary file shows when it has).
-    canary = root / "notes/canary.md"
-    await asyncio.sleep(0.3)
-    canary.write_text(active_file("Canary"), encoding="utf-8")
-    await wait_for(client, lambda: codes(client, canary) == ["PM202"], timeout=5)
+    # A pipe appearing later is logged once the watcher sees it (watching starts after the scan).
+    await watching(client, root)
     os.mkfifo(root / "notes/later.md")
     later = f"pmem: {root / 'notes/later.md'}: cannot be read (not a regular file (named pipe)); " \
             "it is not treated as missing"

@@ -17,7 +17,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import DiskClient, codes, edit, open_doc, replace_all, start, uri, wait_for
+from lsp_helpers import DiskClient, codes, edit, open_doc, replace_all, start, uri, wait_for, watching
 from roots import base_files, summary_file, write_root
 
 OLD = "- [Old project](projects/old.md) — shipped in March"
@@ -126,6 +126,7 @@ async def test_a_stale_buffer_never_overwrites_an_agents_archive(client: Languag
 
 async def test_diagnostics_follow_the_disk_under_an_unmodified_buffer(client: LanguageClient, root: Path):
     await start(client, root)
+    await watching(client, root)  # the agent's writes below come after the server watches
     index = root / "_index.md"
     text = open_doc(client, index)
     (root / "notes/new.md").write_text(summary_file("New"), encoding="utf-8")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import codes, open_doc, start, wait_for
+from lsp_helpers import codes, open_doc, start, wait_for, watching
 from roots import base_files, summary_file, write_root
 
 
@@ -22,11 +22,7 @@ def root(tmp_path: Path) -> Path:
 
 async def ready(client: LanguageClient, root: Path) -> None:
     await start(client, root)
-    # The first scan is done once the unrouted canary shows up.
-    canary = root / "notes/canary.md"
-    await asyncio.sleep(0.3)
-    canary.write_text(summary_file("Canary"), encoding="utf-8")
-    await wait_for(client, lambda: codes(client, canary) == ["PM202"], timeout=5)
+    await watching(client, root)
 
 
 async def test_external_create_edit_rename_delete(client: LanguageClient, root: Path):
