@@ -8,14 +8,15 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 DEMO := examples/demo-memory
 
-.PHONY: demo test test-fast test-vscode bench install install-test schemas docs clean vscode
+.PHONY: demo lint test test-fast test-vscode bench install install-test schemas docs clean vscode
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The run set-up includes the MCP extra, so `make demo` gives a working `pmem mcp` too.
 $(STAMP_RUN): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[mcp]'
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(BIN)/python
@@ -34,9 +35,15 @@ demo: $(STAMP_RUN)
 	@echo "== pmem status =="
 	@$(BIN)/pmem --root $(DEMO) status
 
+# ruff over the package, the benchmarks and the tests; mypy over the package. Both are
+# configured in pyproject.toml and pinned in the test extras. `make test` runs this first.
+lint: $(STAMP_TEST)
+	$(BIN)/ruff check pmem_lsp benchmarks tests
+	$(BIN)/mypy pmem_lsp
+
 # With npm on PATH, tests/editors/test_editors_vscode.py also runs `npm ci`, build, unit tests and
 # `npm run package` in editors/vscode (the .vsix lands there; node_modules and *.vsix are ignored).
-test: $(STAMP_TEST)
+test: $(STAMP_TEST) lint
 	$(BIN)/python -m pytest -q
 
 # The in-process tests only: no server, CLI or editor process (marker e2e) and no large
@@ -71,6 +78,6 @@ docs: $(STAMP_RUN)
 	$(BIN)/pmem rules --format markdown > docs/rules.md
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache
 	rm -rf editors/vscode/node_modules editors/vscode/dist editors/vscode/out editors/vscode/*.vsix
 	rm -rf .cache/vscode-e2e/run .cache/vscode-e2e/screenshots  # the e2e's tools stay cached

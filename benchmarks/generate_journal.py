@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "engine"))
-from realnotes import templated_journal  # noqa: E402
+from realnotes import templated_journal
 
 
 def generate(out: Path, notes: int) -> Path:

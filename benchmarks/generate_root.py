@@ -37,7 +37,8 @@ def fake_token(rng: random.Random) -> str:
 def note(rng: random.Random, i: int, rel: str, others: list[str]) -> str:
     bullets = 2 if i % 97 == 0 else rng.randint(3, 5)  # ~1% PM102
     lines = [f"# Item {i}: {rng.choice(WORDS)} {rng.choice(WORDS)}", "",
-             f"Status: {rng.choice(['active', 'paused', 'waiting'])}", f"Updated: 2026-{rng.randint(1, 11):02d}-{rng.randint(1, 28):02d}", "",
+             f"Status: {rng.choice(['active', 'paused', 'waiting'])}",
+             f"Updated: 2026-{rng.randint(1, 11):02d}-{rng.randint(1, 28):02d}", "",
              "## Summary"]
     lines += [f"- {sentence(rng, rng.randint(6, 12))}" for _ in range(bullets)]
     lines += ["", "## Context", ""]

@@ -18,6 +18,7 @@ lines, so anything that must re-read the index after an edit of it is at its wor
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import random
 import sys
@@ -28,12 +29,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 from generate_root import generate  # noqa: E402
-from run import Client, percentile  # noqa: E402
-
 from pmem_lsp.engine.analysis import analyze, by_path  # noqa: E402
 from pmem_lsp.engine.navigation import complete, hover  # noqa: E402
-from pmem_lsp.engine.settings import resolve_settings  # noqa: E402
 from pmem_lsp.engine.root_state import RootState  # noqa: E402
+from pmem_lsp.engine.settings import resolve_settings  # noqa: E402
+from run import Client, percentile  # noqa: E402
 
 
 def ms(samples: list[float]) -> str:
@@ -59,12 +59,12 @@ def bench_engine(root: Path, n: int, rng: random.Random) -> None:
 
     print("engine (warm caches)")
     hover(state, "_index.md", route_lines[0], 4, findings)  # the index's routes are parsed once
-    print("  hover on a route       ", ms([timed(lambda: hover(state, "_index.md", rng.choice(route_lines), 8, findings))
-                                           for _ in range(n)]))
+    print("  hover on a route       ",
+          ms([timed(lambda: hover(state, "_index.md", rng.choice(route_lines), 8, findings)) for _ in range(n)]))
     samples = []
     for _ in range(n):
         rel, link = rng.choice(linked)
-        samples.append(timed(lambda: hover(state, rel, link.line, link.start + 1, findings)))
+        samples.append(timed(functools.partial(hover, state, rel, link.line, link.start + 1, findings)))
     print("  hover on a link        ", ms(samples))
     print("  hover on a title       ", ms([timed(lambda: hover(state, rng.choice(notes), 0, 3, findings))
                                            for _ in range(n)]))
@@ -77,20 +77,20 @@ def bench_engine(root: Path, n: int, rng: random.Random) -> None:
         state.set_buffer("_index.md", line)
         row = line.count("\n")
         char = len(line) - line.rfind("\n") - 1
-        cold.append(timed(lambda: complete(state, "_index.md", row, char, findings)))
-        warm.append(timed(lambda: complete(state, "_index.md", row, char, findings)))
+        cold.append(timed(functools.partial(complete, state, "_index.md", row, char, findings)))
+        warm.append(timed(functools.partial(complete, state, "_index.md", row, char, findings)))
     print("  completion, _index.md, first after an edit", ms(cold))
     print("  completion, _index.md, warm               ", ms(warm))
     cold, warm = [], []
-    for k in range(n):
+    for _ in range(n):
         rel = rng.choice(notes)
         line = state.files[rel].text + "See [x](../" + rng.choice(["", "gr", "group-1", "group-12/it", "../notes/",
                                                                   "../notes/group-02/it"])
         state.set_buffer(rel, line)
         row = line.count("\n")
         char = len(line) - line.rfind("\n") - 1
-        cold.append(timed(lambda: complete(state, rel, row, char, findings)))
-        warm.append(timed(lambda: complete(state, rel, row, char, findings)))
+        cold.append(timed(functools.partial(complete, state, rel, row, char, findings)))
+        warm.append(timed(functools.partial(complete, state, rel, row, char, findings)))
     print("  completion in a link, first after an edit ", ms(cold))
     print("  completion in a link, warm                ", ms(warm))
 

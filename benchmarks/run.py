@@ -64,8 +64,8 @@ def duplicate_work(work: Path, largest: int) -> dict[int, dict]:
     """PM503's exact comparisons and analysis time on journals of a quarter, half and all of
     `largest` notes: about linear growth is the goal (issue 13; every pair is quadratic)."""
     from pmem_lsp.engine.analysis import Analysis
-    from pmem_lsp.engine.settings import resolve_settings
     from pmem_lsp.engine.root_state import RootState
+    from pmem_lsp.engine.settings import resolve_settings
 
     out: dict[int, dict] = {}
     for n in (largest // 4, largest // 2, largest):
@@ -127,7 +127,9 @@ class Client:
         while True:
             at, msg = self.inbox.get(timeout=max(0.01, deadline - time.perf_counter()))
             if "method" in msg and "id" in msg:  # a request from the server
-                result = [None] * len(msg.get("params", {}).get("items", [])) if msg["method"] == "workspace/configuration" else None
+                result = None
+                if msg["method"] == "workspace/configuration":
+                    result = [None] * len(msg.get("params", {}).get("items", []))
                 self.send({"id": msg["id"], "result": result})
                 continue
             if match(msg):
@@ -154,7 +156,8 @@ def rss_mb(pid: int) -> float:
 
 
 def note_20kb(title: str, bullets: int) -> str:
-    body = "\n".join(f"- {title} fact {i}: the pipeline loads nightly and the owner reviews the report." for i in range(bullets))
+    body = "\n".join(f"- {title} fact {i}: the pipeline loads nightly and the owner reviews the report."
+                     for i in range(bullets))
     text = f"# {title}\n\nStatus: active\n\n## Summary\n{body}\n\n## Details\n\n"
     para = "The team reviewed the dashboard, the budget and the release plan; decisions are recorded below.\n"
     while len(text) < 20_000:
@@ -281,7 +284,8 @@ def main() -> None:
     print(f"{'root':>8}  {'pmem check':>11}  {'raw read':>9}  {'ratio':>6}  {'mdsmith':>8}")
     for size, row in results["check"].items():
         md = f"{row['mdsmith_check_s']:.2f} s" if "mdsmith_check_s" in row else "n/a"
-        print(f"{size:>8}  {row['pmem_check_s']:>9.2f} s  {row['raw_read_s']:>7.2f} s  {row['ratio_to_raw_read']:>5.1f}x  {md:>8}")
+        print(f"{size:>8}  {row['pmem_check_s']:>9.2f} s  {row['raw_read_s']:>7.2f} s  "
+              f"{row['ratio_to_raw_read']:>5.1f}x  {md:>8}")
     if "journal" in results:
         j = results["journal"]
         print(f"templated journal, {j['notes']} notes: pmem check {j['pmem_check_s']:.2f} s "
@@ -289,7 +293,8 @@ def main() -> None:
         work = j["duplicate_work"]
         print("  PM503 exact comparisons by journal size: "
               + ", ".join(f"{n} notes → {w['compared']} ({w['seconds']:.2f} s)" for n, w in work.items())
-              + f"; {max(work)}/{min(work)} notes: ×{work[max(work)]['compared'] / max(1, work[min(work)]['compared']):.1f}"
+              + f"; {max(work)}/{min(work)} notes: "
+              f"×{work[max(work)]['compared'] / max(1, work[min(work)]['compared']):.1f}"
               " (linear: ×4, every pair: ×16)")
     s = results["server"]
     goals = {"first_diagnostics_ms": 300, "keystroke_p95_ms": 10, "hover_p95_ms": 10,

@@ -23,9 +23,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from secrets_eval import CODE, EN, ZH, TOKENS, generate, v_password  # noqa: E402
-
 from pmem_lsp.engine.secrets import find_secrets  # noqa: E402
+from secrets_eval import CODE, EN, TOKENS, ZH, generate, v_password  # noqa: E402
 
 TARGET = 20 * 1024
 

@@ -37,7 +37,7 @@ def _starts_pmem(args) -> bool:
     """`args` (as given to Popen) start the pmem CLI or server: `python -m pmem_lsp…`, the
     `pmem`/`pmem-lsp` scripts, or the crash hook that runs them."""
     argv = [os.fspath(a) for a in args] if isinstance(args, (list, tuple)) else [os.fspath(args)]
-    if any(a == "-m" and b.split(".")[0] == "pmem_lsp" for a, b in zip(argv, argv[1:])):
+    if any(a == "-m" and b.split(".")[0] == "pmem_lsp" for a, b in zip(argv, argv[1:], strict=False)):
         return True
     return any(os.path.basename(a) in ("pmem", "pmem-lsp", "crash_hook.py") for a in argv)
 

@@ -8,16 +8,16 @@ to compare exactly.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from pmem_lsp.engine.analysis import analyze
 from pmem_lsp.engine.findings import Finding
 from pmem_lsp.engine.memory_file import MemoryFile
-from pmem_lsp.engine.settings import resolve_settings
 from pmem_lsp.engine.root_state import RootState
+from pmem_lsp.engine.settings import resolve_settings
 from pmem_lsp.engine.zones import is_markdown
-
 from roots import make_root
 
 TODAY = dt.date(2026, 12, 1)

@@ -32,8 +32,8 @@ import datetime as dt
 import os
 import shutil
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from pmem_lsp.engine.zones import Zone, zone_of
 

@@ -7,17 +7,18 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
+from .. import __version__
 from ..engine.analysis import analyze
 from ..engine.catalogue import RULES, severity_of
+from ..engine.checking import check_files, root_relative
 from ..engine.findings import Finding, Severity
-from .. import __version__
 from ..engine.report import build_report, sarif_report
 from ..engine.root_state import RootState
+from ..engine.settings import Settings
 from . import exit_codes
 from .terminal import lines, one_line
-
 
 
 def _count(n: int, severity: Severity) -> str:
@@ -31,7 +32,8 @@ MAX_PER_CODE = 10  # text output: findings shown per rule before the rest are co
 def _summary(findings: list[Finding], files: int) -> str:
     counts = Counter(severity_of(f) for f in findings)
     total = len(findings)
-    detail = ", ".join(_count(counts[s], s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFORMATION, Severity.HINT))
+    detail = ", ".join(_count(counts[s], s)
+                       for s in (Severity.ERROR, Severity.WARNING, Severity.INFORMATION, Severity.HINT))
     noun = "problem" if total == 1 else "problems"
     where = f"{files} Markdown file" + ("" if files == 1 else "s")
     return f"{total} {noun} ({detail}) in {where}\n" if total else f"No problems in {where}\n"
@@ -79,7 +81,8 @@ def _gh_escape(text: str, prop: bool = False) -> str:
     return text
 
 
-_GH_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "notice", Severity.HINT: "notice"}
+_GH_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning",
+             Severity.INFORMATION: "notice", Severity.HINT: "notice"}
 
 
 def _github(findings: list[Finding], root: Path, out: TextIO) -> None:
@@ -98,10 +101,14 @@ def _github(findings: list[Finding], root: Path, out: TextIO) -> None:
 
 def run_check(state: RootState, fmt: str, min_severity: Severity, fail_on: Severity,
               out: TextIO = sys.stdout, err: TextIO = sys.stderr, *, statistics: bool = False,
-              max_per_code: int = MAX_PER_CODE) -> int:
-    findings = [f for f in analyze(state) if (severity_of(f)).rank >= min_severity.rank]
-    problems = state.read_problems()
-    files = state.markdown_count()
+              max_per_code: int = MAX_PER_CODE, findings: list[Finding] | None = None,
+              paths: list[str] | None = None) -> int:
+    """Report `findings` (default: the whole root's) of `state`; `paths`: the files they were
+    narrowed to, which the counts and the unreadable list are about."""
+    found = analyze(state) if findings is None else findings
+    findings = [f for f in found if (severity_of(f)).rank >= min_severity.rank]
+    problems = state.read_problems(paths)
+    files = state.markdown_count() if paths is None else len(paths)
     if fmt == "json":
         report = build_report(str(state.root), files, findings, problems)
         out.write(report.model_dump_json(indent=2) + "\n")
@@ -119,3 +126,34 @@ def run_check(state: RootState, fmt: str, min_severity: Severity, fail_on: Sever
             _text(findings, files, out, max_per_code)
     failing = any((severity_of(f)).rank >= fail_on.rank for f in findings)
     return exit_codes.FINDINGS if failing else exit_codes.OK
+
+
+def run_check_command(root: Path, settings: Settings, raw_paths: list[str], stdin_filename: str | None, fmt: str,
+                      min_severity: Severity, fail_on: Severity, *, statistics: bool = False,
+                      max_per_code: int = MAX_PER_CODE, stdin: BinaryIO | None = None,
+                      out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    """`pmem check [PATH…] [--stdin-filename PATH]`: the whole root, some files of it, or a
+    proposed text checked as if it were at PATH (nothing written)."""
+    paths: list[str] = []
+    for raw in raw_paths + ([stdin_filename] if stdin_filename else []):
+        rel = root_relative(root, raw)
+        if rel is None:
+            err.write(f"pmem: error: {one_line(raw)} is not inside the memory root {root}\n")
+            return exit_codes.ERROR
+        if rel not in paths:
+            paths.append(rel)
+    proposed = None
+    if stdin_filename:
+        data = (stdin or sys.stdin.buffer).read()
+        try:
+            proposed = (paths[-1], data.decode("utf-8-sig"))
+        except UnicodeDecodeError as exc:
+            err.write(f"pmem: error: the text on stdin is not valid UTF-8 (byte {exc.start})\n")
+            return exit_codes.ERROR
+    result = check_files(root, settings, paths or None, proposed)
+    missing = [p for p in paths if not result.state.is_file(p)]
+    if missing:
+        err.write(f"pmem: error: {one_line(missing[0])} is not a file in the memory root\n")
+        return exit_codes.ERROR
+    return run_check(result.state, fmt, min_severity, fail_on, out, err, statistics=statistics,
+                     max_per_code=max_per_code, findings=result.findings, paths=paths or None)

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from .. import __version__
 from . import exit_codes
-from ..engine.findings import Severity
-from ..engine.redaction import install as install_redaction
-from ..engine.settings import SettingsError, resolve_settings
-from ..engine.root_state import RootState
-from ..engine.zones import discover_root, looks_like_root
 
+# Imports of the engine happen inside the commands: `pmem --version` and a hook on a file
+# outside the root should not pay for pydantic and the rules (docs/design.md §7).
 _LIFECYCLE = ("upgrade", "archive", "delete", "recover", "purge", "init")
-_SEVERITIES = [s.value for s in Severity]
+_WRITES = (*_LIFECYCLE, "save", "route")
+_SEVERITIES = ["error", "warning", "information", "hint"]  # engine.findings.Severity, in order
 
 
 def _count_arg(value: str) -> int:
@@ -38,6 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = sub.add_parser("check", help="report problems in the memory root")
+    check.add_argument("paths", nargs="*", metavar="PATH",
+                       help="report only these files (the cross-file rules still read the whole root)")
+    check.add_argument("--stdin-filename", metavar="PATH",
+                       help="check the text on stdin as if it were PATH; nothing is written")
     check.add_argument("--format", choices=["text", "json", "github", "sarif"], default="text")
     check.add_argument("--statistics", action="store_true",
                        help="text: how many findings of each rule, instead of the findings")
@@ -51,10 +54,26 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--fail-on", choices=_SEVERITIES, default="error",
                        help="exit 1 when a finding at or above this severity is reported (default: error)")
 
-    sub.add_parser("status", help="what is saved: core size and one line per routed file")
+    status = sub.add_parser("status", help="what is saved: core size and one line per routed file")
+    status.add_argument("--format", choices=["text", "json"], default="text")
 
     health = sub.add_parser("health", help="propose what to keep, archive or delete (changes nothing)")
     health.add_argument("--format", choices=["text", "json"], default="text")
+
+    save = sub.add_parser("save", help="save a memory file (content on stdin), with its route for a new file")
+    save.add_argument("path", help="where to save it, relative to the root (`projects/x.md`, `_core/profile.md`)")
+    routing = save.add_mutually_exclusive_group()
+    routing.add_argument("--route", metavar="DESCRIPTION", dest="description",
+                         help="the route's description (default: the first Summary bullet)")
+    routing.add_argument("--no-route", action="store_true", help="do not add a route for it")
+    save.add_argument("--reason", help="why it is saved (shown in the preview)")
+    save.add_argument("--content-file", metavar="FILE", help="read the content from FILE instead of stdin")
+
+    route = sub.add_parser("route", help="routes in _index.md")
+    route_sub = route.add_subparsers(dest="route_command", metavar="ACTION", required=True)
+    route_add = route_sub.add_parser("add", help="add the route for an active file (the PM202 fix)")
+    route_add.add_argument("path", help="the active file, relative to the root")
+    route_add.add_argument("--description", help="the route's description (default: the first Summary bullet)")
 
     for op, text in (("upgrade", "create the missing lifecycle folders and archive index"),
                      ("archive", "move an active file to _archive/ and record it"),
@@ -67,11 +86,20 @@ def build_parser() -> argparse.ArgumentParser:
             cmd.add_argument("path", help="path relative to the root (original path or current location)")
         if op == "archive":
             cmd.add_argument("--reason", help="why it is archived (kept in the record)")
-        cmd.add_argument("-y", "--yes", action="store_true", help="apply without asking")
+    for cmd in (save, route_add, *(sub.choices[op] for op in _LIFECYCLE)):
+        cmd.add_argument("--format", choices=["text", "json"], default="text")
+        confirm = cmd.add_mutually_exclusive_group()
+        confirm.add_argument("-y", "--yes", action="store_true", help="apply without asking (for people and scripts)")
+        confirm.add_argument("--token", help="apply exactly the preview that printed this token")
+
+    hook = sub.add_parser("hook", help="agent hooks: check a write before or after it happens (JSON on stdin)")
+    hook.add_argument("event", choices=["pre-write", "post-write"])
+
+    sub.add_parser("mcp", help="serve the memory to agents over MCP (stdio; needs pmem-lsp[mcp])")
 
     rules = sub.add_parser("rules", help="list the rules, or explain one (`pmem rules PM102`)")
     rules.add_argument("code", nargs="?", help="a rule code to explain")
-    rules.add_argument("--format", choices=["text", "markdown"], default="text")
+    rules.add_argument("--format", choices=["text", "markdown", "json"], default="text")
 
     schema = sub.add_parser("schema", help="print a JSON Schema")
     schema.add_argument("name", choices=["settings", "report"])
@@ -92,9 +120,13 @@ def _fail(message: str) -> int:
     return exit_codes.ERROR
 
 
-
-
 def main(argv: list[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else argv) == ["--version"]:
+        # Asked by hooks, editors and scripts on every start: no parser, no redaction, no engine.
+        sys.stdout.write(f"pmem {__version__}\n")
+        return exit_codes.OK
+    from ..engine.redaction import install as install_redaction
+
     install_redaction()  # no secret value in a log line or a traceback on stderr (docs/SECURITY.md)
     try:
         return _main(argv)
@@ -123,17 +155,75 @@ def _main(argv: list[str] | None) -> int:
 
         return run_rules(args.code, args.format, sys.stdout, sys.stderr)
 
-    root = discover_root(args.root)
-    if args.command in _LIFECYCLE and (args.command == "init" or root.is_dir()):
-        from .lifecycle import run_lifecycle
+    from ..engine.zones import discover_root
 
-        return run_lifecycle(root, args.command, getattr(args, "path", None), getattr(args, "reason", None), args.yes)
+    root = discover_root(args.root)
+    if args.command == "hook":
+        from .hook import run_hook
+
+        return run_hook(root, args.event, sys.stdin, sys.stdout, sys.stderr)
+    if args.command in _WRITES and (args.command == "init" or root.is_dir()):
+        return _write(root, args, argv)
     if not root.is_dir():
         return _fail(f"memory root {root} does not exist or is not a folder")
+    if args.command == "mcp":
+        from ..mcp.server import run
+
+        return run(root)
     if args.command == "status":
         from .status import run_status
 
-        return run_status(root, sys.stdout)
+        return run_status(root, args.format, sys.stdout)
+    return _check_or_health(root, args)
+
+
+def _write(root: Path, args: argparse.Namespace, argv: list[str] | None) -> int:
+    from ..engine.lifecycle.preview import Request
+    from .writes import run_write
+
+    content = None
+    if args.command == "save":
+        content = _read_content(args.content_file)
+        if content is None:
+            return exit_codes.ERROR
+    reason = getattr(args, "reason", None)
+    if args.command == "archive" and not reason:
+        reason = "archived with `pmem archive`"  # the engine's default says "from the editor"
+    request = Request(args.command, getattr(args, "path", None), reason, content,
+                      getattr(args, "description", None), not getattr(args, "no_route", False))
+    return run_write(root, request, fmt=args.format, yes=args.yes, token=args.token, argv=argv)
+
+
+def _read_content(content_file: str | None) -> str | None:
+    """The text to save, from `--content-file` or stdin, strict UTF-8 (a BOM is dropped)."""
+    try:
+        if content_file is not None:
+            with open(content_file, "rb") as fh:
+                data = fh.read()
+        else:
+            if sys.stdin.isatty():
+                sys.stderr.write("pmem: reading the content to save from the terminal; end it with Ctrl-D\n")
+            data = sys.stdin.buffer.read()
+    except OSError as exc:
+        _fail(f"cannot read {content_file or 'stdin'}: {exc.strerror or exc}")
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        _fail(f"the content is not valid UTF-8 (byte {exc.start}); nothing was saved")
+        return None
+
+
+def _check_or_health(root: Path, args: argparse.Namespace) -> int:
+    import gc
+
+    # A check builds ~50 long-lived objects per file and frees few: with the default
+    # thresholds the collector walks them again and again (20% of a 10k-file check, measured
+    # in docs/performance.md). The process ends after one check, so collect rarely.
+    gc.set_threshold(50_000, 50, 100)
+    from ..engine.findings import Severity
+    from ..engine.settings import SettingsError, resolve_settings
+    from ..engine.zones import looks_like_root
 
     overrides: dict = {}
     if getattr(args, "select", None):
@@ -153,11 +243,11 @@ def _main(argv: list[str] | None) -> int:
         from .health import run_health
 
         return run_health(root, settings, args.format, sys.stdout)
-    from .check import run_check
+    from .check import run_check_command
 
-    state = RootState.scan(root, settings)
-    return run_check(state, args.format, Severity(args.min_severity), Severity(args.fail_on),
-                     statistics=args.statistics, max_per_code=args.max_per_code)
+    return run_check_command(root, settings, args.paths, args.stdin_filename, args.format,
+                             Severity(args.min_severity), Severity(args.fail_on), statistics=args.statistics,
+                             max_per_code=args.max_per_code)
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -1,7 +1,8 @@
-"""`pmem rules`: the catalogue, for people (text) and for docs/rules.md (markdown)."""
+"""`pmem rules`: the catalogue, for people (text), for docs/rules.md (markdown) and for tools (JSON)."""
 
 from __future__ import annotations
 
+import json
 from typing import TextIO
 
 from ..engine.catalogue import RULES
@@ -34,6 +35,10 @@ def run_rules(code: str | None, fmt: str, out: TextIO, err: TextIO) -> int:
         return exit_codes.OK
     if fmt == "markdown":
         out.write(rules_markdown())
+        return exit_codes.OK
+    if fmt == "json":
+        out.write(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity.value,
+                               "explanation": r.explanation} for r in RULES.values()], indent=2) + "\n")
         return exit_codes.OK
     for rule in RULES.values():
         out.write(f"{rule.code}  {rule.name:<28} {rule.severity.value}\n")

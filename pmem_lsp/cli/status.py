@@ -1,22 +1,29 @@
-"""`pmem status`: prints the engine's memory status (engine/status.py renders it)."""
+"""`pmem status`: the engine's memory status (engine/status.py), as text or JSON. Changes nothing."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import TextIO
 
+from ..engine.secrets import mask_data
 from ..engine.settings import SettingsError, resolve_settings
 from ..engine.status import memory_status
 from . import exit_codes
 from .terminal import lines
 
 
-def run_status(root: Path, out: TextIO) -> int:
+def run_status(root: Path, fmt: str, out: TextIO) -> int:
     try:
         excluded = resolve_settings(root).excluded
     except SettingsError as exc:
         sys.stderr.write(f"pmem: warning: {exc}; `exclude` is not applied\n")
         excluded = None
-    out.write(lines(memory_status(root, excluded).text()))
+    report = memory_status(root, excluded)
+    if fmt == "json":
+        # Plain data, with likely secrets in route descriptions masked as in the text.
+        out.write(json.dumps(mask_data(report.as_dict()), indent=2, ensure_ascii=False) + "\n")
+    else:
+        out.write(lines(report.text()))
     return exit_codes.OK

@@ -33,6 +33,7 @@ from .findings import Finding
 from .index_routes import index_model
 from .memory_file import MemoryFile
 from .paths import normalize_target
+from .root_state import FileEntry, RootState
 from .rule import FileCheck, TextCheck
 from .rules.archive import check_archive
 from .rules.duplicates import DuplicateIndex
@@ -41,7 +42,6 @@ from .rules.routes import check_routes
 from .rules.stale import GitDates, git_dates
 from .rules.structure import check_structure
 from .settings import Settings
-from .root_state import FileEntry, RootState
 from .zones import ARCHIVE_INDEX, INDEX, Zone
 
 _INDEXES = (INDEX, ARCHIVE_INDEX)
@@ -100,7 +100,8 @@ class Analysis:
         self.links_of: dict[str, set[str]] = {}
         self.final: dict[str, list[Finding]] = {}
         self._stale_on = self.settings.enabled("PM501")
-        self._git: GitDates | None | bool = False  # False: not asked yet (see `changed_on`)
+        self._git: GitDates | None = None  # git's dates, once asked (see `changed_on`)
+        self._git_asked = False
         self._changed_here: set[str] = set()  # changed since this analysis began
         self.duplicates = DuplicateIndex(state.files, self.settings.duplicates.threshold)
         self.duplicates_due: set[str] = set()  # text changes the duplicate search has not seen yet
@@ -152,22 +153,23 @@ class Analysis:
         out: list[Finding] = []
         doc = entry.doc if entry.markdown else None
         if doc is not None:
-            local = entry.cache.get("local")
-            if local is None:
-                self.work["parsed"] += 1
-                local = entry.cache["local"] = _local_findings(entry.rel, entry.zone, doc, self.settings,
-                                                               self._text_checks)
-            out += local  # type: ignore[arg-type]
+            out += entry.cached("local", lambda: self._local(entry, doc))
         for check in self._file_checks:
             if entry.zone in check.zones and (doc is not None or not check.needs_text):
                 out += check.run(self, entry)
         return out
 
+    def _local(self, entry: FileEntry, doc: MemoryFile) -> list[Finding]:
+        """The file's text checks, run once per text (`_file_findings` keeps them with it)."""
+        self.work["parsed"] += 1
+        return _local_findings(entry.rel, entry.zone, doc, self.settings, self._text_checks)
+
     def _git_dates(self) -> GitDates | None:
-        if self._git is False:
+        if not self._git_asked:
+            self._git_asked = True
             self.work["git"] += 1
             self._git = git_dates(self.state.root) if self.state.files.by_zone[Zone.ACTIVE] else None
-        return self._git  # type: ignore[return-value]
+        return self._git
 
     def changed_on(self, rel: str) -> float | None:
         """When `rel` last changed (POSIX time): its last commit in a git repository, unless it

@@ -11,10 +11,14 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .memory_file import MemoryFile
 from .paths import normalize_target
 from .zones import archive_location, trash_location
+
+if TYPE_CHECKING:
+    from .root_state import FileEntry
 
 KNOWN_KEYS = ("status", "original", "location", "index-line", "archived", "reason", "deleted", "recover-by")
 ARCHIVED, TRASHED = "archived", "trashed"
@@ -139,12 +143,9 @@ def record_location(record: ArchiveRecord) -> str | None:
     return trash_location(path) if record.status == TRASHED else archive_location(path)
 
 
-def records_of(entry) -> list[ArchiveRecord]:
+def records_of(entry: FileEntry) -> list[ArchiveRecord]:
     """`parse_archive_index` of the archive index's entry in the root state, kept until its text changes."""
     doc = entry.doc
     if doc is None:
         return []
-    cached = entry.cache.get("records")
-    if cached is None:
-        cached = entry.cache["records"] = parse_archive_index(doc)
-    return cached
+    return entry.cached("records", lambda: parse_archive_index(doc))

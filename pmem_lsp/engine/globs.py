@@ -141,9 +141,9 @@ class GlobSet:
             elif kind == _STAR:
                 if not slash:
                     out.append(state)
-            elif kind == _ANY or kind == _REST:
+            elif kind in (_ANY, _REST):
                 out.append(state)
-            elif kind == _DIRS or kind == _INNER:
+            elif kind in (_DIRS, _INNER):
                 out.append(self._inner[state])
                 if slash:
                     out.append(to)

@@ -25,13 +25,26 @@ from typing import Any
 from .analysis import Analysis
 from .archive_index import TRASHED, parse_date, record_location, records_of
 from .findings import Finding
-from .secrets import mask_text
 from .root_state import RootState
+from .secrets import mask_text
+from .settings import Settings
 from .zones import ARCHIVE_DIR, ARCHIVE_INDEX, TRASH_DIR, Zone, zone_of
 
 KEEP, ARCHIVE, DELETE = "keep active", "archive", "delete"
 _ORDER = {DELETE: 0, ARCHIVE: 1, KEEP: 2}
 HEALTH_CODES = ("PM501", "PM502", "PM503")
+
+
+def _command(command: str | None, arguments: dict[str, str] | None, editor: bool) -> Any:
+    if command is None:
+        return None
+    if editor:
+        return {"command": command, "arguments": [arguments or {}]}
+    args = arguments or {}
+    argv = ["pmem", command.removeprefix("pmem."), args["path"]]
+    if args.get("reason"):
+        argv += ["--reason", args["reason"]]
+    return argv
 
 
 @dataclass(frozen=True)
@@ -44,11 +57,9 @@ class HealthItem:
     command: str | None = None  # what carries it out (None for keep active)
     arguments: dict[str, str] | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, editor: bool = False) -> dict[str, Any]:
         return {"number": self.number, "path": self.path, "proposal": self.proposal, "reason": self.reason,
-                "signals": list(self.signals),
-                "command": None if self.command is None else {"command": self.command,
-                                                               "arguments": [self.arguments]}}
+                "signals": list(self.signals), "command": _command(self.command, self.arguments, editor)}
 
 
 @dataclass(frozen=True)
@@ -60,10 +71,9 @@ class TrashItem:
     command: str = "pmem.purge"
     arguments: dict[str, str] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, editor: bool = False) -> dict[str, Any]:
         return {"path": self.path, "original": self.original, "recoverBy": self.recover_by.isoformat(),
-                "daysExpired": self.days_expired,
-                "command": {"command": self.command, "arguments": [self.arguments]}}
+                "daysExpired": self.days_expired, "command": _command(self.command, self.arguments, editor)}
 
 
 @dataclass(frozen=True)
@@ -74,10 +84,13 @@ class HealthReport:
     items: tuple[HealthItem, ...]
     expired_trash: tuple[TrashItem, ...]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, editor: bool = False) -> dict[str, Any]:
+        """Plain data. Each item's `command` carries it out: a `pmem` command line (what an
+        agent or a person runs; it previews and asks first), or with `editor` the server's
+        command and its arguments (what a code action runs)."""
         return {"root": str(self.root), "today": self.today.isoformat(), "lifecycleReady": self.lifecycle_ready,
-                "items": [i.as_dict() for i in self.items],
-                "expiredTrash": [t.as_dict() for t in self.expired_trash]}
+                "items": [i.as_dict(editor) for i in self.items],
+                "expiredTrash": [t.as_dict(editor) for t in self.expired_trash]}
 
     def text(self) -> str:
         """The report as printed, with likely secrets masked: it names paths and quotes route
@@ -189,6 +202,6 @@ def _short(finding: Finding, reason: str | None) -> str:
     return reason or "a duplicate"
 
 
-def memory_health(root: Path, settings, today: dt.date | None = None) -> HealthReport:
+def memory_health(root: Path, settings: Settings, today: dt.date | None = None) -> HealthReport:
     """Scan and analyse `root`, then propose. Reads the root; writes nothing."""
     return health_report(Analysis(RootState.scan(root, settings), today))

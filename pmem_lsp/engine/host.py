@@ -19,10 +19,10 @@ from pathlib import Path
 from .analysis import Analysis, apply_settings
 from .findings import Finding
 from .memory_file import MemoryFile
-from .rules.summary import check_summary
-from .settings import Settings
 from .root_state import RootState
 from .root_state import read_regular_text as read_disk_text
+from .rules.summary import check_summary
+from .settings import Settings
 from .zones import is_markdown, zone_of
 
 
@@ -70,6 +70,9 @@ class MemoryRoot:
     # Paths whose findings changed since they were last published. Queries may bring the
     # analysis up to date; only the publisher takes these (`take_unpublished`).
     unpublished: set[str] = field(default_factory=set)
+    # While a scan runs: the paths that changed on disk meanwhile. The scan may have read them
+    # before the change, so the state it makes refreshes them when it is installed.
+    changed_while_scanning: set[str] | None = None
     resolved: Path = field(init=False)
 
     def __post_init__(self) -> None:
@@ -165,6 +168,8 @@ class MemoryHost:
         if found is None:
             return None
         root, rel = found
+        if root.changed_while_scanning is not None:
+            root.changed_while_scanning.add(rel)
         if root.state is not None:
             if buffer is not None:
                 self._apply_buffer(path)
@@ -201,11 +206,19 @@ class MemoryHost:
         """Open documents of `root` that are unmodified and older than the disk."""
         return [p for p, b in self.buffers.items() if b.stale and root.rel(p)]
 
+    def scan_started(self, root: MemoryRoot) -> None:
+        """A scan of `root` begins (the watcher runs already): remember what changes meanwhile."""
+        root.changed_while_scanning = set()
+
     def install(self, root: MemoryRoot, state: RootState, analysis: Analysis) -> set[str]:
-        """A scan (and its first analysis) finished: open buffers win over what the scan read
-        from disk. Returns every path that has findings, or had them before."""
+        """A scan (and its first analysis) finished: what changed on disk while it ran is read
+        again, and open buffers with unsaved edits win over what the scan read from disk.
+        Returns every path that has findings, or had them before."""
         before = set(root.analysis.final) if root.analysis is not None else set()
         changed: set[str] = set()
+        for changed_rel in sorted(root.changed_while_scanning or ()):
+            changed |= state.refresh(changed_rel)
+        root.changed_while_scanning = None
         for path, buffer in self.buffers.items():
             rel = root.rel(path)
             if rel and is_markdown(rel) and buffer.modified:

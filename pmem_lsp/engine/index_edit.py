@@ -12,8 +12,8 @@ from collections import Counter
 from urllib.parse import quote
 
 from .archive_index import ArchiveRecord, parse_archive_index
+from .index_routes import ANGLE, BARE, CODE_SPAN, LINK, WIKI, Route, parse_index
 from .line_index import newline_of, split_keepends
-from .index_routes import BARE, CODE_SPAN, LINK, WIKI, ANGLE, Route, parse_index
 from .memory_file import MemoryFile
 from .secrets import find_secrets
 
@@ -123,6 +123,16 @@ def propose_route(index_text: str, path: str, title: str | None, description: st
         # The separator or the description changed how the line reads: the default style does not.
         line = f"- {format_target(LINK, path, title)}{DEFAULT_SEPARATOR}{desc}"
     return line
+
+
+def route_for(index_text: str, path: str, doc: MemoryFile | None, description: str | None = None) -> str:
+    """The route line for the memory file `path` (parsed as `doc`, None when unreadable): its
+    title, and `description` or else its first Summary bullet. One rule for the PM202 fix,
+    `pmem route add`, `pmem save` and a recover without a saved route line."""
+    title = doc.title_text if doc is not None else None
+    if description is None and doc is not None and doc.summary is not None and doc.summary.bullets:
+        description = doc.summary.bullets[0].text or None
+    return propose_route(index_text, path, title, description)
 
 
 def _no_secret(text: str | None) -> str | None:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .markdown import CODE, HTML, PARAGRAPH
 from .memory_file import RE_INLINE_LINK, MemoryFile, mask_code_spans
 from .paths import normalize_target, strip_fragment
+
+if TYPE_CHECKING:
+    from .root_state import FileEntry
 
 WIKI, LINK, ANGLE, CODE_SPAN, BARE = "wiki", "link", "angle", "code", "bare"
 
@@ -209,7 +213,7 @@ def parse_index(doc: MemoryFile) -> IndexModel:
     item_lines = {item.line: item for item in doc.items}
     for i, line_text in enumerate(doc.lines):
         kind = doc.line_kind(i)
-        if kind == CODE or kind == HTML or not line_text.strip():
+        if kind in (CODE, HTML) or not line_text.strip():
             continue
         item = item_lines.get(i)
         if item is not None:
@@ -228,26 +232,23 @@ def parse_index(doc: MemoryFile) -> IndexModel:
                     i, item.content_col, end,
                     "list item mentions a file but does not start with a target"))
         elif kind == PARAGRAPH and line_text.lstrip().startswith("|"):
-            route = _table_route(line_text, i)
-            if isinstance(route, MalformedLine):
-                malformed.append(route)
-            elif route is not None:
-                routes.append(route)
-                if not route.description:
-                    malformed.append(MalformedLine(i, route.start, route.end, "route has no description"))
+            row = _table_route(line_text, i)
+            if isinstance(row, MalformedLine):
+                malformed.append(row)
+            elif row is not None:
+                routes.append(row)
+                if not row.description:
+                    malformed.append(MalformedLine(i, row.start, row.end, "route has no description"))
     return IndexModel(tuple(routes), tuple(malformed))
 
 
 INDEX_MODEL_KEY = "index-model"
 
 
-def index_model(entry) -> IndexModel | None:
+def index_model(entry: FileEntry) -> IndexModel | None:
     """`parse_index` of an index file's entry in the root state, kept until its text changes (shared by
     the rules and navigation, so one edit of `_index.md` costs one parse)."""
     doc = entry.doc
     if doc is None:
         return None
-    model = entry.cache.get(INDEX_MODEL_KEY)
-    if model is None:
-        model = entry.cache[INDEX_MODEL_KEY] = parse_index(doc)
-    return model
+    return entry.cached(INDEX_MODEL_KEY, lambda: parse_index(doc))

@@ -70,26 +70,25 @@ _ATTRIBUTE = (
     r"(?:\s+[a-zA-Z_:][a-zA-Z0-9_.:-]*"
     r"(?:\s*=\s*(?:[^\"'=<>`\x00-\x20]+|'[^']*'|\"[^\"]*\"))?)"
 )
-_HTML_OPEN = [
-    None,
-    re.compile(r"<(?:script|pre|textarea|style)(?:\s|>|$)", re.I),
-    re.compile(r"<!--"),
-    re.compile(r"<[?]"),
-    re.compile(r"<![A-Za-z]"),
-    re.compile(r"<!\[CDATA\["),
-    re.compile(rf"</?(?:{_BLOCK_TAGS})(?:\s|/?>|$)", re.I),
-    re.compile(
+# By HTML block type (1 to 7, as the CommonMark spec numbers them).
+_HTML_OPEN = {
+    1: re.compile(r"<(?:script|pre|textarea|style)(?:\s|>|$)", re.I),
+    2: re.compile(r"<!--"),
+    3: re.compile(r"<[?]"),
+    4: re.compile(r"<![A-Za-z]"),
+    5: re.compile(r"<!\[CDATA\["),
+    6: re.compile(rf"</?(?:{_BLOCK_TAGS})(?:\s|/?>|$)", re.I),
+    7: re.compile(
         rf"(?:<[A-Za-z][A-Za-z0-9-]*{_ATTRIBUTE}*\s*/?>|</[A-Za-z][A-Za-z0-9-]*\s*>)\s*$"
     ),
-]
-_HTML_CLOSE = [
-    None,
-    re.compile(r"</(?:script|pre|textarea|style)>", re.I),
-    re.compile(r"-->"),
-    re.compile(r"\?>"),
-    re.compile(r">"),
-    re.compile(r"\]\]>"),
-]
+}
+_HTML_CLOSE = {  # types 6 and 7 end at a blank line
+    1: re.compile(r"</(?:script|pre|textarea|style)>", re.I),
+    2: re.compile(r"-->"),
+    3: re.compile(r"\?>"),
+    4: re.compile(r">"),
+    5: re.compile(r"\]\]>"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,17 +145,31 @@ class _Node:
         "item_index", "parts", "has_children", "depth",
     )
 
+    # Set only for the kinds that have them: a fence (fence_*, info), an HTML block (html_type),
+    # a list (list_type, bullet, delimiter), a list item (marker_offset, padding) and a
+    # paragraph (parts, its lines).
+    fence_char: str
+    fence_len: int
+    fence_offset: int
+    info: str
+    html_type: int
+    list_type: str
+    bullet: str
+    delimiter: str
+    marker_offset: int
+    padding: int
+    parts: list[str]
+
     def __init__(self, kind: str, parent: _Node | None, start: int) -> None:
         self.kind = kind
-        self.parent = parent
-        self.depth = 0 if parent is None else parent.depth + 1
+        self.parent = parent  # None for the document only
+        self.depth: int = 0 if parent is None else parent.depth + 1
         self.last_child: _Node | None = None
         self.open = True
         self.start = start
         self.has_children = False
         self.top_level = parent is not None and parent.kind == "document"
         self.item_index = -1
-        self.parts: list[str] | None = None
 
 
 _CONTAINS_ANY = {"document", "quote", "item"}
@@ -270,14 +283,17 @@ class _Scanner:
             self.out.items[node.item_index] = ListItem(
                 old.line, end, old.top_level, old.ordered, old.marker, old.content_col
             )
-        self.tip = node.parent  # type: ignore[assignment]
+        parent = node.parent
+        assert parent is not None  # the document is never finalized
+        self.tip = parent
 
     def close_unmatched(self) -> None:
         if not self.all_closed:
             while self.oldtip is not self.last_matched:
                 parent = self.oldtip.parent
+                assert parent is not None  # last_matched is an ancestor of oldtip
                 self.finalize(self.oldtip, self.line_no - 1)
-                self.oldtip = parent  # type: ignore[assignment]
+                self.oldtip = parent
             self.all_closed = True
 
     # -- continuation of open blocks ----------------------------------------
@@ -318,7 +334,8 @@ class _Scanner:
                 if m and len(m.group(0)) >= node.fence_len:
                     node.open = False
                     self.out.fences.append(Fence(node.start, self.line_no + 1, node.info, closed=True))
-                    self.tip = node.parent  # type: ignore[assignment]
+                    assert node.parent is not None
+                    self.tip = node.parent
                     return 2
             i = node.fence_offset
             while i > 0 and self.peek_is_space(self.offset):
@@ -387,7 +404,7 @@ class _Scanner:
                     return 2
             if c == "<":
                 for block_type in range(1, 8):
-                    if _HTML_OPEN[block_type].match(rest) and (  # type: ignore[union-attr]
+                    if _HTML_OPEN[block_type].match(rest) and (
                         block_type < 7
                         or (
                             container.kind != "paragraph"
@@ -401,7 +418,6 @@ class _Scanner:
             if container.kind == "paragraph" and (c == "=" or c == "-") and _RE_SETEXT.match(rest):
                 self.close_unmatched()
                 para = container
-                assert para.parts is not None
                 content = "\n".join(para.parts)
                 # commonmark.js tests the raw content (after link reference definitions,
                 # which we do not strip); only the inline text is trimmed, so a line of
@@ -533,7 +549,7 @@ class _Scanner:
                         return True
                     s, col = -1, 0  # markdown-it marks the line lazy (sCount -1) inside
             elif kind == "paragraph":
-                return 0 <= s and s - col < _CODE_INDENT and self.md_terminates(s, col, list_col)
+                return s >= 0 and s - col < _CODE_INDENT and self.md_terminates(s, col, list_col)
             node = node.last_child
         return False
 
@@ -550,7 +566,7 @@ class _Scanner:
         if c == "`" or c == "~":
             return _fence_open(rest) is not None
         if c == "<":
-            return any(_HTML_OPEN[t].match(rest) for t in range(1, 7))  # type: ignore[union-attr]
+            return any(_HTML_OPEN[t].match(rest) for t in range(1, 7))
         if c and c in "*_-" and _thematic(rest):
             return True
         # The "special case" in markdown-it's list rule: a marker 4+ columns past the
@@ -564,7 +580,6 @@ class _Scanner:
     def add_line(self) -> None:
         tip = self.tip
         if tip.kind == "paragraph":
-            assert tip.parts is not None
             tip.parts.append(self.ln[self.offset :])
 
     def fast_line(self, ln: str) -> str | None:
@@ -582,7 +597,7 @@ class _Scanner:
                 # A blank line ends the paragraph (or closes the heading); list items with
                 # content and lists continue through it, so nothing else closes.
                 node = tip.parent
-                while node is not doc:
+                while node is not None and node is not doc:
                     if node.kind != "item" and node.kind != "list":
                         return None
                     node = node.parent
@@ -611,12 +626,13 @@ class _Scanner:
             # Continuation of a top-level paragraph: nothing can start (no special first
             # character, indent under 4) and a paragraph takes the line.
             if _RE_PLAIN_LINE.match(ln):
-                tip.parts.append(ln.lstrip(" "))  # type: ignore[union-attr]
+                tip.parts.append(ln.lstrip(" "))
                 return PARAGRAPH
             return None
-        if (tip.kind == "paragraph" and tip.parent.kind == "item" and _RE_SIMPLE_BULLET.match(ln)
+        item = tip.parent
+        if (tip.kind == "paragraph" and item is not None and item.kind == "item" and _RE_SIMPLE_BULLET.match(ln)
                 and not _RE_MAYBE_SPECIAL.match(ln, 2)):  # the content starts no block of its own
-            item = tip.parent
+            assert item.parent is not None  # an item is in a list
             lst = item.parent
             if (lst.parent is doc and lst.bullet == ln[0] and item.marker_offset == 0
                     and not (ln[0] != "+" and _thematic(ln))):
@@ -674,7 +690,8 @@ class _Scanner:
             if res == 2:
                 return CODE
             if res == 1:
-                container = container.parent  # type: ignore[assignment]
+                assert container.parent is not None  # the loop only descends from the document
+                container = container.parent
                 break
 
         self.all_closed = container is self.oldtip
@@ -712,7 +729,7 @@ class _Scanner:
         if kind in _ACCEPTS_LINES:
             self.add_line()
             if kind == "html" and 1 <= container.html_type <= 5:
-                if _HTML_CLOSE[container.html_type].search(ln, self.offset):  # type: ignore[union-attr]
+                if _HTML_CLOSE[container.html_type].search(ln, self.offset):
                     self.finalize(container, self.line_no)
             return {"paragraph": PARAGRAPH, "fence": CODE, "code": CODE, "html": HTML}[kind]
         if kind == "heading":

@@ -23,7 +23,7 @@ import re
 import sys
 import threading
 import traceback
-
+from types import TracebackType
 
 __all__ = ["RedactingFilter", "install", "redact_text"]
 
@@ -56,12 +56,12 @@ def redact_text(text: str) -> str:
         ends.append(m.start())
         starts.append(m.end())
     ends.append(len(probe))
-    matches = find_secrets([probe[a:b] for a, b in zip(starts, ends)])
+    matches = find_secrets([probe[a:b] for a, b in zip(starts, ends, strict=True)])
     if not matches:
         return text
     spans: list[list[int]] = []
-    for m in sorted(matches, key=lambda m: (m.line, m.start)):
-        a, b = starts[m.line] + m.start, starts[m.end_line] + m.end
+    for match in sorted(matches, key=lambda s: (s.line, s.start)):
+        a, b = starts[match.line] + match.start, starts[match.end_line] + match.end
         if spans and a <= spans[-1][1]:
             spans[-1][1] = max(spans[-1][1], b)
         else:
@@ -105,11 +105,11 @@ def _filter_handler(handler: logging.Handler | None) -> None:
         handler.addFilter(RedactingFilter())
 
 
-def _excepthook(exc_type, exc, tb) -> None:
+def _excepthook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
     sys.stderr.write(redact_text("".join(traceback.format_exception(exc_type, exc, tb))))
 
 
-def _thread_excepthook(args) -> None:
+def _thread_excepthook(args: threading.ExceptHookArgs) -> None:
     if args.exc_type is SystemExit:
         return
     name = args.thread.name if args.thread is not None else "?"

@@ -131,3 +131,9 @@ def sarif_report(root: str, findings: list[Finding], version: str) -> dict[str, 
 def _uri_path(rel: str) -> str:
     """A root-relative path as a relative URI reference (spaces and `#` escaped)."""
     return quote(rel, safe="/")
+
+
+def diagnostics_data(findings: list[Finding]) -> list[dict[str, Any]]:
+    """Findings in the JSON report's shape (1-based lines and columns): for the previews and
+    the agent surface, which show findings the same way `pmem check --format json` does."""
+    return [d.model_dump(mode="json") for d in build_report("", 0, findings, []).diagnostics]

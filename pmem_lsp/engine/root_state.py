@@ -12,9 +12,10 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar, cast, overload
 
 from .line_index import LineIndex
 from .memory_file import MemoryFile
@@ -24,6 +25,9 @@ from .zones import Zone, is_markdown, zone_of
 # A huge file (or editor buffer) is analysed up to this many bytes of UTF-8, so one 50 MB
 # paste cannot stall a check; the rest is not read. Its real size is still known (PM005).
 MAX_ANALYSED_BYTES = 2 * 1024 * 1024
+
+_T = TypeVar("_T")
+_MISSING = object()
 
 
 @dataclass(slots=True)
@@ -39,7 +43,8 @@ class FileEntry:
     _doc: MemoryFile | None = field(default=None, repr=False)
     # Results that depend on this file's text alone, kept until the text changes (the
     # entry is replaced on every change, so nothing here can go stale).
-    cache: dict[str, object] = field(default_factory=dict, repr=False)
+    # A key holds values of one type; read and fill it through `cached`.
+    cache: dict[Hashable, object] = field(default_factory=dict, repr=False)
 
     @property
     def markdown(self) -> bool:
@@ -60,10 +65,16 @@ class FileEntry:
             return None
         if self._doc is not None:
             return self._doc.line_index
-        index = self.cache.get("line-index")
-        if index is None:
-            index = self.cache["line-index"] = LineIndex(self.text)
-        return index  # type: ignore[return-value]
+        text = self.text
+        return self.cached("line-index", lambda: LineIndex(text))
+
+    def cached(self, key: Hashable, build: Callable[[], _T]) -> _T:
+        """`build()` for this text: computed on first use and kept under `key` until the text
+        changes (the entry is replaced then)."""
+        value = self.cache.get(key, _MISSING)
+        if value is _MISSING:
+            value = self.cache[key] = build()
+        return cast(_T, value)  # the key's one type: what its `build` returns
 
 
 def _mib(size: int) -> str:
@@ -203,7 +214,7 @@ def _read_entry(root: Path, rel: str, zone: Zone, st: os.stat_result, follow: bo
     return entry
 
 
-class FileTable(dict):
+class FileTable(dict[str, FileEntry]):
     """`rel → FileEntry`, with the set of paths in each zone kept alongside, so rules that
     look at one zone (`_core/` sizes, "is there any active file") do not walk every file."""
 
@@ -222,7 +233,14 @@ class FileTable(dict):
         self.by_zone[super().__getitem__(rel).zone].discard(rel)
         super().__delitem__(rel)
 
-    def pop(self, rel: str, *default):  # type: ignore[override]
+    @overload
+    def pop(self, rel: str, /) -> FileEntry: ...
+    @overload
+    def pop(self, rel: str, default: FileEntry, /) -> FileEntry: ...
+    @overload
+    def pop(self, rel: str, default: _T, /) -> FileEntry | _T: ...
+
+    def pop(self, rel: str, /, *default: Any) -> Any:
         if rel in self:
             entry = super().pop(rel)
             self.by_zone[entry.zone].discard(rel)
@@ -233,7 +251,8 @@ class FileTable(dict):
 def _same(a: FileEntry | None, b: FileEntry | None) -> bool:
     if a is None or b is None:
         return a is b
-    return (a.text, a.size, a.error, a.truncated, a.from_buffer) == (b.text, b.size, b.error, b.truncated, b.from_buffer)
+    return ((a.text, a.size, a.error, a.truncated, a.from_buffer)
+            == (b.text, b.size, b.error, b.truncated, b.from_buffer))
 
 
 class RootState:

@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from .analysis import Analysis
     from .fixes import Fix
     from .memory_file import MemoryFile
-    from .settings import Settings
     from .root_state import FileEntry, RootState
+    from .settings import Settings
 
 E, W, I, H = Severity.ERROR, Severity.WARNING, Severity.INFORMATION, Severity.HINT  # noqa: E741
 

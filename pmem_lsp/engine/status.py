@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .index_routes import parse_index
 from .memory_file import MemoryFile
-from .secrets import mask_secrets, mask_text
 from .root_state import decode
+from .secrets import mask_secrets, mask_text
 from .zones import ARCHIVE_DIR, CORE_DIR, INDEX, Zone, is_markdown, zone_of
 
 

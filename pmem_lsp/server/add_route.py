@@ -42,6 +42,7 @@ async def add_route(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
         rel = validate_target(root.path, parsed.path)
     except Refusal as exc:
         raise refuse(ls, exc.message) from None
+    assert root.state is not None  # scanned_root waited for the first scan
     fix = route_fix(root.state, rel)
     if fix is None:
         raise refuse(ls, f"`{rel}` is routed already, or is not an active Markdown file in the root")

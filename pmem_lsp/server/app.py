@@ -7,8 +7,9 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, Coroutine
+from typing import Any, BinaryIO
 
 from lsprotocol import types as lsp
 from pygls.exceptions import FeatureRequestError, JsonRpcException
@@ -19,8 +20,22 @@ from .. import __version__
 from ..engine.findings import Finding
 from ..engine.host import MemoryHost, MemoryRoot
 from ..engine.redaction import redact_text
-from . import (add_route, code_actions, code_lens, completion, configuration, documents, hover, lifecycle_commands,
-               links, references, rename, reports, symbols, watcher)
+from . import (
+    add_route,
+    code_actions,
+    code_lens,
+    completion,
+    configuration,
+    documents,
+    hover,
+    lifecycle_commands,
+    links,
+    references,
+    rename,
+    reports,
+    symbols,
+    watcher,
+)
 from .diagnostics import publish_early
 from .framing import read_messages
 from .protocol import PmemProtocol
@@ -32,6 +47,8 @@ SETTLE_DELAY = 0.75  # seconds of quiet typing before the near-duplicate search 
 
 
 class PmemServer(LanguageServer):
+    protocol: PmemProtocol  # made by pygls from `protocol_cls`
+
     def __init__(self) -> None:
         super().__init__("pmem-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
                          protocol_cls=PmemProtocol)
@@ -79,7 +96,7 @@ class PmemServer(LanguageServer):
             return False
         return True
 
-    def schedule_analysis(self, root, delay: float = ANALYSIS_DEBOUNCE) -> None:
+    def schedule_analysis(self, root: MemoryRoot, delay: float = ANALYSIS_DEBOUNCE) -> None:
         """Analyse `root` after a buffer change. The first change after a quiet spell is
         analysed at once (a keystroke's diagnostics come back immediately); changes that
         follow within `delay` are coalesced into one analysis when typing pauses."""
@@ -102,7 +119,7 @@ class PmemServer(LanguageServer):
 
         self._analysis_timers[root.path] = loop.call_later(delay, trailing)
 
-    def _settle(self, root) -> None:
+    def _settle(self, root: MemoryRoot) -> None:
         from .diagnostics import refresh_root
 
         self._settle_timers.pop(root.path, None)
@@ -133,7 +150,7 @@ class PmemServer(LanguageServer):
             return
         self.warn(f"pmem: internal error ({type(error).__name__}); details are in the server log")
 
-    def start_io(self, stdin=None, stdout=None) -> None:  # type: ignore[override]
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """pygls's stdio loop with a reader that recovers from broken framing (framing.py)."""
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
@@ -181,7 +198,7 @@ def create_server() -> PmemServer:
         ls.background(scan_all(ls))
 
     @server.feature(lsp.EXIT)
-    def exit_now(ls: PmemServer, *args) -> None:
+    def exit_now(ls: PmemServer, *args: Any) -> None:
         # pygls would leave through sys.exit, which waits for worker threads: a first scan of
         # a large root would keep the process alive long after the client asked it to go.
         # Every write pmem makes survives being cut short (docs/decisions.md, "Lifecycle").
@@ -189,7 +206,7 @@ def create_server() -> PmemServer:
         os._exit(0 if ls.protocol._shutdown else 1)
 
     @server.feature(lsp.SHUTDOWN)
-    async def shutdown(ls: PmemServer, *args) -> None:
+    async def shutdown(ls: PmemServer, *args: Any) -> None:
         for timer in [*ls._analysis_timers.values(), *ls._settle_timers.values()]:
             timer.cancel()
         await watcher.stop_all(ls)

@@ -27,10 +27,12 @@ if TYPE_CHECKING:
 def code_actions(ls: PmemServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     path = convert.uri_to_path(params.text_document.uri)
     found = ls.host.locate(path) if path is not None else None
-    if found is None or found[0].state is None:
+    if found is None:
         return []
     root, rel = found
     state = root.state
+    if state is None:
+        return []
     today = dt.date.today()
     diagnostics = list(params.context.diagnostics)
     wanted = {str(d.code) for d in diagnostics if d.source == convert.SOURCE}

@@ -191,7 +191,8 @@ def completion_item(c: Completion, rng: lsp.Range, snippets: bool) -> lsp.Comple
         label=c.label,
         kind=lsp.CompletionItemKind.Folder if c.kind == FOLDER else lsp.CompletionItemKind.File,
         detail=c.detail,
-        documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=c.documentation) if c.documentation else None,
+        documentation=(lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=c.documentation)
+                       if c.documentation else None),
         sort_text=c.sort_text, filter_text=c.filter_text,
         text_edit=lsp.TextEdit(range=rng, new_text=_snippet_text(c.new_text) if snippet else c.new_text),
         insert_text_format=lsp.InsertTextFormat.Snippet if snippet else None)

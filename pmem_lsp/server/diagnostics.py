@@ -98,7 +98,7 @@ def log_read_problems(server: PmemServer, root: MemoryRoot, paths: Iterable[str]
     for rel in looked_at - {p.path for p in problems}:
         logged.pop(rel, None)  # healed or gone: a later problem is logged again
     for problem in problems:
-        state = problem.reason or ""
-        if logged.get(problem.path) != state:
-            logged[problem.path] = state
+        reason = problem.reason or ""
+        if logged.get(problem.path) != reason:
+            logged[problem.path] = reason
             server.log(f"pmem: {root.path / problem.path}: {problem.message()}")

@@ -30,9 +30,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, AsyncIterator
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
@@ -109,7 +110,11 @@ async def root_lock(root: Path) -> AsyncIterator[None]:
         lock.release()
 
 
-async def _wait_for(check, timeout: float = DISK_WAIT) -> bool:
+def _gone(path: Path) -> Callable[[], bool]:
+    return lambda: not os.path.lexists(path)
+
+
+async def _wait_for(check: Callable[[], bool], timeout: float = DISK_WAIT) -> bool:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
@@ -169,7 +174,8 @@ async def _apply_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan) ->
     done: list[str] = []
 
     def failed(message: str) -> Outcome:
-        tail = f" (already done: {'; '.join(done)}; `pmem check` shows what is left)" if done else "; nothing was changed"
+        tail = (f" (already done: {'; '.join(done)}; `pmem check` shows what is left)" if done
+                else "; nothing was changed")
         return Outcome(False, message + tail, done)
 
     try:
@@ -196,7 +202,7 @@ async def _apply_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan) ->
                 await _apply(ls, f"pmem: {plan.action.lower()} {step.path}", [lsp.DeleteFile(
                     uri=path_to_uri(base / step.path),
                     options=lsp.DeleteFileOptions(recursive=False, ignore_if_not_exists=False))])
-                if not await _wait_for(lambda: not os.path.lexists(base / step.path)):
+                if not await _wait_for(_gone(base / step.path)):
                     return failed(f"the editor did not delete {step.path}")
             elif isinstance(step, WriteText):
                 write_index(base, step)

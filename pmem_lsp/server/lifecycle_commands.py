@@ -9,6 +9,7 @@ contract refuses gets RequestFailed (-32803) with the reason, also shown to the 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
@@ -97,7 +98,7 @@ async def run(ls: PmemServer, op: str, args: tuple[Any, ...]) -> dict:
 
 def register(server: PmemServer) -> None:
     for op in OPERATIONS:
-        def make(op: str):
+        def make(op: str) -> Callable[..., Awaitable[Any]]:
             async def handler(ls, *args):
                 return await run(ls, op, args)
             return handler

@@ -23,9 +23,11 @@ def locate(ls: PmemServer, uri: str) -> tuple[MemoryRoot, RootState, str] | None
     """The scanned root holding the document at `uri`, its state and the relative path."""
     path = uri_to_path(uri)
     found = ls.host.locate(path) if path is not None else None
-    if found is None or found[0].state is None:
+    if found is None:
         return None
     root, rel = found
+    if root.state is None:
+        return None
     return root, root.state, rel
 
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import attrs
 from cattrs.errors import ClassValidationError
@@ -38,6 +39,10 @@ from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, 
 
 from .convert import open_document
 
+if TYPE_CHECKING:
+    from cattrs import Converter
+    from pygls.lsp.server import LanguageServer
+
 log = logging.getLogger("pmem_lsp.protocol")
 
 
@@ -50,7 +55,7 @@ class Unreadable:
     reason: str
 
 
-def _usable_id(value: Any) -> bool:
+def _usable_id(value: Any) -> TypeGuard[int | str]:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
@@ -63,7 +68,7 @@ def _short(exc: BaseException) -> str:
 
 
 class PmemProtocol(LanguageServerProtocol):
-    def __init__(self, server, converter) -> None:
+    def __init__(self, server: LanguageServer, converter: Converter) -> None:
         super().__init__(server, converter)
         self._initialize_seen = False
         self._loop: asyncio.AbstractEventLoop | None = None  # the server's loop, once it runs
@@ -75,7 +80,7 @@ class PmemProtocol(LanguageServerProtocol):
         logging.getLogger("pygls.protocol.json_rpc").addFilter(_answered_errors_in_one_line)
 
     # -- turning JSON into messages ------------------------------------------------
-    def structure_message(self, data: dict[str, Any]):
+    def structure_message(self, data: dict[str, Any]) -> Any:
         """Called by `json.loads` for every object, innermost first; only objects carrying
         `jsonrpc` are messages. One that does not fit its type becomes `Unreadable` instead of
         an exception, so the request id survives and the client gets an answer."""
@@ -196,7 +201,7 @@ class PmemProtocol(LanguageServerProtocol):
 
     # -- document sync ------------------------------------------------------------
     @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams):
+    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams) -> Generator[Any, Any, None]:
         uri = params.text_document.uri
         doc = open_document(self.workspace, uri)
         if doc is None:

@@ -11,6 +11,7 @@ from lsprotocol import types as lsp
 
 from ..engine.host import MemoryRoot
 from ..engine.navigation import rename_edits
+from ..engine.root_state import RootState
 from .convert import uri_to_path, workspace_edit
 
 if TYPE_CHECKING:
@@ -29,26 +30,28 @@ def _own(ls: PmemServer, old: Path, new: Path) -> bool:
 
 
 def will_rename(ls: PmemServer, params: lsp.RenameFilesParams) -> lsp.WorkspaceEdit | None:
-    moves: dict[int, tuple[MemoryRoot, list[tuple[str, str]]]] = {}
+    moves: dict[int, tuple[MemoryRoot, RootState, list[tuple[str, str]]]] = {}
     for f in params.files:
         old, new = uri_to_path(f.old_uri), uri_to_path(f.new_uri)
         if old is None or new is None or _own(ls, old, new):
             continue
         source, dest = ls.host.locate(old), ls.host.locate(new)
-        if source is None or dest is None or source[0] is not dest[0] or source[0].state is None:
+        if source is None or dest is None or source[0] is not dest[0]:
             continue  # into, out of or between roots: no link can be kept correct
         root = source[0]
-        moves.setdefault(id(root), (root, []))[1].append((source[1], dest[1]))
+        if root.state is None:
+            continue  # not scanned yet
+        moves.setdefault(id(root), (root, root.state, []))[2].append((source[1], dest[1]))
     edits = []
-    for root, pairs in moves.values():
-        result = rename_edits(root.state, pairs)
+    for root, state, pairs in moves.values():
+        result = rename_edits(state, pairs)
         for message in result.messages:
             ls.show(lsp.MessageType.Warning, f"pmem: {message}")
         if result.edits:
             edits.append((root, result.edits))
     if not edits:
         return None
-    changes = []
+    changes: list[lsp.TextDocumentEdit | lsp.CreateFile | lsp.RenameFile | lsp.DeleteFile] = []
     for root, root_edits in edits:
         changes += workspace_edit(ls, root, root_edits).document_changes or []
     return lsp.WorkspaceEdit(document_changes=changes)

@@ -19,7 +19,6 @@ from lsprotocol import types as lsp
 from pydantic import BaseModel, ConfigDict
 
 from ..engine.health import health_report
-from ..engine.host import MemoryRoot
 from ..engine.status import memory_status
 from .commands import command_args, scanned_root, session_root
 from .diagnostics import refresh_root
@@ -63,7 +62,7 @@ async def health(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
     text = report.text()
     if parsed.show:
         _show(ls, text)
-    return {"text": text, **report.as_dict()}
+    return {"text": text, **report.as_dict(editor=True)}
 
 
 def register(server: PmemServer) -> None:

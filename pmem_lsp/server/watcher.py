@@ -4,8 +4,9 @@ watchfiles runs in the server's asyncio loop, batches events (it debounces burst
 hidden folders, and hands each changed path to the host; the analysis then re-checks only
 what the change touches. A file open in the editor with unsaved edits keeps its buffer
 (the root state ignores disk events for it until the buffer is saved or closed); any other
-open file follows the disk. Watching starts after a root's first scan and stops
-on shutdown or when the root is dropped.
+open file follows the disk. Watching starts before a root's scan (what changes while the
+scan runs is read again when it lands, `MemoryHost.install`) and stops on shutdown or when
+the root is dropped.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def stop_watching(server: PmemServer, root: MemoryRoot) -> None:
 async def stop_all(server: PmemServer) -> None:
     entries = list(server.watchers.values())
     server.watchers.clear()
-    for stop, task in entries:
+    for stop, _task in entries:
         stop.set()
     for _stop, task in entries:
         try:

@@ -11,8 +11,6 @@ import pytest
 
 from roots import DEMO, base_files, demo_copy, summary_file, write_root
 
-
-
 pytestmark = pytest.mark.e2e  # every test here runs `pmem` as a subprocess
 
 

@@ -6,11 +6,10 @@ a non-interactive stdin without `--yes`; refusals exit 2 with the reason on stde
 
 from __future__ import annotations
 
-import json
-
 import datetime as dt
 import hashlib
 import io
+import json
 import os
 import pty
 import shutil
@@ -20,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from pmem_lsp.cli.writes import run_write
+from pmem_lsp.engine.lifecycle.preview import Request
 from roots import DEMO, base_files, demo_copy, summary_file, write_root
-from pmem_lsp.cli.lifecycle import run_lifecycle
 
 AI = "_archive/_index.md"
 ROUTE = "- [Alpha](projects/alpha.md) — the alpha project"
@@ -157,7 +157,7 @@ class FakeTTY(io.StringIO):
 def test_interactive_answer(root: Path, answer, applied):
     before = digest(root)
     out, err = io.StringIO(), io.StringIO()
-    code = run_lifecycle(root, "archive", "projects/alpha.md", "done", False, stdin=FakeTTY(answer), out=out, err=err)
+    code = run_write(root, Request("archive", "projects/alpha.md", "done"), stdin=FakeTTY(answer), out=out, err=err)
     assert code == 0, err.getvalue()
     assert "Archive? [y/N] " in out.getvalue()
     assert (root / "_archive/projects/alpha.md").exists() == applied
@@ -171,7 +171,7 @@ def test_interactive_confirmation_actions_per_operation(root: Path):
     archived(root)
     for op, path, action in (("delete", "projects/old.md", "Delete"), ("recover", "projects/old.md", "Recover")):
         out = io.StringIO()
-        assert run_lifecycle(root, op, path, None, False, stdin=FakeTTY("y\n"), out=out, err=io.StringIO()) == 0
+        assert run_write(root, Request(op, path, None), stdin=FakeTTY("y\n"), out=out, err=io.StringIO()) == 0
         assert f"{action}? [y/N] " in out.getvalue()
     assert (root / "projects/old.md").is_file()
 
@@ -201,7 +201,7 @@ def test_a_change_between_the_preview_and_the_answer_is_refused(root: Path):
             return "y\n"
 
     err = io.StringIO()
-    code = run_lifecycle(root, "archive", "projects/alpha.md", None, False, stdin=EditingTTY(), out=io.StringIO(), err=err)
+    code = run_write(root, Request("archive", "projects/alpha.md", None), stdin=EditingTTY(), out=io.StringIO(), err=err)
     assert code == 2 and "changed-since-preview" in err.getvalue()
     assert (root / "projects/alpha.md").is_file() and not (root / "_archive/projects").exists()
 
@@ -317,7 +317,7 @@ def test_init_refuses_on_an_existing_root(root: Path, tmp_path: Path, existing):
 def test_init_interactive_no_creates_nothing(tmp_path: Path):
     new = tmp_path / "new"
     out = io.StringIO()
-    assert run_lifecycle(new, "init", None, None, False, stdin=FakeTTY("n\n"), out=out, err=io.StringIO()) == 0
+    assert run_write(new, Request("init", None, None), stdin=FakeTTY("n\n"), out=out, err=io.StringIO()) == 0
     assert "Create? [y/N]" in out.getvalue() and not new.exists()
 
 

@@ -88,13 +88,14 @@ def test_health_json(root: Path):
     assert [(i["number"], i["proposal"], i["path"], i["signals"]) for i in data["items"]] == [
         (1, "delete", "notes/cranes-copy.md", ["PM503"]), (2, "archive", "notes/beta.md", ["PM501"]),
         (3, "archive", "projects/done.md", ["PM502"]), (4, "keep active", "projects/cranes.md", [])]
-    assert data["items"][0]["command"] == {"command": "pmem.archive", "arguments": [
-        {"path": "notes/cranes-copy.md", "reason": "duplicate of projects/cranes.md"}]}
+    # A command line an agent or a person runs (it previews and asks first), not a server command.
+    assert data["items"][0]["command"] == ["pmem", "archive", "notes/cranes-copy.md", "--reason",
+                                           "duplicate of projects/cranes.md"]
     assert data["items"][3]["command"] is None
     assert data["expiredTrash"] == [{
         "path": "_archive/_trash/projects/ancient.md", "original": "projects/ancient.md",
         "recoverBy": (dt.date.today() - dt.timedelta(days=3)).isoformat(), "daysExpired": 3,
-        "command": {"command": "pmem.purge", "arguments": [{"path": "_archive/_trash/projects/ancient.md"}]}}]
+        "command": ["pmem", "purge", "_archive/_trash/projects/ancient.md"]}]
 
 
 @pytest.mark.e2e
@@ -160,7 +161,7 @@ def test_status_never_reads_the_archive(root: Path, monkeypatch):
     monkeypatch.setattr(os, "stat", guarded(real_stat))
     monkeypatch.setattr("builtins.open", guarded(real_open))
     out = io.StringIO()
-    assert run_status(root, out) == 0
+    assert run_status(root, "text", out) == 0
     monkeypatch.undo()
     assert seen == []
     text = out.getvalue()

@@ -1432,7 +1432,7 @@ def template_collection(dir: Path, n: int = 60) -> RealRoot:
     lines = ["# Memory index", "", "CLAUDE.md templates, one per stack. Copy one into a new repository and fill in the brackets.", "",
              "## Templates"]
     table = []
-    for k, (rel, stack, variant) in enumerate(routed):
+    for k, (rel, _stack, _variant) in enumerate(routed):
         label = rel[len("templates/"):-len(" CLAUDE.md")]
         desc = f"CLAUDE.md for {label}"
         if k >= len(routed) - 4:
@@ -1811,7 +1811,7 @@ def shingle_set(text: str) -> frozenset[tuple[str, str, str]]:
     """Word 3-shingles of the text (NFKC, case-folded; a CJK character counts as a word), the
     measure the design's PM503 threshold (0.9) is stated in."""
     words = _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
-    return frozenset(zip(words, words[1:], words[2:]))
+    return frozenset(zip(words, words[1:], words[2:], strict=False))
 
 
 def jaccard(a: frozenset, b: frozenset) -> float:

@@ -27,17 +27,17 @@ from pathlib import Path
 import pytest
 
 import pmem_lsp.engine.root_state as root_state_module
-from roots import active_file, index_text, make_root, summary_block
 from pmem_lsp.cli.check import run_check
 from pmem_lsp.engine.analysis import analyze
+from pmem_lsp.engine.findings import Severity
 from pmem_lsp.engine.host import MemoryHost, MemoryRoot
 from pmem_lsp.engine.index_routes import parse_index
 from pmem_lsp.engine.markdown import scan_blocks
 from pmem_lsp.engine.memory_file import MemoryFile
-from pmem_lsp.engine.secrets import find_secrets
-from pmem_lsp.engine.findings import Severity
-from pmem_lsp.engine.settings import Settings, resolve_settings
 from pmem_lsp.engine.root_state import MAX_ANALYSED_BYTES, RootState
+from pmem_lsp.engine.secrets import find_secrets
+from pmem_lsp.engine.settings import Settings, resolve_settings
+from roots import active_file, index_text, make_root, summary_block
 
 MiB = 1024 * 1024
 BAD = "notes/bad.md"  # the bad file; the index routes it and notes/links.md links to it

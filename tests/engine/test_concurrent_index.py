@@ -24,12 +24,13 @@ from pathlib import Path
 import pytest
 
 from engine_helpers import findings
-from roots import base_files, summary_file, write_root
-from pmem_lsp.cli.lifecycle import run_lifecycle
+from pmem_lsp.cli.writes import run_write
 from pmem_lsp.engine.lifecycle.fs_applier import ApplyError, apply_plan, apply_step
 from pmem_lsp.engine.lifecycle.operations import context, make_plan, replan
 from pmem_lsp.engine.lifecycle.plan import Move, WriteText
+from pmem_lsp.engine.lifecycle.preview import Request
 from pmem_lsp.engine.lifecycle.safety import CHANGED, Refusal
+from roots import base_files, summary_file, write_root
 
 AI = "_archive/_index.md"
 TODAY = dt.date.today()
@@ -279,7 +280,7 @@ class AgentAtThePrompt(io.StringIO):
 def test_cli_prompt_keeps_the_agents_lines(root: Path, edit):
     tty = AgentAtThePrompt(root, edit)
     out, err = io.StringIO(), io.StringIO()
-    assert run_lifecycle(root, "archive", "projects/old.md", "done", False, stdin=tty, out=out, err=err) == 0, \
+    assert run_write(root, Request("archive", "projects/old.md", "done"), stdin=tty, out=out, err=err) == 0, \
         err.getvalue()
     assert_archived(root, tty.text)
 
@@ -288,6 +289,6 @@ def test_cli_prompt_keeps_the_agents_lines(root: Path, edit):
 def test_cli_prompt_refuses_a_changed_route_line(root: Path, edit):
     tty = AgentAtThePrompt(root, edit)
     out, err = io.StringIO(), io.StringIO()
-    assert run_lifecycle(root, "archive", "projects/old.md", "done", False, stdin=tty, out=out, err=err) == 2
+    assert run_write(root, Request("archive", "projects/old.md", "done"), stdin=tty, out=out, err=err) == 2
     assert "changed-since-preview" in err.getvalue() and "`_index.md` changed" in err.getvalue()
     assert tree(root) == tty.tree  # nothing moved, nothing rewritten after the agent's edit

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from engine_helpers import TODAY, problems, scan
-from roots import active_file, make_root, summary_block
 from pmem_lsp.engine.analysis import analyze
-from pmem_lsp.engine.findings import Finding
 from pmem_lsp.engine.catalogue import quick_fixes
+from pmem_lsp.engine.findings import Finding
 from pmem_lsp.engine.fixes import Fix, TextEdit
 from pmem_lsp.engine.index_edit import split_keepends
 from pmem_lsp.engine.root_state import RootState
+from roots import active_file, make_root, summary_block
 
 INDEX = "_index.md"
 ARCHIVE_INDEX = "_archive/_index.md"
@@ -42,7 +42,7 @@ def apply(text: str, edits: list[TextEdit]) -> str:
     """Apply non-overlapping edits (all on one file) as an editor would."""
     spans = sorted(((offset(text, e.line, e.col), offset(text, e.end_line, e.end_col), e.new_text)
                     for e in edits), key=lambda s: (s[0], s[1]))
-    for (s1, e1, _), (s2, _e2, _) in zip(spans, spans[1:]):
+    for (s1, e1, _), (s2, _e2, _) in zip(spans, spans[1:], strict=False):
         assert e1 <= s2 and not (s1 == e1 == s2), "overlapping edits"
     for start, end, new in reversed(spans):
         assert start <= end

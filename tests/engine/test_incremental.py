@@ -6,10 +6,9 @@ import random
 from pathlib import Path
 
 from engine_helpers import TODAY, scan
-from roots import active_file, index_text, make_root
-
 from pmem_lsp.engine.analysis import Analysis
 from pmem_lsp.engine.host import MemoryHost
+from roots import active_file, index_text, make_root
 
 
 def fresh(root: Path) -> dict:

@@ -26,10 +26,10 @@ import pytest
 
 import pmem_lsp.engine.lifecycle.fs_applier as fs_applier
 from engine_helpers import findings
-from roots import active_file, make_root
 from pmem_lsp.engine.lifecycle.fs_applier import ApplyError, apply_plan, apply_step
 from pmem_lsp.engine.lifecycle.operations import context, make_plan
 from pmem_lsp.engine.lifecycle.plan import Move
+from roots import active_file, make_root
 
 AI = "_archive/_index.md"
 TODAY = dt.date(2026, 11, 25)  # findings() checks as of 2026-12-01: nothing here has expired
@@ -171,7 +171,7 @@ def test_each_step_failing_in_turn(tmp_path, scenario, monkeypatch):
         calls = []
         real = fs_applier.apply_step
 
-        def failing(root_, step, _k=k):
+        def failing(root_, step, _k=k, calls=calls, real=real):
             calls.append(step)
             if len(calls) - 1 == _k:
                 raise OSError(errno.EIO, "injected I/O error")
@@ -197,7 +197,7 @@ def test_each_index_write_failing_in_turn(tmp_path, scenario, monkeypatch):
         seen = []
         real = fs_applier.write_atomic
 
-        def failing(path, text, bom=False, create=False, expected=None, _k=k):
+        def failing(path, text, bom=False, create=False, expected=None, _k=k, seen=seen, real=real):
             seen.append(path)
             if len(seen) - 1 == _k:
                 raise OSError(errno.ENOSPC, "No space left on device")

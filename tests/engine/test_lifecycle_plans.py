@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from engine_helpers import findings, problems, rows
-from roots import active_file, make_root
 from pmem_lsp.engine.archive_index import parse_archive_index
 from pmem_lsp.engine.lifecycle.fs_applier import ApplyError, apply_plan
 from pmem_lsp.engine.lifecycle.operations import context, make_plan, replan
 from pmem_lsp.engine.lifecycle.plan import MakeDir, Move, Remove, WriteText
 from pmem_lsp.engine.lifecycle.safety import CHANGED, COLLISION, STATE, STRUCTURE, Refusal
 from pmem_lsp.engine.memory_file import MemoryFile
+from roots import active_file, make_root
 
 AI = "_archive/_index.md"
 ARCHIVED_ON = dt.date(2026, 11, 20)

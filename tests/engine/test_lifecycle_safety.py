@@ -23,14 +23,22 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from roots import active_file, make_root
-from pmem_lsp.cli.lifecycle import run_lifecycle
+from pmem_lsp.cli.writes import run_write
 from pmem_lsp.engine.lifecycle.fs_applier import apply_plan
 from pmem_lsp.engine.lifecycle.operations import context, make_plan
 from pmem_lsp.engine.lifecycle.plan import MakeDir, Move, Remove, WriteText
-from pmem_lsp.engine.lifecycle.safety import (NOT_RELATIVE, OUTSIDE_ROOT, PROTECTED, Refusal, resolve_inside,
-                                              validate_relative, validate_target)
+from pmem_lsp.engine.lifecycle.preview import Request
+from pmem_lsp.engine.lifecycle.safety import (
+    NOT_RELATIVE,
+    OUTSIDE_ROOT,
+    PROTECTED,
+    Refusal,
+    resolve_inside,
+    validate_relative,
+    validate_target,
+)
 from pmem_lsp.engine.zones import Zone, zone_of
+from roots import active_file, make_root
 
 TODAY = dt.date(2026, 12, 1)
 OPS = ("archive", "delete", "recover", "purge")
@@ -356,7 +364,7 @@ def test_a_refused_path_changes_nothing_on_disk_even_with_yes(hostile, raw):
     before = tree_digest(base)
     for op in OPS:
         out, err = io.StringIO(), io.StringIO()
-        code = run_lifecycle(root, op, raw, "why", True, stdin=io.StringIO(""), out=out, err=err)
+        code = run_write(root, Request(op, raw, "why"), yes=True, stdin=io.StringIO(""), out=out, err=err)
         assert code == 2, (op, raw, out.getvalue())
         assert "refused" in err.getvalue()
     assert tree_digest(base) == before
@@ -410,7 +418,7 @@ def test_protected_paths_are_refused_through_the_cli_and_nothing_changes(hostile
     for raw in ("_core/profile.md", "_index.md", "_archive/_index.md", "_archive", "_archive/_trash", ".git/config"):
         for op in OPS:
             err = io.StringIO()
-            assert run_lifecycle(root, op, raw, None, True, stdin=io.StringIO(""), out=io.StringIO(), err=err) == 2
+            assert run_write(root, Request(op, raw, None), yes=True, stdin=io.StringIO(""), out=io.StringIO(), err=err) == 2
             assert "protected-path" in err.getvalue()
     assert tree_digest(base) == before
 
@@ -426,7 +434,7 @@ def test_a_hostile_record_location_is_held_to_the_same_contract(hostile, origina
         with pytest.raises(Refusal):
             make_plan(context(root, TODAY), op, original)
         err = io.StringIO()
-        assert run_lifecycle(root, op, original, None, True, stdin=io.StringIO(""), out=io.StringIO(), err=err) == 2
+        assert run_write(root, Request(op, original, None), yes=True, stdin=io.StringIO(""), out=io.StringIO(), err=err) == 2
     assert tree_digest(base) == before
 
 

@@ -223,7 +223,7 @@ def test_generated_metadata_ends_where_the_summary_starts(keys, blanks):
         "cjk": "键{k}：{v}", "quote": "> {k} {v}", "comment": "<!-- {k} {v} -->",
     }
     lines = ["# Title"]
-    for (form, key, value), blank in zip(keys, blanks):
+    for (form, key, value), blank in zip(keys, blanks, strict=False):
         lines.append(forms[form].format(k=key, v=value))
         if blank:
             lines.append("")

@@ -10,13 +10,24 @@ from pathlib import Path
 import pytest
 
 from engine_helpers import TODAY, scan
-from roots import TOKEN, make_root, navigation_demo
 from pmem_lsp.engine.analysis import Analysis
-from pmem_lsp.engine.navigation import (complete, definition, document_links, document_symbols, hover,
-                                        lens_kinds, lens_title, ref_graph, references, rename_edits,
-                                        workspace_symbols)
-from pmem_lsp.engine.settings import resolve_settings
+from pmem_lsp.engine.navigation import (
+    complete,
+    definition,
+    document_links,
+    document_symbols,
+    hover,
+    lens_kinds,
+    lens_title,
+    ref_graph,
+    references,
+    rename_edits,
+    workspace_symbols,
+)
 from pmem_lsp.engine.root_state import RootState
+from pmem_lsp.engine.settings import resolve_settings
+from roots import TOKEN, make_root, navigation_demo
+
 
 class Demo:
     def __init__(self, root: Path) -> None:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
-
 import realnotes as rn
+
 from engine_helpers import TODAY, findings, scan
 from pmem_lsp.engine.analysis import Analysis
 from pmem_lsp.engine.findings import Finding

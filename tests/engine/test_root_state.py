@@ -6,12 +6,11 @@ import os
 from pathlib import Path
 
 from engine_helpers import findings, rows, scan
-from roots import active_file, index_text, make_root
-
 from pmem_lsp.engine.analysis import Analysis
 from pmem_lsp.engine.host import MemoryHost
-from pmem_lsp.engine.settings import Settings
 from pmem_lsp.engine.root_state import RootState
+from pmem_lsp.engine.settings import Settings
+from roots import active_file, index_text, make_root
 
 
 def test_routes_through_a_symlinked_folder_are_unknown_not_dangling(tmp_path: Path):
@@ -83,3 +82,20 @@ def test_an_editor_buffer_over_a_named_pipe_or_a_nul_name_never_blocks_or_raises
     host.open_buffer(pipe, "# Pipe\n")  # returns at once
     assert host.buffers[pipe].modified  # no file behind it: the buffer's text is all there is
     host.open_buffer(root / "notes/\x00x.md", "")
+
+
+def test_a_change_made_while_the_scan_runs_is_read_again_when_it_lands(tmp_path: Path):
+    """The watcher runs before the scan; a change the scan may have read too early (an agent
+    routing a new note right after the scan read `_index.md`) is refreshed at install."""
+    root = make_root(tmp_path, {"_index.md": "# Memory index\n\n## Notes\n", "notes/new.md": active_file("New")})
+    host = MemoryHost()
+    memory = host.add_root(root, Settings())
+    host.scan_started(memory)
+    state = RootState.scan(root, Settings())
+    analysis = Analysis(state)
+    assert "PM202" in [f.code for f in analysis.by_path().get("notes/new.md", [])]
+    (root / "_index.md").write_text("# Memory index\n\n## Notes\n- [New](notes/new.md) — a new note\n", encoding="utf-8")
+    host.disk_changed(root / "_index.md")  # the watcher's news, before the scan is installed
+    host.install(memory, state, analysis)
+    assert host.findings(memory).get("notes/new.md", []) == []
+    assert memory.changed_while_scanning is None

@@ -9,8 +9,8 @@ import pytest
 
 import pmem_lsp.engine.root_state as root_state_module
 from engine_helpers import TODAY, doc, findings, only, ranges, rows
-from roots import active_file, make_root
 from pmem_lsp.engine.archive_index import parse_archive_index
+from roots import active_file, make_root
 
 AI = "_archive/_index.md"
 OLD = active_file("Old project")

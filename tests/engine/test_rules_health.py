@@ -14,13 +14,12 @@ from pathlib import Path
 import pytest
 
 from engine_helpers import TODAY, findings, only, rows, scan
-from roots import BERTHS, CRANES, DEMO, TRASH_RECORDS, active_file, demo_copy, edited, git, make_root
-
 from pmem_lsp.engine import status as status_module
 from pmem_lsp.engine.analysis import Analysis
 from pmem_lsp.engine.health import ARCHIVE, DELETE, KEEP, archive_reason, health_report
 from pmem_lsp.engine.rules import stale as stale_module
 from pmem_lsp.engine.status import memory_status
+from roots import BERTHS, CRANES, DEMO, TRASH_RECORDS, active_file, demo_copy, edited, git, make_root
 
 DAY = 86400.0
 
@@ -193,7 +192,6 @@ def test_pm502_only_in_active_files_and_its_reason_quotes_the_line(tmp_path):
     found = only(findings(root), "PM5")
     assert rows(found) == [("notes/done.md", 2, "PM502")]
     assert (found[0].col, found[0].end_col) == (0, len("Status: done"))
-    state = scan(root)
     assert archive_reason(found[0]) == "concluded: Status: done"
 
 

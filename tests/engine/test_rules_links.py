@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from engine_helpers import findings, only, ranges
-from roots import active_file, make_root
 from pmem_lsp.engine.memory_file import MemoryFile
+from roots import active_file, make_root
 
 F = "notes/x.md"
 

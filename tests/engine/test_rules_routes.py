@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 import pmem_lsp.engine.root_state as root_state_module
 from engine_helpers import doc, findings, only, ranges, rows, scan
-from roots import active_file, make_root
 from pmem_lsp.engine.index_routes import parse_index
 from pmem_lsp.engine.status import memory_status
+from roots import active_file, make_root
 
 INDEX = "_index.md"
 HEAD = "# Memory index\n\n## Projects\n- [Alpha](projects/alpha.md) — alpha project\n\n## Notes\n"

@@ -7,8 +7,8 @@ import shutil
 import pytest
 
 from engine_helpers import findings, only, problems, ranges, rows, scan
-from roots import BASELINE, DEMO, demo_copy, make_root
 from pmem_lsp.engine.zones import INDEX
+from roots import BASELINE, DEMO, demo_copy, make_root
 
 
 def unreadable(state) -> list[tuple[str, str | None]]:

@@ -302,7 +302,8 @@ def test_pm107_not_in_archive(tmp_path, rel):
 
 
 def test_review_overview_section_is_not_a_summary_variant(tmp_path):
-    from engine_helpers import findings as run, rows
+    from engine_helpers import findings as run
+    from engine_helpers import rows
     from roots import make_root
 
     root = make_root(tmp_path, {"notes/o.md": "# O\n\n## Overview\n\nSome text.\n"})

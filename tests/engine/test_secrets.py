@@ -22,9 +22,8 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-import secrets_eval as ev  # noqa: E402
-
-from pmem_lsp.engine.secrets import ALLOW_MARKER, SecretMatch, find_secrets, mask, mask_secrets, redact_line  # noqa: E402
+import secrets_eval as ev
+from pmem_lsp.engine.secrets import ALLOW_MARKER, SecretMatch, find_secrets, mask, mask_secrets, redact_line
 
 R = random.Random(401)
 # Random-looking values, split so that secret scanners of this file stay quiet.

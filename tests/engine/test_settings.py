@@ -11,10 +11,10 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from engine_helpers import findings, rows, scan
-from roots import active_file, make_root
 from pmem_lsp.engine.findings import Severity
 from pmem_lsp.engine.globs import GlobSet
 from pmem_lsp.engine.settings import Settings, SettingsError, resolve_settings
+from roots import active_file, make_root
 
 # One root with findings from several families:
 #   _index.md:6 PM201 (error), notes/x.md:0 PM100 (hint) + PM202 (warning), notes/y.md:4 PM102 (warning),

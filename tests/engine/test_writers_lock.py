@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from engine_helpers import findings
-from roots import base_files, summary_file, write_root
 from pmem_lsp.engine.lifecycle.execute import carry_out
 from pmem_lsp.engine.lifecycle.fs_applier import write_index
 from pmem_lsp.engine.lifecycle.lock import RootLock, lock_path
 from pmem_lsp.engine.lifecycle.operations import context, make_plan
 from pmem_lsp.engine.lifecycle.plan import WriteText
+from roots import base_files, summary_file, write_root
 
 N = 100  # notes each process archives
 

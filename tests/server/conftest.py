@@ -22,9 +22,8 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from pytest_lsp import LanguageClient
-
 from lsp_helpers import SERVER, DiskClient, Session, start
+from pytest_lsp import LanguageClient
 
 
 @pytest_lsp.fixture(config=SERVER)

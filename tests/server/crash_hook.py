@@ -137,6 +137,7 @@ def _supervise(conn: socket.socket) -> None:
 def _warm_up() -> None:
     """Do once what every worker would do first: import what the CLI and the server import
     (some only when they start)."""
+    import contextlib
     import importlib
     import pkgutil
 
@@ -147,10 +148,8 @@ def _warm_up() -> None:
         for info in pkgutil.iter_modules(package.__path__):
             importlib.import_module(f"{package.__name__}.{info.name}")
     for name in ("watchfiles", "anyio", "anyio._backends._asyncio"):
-        try:
+        with contextlib.suppress(ImportError):
             importlib.import_module(name)
-        except ImportError:
-            pass
 
 
 # The methods of a lifecycle session, both ways.

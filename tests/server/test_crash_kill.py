@@ -42,21 +42,21 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from lsp_helpers import DiskClient
 from lsprotocol import types as lsp
 from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
-from lsp_helpers import DiskClient
-from roots import base_files, summary_file, write_root
 from pmem_lsp.cli.check import run_check
 from pmem_lsp.engine.analysis import analyze
-from pmem_lsp.engine.findings import Severity
 from pmem_lsp.engine.catalogue import quick_fixes
+from pmem_lsp.engine.findings import Severity
 from pmem_lsp.engine.lifecycle.operations import context, make_plan
 from pmem_lsp.engine.lifecycle.plan import Plan
-from pmem_lsp.engine.settings import resolve_settings
 from pmem_lsp.engine.root_state import RootState
+from pmem_lsp.engine.settings import resolve_settings
+from roots import base_files, summary_file, write_root
 
 HOOK = Path(__file__).resolve().parent / "crash_hook.py"
 AI = "_archive/_index.md"
@@ -103,7 +103,7 @@ def plan_for(root: Path, op: str) -> Plan:
 # -- what must hold after a kill --------------------------------------------------------------------
 def all_files(root: Path) -> dict[str, bytes]:
     out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, _dirnames, filenames in os.walk(root):
         for name in filenames:
             p = Path(dirpath) / name
             out[p.relative_to(root).as_posix()] = p.read_bytes()
@@ -451,9 +451,9 @@ async def test_server_killed_at_each_step(tmp_path: Path, zygote: str, op: str, 
         shutil.copytree(template, roots[-1])
     (tmp_path / "runs").mkdir()
     outcomes = await at_most(3, [server_run(zygote, root, op, moves, kill, tmp_path / "runs" / str(i))
-                                 for i, (root, kill) in enumerate(zip(roots, kills))])
+                                 for i, (root, kill) in enumerate(zip(roots, kills, strict=True))])
     states = [inv.start]
-    for root, kill, (killed, result) in zip(roots, kills, outcomes):
+    for root, kill, (killed, result) in zip(roots, kills, outcomes, strict=True):
         where = f"{op} {'editor' if moves else 'server'} killed at {kill}"
         completes = kill == ("edit", edits + 1) if moves else kill == kills[-1]
         assert killed != completes, where

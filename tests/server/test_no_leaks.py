@@ -24,14 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from raw_lsp import RawServer
+
 from roots import base_files, summary_file, write_root
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import secrets_eval as ev  # noqa: E402  (the PM401 evaluation set's generators: real formats)
-
-from pmem_lsp.engine.redaction import RedactingFilter, install, redact_text  # noqa: E402
+import secrets_eval as ev  # the PM401 evaluation set's generators: real formats
+from pmem_lsp.engine.redaction import RedactingFilter, install, redact_text
 
 _rng = random.Random(20261130)
 # Built at run time in the formats the detector knows; never real credentials.
@@ -192,7 +191,7 @@ def test_the_lifecycle_still_restores_the_route_line_exactly(root: Path):
 def test_a_crash_in_the_cli_prints_a_redacted_traceback(root: Path):
     """The CLI's uncaught-exception printer is redacted: an exception whose text carries a
     secret (here raised on purpose after `install()`, as the CLI entry does) shows none."""
-    code = ("import sys; from pmem_lsp.cli.main import install_redaction; install_redaction(); "
+    code = ("import sys; from pmem_lsp.engine.redaction import install; install(); "
             f"raise RuntimeError('could not parse line: password: ' + {SECRETS['password']!r})")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
@@ -254,7 +253,7 @@ def test_install_is_idempotent_and_covers_the_last_resort_handler():
         assert sys.excepthook is not saved[0]
     finally:  # this process is pytest's: leave its logging as it was
         sys.excepthook, threading.excepthook = saved[0], saved[1]
-        for h, filters in zip(handlers, saved[2]):
+        for h, filters in zip(handlers, saved[2], strict=True):
             h.filters[:] = filters
 
 
@@ -354,7 +353,7 @@ def server_output(session: RawServer, skip_code_actions: bool = True) -> str:
     """Everything the server wrote (bodies and stderr), code action answers excepted when
     asked (their edits hold the user's own text, moved or replaced)."""
     bodies = []
-    for body, message in zip(session.raw, session.received):
+    for body, message in zip(session.raw, session.received, strict=False):
         if skip_code_actions and "result" in message and isinstance(message["result"], list) and any(
                 isinstance(a, dict) and "kind" in a and "title" in a for a in message["result"]):
             continue

@@ -28,7 +28,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from raw_lsp import SERVER_COMMAND, RawServer
 from test_no_leaks import CAPABILITIES, leak_root
 

@@ -10,10 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from lsp_helpers import codes, start, uri, wait_for
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import codes, start, uri, wait_for
 from roots import base_files, summary_file, write_root
 
 rng = random.Random(20261129)

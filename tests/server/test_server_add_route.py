@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lsp_helpers import DiskClient, Session, codes, start, wait_for
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import DiskClient, Session, codes, start, wait_for
 from roots import base_files, summary_file, write_root
 
 

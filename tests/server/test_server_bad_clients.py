@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from raw_lsp import RawServer
+
 from roots import base_files, summary_file, write_root
 
 HOVER = "textDocument/hover"

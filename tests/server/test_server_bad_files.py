@@ -9,10 +9,9 @@ import json
 import os
 from pathlib import Path
 
+from lsp_helpers import codes, open_doc, replace_all, start, wait_for, watching
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
-
-from lsp_helpers import codes, open_doc, replace_all, start, wait_for, watching
 from test_bad_files import BAD, BAD_SUMMARY, MiB, _fifo, _huge, _loop, _outside, build_root
 
 

@@ -10,15 +10,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lsp_helpers import DiskClient, open_doc, replace_all, start, uri
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
+from test_concurrent_index import (
+    TODAY,
+    UNROUTED,
+    agent_edits,
+    assert_archived,
+    change_route,
+    everywhere,
+    files,
+    remove_route,
+)
 
 from engine_helpers import findings
-from lsp_helpers import DiskClient, open_doc, replace_all, start, uri
 from roots import write_root
-from test_concurrent_index import (TODAY, UNROUTED, agent_edits, assert_archived, change_route, everywhere, files,
-                                   remove_route)
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lsp_helpers import Session, codes, edit, open_doc, replace_all, start, uri, wait_for
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import Session, codes, edit, open_doc, replace_all, start, uri, wait_for
 from roots import base_files, summary_file, write_root
 
 

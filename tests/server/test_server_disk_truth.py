@@ -5,7 +5,6 @@ back, moves keep the modification time, and a query never swallows diagnostics."
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -13,11 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
+from lsp_helpers import DiskClient, codes, edit, open_doc, replace_all, start, uri, wait_for, watching
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import DiskClient, codes, edit, open_doc, replace_all, start, uri, wait_for, watching
 from roots import base_files, summary_file, write_root
 
 OLD = "- [Old project](projects/old.md) — shipped in March"

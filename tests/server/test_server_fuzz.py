@@ -9,8 +9,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
-
 from raw_lsp import RawServer
+
 from roots import base_files, summary_file, write_root
 
 MESSAGES = 400

@@ -8,11 +8,11 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
+from lsp_helpers import DiskClient, Session, action_commands, codes, start, uri, wait_for
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient, client_capabilities
 
-from lsp_helpers import DiskClient, Session, action_commands, codes, start, uri, wait_for
 from roots import base_files, summary_file, write_root
 
 ROUTE = "- [Old project](projects/old.md) — shipped in March, kept for reference"

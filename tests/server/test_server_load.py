@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from lsp_helpers import start, uri
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import start, uri
 from roots import base_files, summary_file, write_root
 
 FLOOD_SECONDS = float(os.environ.get("PMEM_FLOOD_SECONDS", "4"))
@@ -275,8 +275,8 @@ def expected_diagnostics(root: Path, rel: str, text: str, encoding: str) -> dict
     """Findings of every file, computed in this process from a fresh scan of the root with
     `text` as the note's content (as the server holds it: a buffer over the disk's entry)."""
     from pmem_lsp.engine.analysis import Analysis
-    from pmem_lsp.engine.settings import resolve_settings
     from pmem_lsp.engine.root_state import RootState
+    from pmem_lsp.engine.settings import resolve_settings
 
     state = RootState.scan(root, resolve_settings(root))
     state.set_buffer(rel, text)
@@ -509,7 +509,7 @@ def memory_verdict(samples: list[tuple[float, float]]) -> tuple[bool, str]:
     growth = after[-1][1] - after[0][1]
     if growth >= 30:
         return False, f"RSS grew {growth:.1f} MB after the first second: {samples}"
-    rates = [(b - a) / (tb - ta) for (ta, a), (tb, b) in zip(after, after[1:]) if tb - ta >= 0.5]
+    rates = [(b - a) / (tb - ta) for (ta, a), (tb, b) in zip(after, after[1:], strict=False) if tb - ta >= 0.5]
     if len(rates) >= 3 and min(rates) > 0.1:
         return False, (f"RSS grew in every second of the flood, by {min(rates):.2f}-{max(rates):.2f} MB/s "
                        f"({growth:.1f} MB in all): {samples}")
@@ -535,7 +535,7 @@ def test_the_note_is_realistic() -> None:
     text = flood_note()
     assert 19_000 <= len(text.encode("utf-8")) <= 21_000
     editor = Editor(text, SEED)
-    for i in range(2000):
+    for _ in range(2000):
         editor.next_edit()
     assert editor.toggles > 20 and len(editor.link_spans()) == len(Editor(text, SEED).link_spans()) + editor.dangling
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from raw_lsp import RawServer
+
 from roots import base_files, write_root
 
 

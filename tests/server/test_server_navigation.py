@@ -9,10 +9,10 @@ import os
 from pathlib import Path
 
 import pytest
+from lsp_helpers import DiskClient, Session, codes, open_doc, start, uri, wait_for
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import DiskClient, Session, codes, open_doc, start, uri, wait_for
 from roots import navigation_demo
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lsp_helpers import DiskClient, codes, open_doc, start, uri, wait_for
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import DiskClient, codes, open_doc, start, uri, wait_for
 from roots import base_files, summary_file, write_root
 
 

@@ -8,11 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
+from lsp_helpers import DiskClient, Session, action_commands, codes, start, uri, wait_for
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import DiskClient, Session, action_commands, codes, start, uri, wait_for
 from roots import CRANES, base_files, edited, write_root
 
 DAY = 86400.0

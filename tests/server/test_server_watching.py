@@ -6,9 +6,9 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from lsp_helpers import codes, open_doc, start, wait_for, watching
 from pytest_lsp import LanguageClient
 
-from lsp_helpers import codes, open_doc, start, wait_for, watching
 from roots import base_files, summary_file, write_root
 
 

@@ -19,8 +19,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..archive_index import ArchiveRecord, record_location
-from ..index_edit import (append_record, find_records, insert_route, line_text, remove_lines, remove_record, routes_to,
-                          update_record)
+from ..index_edit import (
+    append_record,
+    find_records,
+    insert_route,
+    line_text,
+    remove_lines,
+    remove_record,
+    routes_to,
+    update_record,
+)
 from .safety import CHANGED, COLLISION, Refusal
 
 INDEX_SKELETON = "# Memory index\n"
@@ -32,6 +40,15 @@ Fields = tuple[tuple[str, str], ...]
 class CreateText:
     """Create the file with `text`; it must not exist."""
 
+    text: str
+
+
+@dataclass(frozen=True)
+class ReplaceText:
+    """Replace the whole text of a memory file (`pmem save`): only while it still holds
+    exactly `before`, the text the preview's diff was made against."""
+
+    before: str
     text: str
 
 
@@ -77,7 +94,7 @@ class RemoveRecord:
     fields: Fields
 
 
-Change = CreateText | RemoveRoutes | AddRoute | AddRecord | UpdateRecord | RemoveRecord
+Change = CreateText | ReplaceText | RemoveRoutes | AddRoute | AddRecord | UpdateRecord | RemoveRecord
 
 
 def record_fields(record: ArchiveRecord) -> Fields:
@@ -114,6 +131,10 @@ def apply_change(change: Change, path: str, current: str | None) -> str:
         return insert_route(current, change.target, change.line)
     if current is None:
         raise _changed(path, "the file is gone")
+    if isinstance(change, ReplaceText):
+        if current != change.before:
+            raise _changed(path, "it was edited, so the diff shown is no longer the change")
+        return change.text
     if isinstance(change, RemoveRoutes):
         wanted = list(change.lines)
         drop: set[int] = set()

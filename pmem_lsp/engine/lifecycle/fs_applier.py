@@ -225,7 +225,8 @@ def apply_plan(root: Path, plan: Plan) -> list[str]:
     except Refusal as exc:
         raise ApplyError(exc.rule, _after(done, exc.message), ()) from None
     except OSError as exc:
-        raise ApplyError("filesystem", _after(done, f"cannot read the files to rewrite: {exc.strerror or exc}"), ()) from None
+        why = f"cannot read the files to rewrite: {exc.strerror or exc}"
+        raise ApplyError("filesystem", _after(done, why), ()) from None
     for step in plan.steps:
         try:
             apply_step(root, step)

@@ -9,25 +9,58 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ..archive_index import ArchiveRecord, parse_date, record_location
-from ..index_edit import find_records, format_record, line_text, newline_of, propose_route, routes_to
+from ..index_edit import find_records, format_record, line_text, newline_of, route_for, routes_to
 from ..memory_file import MemoryFile
 from ..root_state import decode
-from ..zones import (ARCHIVE_DIR, ARCHIVE_INDEX, CORE_DIR, INDEX, TRASH_DIR, Zone, archive_location,
-                     looks_like_root, original_of, trash_location, zone_of)
-from .changes import (INDEX_SKELETON, AddRecord, AddRoute, CreateText, RemoveRecord, RemoveRoutes, UpdateRecord,
-                      apply_change,
-                      record_fields)
+from ..zones import (
+    ARCHIVE_DIR,
+    ARCHIVE_INDEX,
+    CORE_DIR,
+    INDEX,
+    TRASH_DIR,
+    Zone,
+    archive_location,
+    looks_like_root,
+    original_of,
+    trash_location,
+    zone_of,
+)
+from .changes import (
+    INDEX_SKELETON,
+    AddRecord,
+    AddRoute,
+    Change,
+    CreateText,
+    RemoveRecord,
+    RemoveRoutes,
+    UpdateRecord,
+    apply_change,
+    record_fields,
+)
 from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
-from .safety import (CHANGED, COLLISION, SOURCE, STATE, Refusal, require_free, require_source,
-                     require_structure, resolve_inside, structure_missing, validate_relative, validate_target)
+from .safety import (
+    CHANGED,
+    COLLISION,
+    SOURCE,
+    STATE,
+    Refusal,
+    refuse_secret,
+    require_free,
+    require_source,
+    require_structure,
+    resolve_inside,
+    structure_missing,
+    validate_relative,
+    validate_target,
+)
 
 RECOVERY_DAYS = 30
-OPERATIONS = ("upgrade", "archive", "delete", "recover", "purge")
+OPERATIONS = ("upgrade", "archive", "delete", "recover", "purge")  # the lifecycle; save and route write too
 ARCHIVE_INDEX_SKELETON = "# Archive index\n"
 # The two files every agent reads first (PM003 until they exist), as `pmem init` writes them:
 # a comment says what belongs there; nothing in them claims a fact about the user.
@@ -66,14 +99,6 @@ def context(root: Path, today: dt.date | None = None) -> LifecycleContext:
 
 def one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-def _title_and_first_bullet(text: str | None) -> tuple[str | None, str | None]:
-    if text is None:
-        return None, None
-    doc = MemoryFile(text)
-    bullets = doc.summary.bullets if doc.summary is not None else ()
-    return doc.title_text, (bullets[0].text if bullets else None)
 
 
 # -- finding the file an archived-file command means ----------------------------
@@ -120,7 +145,7 @@ def locate(ctx: LifecycleContext, raw: object, op: str = "find archived files") 
 
 
 # -- the operations ---------------------------------------------------------------
-def _write(path: str, before: str | None, change) -> WriteText:
+def _write(path: str, before: str | None, change: Change) -> WriteText:
     """A write of `path` whose new text is `change` made on `before`: the text and the
     change that re-makes it at execution come from one rule (changes.apply_change)."""
     return WriteText(path, before, apply_change(change, path, before), change)
@@ -157,7 +182,7 @@ def plan_init(ctx: LifecycleContext) -> Plan:
     if root.exists() and (not root.is_dir() or looks_like_root(root)):
         raise Refusal(STATE, f"{root} is already a memory root (or not a folder); use upgrade")
     dirs = [CORE_DIR, "projects", "notes", ARCHIVE_DIR, TRASH_DIR]
-    steps: list[Step] = [MakeDir(".", private=True)] + [MakeDir(d) for d in dirs]
+    steps: list[Step] = [MakeDir(".", private=True), *(MakeDir(d) for d in dirs)]
     steps += [_write(INDEX, None, CreateText(INDEX_SKELETON)),
               _write(ARCHIVE_INDEX, None, CreateText(ARCHIVE_INDEX_SKELETON))]
     steps += [_write(rel, None, CreateText(text)) for rel, text in CORE_SKELETONS.items()]
@@ -185,6 +210,7 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
     routes = routes_to(index_text, rel) if index_text is not None else []
     route_lines = [line_text(index_text or "", r.line) for r in routes]
     saved = route_lines[0] if route_lines else ""
+    refuse_secret("reason", reason)  # it is kept in the record, which agents read
     why = one_line(reason or "") or "archived from the editor"
     nl = newline_of(archive_text)
     # A file that had no route gets no `index-line` (never an empty one): its recover then
@@ -228,16 +254,20 @@ def plan_delete(ctx: LifecycleContext, raw: object) -> Plan:
     require_free(root, dest)
     recover_by = ctx.today + dt.timedelta(days=RECOVERY_DAYS)
     archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
-    values = {"status": "trashed", "location": dest, "deleted": ctx.today.isoformat(), "recover-by": recover_by.isoformat()}
+    values = {"status": "trashed", "location": dest, "deleted": ctx.today.isoformat(),
+              "recover-by": recover_by.isoformat()}
     change = UpdateRecord(location, record_fields(found.record), tuple(values.items()))
     steps = (Move(location, dest), _write(ARCHIVE_INDEX, archive_text, change))
     preview = "\n".join([
         f"Delete {original} (move it to the trash)",
         f"  move: {location} → {dest}",
-        f"  _archive/_index.md: mark the record trashed, deleted {ctx.today.isoformat()}, recover by {recover_by.isoformat()}",
-        f"  To undo: recover {original} before {recover_by.isoformat()}; after that it may be purged (with a separate confirmation)",
+        f"  _archive/_index.md: mark the record trashed, deleted {ctx.today.isoformat()}, "
+        f"recover by {recover_by.isoformat()}",
+        f"  To undo: recover {original} before {recover_by.isoformat()}; "
+        "after that it may be purged (with a separate confirmation)",
     ])
-    return Plan("delete", location, steps, preview, "Delete", f"moved {location} to {dest}; recoverable until {recover_by.isoformat()}",
+    return Plan("delete", location, steps, preview, "Delete",
+                f"moved {location} to {dest}; recoverable until {recover_by.isoformat()}",
                 {"destination": dest, "recover-by": recover_by.isoformat()})
 
 
@@ -265,8 +295,8 @@ def plan_recover(ctx: LifecycleContext, raw: object) -> Plan:
     saved = record.get("index-line") if record is not None else None
     proposed = saved is None
     if proposed:
-        title, bullet = _title_and_first_bullet(ctx.read_text(location))
-        route = propose_route(index_text or "", original, title, bullet)
+        text = ctx.read_text(location)
+        route = route_for(index_text or "", original, MemoryFile(text) if text is not None else None)
     else:
         route = (saved or "").rstrip("\r\n")
     already = bool(index_text) and bool(routes_to(index_text or "", original))
@@ -286,7 +316,8 @@ def plan_recover(ctx: LifecycleContext, raw: object) -> Plan:
                   f"    {route}"]
     else:
         lines += ["  _index.md: restore the saved route line exactly:", f"    {route}"]
-    lines.append("  _archive/_index.md: remove the record" if record is not None else "  _archive/_index.md: no record to remove")
+    lines.append("  _archive/_index.md: remove the record" if record is not None
+                 else "  _archive/_index.md: no record to remove")
     return Plan("recover", location, tuple(steps), "\n".join(lines), "Recover", f"recovered {original}",
                 {"destination": original, "route": route, "proposed": "yes" if proposed else "no"})
 
@@ -296,7 +327,8 @@ def plan_purge(ctx: LifecycleContext, raw: object) -> Plan:
     found = locate(ctx, raw, "purge")
     location = found.location
     if found.active or zone_of(location) is not Zone.TRASH:
-        raise Refusal(STATE, f"`{location}` is not in the trash; only trashed files past their recover-by date can be purged")
+        raise Refusal(STATE, f"`{location}` is not in the trash; "
+                             "only trashed files past their recover-by date can be purged")
     require_structure(root, "purge")
     require_source(root, location)
     if found.record is None:
@@ -305,7 +337,8 @@ def plan_purge(ctx: LifecycleContext, raw: object) -> Plan:
     if recover_by is None:
         raise Refusal(STATE, f"the record of `{location}` has no valid recover-by date")
     if recover_by >= ctx.today:
-        raise Refusal(STATE, f"`{location}` can still be recovered until {recover_by.isoformat()}; it cannot be purged yet")
+        raise Refusal(STATE, f"`{location}` can still be recovered until {recover_by.isoformat()}; "
+                             "it cannot be purged yet")
     archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
     steps = (Remove(location), _write(ARCHIVE_INDEX, archive_text, RemoveRecord(location, record_fields(found.record))))
     preview = "\n".join([
@@ -317,7 +350,16 @@ def plan_purge(ctx: LifecycleContext, raw: object) -> Plan:
     return Plan("purge", location, steps, preview, "Delete permanently", f"permanently deleted {location}")
 
 
-def make_plan(ctx: LifecycleContext, op: str, path: object = None, reason: str | None = None) -> Plan:
+def make_plan(ctx: LifecycleContext, op: str, path: object = None, reason: str | None = None, *,
+              content: object = None, description: str | None = None, route: bool = True) -> Plan:
+    """The plan for one request. `content`, `description` and `route` are `save`'s and
+    `route`'s (docs/design.md §6.1); the other operations take a path and a reason."""
+    if op in ("save", "route"):
+        from .save import plan_route, plan_save
+
+        if op == "save":
+            return plan_save(ctx, path, content, description, route)
+        return plan_route(ctx, path, description)
     if op == "upgrade":
         return plan_upgrade(ctx)
     if op == "archive":
@@ -337,11 +379,12 @@ def _writes_by_path(plan: Plan) -> dict[str, tuple]:
     return {x[1]: x for x in plan.signature() if isinstance(x, tuple) and x[0] == "write"}
 
 
-def replan(ctx: LifecycleContext, confirmed: Plan, path: object = None, reason: str | None = None) -> Plan:
+def replan(ctx: LifecycleContext, confirmed: Plan, path: object = None, reason: str | None = None, *,
+           content: object = None, description: str | None = None, route: bool = True) -> Plan:
     """The safety contract again, at the moment of execution: plan anew and require that the
     new plan does what the user confirmed — the same moves and the same index changes (route
     lines, records), wherever the other lines of the indexes have moved meanwhile."""
-    fresh = make_plan(ctx, confirmed.op, path, reason)
+    fresh = make_plan(ctx, confirmed.op, path, reason, content=content, description=description, route=route)
     again = "nothing was changed — review the new preview and confirm again"
     # The confirmed index changes, made on the indexes as they are now: says which route line
     # or record changed (changes.py). Lines an agent added or reordered meanwhile are fine.

@@ -105,7 +105,7 @@ class Plan:
         the same change to each index — the same route lines removed or added, the same
         record added, updated or removed (other lines may have changed — an agent adding or
         reordering lines in `_index.md` meanwhile is fine, and its lines are kept)."""
-        out = []
+        out: list[object] = []
         for step in self.steps:
             if isinstance(step, WriteText):
                 out.append(("write", step.path, step.change))

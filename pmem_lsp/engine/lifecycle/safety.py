@@ -26,6 +26,7 @@ STRUCTURE = "lifecycle-structure"  # point 5: upgrade first
 STATE = "wrong-zone"  # the operation does not apply to a file in that zone
 CHANGED = "changed-since-preview"  # re-validation at execution found a different state
 ENCODING = "not-rewritable"  # an index pmem cannot decode exactly is never rewritten
+SECRET = "no-secrets"  # the format's core rule: memory never stores secrets
 
 _HOME_ALIAS = re.compile(r"^(?:~|\$HOME\b|\$\{HOME\}|%USERPROFILE%|%HOMEPATH%|%HOMEDRIVE%)", re.I)
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -86,7 +87,8 @@ def validate_relative(raw: object) -> str:
     if path.startswith("/") or path.startswith("//"):
         raise Refusal(NOT_RELATIVE, f"`{path}` is absolute; give a path relative to the memory root")
     if _HOME_ALIAS.match(path) or path.startswith("$") or re.search(r"%[A-Za-z_]+%", path):
-        raise Refusal(NOT_RELATIVE, f"`{path}` uses a home or environment alias; give a path relative to the memory root")
+        raise Refusal(NOT_RELATIVE,
+                      f"`{path}` uses a home or environment alias; give a path relative to the memory root")
     if _DRIVE.match(path):
         raise Refusal(NOT_RELATIVE, f"`{path}` is a drive path; give a path relative to the memory root")
     while path.startswith("./"):
@@ -106,7 +108,7 @@ def check_not_protected(rel: str) -> None:
         raise Refusal(PROTECTED, f"`{rel}` is hidden; pmem never touches hidden files")
     if zone is Zone.CORE or rel == CORE_DIR:
         raise Refusal(PROTECTED, f"`{rel}` is in `_core/`, which is protected")
-    if rel == INDEX or rel == ARCHIVE_INDEX:
+    if rel in (INDEX, ARCHIVE_INDEX):
         raise Refusal(PROTECTED, f"`{rel}` is a protected index")
     if rel in _LIFECYCLE_DIRS:
         raise Refusal(PROTECTED, f"`{rel}` is a lifecycle folder")
@@ -145,7 +147,8 @@ def require_source(root: Path, rel: str) -> None:
     except OSError as exc:
         raise Refusal(SOURCE, f"`{rel}` cannot be read ({exc.strerror})") from None
     if not stat.S_ISREG(st.st_mode):
-        kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        kind = ("a symbolic link" if stat.S_ISLNK(st.st_mode)
+                else "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file")
         raise Refusal(SOURCE, f"`{rel}` is {kind}")
 
 
@@ -161,6 +164,19 @@ def validate_target(root: Path, raw: object) -> str:
     check_not_protected(rel)
     resolve_inside(root, rel)
     return rel
+
+
+def refuse_secret(name: str, value: str | None) -> None:
+    """A text pmem would write into memory (a route's description, an archive reason) must not
+    hold a likely secret: refused, naming the kind only."""
+    if not value:
+        return
+    from ..secrets import find_secrets
+
+    found = find_secrets([" ".join(value.split())])
+    if found:
+        raise Refusal(SECRET, f"the {name} holds a likely {found[0].kind}; memory never stores secrets, "
+                              "so nothing was changed")
 
 
 def structure_missing(root: Path) -> list[str]:

@@ -11,8 +11,9 @@ import heapq
 import posixpath
 import re
 import weakref
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import TypeVar, cast
 
 from ..findings import Finding
 from ..index_edit import format_target, route_style
@@ -55,7 +56,7 @@ class Completions:
     incomplete: bool
 
 
-def _matcher(partial: str):
+def _matcher(partial: str) -> Callable[[str], re.Match[str] | None] | None:
     """Case-insensitive subsequence match (`prgar` finds `projects/garden.md`)."""
     if not partial:
         return None
@@ -79,10 +80,7 @@ def _title(entry: FileEntry, findings: Mapping[str, Sequence[Finding]]) -> str |
 def _documentation(entry: FileEntry, findings: Mapping[str, Sequence[Finding]]) -> str:
     """Title and first Summary bullet, kept with the entry until its text changes."""
     key = ("nav.doc", has_secret(findings, entry.rel))
-    cached = entry.cache.get(key)  # type: ignore[call-overload]
-    if cached is None:
-        cached = entry.cache[key] = _build_documentation(entry, findings)  # type: ignore[index]
-    return cached  # type: ignore[return-value]
+    return entry.cached(key, lambda: _build_documentation(entry, findings))
 
 
 def _build_documentation(entry: FileEntry, findings: Mapping[str, Sequence[Finding]]) -> str:
@@ -98,11 +96,13 @@ def _build_documentation(entry: FileEntry, findings: Mapping[str, Sequence[Findi
     return "\n\n".join(parts)
 
 
+_T = TypeVar("_T")
+
 # The index facts last read, per root state: used while an oversized index is being edited.
 _LAST: weakref.WeakKeyDictionary[RootState, dict[str, object]] = weakref.WeakKeyDictionary()
 
 
-def _index_fact(state: RootState, key: str, compute):
+def _index_fact(state: RootState, key: str, compute: Callable[[], _T]) -> _T:
     """`compute()` for the current `_index.md`, kept with its entry until its text changes.
 
     An index over `index.maxBytes` (PM006) is not parsed again on every keystroke for the
@@ -112,15 +112,14 @@ def _index_fact(state: RootState, key: str, compute):
     entry = state.files.get(INDEX)
     if entry is None or entry.text is None:
         return compute()
-    cached = entry.cache.get(key)
-    if cached is not None:
-        return cached
+    if key in entry.cache:
+        return entry.cached(key, compute)
     last = _LAST.setdefault(state, {})
     oversized = len(entry.text) > state.settings.index.max_bytes
     if oversized and INDEX_MODEL_KEY not in entry.cache and key in last:
-        return last[key]
-    cached = entry.cache[key] = last[key] = compute()
-    return cached
+        return cast(_T, last[key])  # stored by the line below, under the same key
+    value = last[key] = entry.cached(key, compute)
+    return value
 
 
 def routed_paths(state: RootState) -> frozenset[str]:
@@ -128,7 +127,7 @@ def routed_paths(state: RootState) -> frozenset[str]:
     return _index_fact(state, "nav.routed", lambda: frozenset(r.path for r in routes_of(state) if r.path))
 
 
-def _active_paths(state: RootState):
+def _active_paths(state: RootState) -> Collection[str]:
     by_zone = getattr(state.files, "by_zone", None)
     if by_zone is not None:
         return by_zone[Zone.ACTIVE]
@@ -216,12 +215,12 @@ def _folder_entries(state: RootState, rel: str, partial: str, char: int,
     chosen = heapq.nsmallest(limit, found)
     items = []
     for rank, child, path in chosen:
-        entry = state.files.get(path)
+        target = state.files.get(path)
         items.append(Completion(
             label=child, new_text=child, start=char - len(name), end=char,
             kind=FOLDER if child.endswith("/") else FILE,
             detail=path + ("/" if child.endswith("/") and path else ""),
-            documentation=_documentation(entry, findings) if entry is not None and entry.markdown else "",
+            documentation=_documentation(target, findings) if target is not None and target.markdown else "",
             sort_text=f"{rank}{child}", filter_text=child))
     return Completions(items, len(found) > len(items))
 

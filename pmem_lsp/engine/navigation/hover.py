@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from ..archive_index import TRASHED, ArchiveRecord, parse_date, record_location
 from ..catalogue import RULES
@@ -249,6 +249,7 @@ def hover(state: RootState, rel: str, line: int, char: int, findings: Findings,
     if spot.kind in (ROUTE, LINK):
         lines = file_card(state, spot.path, findings) if spot.path else []
     elif spot.kind == RECORD:
+        assert spot.record is not None  # a record spot carries its record
         lines = record_card(spot.record, today)
         if spot.path:
             lines += ["", "---", "", *file_card(state, spot.path, findings)]

@@ -6,11 +6,12 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
+from typing import TypeGuard
 
+from ..index_routes import index_model
 from ..memory_file import MemoryFile
 from ..root_state import RootState
 from ..zones import INDEX, Zone, zone_of
-from ..index_routes import index_model
 from .refs import link_target
 from .spots import archive_records, spot_at
 
@@ -51,7 +52,8 @@ def heading_line(doc: MemoryFile | None, fragment: str) -> int:
     return 0
 
 
-def _file(state: RootState, path: str | None) -> bool:
+def _file(path: str | None, state: RootState) -> TypeGuard[str]:
+    """`path` names a file of the root (a guard: `path` is a str after it)."""
     return path is not None and path in state.files
 
 
@@ -72,7 +74,7 @@ def document_links(state: RootState, rel: str) -> list[DocLink]:
         for record in archive_records(state):
             for key in ("original", "location"):
                 f = record.field(key)
-                if f is None or not _file(state, f.value):
+                if f is None or not _file(f.value, state):
                     continue
                 text = doc.lines[f.line]
                 start = text.rfind(f.value)
@@ -84,14 +86,14 @@ def document_links(state: RootState, rel: str) -> list[DocLink]:
         model = index_model(state.files[INDEX])
         for r in model.routes if model is not None else ():
             route_lines.add(r.line)
-            if _file(state, r.path):
+            if _file(r.path, state):
                 out.append(_doc_link(state, r.line, r.start, r.end, r.path, r.written.partition("#")[2]))
     base = posixpath.dirname(rel)
     for link in doc.links:
         if link.line in route_lines and any(d.line == link.line and d.start == link.start for d in out):
             continue  # the route already links it
         path = link_target(link, base)
-        if _file(state, path):
+        if _file(path, state):
             out.append(_doc_link(state, link.line, link.start, link.end, path, link.target.partition("#")[2]))
     out.sort(key=lambda d: (d.line, d.start))
     return out
@@ -103,9 +105,9 @@ def definition(state: RootState, rel: str, line: int, char: int) -> Location | N
     if spot is None or spot.kind == "title":
         return None
     path = spot.path
-    if spot.record is not None and not _file(state, path):
+    if spot.record is not None and not _file(path, state):
         original = spot.record.get("original")
-        path = original if original and _file(state, original) else None
-    if not _file(state, path):
+        path = original if original and _file(original, state) else None
+    if not _file(path, state):
         return None
     return Location(path, heading_line(state.doc(path), spot.fragment))

@@ -61,9 +61,10 @@ def link_target(link: Link, base: str) -> str | None:
 
 def refs_of(entry: FileEntry) -> tuple[Ref, ...]:
     """The references one file holds, kept until its text changes."""
-    cached = entry.cache.get("nav.refs")
-    if cached is not None:
-        return cached  # type: ignore[return-value]
+    return entry.cached("nav.refs", lambda: _build_refs(entry))
+
+
+def _build_refs(entry: FileEntry) -> tuple[Ref, ...]:
     out: list[Ref] = []
     if entry.zone is Zone.INDEX:
         model = index_model(entry)
@@ -79,9 +80,7 @@ def refs_of(entry: FileEntry) -> tuple[Ref, ...]:
             if path is not None:
                 out.append(Ref(entry.rel, link.line, link.start, link.end, LINK, LINK, link.target, path,
                                _fragment(link.target)))
-    result = tuple(out)
-    entry.cache["nav.refs"] = result
-    return result
+    return tuple(out)
 
 
 class RefGraph:

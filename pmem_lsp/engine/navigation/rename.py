@@ -10,6 +10,7 @@ a message pointing to the lifecycle action instead.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..fixes import TextEdit
@@ -26,7 +27,7 @@ class RenameResult:
     messages: list[str] = field(default_factory=list)
 
 
-def _mover(moves: list[tuple[str, str]]):
+def _mover(moves: list[tuple[str, str]]) -> Callable[[str], str | None]:
     ordered = sorted(moves, key=lambda m: len(m[0]), reverse=True)  # the innermost move wins
 
     def moved(path: str) -> str | None:

@@ -6,11 +6,10 @@ import posixpath
 from dataclasses import dataclass
 
 from ..archive_index import ArchiveRecord, record_location, records_of
-from ..index_routes import Route
+from ..index_routes import Route, index_model
 from ..memory_file import Link, MemoryFile
 from ..root_state import RootState
 from ..zones import ARCHIVE_INDEX, INDEX, Zone, zone_of
-from ..index_routes import index_model
 from .refs import link_target
 
 ROUTE, LINK, RECORD, TITLE = "route", "link", "record", "title"

@@ -6,13 +6,14 @@ from __future__ import annotations
 import heapq
 import re
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from ..index_routes import index_model
 from ..markdown import Heading
 from ..memory_file import MemoryFile
 from ..root_state import FileEntry, RootState
 from ..zones import INDEX, Zone
-from ..index_routes import index_model
 
 TITLE, SECTION, SUMMARY, ROUTE, FILE = "title", "heading", "summary", "route", "file"
 WORKSPACE_LIMIT = 100
@@ -91,9 +92,10 @@ def document_symbols(state: RootState, rel: str) -> list[DocSymbol]:
 
 def _add_routes(state: RootState, roots: list[DocSymbol]) -> None:
     model = index_model(state.files[INDEX])
-    if model is None:
+    doc = state.doc(INDEX)
+    if model is None or doc is None:
         return
-    lines = state.doc(INDEX).lines  # type: ignore[union-attr]
+    lines = doc.lines
 
     def holder(line: int, symbols: list[DocSymbol]) -> list[DocSymbol]:
         for sym in symbols:
@@ -111,7 +113,7 @@ def _add_routes(state: RootState, roots: list[DocSymbol]) -> None:
     roots.sort(key=lambda s: s.line)
 
 
-def _walk(symbols: list[DocSymbol]):
+def _walk(symbols: list[DocSymbol]) -> Iterator[DocSymbol]:
     for sym in symbols:
         yield sym
         yield from _walk(sym.children)
@@ -128,9 +130,10 @@ _TABLES: weakref.WeakKeyDictionary[RootState, _Table] = weakref.WeakKeyDictionar
 
 
 def _rows(entry: FileEntry) -> list[WorkspaceSymbol]:
-    cached = entry.cache.get("nav.symbols")
-    if cached is not None:
-        return cached  # type: ignore[return-value]
+    return entry.cached("nav.symbols", lambda: _build_rows(entry))
+
+
+def _build_rows(entry: FileEntry) -> list[WorkspaceSymbol]:
     doc = entry.doc
     rel = entry.rel
     folder = rel.rpartition("/")[0]
@@ -144,7 +147,6 @@ def _rows(entry: FileEntry) -> list[WorkspaceSymbol]:
             if title is not None and h.line == title.line or not h.text:
                 continue
             out.append(WorkspaceSymbol(h.text, SUMMARY if h is summary else SECTION, rel, h.line, rel))
-    entry.cache["nav.symbols"] = out
     return out
 
 

@@ -12,8 +12,8 @@ from ..fixes import Fix, text_fix, text_of
 from ..index_edit import append_record, find_records, format_record, line_text, remove_record, routes_to
 from ..line_index import newline_of
 from ..paths import normalize_target
-from ..rule import I, W, FileCheck, Rule
 from ..root_state import FileEntry, RootState
+from ..rule import FileCheck, I, Rule, W
 from ..zones import ARCHIVE_INDEX, INDEX, Zone, original_of, zone_of
 
 if TYPE_CHECKING:
@@ -73,7 +73,8 @@ def _record_problems(record: ArchiveRecord) -> list[str]:
     return problems
 
 
-def check_archive(state: RootState, records: list[ArchiveRecord], today: dt.date) -> tuple[list[Finding], set[str] | None]:
+def check_archive(state: RootState, records: list[ArchiveRecord],
+                  today: dt.date) -> tuple[list[Finding], set[str] | None]:
     """Findings on `_archive/_index.md` itself, and the recorded locations (None when the
     archive index exists but cannot be read: then no file is known to lack a record)."""
     out: list[Finding] = []
@@ -92,7 +93,8 @@ def check_archive(state: RootState, records: list[ArchiveRecord], today: dt.date
                                f"record for `{record.title}`: " + "; ".join(problems) + legacy))
         elif record.is_legacy:
             out.append(at_line(ARCHIVE_INDEX, lines, here, "PM303",
-                               f"legacy record for `{record.title}`: no index-line, so recover will propose a route for confirmation",
+                               f"legacy record for `{record.title}`: no index-line, "
+                               "so recover will propose a route for confirmation",
                                severity=Severity.INFORMATION))
         present = location is not None and state.is_file(location)
         if location and not present and state.missing(location):
@@ -104,7 +106,8 @@ def check_archive(state: RootState, records: list[ArchiveRecord], today: dt.date
             recover_by = parse_date(record.get("recover-by"))
             if recover_by is not None and recover_by < today:
                 out.append(at_line(ARCHIVE_INDEX, lines, here, "PM304",
-                                   f"`{location}` was due for recovery by {recover_by.isoformat()}; it may be purged (with confirmation)"))
+                                   f"`{location}` was due for recovery by {recover_by.isoformat()}; "
+                                   "it may be purged (with confirmation)"))
         original, problem = normalize_target(record.get("original") or record.title)
         if original and problem is None and zone_of(original) is Zone.ACTIVE and state.exists(original):
             out.append(at_line(ARCHIVE_INDEX, lines, here, "PM305",
@@ -122,7 +125,8 @@ def check_unrecorded(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     if recorded is None or entry.rel in recorded:
         return []
     return [file_finding(entry.rel, entry.doc if entry.markdown else None, "PM301",
-                         "archived file without a record in `_archive/_index.md`: its original path and route are unknown")]
+                         "archived file without a record in `_archive/_index.md`: "
+                         "its original path and route are unknown")]
 
 
 FILE_CHECKS = (FileCheck(("PM301",), frozenset({Zone.ARCHIVE, Zone.TRASH}), check_unrecorded, needs_text=False),)

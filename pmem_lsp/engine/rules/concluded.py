@@ -42,7 +42,8 @@ _ZH_BULLET = re.compile(
     r"(?=\s*$|[。，；！,.;!（(：:]|\s)")
 # A bullet that names work still to come is progress, not an ending.
 _STILL_OPEN = re.compile(
-    r"\b(?:next|pending|todo|planned|remaining|still|except|until|not\s+yet|follow[- ]?up|phase|part|partly|partially)\b"
+    r"\b(?:next|pending|todo|planned|remaining|still|except|until|not\s+yet|follow[- ]?up"
+    r"|phase|part|partly|partially)\b"
     r"|待|未|下一|还有|仍|阶段|部分", re.I)
 
 

@@ -36,13 +36,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeGuard
 from zlib import crc32
 
 from ..findings import Finding, file_finding
-from ..rule import I, FileCheck, Rule
 from ..root_state import FileEntry
+from ..rule import FileCheck, I, Rule
 from ..zones import Zone
 
 if TYPE_CHECKING:
@@ -80,37 +81,36 @@ def normalise_title(title: str | None) -> str | None:
     return key or None
 
 
-def _candidate(entry: FileEntry | None) -> bool:
+def _candidate(entry: FileEntry | None) -> TypeGuard[FileEntry]:
     return entry is not None and entry.zone is Zone.ACTIVE and entry.markdown and entry.text is not None
 
 
 def sketch_of(entry: FileEntry) -> Sketch:
     """The file's sketch, kept in the entry until its text changes."""
-    cached = entry.cache.get("dup-sketch")
-    if cached is None:
-        text = entry.text or ""
-        # crc32, not `hash()`: str hashes change with every process (PYTHONHASHSEED), and the
-        # sketch picks the smallest ones, so the candidates — and the findings — must not.
-        hashes = sorted({crc32(line.encode("utf-8", "surrogatepass"))
-                         for line in map(str.strip, text.lower().splitlines()) if len(line) >= MIN_LINE})
-        doc = entry.doc
-        cached = entry.cache["dup-sketch"] = Sketch(normalise_title(doc.title_text if doc else None),
-                                                    tuple(hashes[:SKETCH]))
-    return cached  # type: ignore[return-value]
+    return entry.cached("dup-sketch", lambda: _build_sketch(entry))
+
+
+def _build_sketch(entry: FileEntry) -> Sketch:
+    text = entry.text or ""
+    # crc32, not `hash()`: str hashes change with every process (PYTHONHASHSEED), and the
+    # sketch picks the smallest ones, so the candidates — and the findings — must not.
+    hashes = sorted({crc32(line.encode("utf-8", "surrogatepass"))
+                     for line in map(str.strip, text.lower().splitlines()) if len(line) >= MIN_LINE})
+    doc = entry.doc
+    return Sketch(normalise_title(doc.title_text if doc else None), tuple(hashes[:SKETCH]))
 
 
 def shingles(entry: FileEntry) -> frozenset[int]:
     """Hashes of the word 3-shingles of the file's normalised text (cached with the entry);
     empty for a file under `MIN_WORDS` words."""
-    cached = entry.cache.get("dup-shingles")
-    if cached is None:
-        words = _TOKEN.findall(unicodedata.normalize("NFKC", entry.text or "").casefold())
-        if len(words) < MIN_WORDS:
-            cached = frozenset()
-        else:
-            cached = frozenset(map(hash, zip(words, words[1:], words[2:])))
-        entry.cache["dup-shingles"] = cached
-    return cached  # type: ignore[return-value]
+    return entry.cached("dup-shingles", lambda: _build_shingles(entry))
+
+
+def _build_shingles(entry: FileEntry) -> frozenset[int]:
+    words = _TOKEN.findall(unicodedata.normalize("NFKC", entry.text or "").casefold())
+    if len(words) < MIN_WORDS:
+        return frozenset()
+    return frozenset(map(hash, zip(words, words[1:], words[2:], strict=False)))
 
 
 def similarity(a: FileEntry, b: FileEntry) -> float:
@@ -167,7 +167,7 @@ class DuplicateIndex:
         for rel in rels:
             entry = self.files.get(rel)
             if _candidate(entry):
-                self._add_sketch(rel, sketch_of(entry))  # type: ignore[arg-type]
+                self._add_sketch(rel, sketch_of(entry))
                 fresh.append(rel)
         for rel in fresh:
             for other in self._candidates(rel):

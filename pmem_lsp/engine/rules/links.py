@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from ..findings import Finding
 from ..paths import normalize_target
-from ..rule import W, FileCheck, Rule
 from ..root_state import FileEntry
+from ..rule import FileCheck, Rule, W
 from ..zones import Zone
 
 if TYPE_CHECKING:

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 
 from ..findings import Finding, at_line, file_finding
 from ..fixes import Fix, TextEdit, text_fix, text_of
-from ..index_edit import insert_route, link_destination, propose_route, reads_back, remove_lines, routes_to
+from ..index_edit import insert_route, link_destination, reads_back, remove_lines, route_for, routes_to
 from ..index_routes import LINK, WIKI, IndexModel, Route, parse_index
 from ..paths import ABSOLUTE, EMPTY, OUTSIDE, URL
-from ..rule import E, I, W, FileCheck, Rule
 from ..root_state import FileEntry, RootState
+from ..rule import E, FileCheck, I, Rule, W
 from ..zones import INDEX, Zone, archive_location, is_markdown, trash_location, zone_of
 
 if TYPE_CHECKING:
@@ -87,7 +87,9 @@ def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], se
     out: list[Finding] = []
     seen: dict[str, int] = {}
     by_name: dict[str, list[str]] | None = None  # built at the first dangling route
-    index_lines = state.files[INDEX].doc.lines  # type: ignore[union-attr]
+    index_doc = state.files[INDEX].doc
+    assert index_doc is not None  # `model` was parsed from it
+    index_lines = index_doc.lines
     for route in model.routes:
         r = _range(route)
         if route.path is None:
@@ -98,7 +100,8 @@ def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], se
         if zone is not Zone.ACTIVE:
             out.append(Finding(INDEX, *r, "PM204", f"invalid route target `{path}`: {_ZONE_TEXT[zone]}"))
         elif not is_markdown(path):
-            out.append(Finding(INDEX, *r, "PM204", f"invalid route target `{path}`: only Markdown files are memory files"))
+            out.append(Finding(INDEX, *r, "PM204",
+                               f"invalid route target `{path}`: only Markdown files are memory files"))
         elif path in state.dirs or path in state.linked_dirs:
             out.append(Finding(INDEX, *r, "PM204", f"route target `{path}` is a folder, not a Markdown file"))
         elif state.missing(path):
@@ -117,7 +120,8 @@ def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], se
             seen[path] = route.line
         if len(route.description) > MAX_DESCRIPTION:
             out.append(at_line(INDEX, index_lines, route.line, "PM207",
-                               f"route description is {len(route.description)} characters; keep it under {MAX_DESCRIPTION}"))
+                               f"route description is {len(route.description)} characters; "
+                               f"keep it under {MAX_DESCRIPTION}"))
     for bad in model.malformed:
         out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM206", bad.reason))
 
@@ -221,10 +225,11 @@ def _repoint(state: RootState, finding: Finding) -> list[Fix]:
         return []
     text, route = found
     doc = state.doc(INDEX)
-    routed = {r.path for r in parse_index(doc).routes if r.path} if doc is not None else set()
+    assert doc is not None  # _route_at found the route in it
+    routed = {r.path for r in parse_index(doc).routes if r.path}
     candidates = repoint_candidates(state, route.path or "", routed)
     fixes = []
-    line = doc.lines[route.line]  # type: ignore[union-attr]
+    line = doc.lines[route.line]
     for n, candidate in enumerate(candidates):
         if candidate in routed:
             continue  # the new name is routed already: removing this line is the fix
@@ -250,11 +255,7 @@ def route_fix(state: RootState, rel: str) -> Fix | None:
     text = text_of(state, INDEX)
     if entry is None or entry.zone is not Zone.ACTIVE or not entry.markdown or text is None or routes_to(text, rel):
         return None
-    doc = entry.doc
-    title = doc.title_text if doc is not None else None
-    bullets = doc.summary.bullets if doc is not None and doc.summary is not None else ()
-    description = bullets[0].text if bullets and bullets[0].text else None
-    route = propose_route(text, rel, title, description)
+    route = route_for(text, rel, entry.doc)
     fixes = text_fix("Add route to _index.md", "PM202", INDEX, text, insert_route(text, rel, route), True)
     return fixes[0] if fixes else None
 

@@ -9,10 +9,10 @@ from ..findings import Finding
 from ..fixes import Fix, TextEdit, text_of
 from ..line_index import split_keepends
 from ..memory_file import MemoryFile
+from ..root_state import RootState
 from ..rule import ALL_ZONES, E, Rule, TextCheck
 from ..secrets import ALLOW_MARKER, REDACTED, find_secrets
 from ..settings import Settings
-from ..root_state import RootState
 from ..zones import Zone
 
 RULES = (

@@ -25,16 +25,15 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from urllib.parse import unquote
-
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 from ..findings import Finding
 from ..markdown import PARAGRAPH
 from ..memory_file import MemoryFile, mask_code_spans, parse_metadata_line
 from ..paths import strip_fragment
-from ..rule import I, FileCheck, Rule
 from ..root_state import FileEntry
+from ..rule import FileCheck, I, Rule
 from ..zones import Zone
 
 if TYPE_CHECKING:
@@ -177,15 +176,14 @@ def _missing(path: str) -> bool:
 def check_source_paths(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     """The pointers are found once per text (kept with it); whether each exists is asked of
     the system every time the file is checked."""
-    pointers = entry.cache.get("sources")
-    if pointers is None:
-        assert entry.doc is not None
-        pointers = entry.cache["sources"] = source_pointers(entry.doc)
+    doc = entry.doc
+    assert doc is not None  # the analysis runs this check on files with text only
+    pointers = entry.cached("sources", lambda: source_pointers(doc))
     return [
         Finding(entry.rel, p.line, p.start, p.line, p.end, "PM403",
                 f"`{p.written}` does not exist on this machine: the source it points to moved, "
                 "was removed, or lives on another computer", data={"pointer": p.written})
-        for p in pointers if _missing(p.path)  # type: ignore[attr-defined]
+        for p in pointers if _missing(p.path)
     ]
 
 

@@ -15,13 +15,12 @@ import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from ..findings import Finding, file_finding
 from ..memory_file import MemoryFile
-from ..rule import I, FileCheck, Rule
 from ..root_state import FileEntry
+from ..rule import FileCheck, I, Rule
 from ..zones import Zone
 
 if TYPE_CHECKING:

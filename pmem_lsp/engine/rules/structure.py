@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..findings import Finding, file_finding
-from ..rule import ALL_ZONES, I, W, FileCheck, Rule
 from ..root_state import FileEntry, RootState
+from ..rule import ALL_ZONES, FileCheck, I, Rule, W
 from ..zones import ARCHIVE_DIR, ARCHIVE_INDEX, INDEX, REQUIRED_CORE_FILES, TRASH_DIR, Zone, is_markdown
 
 if TYPE_CHECKING:
@@ -77,7 +77,8 @@ def check_structure(state: RootState) -> list[Finding]:
                                "active memory files exist but `_index.md` does not: agents cannot find them"))
     for rel in REQUIRED_CORE_FILES:
         if state.missing(rel):
-            out.append(Finding(rel, 0, 0, 0, 0, "PM003", f"`{rel}` is missing: it is baseline context every agent reads"))
+            out.append(Finding(rel, 0, 0, 0, 0, "PM003",
+                               f"`{rel}` is missing: it is baseline context every agent reads"))
 
     core = [state.files[rel] for rel in state.files.by_zone[Zone.CORE]]
     total = sum(e.size for e in core)

@@ -9,10 +9,11 @@ import re
 from ..findings import Finding, at_line, file_finding
 from ..fixes import Fix, TextEdit, text_fix, text_of
 from ..line_index import LineIndex, newline_of, split_keepends
+from ..markdown import Heading
 from ..memory_file import MemoryFile
-from ..rule import H, I, W, Rule, TextCheck
-from ..settings import Settings
 from ..root_state import RootState
+from ..rule import H, I, Rule, TextCheck, W
+from ..settings import Settings
 from ..zones import Zone
 
 RULES = (
@@ -59,7 +60,7 @@ def is_placeholder(text: str) -> bool:
             or bool(_RE_PLACEHOLDER_PREFIX.match(t)))
 
 
-def summary_variant(doc: MemoryFile):
+def summary_variant(doc: MemoryFile) -> Heading | None:
     """A heading near the top that looks like a summary but is not `## Summary` / `## 摘要`, over
     a section of bullets."""
     for h in doc.headings:
@@ -93,10 +94,12 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | N
         variant = summary_variant(doc)
         if variant is not None:
             out.append(at_line(path, lines, variant.line, "PM106",
-                               f"'{variant.text}' is not a recognised summary heading: rename it to `## Summary` (or `## 摘要`)"))
+                               f"'{variant.text}' is not a recognised summary heading: "
+                               "rename it to `## Summary` (or `## 摘要`)"))
         else:
             out.append(file_finding(path, doc, "PM100",
-                                    "no `## Summary`: add 3 to 6 bullets after the title so agents can read them first"))
+                                    "no `## Summary`: add 3 to 6 bullets after the title "
+                                    "so agents can read them first"))
         return out
     first = heads[0]
     for h in heads[1:]:
@@ -106,7 +109,8 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | N
         # One finding: a summary in the wrong place is not read first, whatever it holds (and
         # a mid-file `## 摘要` is often an ordinary section, an abstract, not a summary at all).
         out.append(at_line(path, lines, first.line, "PM101",
-                           "the summary must come immediately after the title and metadata; agents read it first only there"))
+                           "the summary must come immediately after the title and metadata; "
+                           "agents read it first only there"))
         return out
     section = doc.summary
     assert section is not None

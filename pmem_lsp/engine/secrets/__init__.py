@@ -25,7 +25,8 @@ from ._generic import find_assignments, find_flags, find_in_table, find_url_cred
 from ._pem import find_pem
 from ._tokens import TOKEN_RULES, body_ok
 
-__all__ = ["ALLOW_MARKER", "SecretMatch", "find_secrets", "mask", "mask_secrets", "mask_text", "redact_line", "REDACTED"]
+__all__ = ["ALLOW_MARKER", "SecretMatch", "find_secrets", "mask", "mask_secrets", "mask_text", "redact_line",
+           "REDACTED"]
 
 ALLOW_MARKER = "<!-- pmem: allow-secret -->"
 REDACTED = "[REDACTED]"
@@ -52,8 +53,8 @@ def mask(value: str) -> str:
 
 
 def mask_secrets(line: str) -> str:
-    """The line with every likely secret replaced by its masked hint (docs/design.md §6): for text shown to the user (previews,
-    hover, status) that quotes memory."""
+    """The line with every likely secret replaced by its masked hint (docs/design.md §6): for text
+    shown to the user (previews, hover, status) that quotes memory."""
     for m in sorted(find_secrets([line]), key=lambda m: m.start, reverse=True):
         if m.end_line == 0:
             line = line[:m.start] + mask(line[m.start:m.end]) + line[m.end:]
@@ -61,8 +62,31 @@ def mask_secrets(line: str) -> str:
 
 
 def mask_text(text: str) -> str:
-    """`mask_secrets` for a text of several lines (a report, a preview)."""
-    return "\n".join(mask_secrets(line) for line in text.split("\n"))
+    """`text` of several lines (a report, a preview, a diff) with every likely secret replaced
+    by its masked hint — the ones that span lines too (a PEM private key block, which a line on
+    its own does not show)."""
+    lines = text.split("\n")
+    matches = find_secrets(lines)
+    for m in sorted(matches, key=lambda m: (m.line, m.start), reverse=True):
+        if m.end_line == m.line:
+            line = lines[m.line]
+            lines[m.line] = line[:m.start] + mask(line[m.start:m.end]) + line[m.end:]
+        else:
+            value = "\n".join([lines[m.line][m.start:], *lines[m.line + 1:m.end_line], lines[m.end_line][:m.end]])
+            lines[m.line:m.end_line + 1] = [lines[m.line][:m.start] + mask(value) + lines[m.end_line][m.end:]]
+    return "\n".join(lines)
+
+
+def mask_data(value):
+    """A JSON-like value with likely secrets masked in every string, keys included (the
+    reports as JSON)."""
+    if isinstance(value, str):
+        return mask_text(value)
+    if isinstance(value, dict):
+        return {mask_text(k) if isinstance(k, str) else k: mask_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [mask_data(v) for v in value]
+    return value
 
 
 def redact_line(line: str, matches_on_that_line: Iterable[SecretMatch], *, index: int | None = None) -> str:
@@ -83,6 +107,8 @@ def redact_line(line: str, matches_on_that_line: Iterable[SecretMatch], *, index
     return line
 
 
+# A match before overlaps are resolved: (priority, anchor line, line, start, end_line, end, kind, value).
+_Found = tuple[int, int, int, int, int, int, str, str]
 # Priorities: lower wins an overlap.
 _P_PEM, _P_TOKEN, _P_URL, _P_AWS_PAIR, _P_GENERIC = 0, 1, 100, 101, 102
 
@@ -144,8 +170,7 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
         return []
     n = len(lines)
     data = "\n".join(lines).encode("utf-8", "surrogatepass")
-    # (priority, anchor line, line, start, end_line, end, kind, value)
-    found: list[tuple[int, int, int, int, int, int, str, str]] = []
+    found: list[_Found] = []
 
     if b"-----BEGIN" in data:
         begins: set[int] = set()
@@ -190,15 +215,16 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     lowered = data.lower()  # ASCII letters only: byte offsets and lines are unchanged
     candidates: dict[int, list[str]] = {}  # line -> the prefilter keywords on it
     hits: set[int] = set()
-    for kw in _GENERIC_ASCII + (() if data.isascii() else _GENERIC_CJK):
+    for needle in _GENERIC_ASCII + (() if data.isascii() else _GENERIC_CJK):
         hits.clear()
-        _lines_with(lowered, kw, n, hits, data)
-        word = kw.decode()
+        _lines_with(lowered, needle, n, hits, data)
+        word = needle.decode()
         for ln in hits:
             candidates.setdefault(ln, []).append(word)
     for ln in sorted(candidates):
         line = lines[ln]
-        if ":" in line or "=" in line or "：" in line or " is " in line or " are " in line or "是" in line or "为" in line:
+        if (":" in line or "=" in line or "：" in line or " is " in line or " are " in line
+                or "是" in line or "为" in line):
             for a, e, kind in find_assignments(line, candidates[ln], in_sentences):
                 found.append((_P_GENERIC, ln, ln, a, ln, e, kind, line[a:e]))
         if "--" in line:
@@ -233,7 +259,7 @@ def _overlaps(spans: tuple[list, list] | None, lo: tuple[int, int], hi: tuple[in
     return k > 0 and ends[k - 1] > lo
 
 
-def _resolve(found, allowed_lines: set[int], allow: Sequence[re.Pattern[str]]) -> list[SecretMatch]:
+def _resolve(found: list[_Found], allowed_lines: set[int], allow: Sequence[re.Pattern[str]]) -> list[SecretMatch]:
     # By line: the claimed spans' starts and ends, sorted (bisected, so that a line holding
     # thousands of matches is not quadratic).
     taken: dict[int, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}

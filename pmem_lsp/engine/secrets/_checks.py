@@ -204,7 +204,8 @@ _VERSION = re.compile(r"[vV]?\d+(?:[._]\d+)+[0-9A-Za-z]*(?:[-+._][0-9A-Za-z]+)*"
 _DATEISH = re.compile(r"[\d\-/:.T+Z ]+")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
 _PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.\-@]+)+/?|[A-Za-z]:\\.*|\\\\.*")
-_FILE_EXT = re.compile(r"/[\w.\-]+\.(?:md|txt|json|ya?ml|toml|ini|env|pem|key|crt|cfg|conf|py|js|ts|sh|log|gpg|age|kdbx|p12|pfx)$")
+_FILE_EXT = re.compile(
+    r"/[\w.\-]+\.(?:md|txt|json|ya?ml|toml|ini|env|pem|key|crt|cfg|conf|py|js|ts|sh|log|gpg|age|kdbx|p12|pfx)$")
 _NAMED_HASH = re.compile(r"(?:sha(?:1|224|256|384|512)|md5|blake2b?|sha3-\d+)[:\-=]", re.IGNORECASE)
 _IDENT_LOWER = re.compile(r"(?:[a-z]+\d*|\d+)(?:[-_.](?:[a-z]+\d*|\d+))+")
 _IDENT_UPPER = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")

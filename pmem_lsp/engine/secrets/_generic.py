@@ -204,7 +204,9 @@ class _LineScan:
     def run_end(self, pos: int) -> int:
         a, b = self.run
         if not a <= pos < b:
-            b = _PRINTABLE_RUN.match(self.line, pos).end()  # type: ignore[union-attr]
+            m = _PRINTABLE_RUN.match(self.line, pos)
+            assert m is not None  # `*`: it always matches
+            b = m.end()
             self.run = (pos, b)
         return b
 
@@ -325,7 +327,9 @@ def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None,
     (`prefilter_hits`: the PREFILTER literals known to be on it, to look for those only;
     `in_sentences`: a key inside a sentence counts too, else only an assignment's key)."""
     scan = _LineScan(line)
-    lead = _LINE_LEAD.match(line).end()  # type: ignore[union-attr]
+    m_lead = _LINE_LEAD.match(line)
+    assert m_lead is not None  # every part is optional: it always matches
+    lead = m_lead.end()
     for m in _separators(line, prefilter_hits):
         s, e = m.start(), m.end()
         sep = m.group(0)
@@ -390,7 +394,7 @@ def _cells(line: str) -> list[tuple[int, int]]:
         return []
     cells = []
     ends = bounds[1:] + ([len(line)] if line.rstrip()[-1:] != "|" else [])
-    for a, b in zip(bounds, ends):
+    for a, b in zip(bounds, ends, strict=False):  # a closing `|` starts no cell
         start, end = a + 1, b
         while start < end and line[start] in _CELL_STRIP:
             start += 1

@@ -34,7 +34,8 @@ class TokenRule:
     check: Callable[[re.Match[str]], bool] | None = None
 
 
-def _rule(kind: str, keywords: str | tuple[str, ...], pattern: str, check=None) -> TokenRule:
+def _rule(kind: str, keywords: str | tuple[str, ...], pattern: str,
+          check: Callable[[re.Match[str]], bool] | None = None) -> TokenRule:
     if isinstance(keywords, str):
         keywords = (keywords,)
     return TokenRule(kind, keywords, re.compile(pattern, re.ASCII), check)
@@ -64,7 +65,7 @@ _B64URL = "A-Za-z0-9_\\-"
 TOKEN_RULES: tuple[TokenRule, ...] = (
     # Cloud providers
     _rule("AWS access key id", ("IA", "ACCA", "A3T"),
-          rf"(?<![A-Za-z0-9])(?P<v>(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?P<b>[A-Z0-9]{{16}}))(?![A-Za-z0-9])"),
+          r"(?<![A-Za-z0-9])(?P<v>(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?P<b>[A-Z0-9]{16}))(?![A-Za-z0-9])"),
     _rule("Google API key", "AIza", rf"{_L}(?P<v>AIza(?P<b>[{_B64URL}]{{35}})){_R}"),
     _rule("Google OAuth client secret", "GOCSPX", rf"{_L}(?P<v>GOCSPX-(?P<b>[{_B64URL}]{{28}})){_R}"),
     _rule("Google OAuth access token", "ya29.", rf"{_L}(?P<v>ya29\.(?P<b>[{_B64URL}]{{30,1024}})){_R}"),
@@ -72,7 +73,8 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
           r"AccountKey=(?P<v>(?P<b>[A-Za-z0-9+/]{40,1024})={0,2})(?![A-Za-z0-9+/=])"),
     _rule("Azure shared access key", "SharedAccessKey=",
           r"SharedAccessKey=(?P<v>(?P<b>[A-Za-z0-9+/]{30,1024})={0,2})(?![A-Za-z0-9+/=])"),
-    _rule("Azure SAS token", "sig=", r"[?&;]sig=(?P<v>(?P<b>[A-Za-z0-9%+/]{30,1024})(?:%3D|=){0,2})(?![A-Za-z0-9%+/=])"),
+    _rule("Azure SAS token", "sig=",
+          r"[?&;]sig=(?P<v>(?P<b>[A-Za-z0-9%+/]{30,1024})(?:%3D|=){0,2})(?![A-Za-z0-9%+/=])"),
     # Version control
     _rule("GitHub token", "gh", rf"{_L_GH}(?P<v>ghp_(?P<b>[{_B62}]{{36,255}})){_R}"),
     _rule("GitHub OAuth token", "gh", rf"{_L_GH}(?P<v>gho_(?P<b>[{_B62}]{{36,255}})){_R}"),
@@ -94,7 +96,8 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _rule("Discord bot token", ("MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT"),
           r"(?<![A-Za-z0-9_\-.])(?P<v>(?P<id>[MNO][A-Za-z0-9_\-]{23,27})\.[A-Za-z0-9_\-]{6}\.(?P<b>[A-Za-z0-9_\-]{27,40}))(?![A-Za-z0-9_\-.])",
           _discord_id),
-    _rule("Telegram bot token", ":A", r"(?<![A-Za-z0-9_:])(?P<v>[0-9]{6,12}:(?P<b>A[A-Za-z0-9_\-]{34}))(?![A-Za-z0-9_\-])"),
+    _rule("Telegram bot token", ":A",
+          r"(?<![A-Za-z0-9_:])(?P<v>[0-9]{6,12}:(?P<b>A[A-Za-z0-9_\-]{34}))(?![A-Za-z0-9_\-])"),
     # Payments
     _rule("Stripe secret key", "k_", rf"{_L}(?P<v>sk_(?:live|test)_(?P<b>[{_B62}]{{20,255}})){_R}"),
     _rule("Stripe restricted key", "k_", rf"{_L}(?P<v>rk_(?:live|test)_(?P<b>[{_B62}]{{20,255}})){_R}"),
@@ -112,7 +115,8 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _rule("Replicate API token", "r8_", rf"{_L}(?P<v>r8_(?P<b>[{_B62}]{{30,1024}})){_R}"),
     # Package registries
     _rule("npm token", "npm_", rf"{_L}(?P<v>npm_(?P<b>[{_B62}]{{36}})){_R}"),
-    _rule("PyPI token", "pypi-", rf"{_L}(?P<v>pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)(?P<b>[{_B64URL}]{{40,1024}})){_R}"),
+    _rule("PyPI token", "pypi-",
+          rf"{_L}(?P<v>pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)(?P<b>[{_B64URL}]{{40,1024}})){_R}"),
     # Other services with a fixed prefix
     _rule("SendGrid API key", "SG.", rf"{_L}(?P<v>SG\.(?P<b>[{_B64URL}]{{22}}\.[{_B64URL}]{{43}})){_R}"),
     _rule("Shopify token", "shp", rf"{_L}(?P<v>shp(?:at|ca|pa|ss)_(?P<b>[a-fA-F0-9]{{32}})){_R}"),

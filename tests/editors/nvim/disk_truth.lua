@@ -77,7 +77,7 @@ result.index_buffer = table.concat(vim.api.nvim_buf_get_lines(index_buf, 0, -1, 
 -- The user opens the agent's old path: an empty buffer for a file that does not exist.
 vim.cmd("edit " .. vim.fn.fnameescape(root .. "/notes/meal-planning.md"))
 local empty = vim.api.nvim_get_current_buf()
-client_of(empty)
+if with_plugin then client_of(empty) end -- the plugin attaches it; a bare vim.lsp.start does not
 vim.lsp.buf.execute_command = vim.lsp.buf.execute_command -- (0.11: client:exec_cmd below)
 local done = false
 client:request("workspace/executeCommand", { command = "pmem.recover", arguments = { { path = "notes/meal-planning.md" } } },

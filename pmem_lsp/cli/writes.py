@@ -1,0 +1,162 @@
+"""Every command that changes memory: `save`, `route add`, `upgrade`, `archive`, `delete`,
+`recover`, `purge`, `init` (docs/design.md §6, §6.1). Preview, confirm, then act.
+
+Three ways to confirm, one preview:
+- a person at a terminal answers the prompt (or passes `--yes`): the plan is made again under
+  the root's lock and applied if it still does what was shown (`execute.carry_out`);
+- an agent (or any caller without a terminal) gets the preview and its token and exit 3, shows
+  the preview to the user, and runs the same command with `--token T` after their yes: applied
+  only if nothing the write reads or touches changed since (`preview.apply_previewed`),
+  else `stale-preview`, exit 2, nothing written.
+`--format json` gives the preview, the outcome and any refusal as JSON on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..engine.lifecycle.execute import carry_out
+from ..engine.lifecycle.fs_applier import ApplyError
+from ..engine.lifecycle.operations import context
+from ..engine.lifecycle.plan import Plan
+from ..engine.lifecycle.preview import (
+    Preview,
+    Request,
+    applied_data,
+    apply_previewed,
+    preview,
+    preview_data,
+    proposed_findings,
+    refusal_data,
+)
+from ..engine.lifecycle.safety import Refusal
+from ..engine.report import diagnostics_data
+from ..engine.secrets import mask_text
+from ..engine.settings import SettingsError, resolve_settings
+from . import exit_codes
+from .terminal import lines, one_line
+
+
+def _confirm(action: str, stdin: TextIO, out: TextIO) -> bool:
+    # The prompt is inside the `try`: a Ctrl-C that lands while it is being written (the user
+    # saw the question, the flush had not returned) is the same "no".
+    try:
+        out.write(f"{action}? [y/N] ")
+        out.flush()
+        answer = stdin.readline()
+    except KeyboardInterrupt:  # Ctrl-C at the prompt is a "no"
+        out.write("\n")
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+class _Output:
+    """Where the command's words go: text for people, one JSON object for agents."""
+
+    def __init__(self, fmt: str, out: TextIO, err: TextIO) -> None:
+        self.json = fmt == "json"
+        self.out, self.err = out, err
+
+    def data(self, value: dict[str, Any]) -> None:
+        self.out.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+    def refused(self, exc: Refusal, when: str = "refused") -> int:
+        if self.json:
+            self.data(refusal_data(exc))
+        else:
+            self.err.write(f"pmem: {when} ({exc.rule}): {one_line(exc.message)}\n")
+        return exit_codes.ERROR
+
+
+def _findings(root: Path, shown: Preview) -> list[dict[str, Any]]:
+    """What the checks say of the text a save proposes, before it is written."""
+    if shown.plan.op != "save" or shown.empty:
+        return []
+    try:
+        settings = resolve_settings(root)
+    except SettingsError:
+        return []  # the refusal to read settings is reported by `pmem check`; the save goes on
+    return diagnostics_data(proposed_findings(root, shown.plan, settings))
+
+
+def _show(io: _Output, shown: Preview, findings: list[dict[str, Any]]) -> None:
+    out = io.out
+    out.write(lines(shown.plan.preview) + "\n")
+    if findings:
+        out.write("  Findings on the proposed text:\n")
+        for d in findings:
+            out.write(f"    {one_line(d['path'])}:{d['line']}:{d['column']}: {d['code']} {d['name']} "
+                      f"{d['severity']}: {one_line(d['message'])}\n")
+
+
+def _token_command(argv: list[str] | None, token: str) -> str:
+    """The command to run again with the token (what an agent runs after the user's yes)."""
+    args = [a for a in (argv if argv is not None else sys.argv[1:]) if a not in ("-y", "--yes")]
+    # The arguments masked like the preview: a path or a reason can hold a likely secret (the
+    # caller has the real arguments; the token is what it needs from here). The token itself
+    # is random hex, which the secret detection would take for a key, so it is added after.
+    return f"{mask_text(shlex.join(['pmem', *args]))} --token {token}"
+
+
+def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = False, token: str | None = None,
+              stdin: TextIO | None = None, out: TextIO | None = None, err: TextIO | None = None,
+              argv: list[str] | None = None) -> int:
+    # Looked up at call time, so a caller (or a test) that swaps sys.stdin is honoured.
+    stdin, out, err = stdin or sys.stdin, out or sys.stdout, err or sys.stderr
+    io = _Output(fmt, out, err)
+    if token is not None:
+        return _apply_token(root, request, token, io)
+    try:
+        shown = preview(context(root), request)
+    except Refusal as exc:
+        return io.refused(exc)
+    findings = _findings(root, shown)
+    if io.json:
+        io.data(preview_data(shown, findings))
+    else:
+        _show(io, shown, findings)
+    if shown.empty:
+        return exit_codes.OK
+    assert shown.token is not None
+    if not yes:
+        if io.json or not stdin.isatty():
+            if not io.json:
+                piped = request.op == "save" and "--content-file" not in (argv if argv is not None else sys.argv)
+                again = " (with the same content on stdin)" if piped else ""
+                err.write("pmem: not confirmed: stdin is not a terminal. Nothing was changed. After the user's yes "
+                          f"to this preview, apply exactly it with{again}:\n  {_token_command(argv, shown.token)}\n"
+                          "(a script that needs no preview may pass --yes instead)\n")
+            return exit_codes.NOT_CONFIRMED
+        if not _confirm(shown.plan.action, stdin, out):
+            out.write("Cancelled; nothing was changed.\n")
+            return exit_codes.OK
+    try:
+        plan, done = carry_out(context(root), shown.plan, request.path, request.reason, content=request.content,
+                               description=request.description, route=request.route)
+    except ApplyError as exc:
+        return io.refused(exc, "failed")
+    except Refusal as exc:
+        return io.refused(exc, "refused at execution")
+    return _done(io, plan, done)
+
+
+def _apply_token(root: Path, request: Request, token: str, io: _Output) -> int:
+    try:
+        plan, done = apply_previewed(root, request, token)
+    except ApplyError as exc:
+        return io.refused(exc, "failed")
+    except Refusal as exc:
+        return io.refused(exc)
+    return _done(io, plan, done)
+
+
+def _done(io: _Output, plan: Plan, done: list[str]) -> int:
+    if io.json:
+        io.data(applied_data(plan, done))
+    else:
+        io.out.write(f"Done: {one_line(plan.done)}.\n")
+    return exit_codes.OK

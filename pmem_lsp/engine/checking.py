@@ -1,0 +1,56 @@
+"""Checking some files, or a proposed text, against the whole root (docs/design.md §6.1):
+`pmem check PATH…`, `pmem check --stdin-filename PATH`, the agent hooks and `memory_check`.
+
+The cross-file rules (routes, links, near-duplicates) still read the whole root; only the
+findings reported are narrowed to the files asked about. A proposed text is checked as if it
+were on disk at its path, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .analysis import analyze
+from .findings import Finding
+from .root_state import RootState
+from .settings import Settings
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    state: RootState
+    findings: list[Finding]
+
+
+def root_relative(root: Path, raw: str, cwd: Path | None = None) -> str | None:
+    """The root-relative POSIX path a command-line or hook path names, or None when it is
+    outside the root. An absolute path, or one relative to `cwd` that lands inside the root,
+    is taken as it is; anything else is read as relative to the root."""
+    real_root = os.path.realpath(root)
+    candidates = [raw] if os.path.isabs(raw) else [os.path.join(cwd or os.getcwd(), raw), os.path.join(root, raw)]
+    for candidate in candidates:
+        # The folder is resolved (a root reached through a link), the name is not: a file
+        # that is itself a link is still named by its own path.
+        folder, name = os.path.split(os.path.abspath(candidate))
+        full = os.path.join(os.path.realpath(folder), name)
+        if full == real_root:
+            return None
+        if full.startswith(real_root.rstrip(os.sep) + os.sep):
+            return os.path.relpath(full, real_root).replace(os.sep, "/")
+    return None
+
+
+def check_files(root: Path, settings: Settings, paths: list[str] | None = None,
+                proposed: tuple[str, str] | None = None) -> CheckResult:
+    """Findings of the root, narrowed to `paths` (root-relative; None: all). `proposed`:
+    (path, text) checked in place of what the disk holds at that path."""
+    state = RootState.scan(root, settings)
+    if proposed is not None:
+        state.set_buffer(*proposed)
+    findings = analyze(state)
+    if paths is not None:
+        wanted = set(paths)
+        findings = [f for f in findings if f.path in wanted]
+    return CheckResult(state, findings)

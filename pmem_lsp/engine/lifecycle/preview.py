@@ -1,0 +1,188 @@
+"""Two-step writes for agents: a preview with a token, then applying exactly that preview
+(docs/design.md §6.1, §10).
+
+The token binds the operation, its arguments (the proposed content by its hash) and the
+content of every file the plan read or touches. Applying with a token plans again, under the
+root's lock, on what the disk holds then: if the new token differs — an index line, the file,
+the arguments changed — nothing is written and the preview is stale. Tokens are stateless (the
+CLI needs no store; `pmem mcp` keeps its own, single-use), and any change in between makes a
+different token, so what is applied is what the user saw.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..findings import Finding
+from ..secrets import mask_text
+from .fs_applier import apply_plan
+from .lock import RootLock
+from .operations import LifecycleContext, context, make_plan
+from .plan import MakeDir, Move, Plan, Remove, WriteText
+from .safety import Refusal
+from .save import diff_lines
+
+if TYPE_CHECKING:
+    from ..settings import Settings
+
+STALE = "stale-preview"
+WRITE_OPERATIONS = ("save", "route", "upgrade", "archive", "delete", "recover", "purge", "init")
+TOKEN_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Request:
+    """One write an agent (or a person) asks for, as given: checked when planned."""
+
+    op: str
+    path: object = None
+    reason: str | None = None
+    content: object = None  # save: the proposed text
+    description: str | None = None  # save, route: the route's description
+    route: bool = True  # save: add a route for a new active file
+
+    def plan(self, ctx: LifecycleContext) -> Plan:
+        return make_plan(ctx, self.op, self.path, self.reason, content=self.content,
+                         description=self.description, route=self.route)
+
+    def arguments(self) -> dict[str, Any]:
+        """What the token binds: the arguments, the content by its hash."""
+        content = self.content if isinstance(self.content, str) else None
+        return {"path": self.path if isinstance(self.path, str) else None, "reason": self.reason,
+                "content": (None if content is None
+                            else hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()),
+                "description": self.description, "route": self.route}
+
+
+class StalePreview(Refusal):
+    def __init__(self, message: str) -> None:
+        super().__init__(STALE, message)
+
+
+def _file_state(path: Path) -> str:
+    """What a path holds, for the token: a content hash, or what kind of thing is there."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return "absent"
+    except OSError as exc:
+        return f"unreadable:{exc.errno}"
+    if stat.S_ISDIR(st.st_mode):
+        return "folder"
+    if not stat.S_ISREG(st.st_mode):
+        return "other"
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        return f"unreadable:{exc.errno}"
+
+
+@dataclass(frozen=True)
+class Preview:
+    request: Request
+    plan: Plan
+    token: str | None  # None: nothing to apply
+    read: tuple[str, ...] = field(default=(), compare=False)  # the files the plan read
+
+    @property
+    def empty(self) -> bool:
+        return self.plan.empty
+
+
+def preview(ctx: LifecycleContext, request: Request) -> Preview:
+    """Plan `request` and compute its token. Raises a Refusal when the contract says no."""
+    read: list[str] = []
+
+    def recording(rel: str) -> str | None:
+        if rel not in read:
+            read.append(rel)
+        return ctx.read_text(rel)
+
+    plan = request.plan(LifecycleContext(ctx.root, ctx.today, recording))
+    if plan.empty:
+        return Preview(request, plan, None, tuple(read))
+    paths = sorted(set(read) | set(plan.touched()))
+    payload = {"version": TOKEN_VERSION, "root": str(ctx.root), "operation": request.op,
+               "arguments": request.arguments(), "files": {p: _file_state(ctx.root / p) for p in paths}}
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=True).encode()).hexdigest()
+    return Preview(request, plan, f"{request.op}-{digest[:24]}", tuple(read))
+
+
+def apply_previewed(root: Path, request: Request, token: str, today: dt.date | None = None) -> tuple[Plan, list[str]]:
+    """Apply the preview `token` names: plan again under the root's lock and write only if the
+    token is the same. Raises StalePreview (nothing written), a Refusal, or an ApplyError."""
+    ctx = context(root, today)
+    if request.op == "init":  # the root is being made: there is no lock file yet
+        return _apply_if_same(ctx, request, token)
+    with RootLock(root):
+        return _apply_if_same(ctx, request, token)
+
+
+def _apply_if_same(ctx: LifecycleContext, request: Request, token: str) -> tuple[Plan, list[str]]:
+    try:
+        now = preview(ctx, request)
+    except Refusal as exc:
+        raise StalePreview(f"the preview no longer applies ({exc.message}); nothing was written") from None
+    if now.token != token:
+        what = ("the arguments or the files it reads or writes changed" if now.token
+                else "it was applied already, or there is nothing to do now")
+        raise StalePreview(f"this token is not the current preview of this {request.op}: {what} since "
+                           "(or the token is from another command); nothing was written — preview again")
+    return now.plan, apply_plan(ctx.root, now.plan)
+
+
+# -- the preview as data ------------------------------------------------------------------
+def changes(plan: Plan) -> list[dict[str, Any]]:
+    """Each step as plain data; text shown as a unified diff with likely secrets masked."""
+    out: list[dict[str, Any]] = []
+    for step in plan.steps:
+        if isinstance(step, MakeDir):
+            out.append({"kind": "create-folder", "path": step.path})
+        elif isinstance(step, Move):
+            out.append({"kind": "move", "from": step.source, "to": step.destination})
+        elif isinstance(step, Remove):
+            out.append({"kind": "delete", "path": step.path})
+        elif isinstance(step, WriteText):
+            diff = diff_lines(step.path, step.before or "", step.after)
+            out.append({"kind": "create" if step.before is None else "update", "path": step.path,
+                        "diff": mask_text("\n".join(diff))})
+    return out
+
+
+def proposed_findings(root: Path, plan: Plan, settings: Settings) -> list[Finding]:
+    """The findings on the files `plan` writes, as they would be after it (the rest of the
+    root as it is): what a `save` preview shows the user before anything is written."""
+    from ..analysis import Analysis
+    from ..root_state import RootState
+
+    writes = [w for w in plan.writes() if w.path == plan.target]
+    if not writes:
+        return []
+    state = RootState.scan(root, settings)
+    for write in plan.writes():
+        state.set_buffer(write.path, write.after)
+    findings = Analysis(state).by_path()
+    # The write makes the file fresh: PM501 (untouched for long) is about the old text's date.
+    return [f for w in writes for f in findings.get(w.path, []) if f.code != "PM501"]
+
+
+# -- what the CLI's --format json and the MCP server return -----------------------------
+def preview_data(shown: Preview, findings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    plan = shown.plan
+    return {"operation": plan.op, "path": plan.target, "preview": plan.preview, "changes": changes(plan),
+            "findings": findings or [], "token": shown.token, "applied": False}
+
+
+def applied_data(plan: Plan, done: list[str]) -> dict[str, Any]:
+    return {"applied": True, "operation": plan.op, "path": plan.target, "outcome": plan.done, "done": done}
+
+
+def refusal_data(refusal: Refusal) -> dict[str, Any]:
+    return {"applied": False, "error": {"kind": refusal.rule, "message": mask_text(refusal.message)}}

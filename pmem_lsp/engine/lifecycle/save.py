@@ -1,0 +1,160 @@
+"""Plans for `save` (the format's saving procedure) and `route` (the route quick fix), which an
+agent uses to write memory through the same contract as the lifecycle (docs/design.md §6.1).
+
+Saving: the agent proposes the exact content and the destination; the preview shows the new
+file (or a diff against the existing one) and the route line that makes it loadable; nothing is
+written before the user's yes. Refused, with nothing written: a likely secret in the text, a
+destination in `_archive/`, the two indexes, hidden paths, anything that is not a Markdown
+file inside the root. `_core/` files may be saved (they are always loaded, so never routed).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from typing import TYPE_CHECKING
+
+from ..index_edit import route_for, routes_to
+from ..memory_file import MemoryFile
+from ..rules.secrets import check_secrets
+from ..settings import Settings, resolve_settings
+from ..zones import INDEX, Zone, is_markdown, zone_of
+from .changes import AddRoute, Change, CreateText, ReplaceText, apply_change
+from .plan import MakeDir, Plan, Step, WriteText
+from .safety import (
+    COLLISION,
+    PROTECTED,
+    SECRET,
+    SOURCE,
+    STATE,
+    Refusal,
+    check_not_protected,
+    refuse_secret,
+    require_source,
+    resolve_inside,
+    validate_relative,
+    validate_target,
+)
+
+if TYPE_CHECKING:
+    from .operations import LifecycleContext  # which imports this module
+
+CONTENT = "content"  # the proposed text cannot be a memory file as given
+PREVIEW_LINES = 60  # lines of a new file or a diff shown in the text preview
+
+
+def _write(path: str, before: str | None, change: Change) -> WriteText:
+    return WriteText(path, before, apply_change(change, path, before), change)
+
+
+def _destination(ctx: LifecycleContext, raw: object) -> tuple[str, Zone]:
+    rel = validate_relative(raw)
+    zone = zone_of(rel)
+    if zone in (Zone.ARCHIVE, Zone.TRASH, Zone.ARCHIVE_INDEX):
+        raise Refusal(PROTECTED, f"`{rel}` is in `_archive/`, which only archive, delete, recover and purge "
+                                 "change (with their records)")
+    if zone is Zone.INDEX:
+        raise Refusal(PROTECTED, f"`{rel}` is the index; add a route with `pmem route add PATH`")
+    if zone is not Zone.CORE:
+        check_not_protected(rel)  # hidden paths, lifecycle folders, letter-case look-alikes
+    if not is_markdown(rel):
+        raise Refusal(STATE, f"`{rel}` is not a Markdown file; memory files end in `.md`")
+    resolve_inside(ctx.root, rel)
+    return rel, zone
+
+
+def _check_content(rel: str, zone: Zone, content: object, settings: Settings) -> str:
+    if not isinstance(content, str):
+        raise Refusal(CONTENT, "the content must be text")
+    if not content.strip():
+        raise Refusal(CONTENT, "the content is empty; to remove a file, archive it")
+    if "\x00" in content:
+        raise Refusal(CONTENT, "the content contains NUL bytes")
+    secrets = check_secrets(rel, zone, MemoryFile(content), settings)
+    if secrets:
+        # The kind and the line, never the value (the finding's message masks it).
+        first = secrets[0]
+        more = f" (and {len(secrets) - 1} more)" if len(secrets) > 1 else ""
+        raise Refusal(SECRET, f"line {first.line + 1}: {first.message}{more}; nothing was saved")
+    return content
+
+
+def _shown(text: str) -> list[str]:
+    lines = text.splitlines()
+    out = [f"    {line}" for line in lines[:PREVIEW_LINES]]
+    if len(lines) > PREVIEW_LINES:
+        out.append(f"    … ({len(lines) - PREVIEW_LINES} more lines)")
+    return out
+
+
+def diff_lines(rel: str, before: str, after: str) -> list[str]:
+    return [line.rstrip("\n") for line in difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{rel}", f"b/{rel}", n=2)]
+
+
+def plan_save(ctx: LifecycleContext, raw: object, content: object, description: str | None = None,
+              route: bool = True, settings: Settings | None = None) -> Plan:
+    rel, zone = _destination(ctx, raw)
+    refuse_secret("route description", description)
+    settings = settings or resolve_settings(ctx.root)
+    text = _check_content(rel, zone, content, settings)
+    path = ctx.root / rel
+    if os.path.lexists(path):
+        require_source(ctx.root, rel)  # a regular file, not a folder or a link
+    before = ctx.read_text(rel)
+    steps: list[Step] = []
+    lines: list[str] = []
+    if before is None:
+        parent = rel.rpartition("/")[0]
+        if parent and not (ctx.root / parent).is_dir():
+            if os.path.lexists(ctx.root / parent):
+                raise Refusal(COLLISION, f"`{parent}` exists but is not a folder")
+            steps.append(MakeDir(parent))
+        steps.append(_write(rel, None, CreateText(text)))
+        n = len(text.splitlines())
+        lines += [f"Save {rel} (a new file, {n} line{'s' if n != 1 else ''})", f"  create: {rel}", *_shown(text)]
+    elif before == text:
+        lines.append(f"Save {rel}: it holds this text already; nothing to change")
+    else:
+        steps.append(_write(rel, before, ReplaceText(before, text)))
+        lines += [f"Save {rel} (replace its text; the diff)", *(f"    {d}" for d in diff_lines(rel, before, text))]
+
+    facts = {"path": rel}
+    if zone is Zone.CORE:
+        lines.append("  _index.md: none — `_core/` files are loaded on every activation, never routed")
+    else:
+        index_text = ctx.read_text(INDEX)
+        routed = index_text is not None and bool(routes_to(index_text, rel))
+        if routed:
+            lines.append("  _index.md: it is routed already; the route is kept")
+        elif not route:
+            lines.append("  _index.md: no route (--no-route): agents will not load it on demand (PM202)")
+        else:
+            line = route_for(index_text or "", rel, MemoryFile(text), description)
+            steps.append(_write(INDEX, index_text, AddRoute(rel, line)))
+            lines += ["  _index.md: add the route", f"    {line}"]
+            facts["route"] = line
+    done = f"saved {rel}" + (" and routed it" if "route" in facts else "")
+    return Plan("save", rel, tuple(steps), "\n".join(lines), "Save", done, facts)
+
+
+def plan_route(ctx: LifecycleContext, raw: object, description: str | None = None) -> Plan:
+    rel = validate_target(ctx.root, raw)
+    if zone_of(rel) is not Zone.ACTIVE or not is_markdown(rel):
+        raise Refusal(STATE, f"`{rel}` is not an active memory file; only those are routed")
+    refuse_secret("route description", description)
+    require_source(ctx.root, rel)
+    index_text = ctx.read_text(INDEX)
+    existing = routes_to(index_text, rel) if index_text is not None else []
+    if existing:
+        return Plan("route", rel, (), f"Route {rel}: `_index.md` routes it already (line {existing[0].line + 1})",
+                    "Route", "nothing to do")
+    text = ctx.read_text(rel)
+    if text is None:
+        raise Refusal(SOURCE, f"`{rel}` does not exist")
+    line = route_for(index_text or "", rel, MemoryFile(text), description)
+    steps = (_write(INDEX, index_text, AddRoute(rel, line)),)
+    where = "add the route" if index_text is not None else "create it with the route"
+    preview = "\n".join([f"Route {rel} in _index.md", f"  _index.md: {where}", f"    {line}"])
+    return Plan("route", rel, steps, preview, "Route", f"routed {rel}", {"route": line})
+

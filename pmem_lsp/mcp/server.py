@@ -1,0 +1,317 @@
+"""`pmem mcp`: the memory root as MCP tools, over stdio (docs/design.md §10).
+
+Built on the official MCP Python SDK, 1.x (`FastMCP`), an optional extra: `pip install
+'pmem-lsp[mcp]'`. The tools' work is in `tools.py` (no SDK there); this module declares them
+with their annotations, turns every failure into a tool error (never an exception that ends
+the session, never a message that could quote memory), and asks the user to confirm a write
+where the client can ask (elicitation) — in addition to the preview's token, never instead.
+
+`PMEM_MCP_ELICITATION=off` in the server's environment stops it asking: for clients that
+advertise elicitation but decline every request on their own (the token then decides alone).
+"""
+
+# No `from __future__ import annotations` here: the SDK reads the tools' signatures, whose
+# annotations name classes imported inside `build_server`.
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import tools
+
+if TYPE_CHECKING:  # the SDK is an optional extra: imported at run time where it is used
+    from mcp.server.fastmcp import Context, FastMCP
+    from mcp.server.fastmcp.exceptions import ToolError
+    from mcp.types import CallToolResult
+
+log = logging.getLogger(__name__)
+
+SDK_MISSING = "pmem mcp needs the MCP Python SDK 1.x: pip install 'pmem-lsp[mcp]'"
+ELICITATION_ENV = "PMEM_MCP_ELICITATION"  # "off": never ask; anything else: ask where the client can
+
+INSTRUCTIONS = (
+    "Persistent Memory: the user's reviewed context as plain Markdown files. Start with memory_load "
+    "(core files and the index's routes). Read an on-demand file with memory_read: its summary first, "
+    "the whole file only when needed. Never write memory files directly: memory_preview, show the "
+    "preview to the user, then memory_apply with its token only after their explicit yes. Never store "
+    "secrets. memory_status says what is saved; memory_health proposes clean-ups; memory_check checks "
+    "files or a proposed text."
+)
+
+WRITE_TOOLS = ("memory_preview", "memory_apply")  # their errors say `"applied": false`, as the CLI's
+_READ_ONLY: dict[str, Any] = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
+                              "openWorldHint": False}
+
+DESCRIPTIONS = {
+    "memory_load": (
+        "Load baseline memory: the text of every `_core/` file and the routes of `_index.md` (one line "
+        "per on-demand file: path and description). Call it at the start of a session. Never loads "
+        "`_archive/`. Then read only the routed files the conversation needs, with memory_read."),
+    "memory_read": (
+        "Read one memory file, summary first. An active file with a valid `## Summary` returns only its "
+        "bullets (`summary_only: true`): answer from them when they suffice; when the fact is absent, "
+        "ambiguous or needs exact detail, say so and call again with `full: true`. Files without a valid "
+        "summary, `_core/` and `_index.md` are returned whole. `path` is relative to the memory root. "
+        "`_archive/` only with `archived: true`, when the user explicitly asks."),
+    "memory_status": (
+        "What is saved: core files and their size, active files, and one line per routed file "
+        "(as `pmem status --format json`). Reads `_core/` and `_index.md` only."),
+    "memory_health": (
+        "Memory health: a numbered proposal (keep active / archive / delete, a one-line reason each) and "
+        "expired trash listed separately (as `pmem health --format json`). Changes nothing. Present it to "
+        "the user and carry out only the items they confirm, one by one, with memory_preview "
+        "(operation archive, delete or purge) and memory_apply."),
+    "memory_check": (
+        "Check memory files for problems (as `pmem check --format json`): all files, or `paths`; or check "
+        "a proposed text before saving it, with `path` (where it would be saved) and `content`. Nothing "
+        "is written. Findings name a likely secret's kind, never its value."),
+    "memory_preview": (
+        "Preview a change to memory; nothing is written. Operations: save (`path`, the whole new "
+        "`content`; `description` for its route, `route: false` for none), route (add the `_index.md` "
+        "route of an existing active file), upgrade (create the missing lifecycle folders), archive "
+        "(`path`, `reason`), delete (an archived file to the trash), recover, purge (expired trash only). "
+        "Returns the preview text, the changes, findings on saved text, and a token. Show the preview to "
+        "the user; after their explicit yes call memory_apply with the token. Refused requests (a secret "
+        "in the content, `_archive/` as a save target, a path outside the root, …) are errors that say why."),
+    "memory_apply": (
+        "Apply a preview from memory_preview, exactly as previewed, once the user has said yes to it. "
+        "Takes the preview's token; each token works once. If any file the change reads or writes "
+        "changed since the preview, nothing is written and the error says the preview is stale: preview "
+        "again. Where the client can ask the user, the user is also asked to confirm here."),
+}
+
+
+def _result(data: dict[str, Any], error: bool = False) -> "CallToolResult":
+    from mcp.types import CallToolResult, TextContent
+
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, indent=2, ensure_ascii=False))],
+                          structuredContent=data, isError=error)
+
+
+def _failure(name: str, kind: str, message: str) -> "CallToolResult":
+    return _error(name, tools.ToolFailure(kind, message))
+
+
+def _error(name: str, exc: "tools.ToolFailure") -> "CallToolResult":
+    return _result(exc.data(write=name in WRITE_TOOLS), error=True)
+
+
+def _internal(name: str, exc: BaseException) -> "CallToolResult":
+    # The exception's text can quote memory (a path, a line): the client gets its kind only;
+    # the traceback goes to stderr through the redaction (docs/architecture.md, "Invariants").
+    log.error("%s failed", name, exc_info=exc)
+    return _failure(name, "internal", f"{name} failed with an internal error ({type(exc).__name__}); "
+                                "the server's log on stderr has the details")
+
+
+def _sdk() -> "tuple[type[Context], type[FastMCP], type[ToolError]]":
+    """The SDK's parts this module uses; ImportError when the extra is not installed."""
+    import mcp.types as types  # noqa: F401
+    from mcp.server.fastmcp import Context, FastMCP
+    from mcp.server.fastmcp.exceptions import ToolError
+
+    return Context, FastMCP, ToolError
+
+
+def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
+    """The FastMCP server for `root` (not started). `elicitation`: ask the user to confirm a
+    write where the client can (default: unless $PMEM_MCP_ELICITATION is `off`)."""
+    from typing import Annotated, Literal
+
+    import anyio
+    import pydantic
+    from mcp.server.fastmcp import Context, FastMCP
+    from mcp.server.fastmcp.exceptions import ToolError
+    from mcp.shared.exceptions import McpError
+    from mcp.types import CallToolResult, ToolAnnotations
+    from pydantic import BaseModel, Field
+    if elicitation is None:
+        elicitation = os.environ.get(ELICITATION_ENV, "").strip().lower() not in ("off", "0", "no", "false")
+    root = Path(root)
+    previews = tools.Previews()
+
+    class Server(FastMCP):
+        # Any: CallToolResult too, which the low-level server takes and the SDK's annotation omits.
+        async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+            # What the SDK would turn into an error text that quotes the arguments (a
+            # pydantic error shows the value it rejected): a clean tool error instead.
+            try:
+                return await super().call_tool(name, arguments)
+            except ToolError as exc:
+                cause = exc.__cause__
+                if isinstance(cause, pydantic.ValidationError):
+                    detail = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                                       for e in cause.errors())
+                    return _failure(name, "arguments", f"invalid arguments for {name}: {detail}")
+                if cause is None and str(exc).startswith("Unknown tool"):
+                    return _failure(name, "unknown-tool", f"there is no tool `{name}`")
+                return _internal(name, cause or exc)
+
+    server = Server("pmem", instructions=INSTRUCTIONS, log_level="WARNING")
+
+    async def run_tool(name: str, work: Callable[[], dict[str, Any]]) -> CallToolResult:
+        """`work` in a worker thread (a large root must not stall the session), as a result."""
+        try:
+            return _result(await anyio.to_thread.run_sync(work))
+        except tools.ToolFailure as exc:
+            return _error(name, exc)
+        except Exception as exc:  # any other failure is a tool error, never the end
+            return _internal(name, exc)
+
+    def annotations(title: str, **hints: Any) -> ToolAnnotations:
+        return ToolAnnotations(title=title, **hints)
+
+    def tool(name: str, title: str, **hints: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        return server.tool(name=name, title=title, description=DESCRIPTIONS[name],
+                           annotations=annotations(title, **hints))
+
+    Path_ = Annotated[str, Field(description="A memory file's path relative to the memory root, "
+                                             "e.g. `projects/kiln.md`.")]
+
+    @tool("memory_load", "Load baseline memory", **_READ_ONLY)
+    async def memory_load() -> CallToolResult:
+        return await run_tool("memory_load", lambda: tools.load(root))
+
+    @tool("memory_read", "Read a memory file (summary first)", **_READ_ONLY)
+    async def memory_read(
+        path: Path_,
+        full: Annotated[bool, Field(description="Return the whole file even when it has a valid summary.")] = False,
+        archived: Annotated[bool, Field(description="Allow a path in `_archive/`: only when the user explicitly "
+                                                    "asks about archived memory.")] = False,
+    ) -> CallToolResult:
+        return await run_tool("memory_read", lambda: tools.read(root, path, full, archived))
+
+    @tool("memory_status", "Memory status", **_READ_ONLY)
+    async def memory_status() -> CallToolResult:
+        return await run_tool("memory_status", lambda: tools.status(root))
+
+    @tool("memory_health", "Memory health proposal", **_READ_ONLY)
+    async def memory_health() -> CallToolResult:
+        return await run_tool("memory_health", lambda: tools.health(root))
+
+    @tool("memory_check", "Check memory files", **_READ_ONLY)
+    async def memory_check(
+        paths: Annotated[list[str] | None, Field(description="Files to report on (relative to the root); "
+                                                             "omit for all.")] = None,
+        path: Annotated[str | None, Field(description="With `content`: where the proposed text would be "
+                                                      "saved.")] = None,
+        content: Annotated[str | None, Field(description="A proposed text, checked as if it were at `path`; "
+                                                         "nothing is written.")] = None,
+    ) -> CallToolResult:
+        return await run_tool("memory_check", lambda: tools.check(root, paths, path, content))
+
+    @tool("memory_preview", "Preview a change to memory", readOnlyHint=True, destructiveHint=False,
+          idempotentHint=True, openWorldHint=False)
+    async def memory_preview(
+        operation: Annotated[Literal["save", "route", "upgrade", "archive", "delete", "recover", "purge"],
+                             Field(description="What to do.")],
+        path: Annotated[str | None, Field(description="The file, relative to the memory root (all operations "
+                                                      "but upgrade). delete, recover and purge take the "
+                                                      "original path or the `_archive/…` location.")] = None,
+        content: Annotated[str | None, Field(description="save: the file's whole new text.")] = None,
+        description: Annotated[str | None, Field(description="save, route: the route's description "
+                                                             "(default: the first summary bullet).")] = None,
+        reason: Annotated[str | None, Field(description="archive: why, in the user's words (kept in the "
+                                                        "archive record).")] = None,
+        route: Annotated[bool, Field(description="save: add the `_index.md` route for a new active file.")] = True,
+    ) -> CallToolResult:
+        return await run_tool("memory_preview", lambda: tools.make_preview(
+            root, previews, operation, path, content, description, reason, route))
+
+    class Confirm(BaseModel):
+        confirm: bool = Field(title="Apply this change",
+                              description="Yes writes exactly the change shown; no leaves memory as it is.")
+
+    async def confirmed(ctx: Context, pending: tools.Pending) -> None:
+        """Ask the user, where the client can; raise ToolFailure unless they said yes."""
+        if not elicitation or not _can_elicit(ctx):
+            return
+        message = f"{pending.preview}\n\nApply this change to your memory?"
+        try:
+            answer = await ctx.elicit(message=message, schema=Confirm)
+        except McpError:
+            raise tools.ToolFailure(
+                "not-confirmed", "the client could not ask the user to confirm; nothing was written. Preview "
+                                 f"again. (If this client never shows such questions, start the server with "
+                                 f"{ELICITATION_ENV}=off: the preview token alone then decides.)") from None
+        except (ValueError, pydantic.ValidationError):
+            raise tools.ToolFailure("not-confirmed", "the client's answer was not a yes or no; nothing was "
+                                                     "written. Preview again.") from None
+        if answer.action == "accept" and answer.data.confirm is True:
+            return
+        if answer.action == "cancel":
+            raise tools.ToolFailure("cancelled", "the user dismissed the confirmation; nothing was written. "
+                                                 "Preview again if they still want the change.")
+        raise tools.ToolFailure("declined", "the user declined this change; nothing was written.")
+
+    @tool("memory_apply", "Apply a confirmed preview", readOnlyHint=False, destructiveHint=True,
+          idempotentHint=False, openWorldHint=False)
+    async def memory_apply(
+        token: Annotated[str, Field(description="The token memory_preview returned with the preview the user "
+                                                "said yes to.")],
+        ctx: Context,
+    ) -> CallToolResult:
+        try:
+            pending = previews.take(token)  # spent now, whatever happens next
+            await confirmed(ctx, pending)
+        except tools.ToolFailure as exc:
+            return _error("memory_apply", exc)
+        except Exception as exc:
+            return _internal("memory_apply", exc)
+        return await run_tool("memory_apply", lambda: tools.apply(root, pending, token))
+
+    return server
+
+
+def _can_elicit(ctx: "Context") -> bool:
+    """The client declared form elicitation (an empty `elicitation: {}` means form, as before
+    the modes existed)."""
+    try:
+        params = ctx.session.client_params
+    except Exception:  # no session information: do not ask
+        return False
+    caps = getattr(params, "capabilities", None) if params is not None else None
+    found = getattr(caps, "elicitation", None) if caps is not None else None
+    if found is None:
+        return False
+    form, url = getattr(found, "form", None), getattr(found, "url", None)
+    return form is not None or url is None
+
+
+def _sdk_problem(exc: ImportError) -> str:
+    """What to tell the user when the SDK cannot be imported: missing, or the wrong version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("mcp")
+    except PackageNotFoundError:
+        return SDK_MISSING
+    return (f"pmem mcp cannot use the installed MCP SDK (mcp {found}: {type(exc).__name__}); it needs "
+            f"mcp>=1.22,<2: pip install -U 'pmem-lsp[mcp]'")
+
+
+def run(root: Path) -> int:
+    """Serve `root` over stdio until the client closes it. 2 when the SDK is missing or the
+    root is no folder."""
+    try:
+        _sdk()
+    except ImportError as exc:
+        sys.stderr.write(f"{_sdk_problem(exc)}\n")
+        return 2
+    root = Path(root)
+    if not root.is_dir():
+        sys.stderr.write(f"pmem mcp: the memory root {root} does not exist or is not a folder\n")
+        return 2
+    server = build_server(root)
+    from ..engine.redaction import install as install_redaction
+
+    install_redaction()  # after the SDK configured its log handlers, so they are covered too
+    try:
+        server.run("stdio")
+    except KeyboardInterrupt:
+        return 130
+    return 0
