@@ -44,12 +44,12 @@ lint: $(STAMP_TEST)
 # With npm on PATH, tests/editors/test_editors_vscode.py also runs `npm ci`, build, unit tests and
 # `npm run package` in editors/vscode (the .vsix lands there; node_modules and *.vsix are ignored).
 test: $(STAMP_TEST) lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # The in-process tests only: no server, CLI or editor process (marker e2e) and no large
 # generated roots (marker slow); see tests/conftest.py.
 test-fast: $(STAMP_TEST)
-	$(BIN)/python -m pytest -q -m "not slow and not e2e"
+	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not slow and not e2e"
 
 # The VS Code extension alone: editors/vscode/pmem-lsp-<version>.vsix.
 vscode:
