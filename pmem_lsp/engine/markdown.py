@@ -6,7 +6,7 @@ with CommonMark on them: a `## Summary` inside a fence or an HTML comment is not
 says it ends. So this module follows the CommonMark block algorithm (the one in
 commonmark.js: open containers matched line by line, then block starts, then lazy
 paragraph continuation) but builds no inline tree and keeps no text it does not need.
-markdown-it-py is the test oracle (tests/test_markdown_oracle.py); where it and
+markdown-it-py is the test oracle (tests/engine/test_markdown_oracle.py); where it and
 commonmark.js disagree, we follow markdown-it-py and say so in a comment.
 
 Known simplification: link reference definitions are not stripped from paragraphs before
