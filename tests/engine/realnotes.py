@@ -542,8 +542,7 @@ def obsidian_vault(dir: Path) -> RealRoot:
     key_id, secret = fake_aws_pair(rng)
     b.write("_core/profile.md", _OBS_PROFILE)
     b.write("_core/preferences.md", _OBS_PREFERENCES)
-    b.mkdir(".obsidian")
-    (b.root / ".obsidian/app.json").write_text('{"alwaysUpdateLinks": true}\n', encoding="utf-8")
+    b.write(".obsidian/app.json", '{"alwaysUpdateLinks": true}\n')
 
     notes = {
         "notes/Bases syntax.md": _OBS_BASES,
@@ -1070,7 +1069,7 @@ def cline_memory_bank(dir: Path, lang: str = "en") -> RealRoot:
     b.write("_core/profile.md", t["profile"])
     b.write("_core/preferences.md", t["preferences"])
     b.lifecycle()
-    (b.root / ".clinerules").write_text("Read memory-bank/ at the start of every task.\n", encoding="utf-8")
+    b.write(".clinerules", "Read memory-bank/ at the start of every task.\n")
     for name in ("projectbrief.md", "productContext.md", "activeContext.md", "systemPatterns.md",
                  "techContext.md", "progress.md", "features/payments.md"):
         text = t[name].replace("{db_password}", t["db_password"])
@@ -1760,9 +1759,7 @@ def foam_vault(dir: Path) -> RealRoot:
     b.write("_core/profile.md", "# Profile\n\n- Name: Alex Moreau\n- Writes docs for an open-source project; notes in Foam.\n")
     b.write("_core/preferences.md", "# Preferences\n\n- Keep wiki-links; do not convert them to Markdown links.\n")
     b.lifecycle()
-    b.mkdir(".vscode")
-    (b.root / ".vscode/settings.json").write_text('{"foam.edit.linkReferenceDefinitions": "withExtensions"}\n',
-                                                  encoding="utf-8")
+    b.write(".vscode/settings.json", '{"foam.edit.linkReferenceDefinitions": "withExtensions"}\n')
     for rel, text in _FOAM.items():
         b.write(rel, text.replace("{token}", token))
 
