@@ -8,7 +8,7 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 DEMO := examples/demo-memory
 
-.PHONY: demo lint test test-vscode bench install install-test schemas docs clean vscode
+.PHONY: demo lint test test-fast test-vscode bench install install-test schemas docs clean vscode
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,10 +41,15 @@ lint: $(STAMP_TEST)
 	$(BIN)/ruff check pmem_lsp benchmarks tests
 	$(BIN)/mypy pmem_lsp
 
-# With npm on PATH, tests/test_editors_vscode.py also runs `npm ci`, build, unit tests and
+# With npm on PATH, tests/editors/test_editors_vscode.py also runs `npm ci`, build, unit tests and
 # `npm run package` in editors/vscode (the .vsix lands there; node_modules and *.vsix are ignored).
 test: $(STAMP_TEST) lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
+
+# The in-process tests only: no server, CLI or editor process (marker e2e) and no large
+# generated roots (marker slow); see tests/conftest.py.
+test-fast: $(STAMP_TEST)
+	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not slow and not e2e"
 
 # The VS Code extension alone: editors/vscode/pmem-lsp-<version>.vsix.
 vscode:

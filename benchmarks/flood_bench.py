@@ -1,6 +1,6 @@
 """The load test of issue 9 at full length: `didChange` at 200 per second on a 20 KB note for
 10 seconds, a hover every 50 ms. A measurement, not a test (`make test` runs the same flood
-for 4 s: tests/test_server_load.py, whose `run_flood` this reuses):
+for 4 s: tests/server/test_server_load.py, whose `run_flood` this reuses):
 
     python benchmarks/flood_bench.py [--seconds 10] [--json benchmarks/results.json]
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent / "tests"
-sys.path.insert(0, str(TESTS))
+sys.path[:0] = [str(TESTS), str(TESTS / "server")]  # roots.py; lsp_helpers.py, test_server_load.py
 from lsp_helpers import SERVER, start  # noqa: E402
 from test_server_load import flood_root, memory_verdict, run_flood  # noqa: E402
 

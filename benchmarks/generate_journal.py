@@ -7,7 +7,7 @@ Every note has the same headings and prompts ("## Morning pages", "## Gratitude"
 One day is a copy of the day before with two words changed (the only near-duplicate pair),
 and a few true problems are planted (a dangling route, an unrouted day, a broken link; the
 index, one route per day, is over PM006's limits). The notes are the fixture
-`templated_journal` of `tests/realnotes.py`, which also lists the findings they must produce.
+`templated_journal` of `tests/engine/realnotes.py`, which also lists the findings they must produce.
 `make bench` times `pmem check` on the 2,000-note journal.
 """
 
@@ -18,7 +18,7 @@ import shutil
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "engine"))
 from realnotes import templated_journal
 
 

@@ -6,7 +6,7 @@ with CommonMark on them: a `## Summary` inside a fence or an HTML comment is not
 says it ends. So this module follows the CommonMark block algorithm (the one in
 commonmark.js: open containers matched line by line, then block starts, then lazy
 paragraph continuation) but builds no inline tree and keeps no text it does not need.
-markdown-it-py is the test oracle (tests/test_markdown_oracle.py); where it and
+markdown-it-py is the test oracle (tests/engine/test_markdown_oracle.py); where it and
 commonmark.js disagree, we follow markdown-it-py and say so in a comment.
 
 Known simplification: link reference definitions are not stripped from paragraphs before
@@ -823,7 +823,7 @@ def _join(out: BlockScan, more: BlockScan) -> None:
 # subset (an indented block start, a quote, an HTML block other than a comment, a nested
 # list, a tab at the start of a line, ...) the pass stops at the last line where no block was
 # open; `scan_blocks` hands those lines to the full scanner until it leaves no block open
-# again, then resumes the fast path. tests/test_markdown_fast.py holds the result to the full
+# again, then resumes the fast path. tests/engine/test_markdown_fast.py holds the result to the full
 # scanner's `BlockScan` (and markdown-it-py).
 
 _NONE, _PARA, _ITEM, _ITEM_GAP, _FENCE, _COMMENT = range(6)

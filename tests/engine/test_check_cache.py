@@ -19,8 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+pytestmark = pytest.mark.e2e  # runs `pmem` as a process (tests/conftest.py)
 
 RACY = 0.05  # seconds; the default is 2 s
 

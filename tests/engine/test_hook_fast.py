@@ -7,8 +7,8 @@ import io
 import json
 import logging
 import sys
-import threading
 import tempfile
+import threading
 from pathlib import Path
 
 from pmem_lsp.cli.hook import answer_outside, hook_call, run_hook

@@ -12,9 +12,9 @@ import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_markdown_oracle import TRICKY_LINES, WORDS, assert_agrees, documents, soup_line
 
 from pmem_lsp.engine.markdown import _fast_scan, _Scanner, scan_blocks
-from test_markdown_oracle import TRICKY_LINES, WORDS, assert_agrees, documents, soup_line
 
 
 def same_as_full(lines: list[str], first_line: int = 0) -> bool:

@@ -1,0 +1,59 @@
+"""What every test folder shares.
+
+The folders: `engine/` (the engine in process), `cli/` (the `pmem` command, in process and as a
+subprocess), `server/` (the real server end to end: pytest-lsp and raw stdio clients) and
+`editors/` (real Neovim, Emacs, the VS Code extension's build). Roots on disk are built with
+`roots.py`; the engine's one-shot analysis is in `engine_helpers.py`.
+
+Markers (pyproject.toml): `slow` is set by hand; `e2e` — a real `pmem-lsp` or `pmem` process, or
+a real editor — is set here on everything in `server/` and `editors/`, and by hand on the
+tests elsewhere that run `pmem` as a subprocess. So that `-m "not e2e"` (`make test-fast`)
+means what it says, a test without the marker that starts a pmem process fails and says so.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+E2E_FOLDERS = ("server", "editors")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        try:
+            folder = item.path.resolve().relative_to(TESTS).parts[0]
+        except ValueError:
+            continue
+        if folder in E2E_FOLDERS:
+            item.add_marker(pytest.mark.e2e)
+
+
+def _starts_pmem(args) -> bool:
+    """`args` (as given to Popen) start the pmem CLI or server: `python -m pmem_lsp…`, the
+    `pmem`/`pmem-lsp` scripts, or the crash hook that runs them."""
+    argv = [os.fspath(a) for a in args] if isinstance(args, (list, tuple)) else [os.fspath(args)]
+    if any(a == "-m" and b.split(".")[0] == "pmem_lsp" for a, b in zip(argv, argv[1:], strict=False)):
+        return True
+    return any(os.path.basename(a) in ("pmem", "pmem-lsp", "crash_hook.py") for a in argv)
+
+
+@pytest.fixture(autouse=True)
+def _e2e_marker_is_honest(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    if request.node.get_closest_marker("e2e") is not None:
+        yield
+        return
+    real_init = subprocess.Popen.__init__
+
+    def init(self, args, *rest, **kwargs):
+        if _starts_pmem(args):
+            raise AssertionError(f"{request.node.nodeid} starts a pmem process ({args!r}) but is not marked "
+                                 "e2e: add @pytest.mark.e2e so that `make test-fast` leaves it out")
+        real_init(self, args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", init)
+    yield

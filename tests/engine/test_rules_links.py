@@ -1,0 +1,166 @@
+"""PM402: relative Markdown links to files that are not in the root."""
+
+from __future__ import annotations
+
+from urllib.parse import unquote
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from engine_helpers import findings, only, ranges
+from pmem_lsp.engine.memory_file import MemoryFile
+from roots import active_file, make_root
+
+F = "notes/x.md"
+
+
+def note(body: str) -> str:
+    return active_file("X note", body="## Links\n" + body)
+
+
+def link_findings(tmp_path, body, rel=F, files=None):
+    root = make_root(tmp_path, {rel: note(body) if rel != "_core/profile.md" else "# Profile\n\n" + body,
+                                **(files or {})})
+    return only(findings(root), "PM402")  # PM403 (absolute and ~ paths) has its own tests
+
+
+# -- positives ------------------------------------------------------------------------------
+
+
+def test_pm402_range_message_severity(tmp_path):
+    found = link_findings(tmp_path, "See the [packing list](packing-list.md) first.\n")
+    line = 10  # "# X note", "", "Status…", "", "## Summary", 3 bullets, "", "## Links", text
+    assert ranges(found) == [(F, "PM402", line, 23, line, 38)]
+    assert found[0].message == "link target `notes/packing-list.md` does not exist in the memory root"
+    assert found[0].severity.value == "warning"
+
+
+@pytest.mark.parametrize("body, target", [
+    ("[a](../projects/gone.md)\n", "projects/gone.md"),
+    ("[a](./gone.md#part)\n", "notes/gone.md"),
+    ("[a](gone%20file.md)\n", "notes/gone file.md"),
+    ("[a](<gone file.md>)\n", "notes/gone file.md"),
+    ("[a](gone.md \"title\")\n", "notes/gone.md"),
+    ("![photo](img/photo.jpg)\n", "notes/img/photo.jpg"),
+    ("[ref]: gone.md\n", "notes/gone.md"),
+    ("- item with [a](gone.md)\n", "notes/gone.md"),
+    ("> quoted [a](gone.md)\n", "notes/gone.md"),
+    ("| [a](gone.md) | cell |\n", "notes/gone.md"),
+    ("### Heading with [a](gone.md)\n", "notes/gone.md"),
+])
+def test_pm402_forms(tmp_path, body, target):
+    found = link_findings(tmp_path, body)
+    assert [(f.code, f.line) for f in found] == [("PM402", 10)]
+    assert found[0].message == f"link target `{target}` does not exist in the memory root"
+
+
+def test_pm402_every_broken_link_on_a_line(tmp_path):
+    found = link_findings(tmp_path, "[a](one.md) and [b](two.md) and [ok](../projects/alpha.md)\n")
+    assert ranges(found) == [(F, "PM402", 10, 4, 10, 10), (F, "PM402", 10, 20, 10, 26)]
+
+
+def test_pm402_in_core(tmp_path):
+    found = link_findings(tmp_path, "See [work](work.md).\n", rel="_core/profile.md")
+    assert ranges(found) == [("_core/profile.md", "PM402", 2, 11, 2, 18)]
+
+
+# -- negatives ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("body", [
+    "[beta](beta.md) [alpha](../projects/alpha.md) [self](x.md)\n",
+    "[part](beta.md#part) [dot](./beta.md) [query](beta.md?plain=1)\n",
+    "[anchor](#links) [empty]()\n",
+    "[web](https://example.com/x.md) [mail](mailto:me@example.com) [ftp](ftp://h/x.md)\n",
+    "[abs](/etc/x.md) [home](~/x.md) [drive](C:/x.md)\n",
+    "[folder](../projects) [folder2](../projects/) [root](..) [up](../_core/profile.md)\n",
+    "[outside](../../elsewhere.md)\n",
+    "`[code](gone.md)` and ``[also](gone.md)``\n",
+    "```\n[fenced](gone.md)\n```\n",
+    "~~~\n[fenced](gone.md)\n~~~\n",
+    "    [indented code](gone.md)\n",
+    "<!-- [comment](gone.md) -->\n",
+    "[space](my%20file.md) [angle](<my file.md>)\n",
+    "[archived](../_archive/_index.md)\n",
+    "Just [brackets] and (parentheses) and a wiki [[gone]].\n",
+])
+def test_pm402_not(tmp_path, body):
+    assert link_findings(tmp_path, body, files={"notes/my file.md": active_file("Mine")}) == []
+
+
+def test_pm402_not_in_index_or_archive(tmp_path):
+    root = make_root(tmp_path, {
+        "_archive/projects/old.md": "# Old\n\nSee [gone](gone.md).\n",
+        "_archive/_index.md": "# Archive index\n\nSee [gone](gone.md).\n",
+    })
+    assert only(findings(root), "PM402") == []
+
+
+def test_pm402_not_for_an_excluded_or_unreadable_target(tmp_path):
+    found = findings(make_root(tmp_path, {F: note("[d](../drafts/a.md) [e](../drafts/deep/b.md)\n"),
+                                          "drafts/a.md": "# A\n", "drafts/deep/b.md": "# B\n",
+                                          "_index.md": "# I\n\n- [A](projects/alpha.md) — a\n"
+                                                       "- [B](notes/beta.md) — b\n- [X](notes/x.md) — x\n"}),
+                     {"exclude": ["drafts"]})
+    assert found == []
+
+
+def test_pm402_links_are_relative_to_the_linking_file(tmp_path):
+    body = "[a](alpha.md)\n"  # notes/alpha.md does not exist; projects/alpha.md does
+    found = link_findings(tmp_path, body)
+    assert [f.message for f in found] == ["link target `notes/alpha.md` does not exist in the memory root"]
+
+
+def test_pm402_crlf_and_bom(tmp_path):
+    text = "\ufeff# X\r\n\r\n## Summary\r\n- a\r\n- b\r\n- c\r\n\r\nSee [gone](gone.md).\r\n"
+    root = make_root(tmp_path, {F: text})
+    assert ranges(only(findings(root), "PM402")) == [(F, "PM402", 7, 11, 7, 18)]
+
+
+# -- link reference definitions follow CommonMark (issue 13) --------------------------------
+
+
+def test_footnotes_and_prose_after_a_definition_are_not_links(tmp_path):
+    body = ("Text with a footnote[^1] and another[^note].\n\n"
+            "[^1]: This is a footnote.\n[^note]: 这是一个脚注。\n\n"
+            "[x]: other.md and more words after the destination\n\n"
+            "Some paragraph\n[y]: inside-the-paragraph.md\n\n"
+            "[real]: gone.md \"A title\"\n[also]: <gone two.md>\n")
+    found = link_findings(tmp_path, body)
+    assert [f.message for f in found] == ["link target `notes/gone.md` does not exist in the memory root",
+                                          "link target `notes/gone two.md` does not exist in the memory root"]
+
+
+_PIECES = st.sampled_from([
+    "", "A paragraph line.", "Another line of prose", "# A heading", "- a list item",
+    "[{label}]: {dest}", "[{label}]: {dest} \"Title\"", "[{label}]: {dest} 'Title'", "[{label}]: {dest} (Title)",
+    "[{label}]: <{dest_space}>", "[{label}]: {dest} and more words", "   [{label}]: {dest}",
+    "[^{label}]: A footnote.", "[{label}]:{dest}",
+])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_PIECES, min_size=1, max_size=10))
+def test_definitions_agree_with_markdown_it(pieces):
+    """Our link reference definitions are CommonMark's (markdown-it-py as the oracle), except
+    footnotes (`[^1]: …`), which are an extension CommonMark reads as definitions. Not
+    generated: a definition whose destination is on the next line (`[x]:` then `y.md`) and
+    definitions inside block quotes, which we read as no link at all (never as a wrong one)."""
+    lines = [p.format(label=f"l{i}", dest=f"d{i}.md", dest_space=f"d {i}.md") for i, p in enumerate(pieces)]
+    text = "\n".join(lines) + "\n"
+    env: dict = {}
+    MarkdownIt("commonmark").parse(text, env)
+    expected = sorted((ref["map"][0], unquote(ref["href"])) for label, ref in env.get("references", {}).items()
+                      if not label.startswith("^") and not lines[ref["map"][0]].startswith(">"))
+    ours = sorted((link.line, link.target) for link in MemoryFile(text).links if link.definition)
+    assert ours == expected, text
+
+
+def test_a_link_without_md_resolves_to_the_note_foam_and_obsidian_write(tmp_path):
+    body = "See [a](note-a) and [b](<note b>) and [gone](note-gone) and [c](note-c.md).\n[ref]: note-a \"A\"\n"
+    found = link_findings(tmp_path, body, files={"notes/note-a.md": active_file("A"),
+                                                 "notes/note b.md": active_file("B"),
+                                                 "notes/note-c.md": active_file("C")})
+    assert [f.message for f in found] == ["link target `notes/note-gone` does not exist in the memory root"]
