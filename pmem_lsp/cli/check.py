@@ -131,9 +131,10 @@ def run_check(state: RootState, fmt: str, min_severity: Severity, fail_on: Sever
 def run_check_command(root: Path, settings: Settings, raw_paths: list[str], stdin_filename: str | None, fmt: str,
                       min_severity: Severity, fail_on: Severity, *, statistics: bool = False,
                       max_per_code: int = MAX_PER_CODE, stdin: BinaryIO | None = None,
-                      out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+                      out: TextIO = sys.stdout, err: TextIO = sys.stderr, states: list | None = None) -> int:
     """`pmem check [PATH…] [--stdin-filename PATH]`: the whole root, some files of it, or a
-    proposed text checked as if it were at PATH (nothing written)."""
+    proposed text checked as if it were at PATH (nothing written). `states` receives the
+    root state checked (the check cache asks it which outside paths PM403 looked at)."""
     paths: list[str] = []
     for raw in raw_paths + ([stdin_filename] if stdin_filename else []):
         rel = root_relative(root, raw)
@@ -151,6 +152,8 @@ def run_check_command(root: Path, settings: Settings, raw_paths: list[str], stdi
             err.write(f"pmem: error: the text on stdin is not valid UTF-8 (byte {exc.start})\n")
             return exit_codes.ERROR
     result = check_files(root, settings, paths or None, proposed)
+    if states is not None:
+        states.append(result.state)
     missing = [p for p in paths if not result.state.is_file(p)]
     if missing:
         err.write(f"pmem: error: {one_line(missing[0])} is not a file in the memory root\n")

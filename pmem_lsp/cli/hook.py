@@ -39,6 +39,40 @@ def _inside(root: Path, path: Path) -> str | None:
     return os.path.relpath(full, real_root).replace(os.sep, "/") if full.startswith(prefix) else None
 
 
+def hook_call(argv: list[str]) -> tuple[str | None] | None:
+    """(the `--root` given or None,) when `argv` is exactly `[--root R] hook EVENT`; else None."""
+    root_arg = None
+    rest = list(argv)
+    if rest[:1] == ["--root"] and len(rest) >= 2:
+        root_arg, rest = rest[1], rest[2:]
+    elif rest[:1] and rest[0].startswith("--root="):
+        root_arg, rest = rest[0][len("--root="):], rest[1:]
+    if len(rest) != 2 or rest[0] != "hook" or rest[1] not in ("pre-write", "post-write"):
+        return None
+    return (root_arg,)
+
+
+def answer_outside(root_arg: str | None, text: str) -> int | None:
+    """The hook's answer to a write outside the root (or a tool that does not write), found
+    before argparse, the redaction and most of the engine are imported (issue 18: an agent
+    pays the start on every write); None when it must go the whole way (`run_hook`), which
+    also says what is wrong with an input that is not understood."""
+    try:
+        data = json.loads(text or "null")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    from ..engine.hooks import HookInputError, read_tool_call
+    from ..engine.zones import discover_root
+
+    try:
+        write = read_tool_call(data)
+    except HookInputError:
+        return None
+    if write is None or _inside(discover_root(root_arg), write.path) is None:
+        return exit_codes.OK
+    return None
+
+
 def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO) -> int:
     try:
         data = json.loads(stdin.read() or "null")

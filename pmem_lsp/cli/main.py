@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from .. import __version__
 from . import exit_codes
@@ -53,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--min-severity", choices=_SEVERITIES, default="hint", help="hide findings below this severity")
     check.add_argument("--fail-on", choices=_SEVERITIES, default="error",
                        help="exit 1 when a finding at or above this severity is reported (default: error)")
+    check.add_argument("--no-cache", action="store_true",
+                       help="check again even when nothing changed since the last run "
+                            "(also PMEM_NO_CACHE=1; the cache is in $XDG_CACHE_HOME/pmem, never in the root)")
 
     status = sub.add_parser("status", help="what is saved: core size and one line per routed file")
     status.add_argument("--format", choices=["text", "json"], default="text")
@@ -125,6 +129,20 @@ def main(argv: list[str] | None = None) -> int:
         # Asked by hooks, editors and scripts on every start: no parser, no redaction, no engine.
         sys.stdout.write(f"pmem {__version__}\n")
         return exit_codes.OK
+    args = sys.argv[1:] if argv is None else argv
+    if "hook" in args[:3]:
+        # A hook on a file outside the root is the common case: no parser, no redaction, no engine.
+        from .hook import answer_outside, hook_call
+
+        call = hook_call(args)
+        if call is not None:
+            import io
+
+            text = sys.stdin.read()
+            answered = answer_outside(call[0], text)
+            if answered is not None:
+                return answered
+            sys.stdin = io.StringIO(text)  # the whole way reads it again
     from ..engine.redaction import install as install_redaction
 
     install_redaction()  # no secret value in a log line or a traceback on stderr (docs/SECURITY.md)
@@ -174,7 +192,7 @@ def _main(argv: list[str] | None) -> int:
         from .status import run_status
 
         return run_status(root, args.format, sys.stdout)
-    return _check_or_health(root, args)
+    return _check_or_health(root, args, cached=argv is None)
 
 
 def _write(root: Path, args: argparse.Namespace, argv: list[str] | None) -> int:
@@ -214,7 +232,21 @@ def _read_content(content_file: str | None) -> str | None:
         return None
 
 
-def _check_or_health(root: Path, args: argparse.Namespace) -> int:
+def _check_or_health(root: Path, args: argparse.Namespace, cached: bool = False) -> int:
+    """`pmem check` or `pmem health`. `cached`: the `pmem` process itself (not `main([...])`
+    called from Python) may replay the last identical whole-root check (check_cache.py)."""
+    cache = None
+    if (cached and args.command == "check" and not args.no_cache and args.stdin_filename is None):
+        from .check_cache import CheckCache, disabled_by_env
+
+        if not disabled_by_env():
+            cache = CheckCache(str(root), sys.argv[1:])
+            hit = cache.lookup()
+            if hit is not None:
+                out, err, status = hit
+                sys.stderr.write(err)
+                sys.stdout.write(out)
+                return status
     import gc
 
     # A check builds ~50 long-lived objects per file and frees few: with the default
@@ -237,17 +269,32 @@ def _check_or_health(root: Path, args: argparse.Namespace) -> int:
                                         overrides_source="command line")
     except SettingsError as exc:
         return _fail(str(exc))
+    import io
+
+    out_buffer, err_buffer = io.StringIO(), io.StringIO()  # the output kept for the cache
+    out_stream: TextIO = out_buffer if cache is not None else sys.stdout
+    err_stream: TextIO = err_buffer if cache is not None else sys.stderr
     if not looks_like_root(root):
-        sys.stderr.write(f"pmem: warning: {root} has no _index.md, _core/ or _archive/; is it a memory root?\n")
+        err_stream.write(f"pmem: warning: {root} has no _index.md, _core/ or _archive/; is it a memory root?\n")
     if args.command == "health":
         from .health import run_health
 
         return run_health(root, settings, args.format, sys.stdout)
     from .check import run_check_command
 
-    return run_check_command(root, settings, args.paths, args.stdin_filename, args.format,
-                             Severity(args.min_severity), Severity(args.fail_on), statistics=args.statistics,
-                             max_per_code=args.max_per_code)
+    states: list = []
+    status = run_check_command(root, settings, args.paths, args.stdin_filename, args.format,
+                               Severity(args.min_severity), Severity(args.fail_on), statistics=args.statistics,
+                               max_per_code=args.max_per_code, out=out_stream, err=err_stream, states=states)
+    if cache is not None:
+        out, err = out_buffer.getvalue(), err_buffer.getvalue()
+        sys.stderr.write(err)
+        sys.stdout.write(out)
+        sys.stdout.flush()
+        # PM403 asked `stat` about these paths outside the root: their answers are in the key.
+        outside = [p.path for state in states for e in state.files.values() for p in e.cache.get("sources") or ()]
+        cache.store(out, err, status, outside)
+    return status
 
 
 def _serve(args: argparse.Namespace) -> int:

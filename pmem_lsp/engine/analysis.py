@@ -23,7 +23,6 @@ flipped. The work done is counted (`Analysis.work`) so a test can hold it to a c
 from __future__ import annotations
 
 import datetime as dt
-import posixpath
 from collections import Counter, defaultdict
 from dataclasses import replace
 
@@ -32,12 +31,11 @@ from .catalogue import FILE_CHECKS, RULES, TEXT_CHECKS, severity_of
 from .findings import Finding
 from .index_routes import index_model
 from .memory_file import MemoryFile
-from .paths import normalize_target
 from .root_state import FileEntry, RootState
 from .rule import FileCheck, TextCheck
 from .rules.archive import check_archive
 from .rules.duplicates import DuplicateIndex
-from .rules.links import LINK_ZONES
+from .rules.links import LINK_ZONES, link_paths
 from .rules.routes import check_routes
 from .rules.stale import GitDates, git_dates
 from .rules.structure import check_structure
@@ -47,11 +45,26 @@ from .zones import ARCHIVE_INDEX, INDEX, Zone
 _INDEXES = (INDEX, ARCHIVE_INDEX)
 
 
-def apply_settings(findings: list[Finding], settings: Settings) -> list[Finding]:
+class EnabledCodes(dict[str, bool]):
+    """`code → settings.enabled(code)`, each code asked once (an Analysis asks for every
+    finding of every file; the settings' prefix matching is the slow part)."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__()
+        self.settings = settings
+
+    def __missing__(self, code: str) -> bool:
+        on = self[code] = self.settings.enabled(code)
+        return on
+
+
+def apply_settings(findings: list[Finding], settings: Settings,
+                   enabled: EnabledCodes | None = None) -> list[Finding]:
     """Drop deselected rules; give each finding its final severity; sort."""
+    on = enabled if enabled is not None else EnabledCodes(settings)
     out = []
     for f in findings:
-        if not settings.enabled(f.code):
+        if not on[f.code]:
             continue
         severity = settings.severity.get(f.code) or severity_of(f)
         out.append(f if f.severity is severity else replace(f, severity=severity))
@@ -59,12 +72,12 @@ def apply_settings(findings: list[Finding], settings: Settings) -> list[Finding]
     return out
 
 
-def _any_enabled(settings: Settings, prefix: str) -> bool:
-    return any(settings.enabled(code) for code in RULES if code.startswith(prefix))
+def _any_enabled(enabled: EnabledCodes, prefix: str) -> bool:
+    return any(enabled[code] for code in RULES if code.startswith(prefix))
 
 
-def _enabled(settings: Settings, checks: tuple) -> tuple:
-    return tuple(c for c in checks if any(settings.enabled(code) for code in c.codes))
+def _enabled(enabled: EnabledCodes, checks: tuple) -> tuple:
+    return tuple(c for c in checks if any(enabled[code] for code in c.codes))
 
 
 def _local_findings(rel: str, zone: Zone, doc: MemoryFile, settings: Settings,
@@ -84,11 +97,12 @@ class Analysis:
         self.today = today or dt.date.today()
         self.settings = state.settings
         self.work: Counter[str] = Counter()
-        self._routes_on = _any_enabled(self.settings, "PM2")
-        self._archive_on = _any_enabled(self.settings, "PM3")
-        self._links_on = self.settings.enabled("PM402")
-        self._text_checks: tuple[TextCheck, ...] = _enabled(self.settings, TEXT_CHECKS)
-        self._file_checks: tuple[FileCheck, ...] = _enabled(self.settings, FILE_CHECKS)
+        self.enabled = EnabledCodes(self.settings)  # the settings never change under an Analysis
+        self._routes_on = _any_enabled(self.enabled, "PM2")
+        self._archive_on = _any_enabled(self.enabled, "PM3")
+        self._links_on = self.enabled["PM402"]
+        self._text_checks: tuple[TextCheck, ...] = _enabled(self.enabled, TEXT_CHECKS)
+        self._file_checks: tuple[FileCheck, ...] = _enabled(self.enabled, FILE_CHECKS)
         self.per_file: dict[str, list[Finding]] = {}
         self.routed: set[str] | None = None  # None: no readable `_index.md`
         self.routed_folders: frozenset[str] = frozenset()  # routed paths that are folders (PM204)
@@ -99,13 +113,13 @@ class Analysis:
         self.linked_from: dict[str, set[str]] = defaultdict(set)  # link target → files linking to it
         self.links_of: dict[str, set[str]] = {}
         self.final: dict[str, list[Finding]] = {}
-        self._stale_on = self.settings.enabled("PM501")
+        self._stale_on = self.enabled["PM501"]
         self._git: GitDates | None = None  # git's dates, once asked (see `changed_on`)
         self._git_asked = False
         self._changed_here: set[str] = set()  # changed since this analysis began
         self.duplicates = DuplicateIndex(state.files, self.settings.duplicates.threshold)
         self.duplicates_due: set[str] = set()  # text changes the duplicate search has not seen yet
-        self._dups_on = self.settings.enabled("PM503")
+        self._dups_on = self.enabled["PM503"]
         if self._stale_on or self._dups_on:
             self._git_dates()  # here, once: never later on the editor's thread
         if self._dups_on:
@@ -190,16 +204,9 @@ class Analysis:
         return "its last commit"
 
     def _link_targets(self, entry: FileEntry) -> set[str]:
-        doc = entry.doc if entry.markdown and entry.zone in LINK_ZONES else None
-        if doc is None:
+        if not (entry.markdown and entry.zone in LINK_ZONES):
             return set()
-        base = posixpath.dirname(entry.rel)
-        targets = set()
-        for link in doc.links:
-            path, problem = normalize_target(link.target, base)
-            if problem is None and path:
-                targets.add(path)
-        return targets
+        return {path for _link, path in link_paths(entry) if path}
 
     def _recheck_file(self, rel: str) -> None:
         self.work["files"] += 1
@@ -228,7 +235,7 @@ class Analysis:
                 shared[f.path].append(f)
         changed = set()
         for rel in paths:
-            found = apply_settings(self.per_file.get(rel, []) + shared.get(rel, []), self.settings)
+            found = apply_settings(self.per_file.get(rel, []) + shared.get(rel, []), self.settings, self.enabled)
             if found:
                 if self.final.get(rel) != found:
                     changed.add(rel)

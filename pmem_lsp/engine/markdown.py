@@ -91,7 +91,10 @@ _HTML_CLOSE = {  # types 6 and 7 end at a blank line
 }
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, which makes
+# construction 3-6x slower, and a file builds dozens of these. Treat them as immutable;
+# `unsafe_hash` keeps them hashable by value, as they were.
+@dataclass(slots=True, unsafe_hash=True)
 class Heading:
     line: int  # first line of the heading (a setext heading's first text line)
     level: int
@@ -102,10 +105,10 @@ class Heading:
 
     def __post_init__(self) -> None:
         if self.end_line < 0:
-            object.__setattr__(self, "end_line", self.line)
+            self.end_line = self.line
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Fence:
     start: int  # line of the opening fence
     end: int  # line after the block (exclusive), like markdown-it's map
@@ -113,7 +116,7 @@ class Fence:
     closed: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class ListItem:
     line: int
     end: int  # line after the item (exclusive)
@@ -744,14 +747,20 @@ class _Scanner:
             return PARAGRAPH
         return BLANK
 
-    def run(self) -> BlockScan:
+    def run(self, stop_when_idle: bool = False) -> BlockScan:
+        """Scan the lines; with `stop_when_idle`, stop after the first line that leaves no
+        block open (`consumed` says how many lines were taken)."""
         out = self.out
         kinds = out.line_kinds
         tops = out.top_item_of_line
+        doc = self.doc
         for ln in self.lines:
             kinds.append(self.incorporate(ln))
             tops.append(self._top_item())
             self.line_no += 1
+            if stop_when_idle and self.tip is doc:
+                break
+        self.consumed = self.line_no - self.first_line
         while self.tip is not self.doc:
             self.finalize(self.tip, self.line_no - 1)
         out.fences.sort(key=lambda f: f.start)
@@ -777,4 +786,282 @@ def scan_blocks(lines: list[str], first_line: int = 0) -> BlockScan:
 
     `line_kinds` and `top_item_of_line` are indexed from 0 for `lines[0]`.
     """
-    return _Scanner(lines, first_line).run()
+    out, stop = _fast_part(lines, first_line)
+    pos = 0
+    while stop is not None:
+        # The fast path stopped at `pos + stop`, where no block was open: the full scanner
+        # takes over from there until it leaves no block open again, then the fast path.
+        pos += stop
+        full = _Scanner(lines[pos:], first_line + pos)
+        _join(out, full.run(stop_when_idle=True))
+        pos += full.consumed
+        if pos >= len(lines):
+            break
+        part, stop = _fast_part(lines[pos:], first_line + pos)
+        _join(out, part)
+    return out
+
+
+def _join(out: BlockScan, more: BlockScan) -> None:
+    """Append the scan of the lines that follow `out`'s, begun where no block was open."""
+    out.headings += more.headings
+    out.fences += more.fences
+    shift = len(out.items)
+    out.items += more.items
+    out.line_kinds += more.line_kinds
+    out.top_item_of_line += [t + shift if t >= 0 else -1 for t in more.top_item_of_line] if shift \
+        else more.top_item_of_line
+
+
+# -- fast path for simple documents -----------------------------------------------------------
+#
+# Most memory files are made of a few constructs only: ATX headings and paragraphs at the
+# margin, thematic breaks, setext underlines, fences opened at the margin, and top-level
+# `- text` lists whose items hold one paragraph (continued by indented or lazy lines). For
+# such a document the open blocks are always one of six states, so one pass with a handful
+# of string tests per line gives exactly what `_Scanner` gives. At the first line outside the
+# subset (an indented block start, a quote, an HTML block other than a comment, a nested
+# list, a tab at the start of a line, ...) the pass stops at the last line where no block was
+# open; `scan_blocks` hands those lines to the full scanner until it leaves no block open
+# again, then resumes the fast path. tests/engine/test_markdown_fast.py holds the result to the full
+# scanner's `BlockScan` (and markdown-it-py).
+
+_NONE, _PARA, _ITEM, _ITEM_GAP, _FENCE, _COMMENT = range(6)
+_SPECIAL_START = frozenset("#`~*+_=<>-0123456789")
+
+
+def _inline_start(s: str) -> bool:
+    """`s` (not blank, no leading space or tab, at most 3 columns in) starts no block: a
+    paragraph line, or the continuation of one. False also for what is merely unsure."""
+    c = s[0]
+    if c not in _SPECIAL_START:
+        return True
+    if c == "#":
+        return _RE_ATX.match(s) is None
+    if c == "`" or c == "~":
+        return _fence_open(s) is None
+    if c == "*" or c == "+" or c == "-":
+        if s[1:2] in ("", " ", "\t"):
+            return False  # a list marker
+        if c == "+":
+            return True
+        return not _thematic(s) and (c == "*" or _RE_SETEXT.match(s) is None)
+    if c == "_":
+        return not _thematic(s)
+    if c == "<":
+        return not any(_HTML_OPEN[t].match(s) for t in range(1, 8))
+    if c == "=" or c == ">":
+        return False
+    m = _RE_ORDERED.match(s)  # a digit
+    return m is None or (len(s) > m.end() and s[m.end()] not in " \t")
+
+
+def _fast_scan(lines: list[str], first_line: int) -> BlockScan | None:
+    """The fast path's scan of the whole document, or None where it would stop."""
+    scan, stop = _fast_part(lines, first_line)
+    return scan if stop is None else None
+
+
+def _fast_part(lines: list[str], first_line: int) -> tuple[BlockScan, int | None]:
+    """The scan of `lines` by the fast path, and None; or, at the first line outside its
+    subset, the scan of the lines before the last point where no block was open, and the
+    index of that line (where the full scanner must take over)."""
+    headings: list[Heading] = []
+    fences: list[Fence] = []
+    items: list[ListItem] = []
+    kinds: list[str] = []
+    add = kinds.append
+    special = _SPECIAL_START
+    state = _NONE
+    para_start = 0  # index in `lines` of the open top-level paragraph's first line
+    bullet = ""  # marker of the open top-level list
+    item_line = 0  # line of the open item
+    item_ordered = False
+    item_col = 2  # its content column
+    fence_char = fence_info = ""
+    fence_len = fence_start = 0
+    n = first_line - 1
+    safe = first_line  # the last line before which no block was open
+    for ln in lines:
+        n += 1
+        if state == _NONE:
+            safe = n
+        elif state == _FENCE:
+            add(CODE)
+            s = ln.lstrip(" ")
+            if s[:1] == fence_char and len(ln) - len(s) <= 3:
+                m = _RE_CLOSING_FENCE.match(s)
+                if m and len(m.group(0)) >= fence_len:
+                    fences.append(Fence(fence_start, n + 1, fence_info, True))
+                    state = _NONE
+            continue
+        elif state == _COMMENT:
+            add(HTML)
+            if "-->" in ln:
+                state = _NONE
+            continue
+        c = ln[:1]
+        if c and c not in special and c != " " and c != "\t":
+            # A paragraph line: starts or continues (lazily, in an item) a paragraph.
+            add(PARAGRAPH)
+            if state in (_NONE, _ITEM_GAP):
+                if state == _ITEM_GAP:
+                    items.append(ListItem(item_line, n, True, item_ordered, bullet, item_col))
+                state = _PARA
+                para_start = n - first_line
+            continue
+        if (c == "-" or c == "*" or c == "+") and ln[1:2] == " ":
+            c2 = ln[2:3]
+            if c2 and c2 != " " and c2 != "\t" and (
+                    c2 not in special or (_inline_start(ln[2:]) and not (c != "+" and _thematic(ln)))):
+                # `- text`: a new top-level item (closing the open one).
+                if state in (_ITEM, _ITEM_GAP):
+                    items.append(ListItem(item_line, n, True, item_ordered, bullet, item_col))
+                bullet = c
+                item_line = n
+                item_ordered = False
+                item_col = 2
+                state = _ITEM
+                add(PARAGRAPH)
+                continue
+        if c == " ":
+            s = ln.lstrip(" ")
+            if not s:
+                c = ""
+            elif s[0] == "\t" or not _inline_start(s):
+                return _cut(headings, fences, items, kinds, safe, first_line)
+            else:
+                # An indented paragraph line: it starts or continues a paragraph.
+                add(PARAGRAPH)
+                if state in (_PARA, _ITEM):
+                    continue
+                if len(ln) - len(s) > (3 if state == _NONE else 1):
+                    # Indented code, or more content of the item: the full scanner.
+                    return _cut(headings, fences, items, kinds, safe, first_line)
+                if state == _ITEM_GAP:
+                    items.append(ListItem(item_line, n, True, item_ordered, bullet, item_col))
+                state = _PARA
+                para_start = n - first_line
+                continue
+        if c == "" or c == "\t":
+            if ln.strip(" \t"):
+                return _cut(headings, fences, items, kinds, safe, first_line)  # a tab starts the line
+            add(BLANK)
+            if state == _ITEM:
+                state = _ITEM_GAP
+            elif state == _PARA:
+                state = _NONE
+            continue
+        if _inline_start(ln):
+            add(PARAGRAPH)
+            if state in (_NONE, _ITEM_GAP):
+                if state == _ITEM_GAP:
+                    items.append(ListItem(item_line, n, True, item_ordered, bullet, item_col))
+                state = _PARA
+                para_start = n - first_line
+            continue
+        # The line starts a block (or is unsure): at the margin, it closes an open item.
+        if c in "0123456789":
+            m = _RE_ORDERED.match(ln)
+            if m is None:
+                return _cut(headings, fences, items, kinds, safe, first_line)  # not reached: `_inline_start` took it
+            e = m.end()
+            if ln[e:e + 1] != " " or ln[e + 1:e + 2] in ("", " ", "\t") or not _inline_start(ln[e + 1:]):
+                return _cut(headings, fences, items, kinds, safe, first_line)
+            if state == _PARA and int(m.group(1)) != 1:
+                add(PARAGRAPH)  # only `1.` interrupts a paragraph: this one continues it
+                continue
+            if state in (_ITEM, _ITEM_GAP):
+                items.append(ListItem(item_line, n, True, item_ordered, bullet, item_col))
+            bullet = m.group(0)
+            item_line = n
+            item_ordered = True
+            item_col = e + 1
+            state = _ITEM
+            add(PARAGRAPH)
+            continue
+        if c == "<":
+            # An HTML comment at the margin (block type 2) runs to the line holding `-->`.
+            # Other HTML blocks: the full scanner (`_inline_start` took what starts none).
+            if not ln.startswith("<!--"):
+                return _cut(headings, fences, items, kinds, safe, first_line)
+            if state in (_ITEM, _ITEM_GAP):
+                items.append(ListItem(item_line, n, True, item_ordered, bullet, item_col))
+            state = _NONE
+            add(HTML)
+            if "-->" not in ln:
+                state = _COMMENT
+            continue
+        if c == "-" or c == "*" or c == "+" or c == "_":
+            if c == "-" and state == _PARA and _RE_SETEXT.match(ln):
+                pass  # a setext underline, below
+            elif c != "+" and _thematic(ln):
+                if state in (_ITEM, _ITEM_GAP):
+                    items.append(ListItem(item_line, n, True, item_ordered, bullet, item_col))
+                state = _NONE
+                add(BREAK)
+                continue
+            else:
+                return _cut(headings, fences, items, kinds, safe, first_line)
+        if c == "-" or c == "=":
+            if state != _PARA or _RE_SETEXT.match(ln) is None:
+                return _cut(headings, fences, items, kinds, safe, first_line)
+            first = para_start + first_line
+            content = "\n".join(part.lstrip(" ") for part in lines[para_start:n - first_line])
+            headings.append(Heading(first, 1 if c == "=" else 2, content.strip(), True, setext=True, end_line=n))
+            state = _NONE
+            add(HEADING)
+            continue
+        if c == "#":
+            m = _RE_ATX.match(ln)
+            if m is None:
+                return _cut(headings, fences, items, kinds, safe, first_line)  # not reached: `_inline_start` took it
+            if state in (_ITEM, _ITEM_GAP):
+                items.append(ListItem(item_line, n, True, item_ordered, bullet, item_col))
+            text = ln[len(m.group(0)):]
+            if "#" in text:
+                text = _RE_ATX_TRAILING_ONLY.sub("", text)
+                text = _RE_ATX_TRAILING.sub("", text)
+            headings.append(Heading(n, len(m.group(0).strip()), text.strip(), True))
+            state = _NONE
+            add(HEADING)
+            continue
+        if c == "`" or c == "~":
+            m = _fence_open(ln)
+            if m is None:
+                return _cut(headings, fences, items, kinds, safe, first_line)  # not reached: `_inline_start` took it
+            if state in (_ITEM, _ITEM_GAP):
+                items.append(ListItem(item_line, n, True, item_ordered, bullet, item_col))
+            fence_len = len(m.group(0))
+            fence_char = c
+            fence_info = ln[fence_len:].strip()
+            fence_start = n
+            state = _FENCE
+            add(CODE)
+            continue
+        return _cut(headings, fences, items, kinds, safe, first_line)
+    end = first_line + len(lines)
+    if state in (_ITEM, _ITEM_GAP):
+        items.append(ListItem(item_line, end, True, item_ordered, bullet, item_col))
+    elif state == _FENCE:
+        fences.append(Fence(fence_start, end, fence_info, False))
+    # Top-level items do not nest, and every line from an item's first to its end belongs
+    # to it: the line-to-item map is filled a run at a time.
+    tops = [-1] * len(kinds)
+    for index, item in enumerate(items):
+        a = item.line - first_line
+        b = item.end - first_line
+        tops[a:b] = [index] * (b - a)
+    return BlockScan(headings, fences, items, kinds, tops), None
+
+
+def _cut(headings: list[Heading], fences: list[Fence], items: list[ListItem], kinds: list[str], safe: int,
+         first_line: int) -> tuple[BlockScan, int]:
+    """What the fast path found before line `safe` (absolute), where no block was open."""
+    items = [it for it in items if it.line < safe]
+    kinds = kinds[:safe - first_line]
+    tops = [-1] * len(kinds)
+    for index, item in enumerate(items):
+        tops[item.line - first_line:item.end - first_line] = [index] * (item.end - item.line)
+    return (BlockScan([h for h in headings if h.end_line < safe], [f for f in fences if f.start < safe], items,
+                      kinds, tops), safe - first_line)

@@ -35,14 +35,14 @@ _RE_REFDEF = re.compile(
     r"""(?:[ \t]+(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\((?:[^()\\]|\\.)*\)))?[ \t]*$""")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: see markdown.Heading
 class MetadataLine:
     line: int
     key: str
     value: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: see markdown.Heading
 class Link:
     line: int
     start: int  # character offsets of the target inside the line
@@ -52,7 +52,7 @@ class Link:
     definition: bool = False  # a link reference definition (`[label]: target`)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: see markdown.Heading
 class Bullet:
     line: int
     start: int  # character offset where the bullet's text starts
@@ -289,23 +289,27 @@ class MemoryFile:
         out: list[Link] = []
         start = self.front_matter_end
         lines = self.lines
+        kinds = self.blocks.line_kinds
+        # Only lines holding `](` or `]:` can hold a link or a definition: found with one
+        # comprehension (most lines of a note hold neither), then looked at in order.
+        candidates = [n for n in range(start, len(lines)) if "](" in lines[n] or "]:" in lines[n]]
         # A definition starts a paragraph or follows another definition; inside a paragraph,
         # `[x]: y` is text (CommonMark: definitions cannot interrupt a paragraph).
-        definition_allowed = True
-        for offset, kind in enumerate(self.blocks.line_kinds):
-            n = start + offset
+        last_definition = -2  # the last line that held a definition
+        for n in candidates:
+            kind = kinds[n - start]
             line = lines[n]
             if kind is not PARAGRAPH or not line.strip():
-                definition_allowed = True
                 if kind is HEADING and "](" in line:
                     out.extend(find_links(line, n, definition_allowed=False))
                 continue
-            if "](" not in line and "]:" not in line:
-                definition_allowed = False
-                continue
+            before = n - 1 - start
+            definition_allowed = (before < 0 or kinds[before] is not PARAGRAPH or not lines[n - 1].strip()
+                                  or last_definition == n - 1)
             found = find_links(line, n, definition_allowed)
             out.extend(found)
-            definition_allowed = any(link.definition for link in found)
+            if any(link.definition for link in found):
+                last_definition = n
         return out
 
 

@@ -232,12 +232,16 @@ def start() -> int:
     """Serve over stdin/stdout, the only transport: a TCP listener would let any local user
     read the memory through hover and pmem.status (docs/SECURITY.md)."""
     from ..engine.redaction import install
+    from ..engine.root_state import keep_disk_docs
 
     # stderr is for warnings and errors: clients show every stderr line as an error (VS Code
     # writes them as `[error]`). What the user may want to know goes to window/logMessage
     # (`PmemServer.log`); pygls's own INFO lines (one per registered feature) are noise.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     install()  # after basicConfig: every record on stderr goes through the secret redaction
+    # Parsed documents of files not open in the editor are not kept (RSS on a 10k-file root:
+    # docs/performance.md); the open ones are, and a small LRU holds the last ones parsed.
+    keep_disk_docs(False)
     server = create_server()
     server.start_io()
     return 0

@@ -149,14 +149,14 @@ def _in_process(root: Path, fmt: str = "text") -> tuple[str, str]:
 def test_an_unreadable_file_is_reported_and_never_missing(tmp_path: Path, monkeypatch):
     """Tests run as root, where chmod 000 does not stop a read: the open itself fails."""
     root = build_root(tmp_path)
-    real_open = open
+    real_open = os.open
 
     def failing_open(path, *args, **kwargs):
         if str(path).endswith((BAD, ARCHIVED)):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(root_state_module, "open", failing_open, raising=False)
+    monkeypatch.setattr(root_state_module, "_os_open", failing_open)
     out, err = _in_process(root)
     assert err.splitlines() == [warning(ARCHIVED, "Permission denied"), warning(BAD, "Permission denied")]
     out_json, _err = _in_process(root, "json")
@@ -170,14 +170,14 @@ def test_a_file_that_vanishes_between_listing_and_reading_is_gone_not_unreadable
     """Listed by the scan, deleted before it is opened: it is really gone, so it is left out
     of the root state (and the route and the link to it are dangling), not kept as unreadable."""
     root = build_root(tmp_path)
-    real_open = open
+    real_open = os.open
 
     def vanishing_open(path, *args, **kwargs):
         if str(path).endswith(BAD):
             Path(path).unlink(missing_ok=True)
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(root_state_module, "open", vanishing_open, raising=False)
+    monkeypatch.setattr(root_state_module, "_os_open", vanishing_open)
     state = RootState.scan(root, Settings())
     assert BAD not in state.files and state.read_problems() == [] and state.missing(BAD)
     out, err = _in_process(root)
@@ -207,12 +207,12 @@ def test_a_file_swapped_for_a_named_pipe_after_the_listing_is_not_read(tmp_path:
         from pathlib import Path
         import pmem_lsp.engine.root_state as root_state_module
         from pmem_lsp.cli.main import main
-        real_open = open
+        real_open = os.open
         def swapping_open(path, *args, **kwargs):
             if str(path).endswith({BAD!r}) and not os.path.exists(str(path) + ".swapped"):
                 os.unlink(path); os.mkfifo(path); Path(str(path) + ".swapped").touch()
             return real_open(path, *args, **kwargs)
-        root_state_module.open = swapping_open
+        root_state_module._os_open = swapping_open
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             main(["--root", {str(root)!r}, "check", "--format", "json"])
@@ -228,7 +228,7 @@ def test_a_file_swapped_for_a_link_out_of_the_root_after_the_listing_is_not_foll
     root = build_root(tmp_path)
     secret = tmp_path / "secret.md"
     secret.write_text("# Secret\n\nOUTSIDE-THE-ROOT\n", encoding="utf-8")
-    real_open = open
+    real_open = os.open
     swapped = []
 
     def swapping_open(path, *args, **kwargs):
@@ -238,7 +238,7 @@ def test_a_file_swapped_for_a_link_out_of_the_root_after_the_listing_is_not_foll
             swapped.append(path)
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(root_state_module, "open", swapping_open, raising=False)
+    monkeypatch.setattr(root_state_module, "_os_open", swapping_open)
     entry = RootState.scan(root, Settings()).files[BAD]
     assert swapped and entry.text is None and entry.error == "symbolic link pointing outside the root"
 

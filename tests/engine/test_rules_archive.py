@@ -137,14 +137,14 @@ def test_pm301_not_for_the_archive_index_or_lifecycle_folders(tmp_path):
 
 def test_pm301_not_when_the_archive_index_cannot_be_read(tmp_path, monkeypatch):
     root = archive_root(tmp_path, record(), files={"_archive/projects/old.md": OLD})
-    real_open = open
+    real_open = os.open
 
     def failing_open(path, *args, **kwargs):
         if str(path).endswith(AI):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(root_state_module, "open", failing_open, raising=False)
+    monkeypatch.setattr(root_state_module, "_os_open", failing_open)
     # Unreadable is not "no record": nothing is concluded about the archived file.
     assert findings(root) == []
 
@@ -185,14 +185,14 @@ def test_pm302_not_when_location_is_under_a_folder_that_cannot_be_listed(tmp_pat
 
 def test_pm302_not_for_an_unreadable_archived_file(tmp_path, monkeypatch):
     root = archive_root(tmp_path, record(), files={"_archive/projects/old.md": OLD})
-    real_open = open
+    real_open = os.open
 
     def failing_open(path, *args, **kwargs):
         if str(path).endswith("_archive/projects/old.md"):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(root_state_module, "open", failing_open, raising=False)
+    monkeypatch.setattr(root_state_module, "_os_open", failing_open)
     assert findings(root) == []
 
 

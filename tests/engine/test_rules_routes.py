@@ -222,14 +222,14 @@ def test_pm201_not_for_an_unreadable_file(tmp_path, monkeypatch):
     """Running as root, chmod 000 does not stop reads, so the read itself is made to fail:
     `open` in the root-state module raises PermissionError (EACCES) for the one file."""
     root = index_root(tmp_path, "- [X](notes/x.md) — x", files={"notes/x.md": X})
-    real_open = open
+    real_open = os.open
 
     def failing_open(path, *args, **kwargs):
         if str(path).endswith("notes/x.md"):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(root_state_module, "open", failing_open, raising=False)
+    monkeypatch.setattr(root_state_module, "_os_open", failing_open)
     state = scan(root)
     assert unreadable(state) == [("notes/x.md", "Permission denied")]
     assert findings(root) == []
@@ -288,14 +288,14 @@ def test_pm202_without_title_on_line_1(tmp_path):
 
 def test_pm202_for_an_unreadable_unrouted_file(tmp_path, monkeypatch):
     root = index_root(tmp_path, files={"notes/x.md": X})
-    real_open = open
+    real_open = os.open
 
     def failing_open(path, *args, **kwargs):
         if str(path).endswith("notes/x.md"):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(root_state_module, "open", failing_open, raising=False)
+    monkeypatch.setattr(root_state_module, "_os_open", failing_open)
     # Not routed whatever its text: reported on line 1, and nothing else about it.
     assert ranges(findings(root)) == [("notes/x.md", "PM202", 0, 0, 0, 0)]
 

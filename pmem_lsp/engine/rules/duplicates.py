@@ -85,6 +85,11 @@ def _candidate(entry: FileEntry | None) -> TypeGuard[FileEntry]:
     return entry is not None and entry.zone is Zone.ACTIVE and entry.markdown and entry.text is not None
 
 
+# ASCII characters that str.splitlines/str.strip treat as line breaks or space and bytes do not
+# (looked for with `in`, a fast substring search: a regex class over the text costs more).
+_ODD_ASCII_SPACE = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f")
+
+
 def sketch_of(entry: FileEntry) -> Sketch:
     """The file's sketch, kept in the entry until its text changes."""
     return entry.cached("dup-sketch", lambda: _build_sketch(entry))
@@ -94,8 +99,14 @@ def _build_sketch(entry: FileEntry) -> Sketch:
     text = entry.text or ""
     # crc32, not `hash()`: str hashes change with every process (PYTHONHASHSEED), and the
     # sketch picks the smallest ones, so the candidates — and the findings — must not.
-    hashes = sorted({crc32(line.encode("utf-8", "surrogatepass"))
-                     for line in map(str.strip, text.lower().splitlines()) if len(line) >= MIN_LINE})
+    if text.isascii() and not any(c in text for c in _ODD_ASCII_SPACE):
+        # The same lines and hashes, on bytes: no str per line to encode again. For ASCII
+        # text without these characters, bytes split and strip exactly as str does.
+        lines = map(bytes.strip, text.encode("ascii").lower().splitlines())
+        hashes = sorted({crc32(line) for line in lines if len(line) >= MIN_LINE})
+    else:
+        hashes = sorted({crc32(line.encode("utf-8", "surrogatepass"))
+                         for line in map(str.strip, text.lower().splitlines()) if len(line) >= MIN_LINE})
     doc = entry.doc
     return Sketch(normalise_title(doc.title_text if doc else None), tuple(hashes[:SKETCH]))
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from typing import TYPE_CHECKING
 
 from ..findings import Finding
+from ..memory_file import Link
 from ..paths import normalize_target
 from ..root_state import FileEntry
 from ..rule import FileCheck, Rule, W
@@ -24,18 +26,36 @@ RULES = (
 LINK_ZONES = frozenset({Zone.ACTIVE, Zone.CORE})
 
 
-def check_links(analysis: Analysis, entry: FileEntry) -> list[Finding]:
-    state, rel, doc = analysis.state, entry.rel, entry.doc
-    assert doc is not None
-    out: list[Finding] = []
-    base = posixpath.dirname(rel)
+# Files of one folder link to the same targets (the index, core files, siblings): a pure
+# function of two strings, so a bounded memo of it is safe.
+_normalize = functools.lru_cache(maxsize=4096)(normalize_target)
+
+
+def link_paths(entry: FileEntry) -> tuple[tuple[Link, str], ...]:
+    """The file's relative links with the root-relative path each names (URLs, absolute
+    paths, anchors and empty targets left out), normalised once per text and kept with the
+    entry: PM402 and the analysis's link graph both use them."""
+    return entry.cached("link-paths", lambda: _link_paths(entry))
+
+
+def _link_paths(entry: FileEntry) -> tuple[tuple[Link, str], ...]:
+    doc = entry.doc
+    if doc is None:
+        return ()
+    base = posixpath.dirname(entry.rel)
+    out = []
     for link in doc.links:
-        target = link.target.strip()
-        if not target or target.startswith("#"):
-            continue  # an anchor in the same file
-        path, problem = normalize_target(target, base)
-        if problem is not None or path is None:
-            continue  # URLs and absolute paths are not relative links (absolute ones: PM403)
+        path, problem = _normalize(link.target, base)
+        if problem is None and path is not None:
+            out.append((link, path))
+    return tuple(out)
+
+
+def check_links(analysis: Analysis, entry: FileEntry) -> list[Finding]:
+    state, rel = analysis.state, entry.rel
+    out: list[Finding] = []
+    for link, path in link_paths(entry):
+        # (URLs and absolute paths are not relative links: absolute ones are PM403's.)
         if path == "" or not state.missing(path):
             continue
         if "." not in posixpath.basename(path) and not state.missing(path + ".md"):

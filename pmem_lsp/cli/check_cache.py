@@ -1,0 +1,194 @@
+"""The persistent cache of `pmem check`: when nothing the check reads has changed since the
+last run of the same command, the stored output is replayed (docs/performance.md, "Cache").
+
+Agents' hooks and CI run `pmem check` on roots that rarely change. Whether anything changed
+is decided by one walk of the root taking each entry's `lstat` — no file is read, nothing is
+parsed and the engine is not imported — against a record in the user's cache folder, never
+in the memory root (agents read the root): `$PMEM_CACHE_DIR`, else `$XDG_CACHE_HOME/pmem`,
+else `~/.cache/pmem`. The record holds the stdout, stderr and exit status of the run.
+
+The key — any difference is a miss, and the check runs:
+
+- this record format, pmem's version and the size and mtime of every module of the installed
+  package (a development checkout changes without a new version), the Python version;
+- the root's real path, the working folder (`--format github` prints paths relative to it),
+  the command line, whether stdout and stderr are terminals, and the `PMEM_*` environment;
+- today's date (PM501 counts days);
+- the bytes of `.pmem.toml` (the settings; the command line's are in the command line);
+- every entry the scan could read: each file's path, size, mtime_ns, ctime_ns, inode and mode,
+  each folder's path (hidden entries are never read, so they do not count);
+- the answer of `stat` for each path outside the root that a source pointer (PM403) names.
+
+A change that keeps a file's size and puts its mtime back (`os.utime`) still moves its ctime;
+a file replaced by another of the same size and times has another inode. So that a change in
+the same clock tick as the stored run cannot hide, nothing is stored when any file changed
+less than `RACY_SECONDS` before the run began, or when the root changed while it was checked.
+No replay at all when the root holds a symbolic link (its target can change without the link
+changing), a `.git` (PM501 then reads commit dates), or a folder that cannot be listed.
+
+Off with `--no-cache` or `PMEM_NO_CACHE=1` (a setting of the process, not of the root: not in `.pmem.toml`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import marshal
+import os
+import sys
+import tempfile
+import time
+
+from .. import __version__
+
+FORMAT = 1
+_NOT_IN_KEY = ("PMEM_NO_CACHE", "PMEM_CACHE_DIR", "PMEM_CACHE_RACY_SECONDS")
+
+
+def racy_seconds() -> float:
+    """How long before a run a file's change makes its result unsafe to store (tests shorten it)."""
+    try:
+        return float(os.environ.get("PMEM_CACHE_RACY_SECONDS", "2.0"))
+    except ValueError:
+        return 2.0
+
+
+def disabled_by_env() -> bool:
+    return os.environ.get("PMEM_NO_CACHE", "") not in ("", "0")
+
+
+def cache_dir() -> str:
+    """Where the records live: `$PMEM_CACHE_DIR`, else `$XDG_CACHE_HOME/pmem`, else `~/.cache/pmem`."""
+    explicit = os.environ.get("PMEM_CACHE_DIR")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "pmem")
+
+
+def _package_stamp() -> str:
+    """The installed package's modules, by path, size and mtime: a development checkout
+    changes without its version changing."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    rows = []
+    for folder, dirs, files in os.walk(here):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in files:
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(folder, name))
+                rows.append((os.path.relpath(os.path.join(folder, name), here), st.st_size, st.st_mtime_ns))
+    rows.sort()
+    return hashlib.sha256(marshal.dumps(rows)).hexdigest()
+
+
+def walk(root: str) -> tuple[bytes, int] | None:
+    """(digest of every readable entry's path and lstat, newest mtime or ctime in ns), or
+    None when the root holds something that makes a replay unsafe."""
+    if os.path.lexists(os.path.join(root, ".git")):
+        return None
+    rows: list[tuple] = []
+    newest = 0
+    stack = [""]
+    while stack:
+        rel_dir = stack.pop()
+        try:
+            with os.scandir(os.path.join(root, rel_dir) if rel_dir else root) as it:
+                entries = list(it)
+        except OSError:
+            return None
+        for de in entries:
+            name = de.name
+            if name[0] == ".":
+                continue  # hidden: the scan never reads it (.pmem.toml is in the key by its bytes)
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            try:
+                if de.is_symlink():
+                    return None
+                if de.is_dir(follow_symlinks=False):
+                    stack.append(rel)
+                    rows.append((rel,))
+                    continue
+                st = de.stat(follow_symlinks=False)
+            except OSError:
+                return None
+            rows.append((rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode))
+            newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+    rows.sort()
+    return hashlib.sha256(marshal.dumps(rows)).digest(), newest
+
+
+def _outside_state(paths: list[str]) -> list[int]:
+    out = []
+    for path in paths:
+        try:
+            os.stat(path)
+            out.append(0)
+        except (FileNotFoundError, NotADirectoryError):
+            out.append(1)
+        except (OSError, ValueError):
+            out.append(2)
+    return out
+
+
+def _isatty(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+class CheckCache:
+    """The record of one command line on one root, looked up before the check and stored after."""
+
+    def __init__(self, root: str, argv: list[str]) -> None:
+        self.started = time.time()
+        self.root = os.path.realpath(root)
+        try:
+            with open(os.path.join(self.root, ".pmem.toml"), "rb") as fh:
+                toml: bytes | None = fh.read()
+        except FileNotFoundError:
+            toml = None
+        except OSError:
+            toml = b"\0unreadable"
+        env = sorted((k, v) for k, v in os.environ.items() if k.startswith("PMEM_") and k not in _NOT_IN_KEY)
+        self.head = (FORMAT, __version__, _package_stamp(), tuple(sys.version_info[:3]), self.root, os.getcwd(),
+                     tuple(argv), _isatty(sys.stdout), _isatty(sys.stderr), tuple(env), dt.date.today().isoformat(),
+                     hashlib.sha256(toml).hexdigest() if toml is not None else None)
+        name = hashlib.sha256(repr((self.root, os.getcwd(), tuple(argv))).encode("utf-8", "surrogatepass"))
+        self.file = os.path.join(cache_dir(), name.hexdigest()[:32] + ".check")
+        self.tree = walk(self.root)
+
+    def lookup(self) -> tuple[str, str, int] | None:
+        """(stdout, stderr, exit status) of the last run, if nothing it read has changed."""
+        if self.tree is None:
+            return None
+        try:
+            with open(self.file, "rb") as fh:
+                head, tree, outside, state, out, err, status = marshal.load(fh)
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+        if head != self.head or tree != self.tree[0] or _outside_state(outside) != state:
+            return None
+        return out, err, status
+
+    def store(self, out: str, err: str, status: int, outside: list[str]) -> None:
+        if self.tree is None or self.tree[1] / 1e9 > self.started - racy_seconds():
+            return  # a file changed too recently before the run to trust its times
+        after = walk(self.root)
+        if after is None or after[0] != self.tree[0]:
+            return  # the root changed while it was checked
+        outside = sorted(set(outside))
+        record = (self.head, self.tree[0], outside, _outside_state(outside), out, err, status)
+        folder = os.path.dirname(self.file)
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    marshal.dump(record, fh)
+                os.replace(tmp, self.file)
+            except BaseException:
+                os.unlink(tmp)
+                raise
+        except OSError:
+            pass  # no cache folder: the check ran, which is all that matters

@@ -1,0 +1,188 @@
+"""The check cache never hides a change (issue 18; pmem_lsp/cli/check_cache.py).
+
+`pmem check` (the process: the cache is on by default) is run after each of a random series
+of changes to a small root — edits, edits of the same size with the mtime put back, touches,
+renames, a file replaced by another of the same size and times, deletions, new files, a new
+`.pmem.toml`, a source pointer's outside file appearing or vanishing — and its stdout, stderr
+and exit status must be those of a cold run (`--no-cache`). An unchanged root is replayed.
+
+Every run gets its own XDG_CACHE_HOME (and PMEM_CACHE_DIR) in a temporary folder: nothing is
+written to the real ~/.cache. The racy window is shortened so results are stored in a test.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytestmark = pytest.mark.e2e  # runs `pmem` as a process (tests/conftest.py)
+
+RACY = 0.05  # seconds; the default is 2 s
+
+
+def note(title: str, body: str = "") -> str:
+    return f"# {title}\n\nStatus: active\n\n## Summary\n- {title} in one line.\n\n{body}"
+
+
+def build(root: Path, outside: Path) -> None:
+    files = {
+        "_index.md": "# Index\n\n- [Alpha](notes/alpha.md) — alpha\n- [Beta](notes/beta.md) — beta\n",
+        "_core/identity.md": "# Identity\n\nThe agent.\n",
+        "notes/alpha.md": note("Alpha", "See [beta](beta.md).\n"),
+        "notes/beta.md": note("Beta", f"Sources: `{outside}`\n"),
+        "notes/gamma.md": note("Gamma", "Links to [nothing](missing.md).\n"),
+    }
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def run(root: Path, cache: Path, *extra: str, racy: float = RACY) -> tuple[str, str, int]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PMEM_CACHE_DIR": str(cache / "pmem"),
+           "PMEM_CACHE_RACY_SECONDS": str(racy)}
+    env.pop("PMEM_NO_CACHE", None)
+    done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "check",
+                           "--format", "json", *extra], capture_output=True, text=True, env=env, cwd=root, timeout=120)
+    return done.stdout, done.stderr, done.returncode
+
+
+def swap_same_size(path: Path) -> None:
+    """Another text of the same size, then the old atime and mtime put back (ctime moves)."""
+    st = path.stat()
+    text = path.read_text(encoding="utf-8")
+    if "(beta.md)" in text:  # a link that works becomes a broken one (PM402): a visible change
+        flipped = text.replace("(beta.md)", "(zeta.md)")
+    elif "one line" in text:
+        flipped = text.replace("one line", "1 lines!")
+    else:
+        flipped = text[:-1] + ("x" if text[-1] != "x" else "y")
+    assert len(flipped.encode()) == len(text.encode())
+    path.write_text(flipped, encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def replace_by_twin(root: Path, rel: str) -> None:
+    """`rel` replaced (by a rename) with a file of the same size and times, other content."""
+    path = root / rel
+    st = path.stat()
+    text = path.read_text(encoding="utf-8")
+    twin = path.with_name(".twin")  # hidden: the scan never sees it
+    twin.write_text(text.upper()[: len(text)] if text.isascii() else text, encoding="utf-8")
+    os.utime(twin, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(twin, path)
+
+
+OPS = st.sampled_from(["edit", "same-size", "touch", "touch-back", "rename", "twin", "delete", "create",
+                       "settings", "outside", "nothing"])
+TARGETS = st.sampled_from(["notes/alpha.md", "notes/beta.md", "notes/gamma.md", "_index.md", "_core/identity.md"])
+
+
+def apply(op: str, rel: str, root: Path, outside: Path) -> None:
+    path = root / rel
+    if op != "create" and not path.exists():
+        op = "create"
+    if op == "edit":
+        path.write_text(path.read_text(encoding="utf-8") + "\nMore text.\n", encoding="utf-8")
+    elif op == "same-size":
+        swap_same_size(path)
+    elif op == "touch":
+        os.utime(path, None)
+    elif op == "touch-back":
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 86_400 * 400 * 10**9))  # PM501 sees old files
+    elif op == "rename":
+        path.rename(path.with_name("renamed-" + path.name))
+    elif op == "twin":
+        replace_by_twin(root, rel)
+    elif op == "delete":
+        path.unlink()
+    elif op == "create":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(note(path.stem.title()), encoding="utf-8")
+    elif op == "settings":
+        toml = root / ".pmem.toml"
+        toml.write_text('ignore = ["PM402"]\n' if not toml.exists() or "PM402" not in toml.read_text() else "", encoding="utf-8")
+    elif op == "outside":
+        if outside.exists():
+            outside.unlink()
+        else:
+            outside.write_text("# outside\n", encoding="utf-8")
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(OPS, TARGETS), min_size=1, max_size=4))
+def test_a_cached_check_equals_a_cold_one_after_any_change(steps):
+    with tempfile.TemporaryDirectory() as tmp:
+        root, cache, outside = Path(tmp, "root"), Path(tmp, "cache"), Path(tmp, "outside.md")
+        build(root, outside)
+        time.sleep(RACY * 2)
+        first = run(root, cache)
+        assert first == run(root, cache, "--no-cache")
+        for op, rel in steps:
+            apply(op, rel, root, outside)
+            time.sleep(RACY * 2)  # past the racy window: this result may be stored
+            cached = run(root, cache)
+            assert cached == run(root, cache, "--no-cache"), (op, rel)
+            assert run(root, cache) == cached  # and replayed (or checked) again: the same
+
+
+def test_an_unchanged_root_is_replayed_and_a_change_within_the_same_tick_is_not_stored():
+    with tempfile.TemporaryDirectory() as tmp:
+        root, cache, outside = Path(tmp, "root"), Path(tmp, "cache"), Path(tmp, "outside.md")
+        build(root, outside)
+        time.sleep(RACY * 2)
+        first = run(root, cache)
+        records = list((cache / "pmem").glob("*.check"))
+        assert len(records) == 1, "stored outside the root, in the cache folder"
+        assert not [p for p in root.rglob("*") if "cache" in p.name]
+        stamp = records[0].stat().st_ino
+        assert run(root, cache) == first
+        assert records[0].stat().st_ino == stamp  # replayed: not stored again
+        # A change within the racy window before the run (a minute here): the result is
+        # right and not stored, as a change in the same clock tick could not be told apart.
+        swap_same_size(root / "notes/alpha.md")
+        changed = run(root, cache, racy=60)
+        assert changed != first and changed == run(root, cache, "--no-cache")
+        assert records[0].stat().st_ino == stamp
+        # Past the window it is stored, and replayed.
+        assert run(root, cache) == changed
+        assert records[0].stat().st_ino != stamp
+
+
+def test_no_cache_and_pmem_no_cache_never_store():
+    with tempfile.TemporaryDirectory() as tmp:
+        root, cache, outside = Path(tmp, "root"), Path(tmp, "cache"), Path(tmp, "outside.md")
+        build(root, outside)
+        time.sleep(RACY * 2)
+        run(root, cache, "--no-cache")
+        os.environ["PMEM_NO_CACHE"] = "1"
+        try:
+            env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PMEM_CACHE_DIR": str(cache / "pmem"),
+                   "PMEM_CACHE_RACY_SECONDS": str(RACY)}
+            subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "check"],
+                           capture_output=True, env=env, check=False, timeout=120)
+        finally:
+            del os.environ["PMEM_NO_CACHE"]
+        assert not (cache / "pmem").exists()
+
+
+def test_the_cache_folder_follows_xdg_and_pmem_cache_dir(monkeypatch):
+    from pmem_lsp.cli.check_cache import cache_dir
+
+    monkeypatch.delenv("PMEM_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "/x/cache")
+    assert cache_dir() == "/x/cache/pmem"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", "/home/someone")
+    assert cache_dir() == "/home/someone/.cache/pmem"
+    monkeypatch.setenv("PMEM_CACHE_DIR", "/y")
+    assert cache_dir() == "/y"
