@@ -14,13 +14,32 @@ means what it says, a test without the marker that starts a pmem process fails a
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
 TESTS = Path(__file__).resolve().parent
 E2E_FOLDERS = ("server", "editors")
+_CACHE = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The user's cache folder (locks, check records: engine/user_cache.py) is a temporary one
+    for the whole run, inherited by every pmem process a test starts: tests never write into
+    the real ~/.cache, and a replayed `pmem check` never comes from another run."""
+    cache = tempfile.mkdtemp(prefix="pmem-test-cache-")
+    config.stash[_CACHE] = cache
+    os.environ["XDG_CACHE_HOME"] = cache
+    os.environ.pop("PMEM_CACHE_DIR", None)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    cache = config.stash.get(_CACHE, None)
+    if cache is not None:
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

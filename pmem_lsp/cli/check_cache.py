@@ -40,6 +40,7 @@ import tempfile
 import time
 
 from .. import __version__
+from ..engine.user_cache import pmem_cache_dir
 
 FORMAT = 1
 _NOT_IN_KEY = ("PMEM_NO_CACHE", "PMEM_CACHE_DIR", "PMEM_CACHE_RACY_SECONDS")
@@ -58,12 +59,8 @@ def disabled_by_env() -> bool:
 
 
 def cache_dir() -> str:
-    """Where the records live: `$PMEM_CACHE_DIR`, else `$XDG_CACHE_HOME/pmem`, else `~/.cache/pmem`."""
-    explicit = os.environ.get("PMEM_CACHE_DIR")
-    if explicit:
-        return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "pmem")
+    """Where the records live (`engine/user_cache.py`)."""
+    return pmem_cache_dir()
 
 
 def _package_stamp() -> str:

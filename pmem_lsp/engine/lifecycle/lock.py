@@ -4,7 +4,7 @@ Every pmem process that changes a root — the CLI, the language server, anythin
 this lock from the moment it re-validates a confirmed plan until its last step is done: two
 of them archiving different notes at once run one after the other, and the second plans on
 what the first wrote. The lock is `flock` on a file named after the root's real path in the
-user's cache folder (`~/.cache/pmem/locks/`), not in the root: a lock file there would show in
+user's cache folder (`engine/user_cache.py`: `~/.cache/pmem/locks/`), not in the root: a lock file there would show in
 `git status` and in sync tools. Where the cache folder cannot be written, a hidden file in the
 root (`.pmem.lock`) is used instead.
 
@@ -21,6 +21,7 @@ import os
 import time
 from pathlib import Path
 
+from ..user_cache import pmem_cache_dir
 from .safety import Refusal
 
 LOCK_FILE = ".pmem.lock"
@@ -33,13 +34,9 @@ except ImportError:  # pragma: no cover - Windows: no advisory lock, compare-and
     fcntl = None  # type: ignore[assignment]
 
 
-def cache_home() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"))
-
-
 def lock_path(root: Path) -> Path:
     digest = hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return cache_home() / "pmem" / "locks" / f"{digest}.lock"
+    return Path(pmem_cache_dir()) / "locks" / f"{digest}.lock"
 
 
 def _open_lock_file(root: Path) -> int:

@@ -1,0 +1,22 @@
+"""The user's cache folder: where pmem keeps what must never be inside a memory root.
+
+Agents and sync tools read everything in the root, so pmem's own files — the writers' locks
+(`lifecycle/lock.py`) and the CLI's check records (`cli/check_cache.py`) — live here:
+`$PMEM_CACHE_DIR`, else `$XDG_CACHE_HOME/pmem`, else `~/.cache/pmem`. One definition, so
+that every pmem process on a machine finds the same lock for a root.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def pmem_cache_dir() -> str:
+    explicit = os.environ.get("PMEM_CACHE_DIR")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME")
+    # The XDG spec: a relative path is invalid and is ignored.
+    if not base or not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "pmem")
