@@ -23,6 +23,7 @@ flipped. The work done is counted (`Analysis.work`) so a test can hold it to a c
 from __future__ import annotations
 
 import datetime as dt
+import posixpath
 from collections import Counter, defaultdict
 from dataclasses import replace
 
@@ -40,7 +41,7 @@ from .rules.routes import check_routes
 from .rules.stale import GitDates, git_dates
 from .rules.structure import check_structure
 from .settings import Settings
-from .zones import ARCHIVE_INDEX, INDEX, Zone
+from .zones import ARCHIVE_INDEX, INDEX, Zone, zone_of
 
 _INDEXES = (INDEX, ARCHIVE_INDEX)
 
@@ -105,6 +106,7 @@ class Analysis:
         self._file_checks: tuple[FileCheck, ...] = _enabled(self.enabled, FILE_CHECKS)
         self.per_file: dict[str, list[Finding]] = {}
         self.routed: set[str] | None = None  # None: no readable `_index.md`
+        self.dangling_names: set[str] = set()  # file names of the routes to nothing
         self.routed_folders: frozenset[str] = frozenset()  # routed paths that are folders (PM204)
         self.recorded: set[str] | None = None  # None: unknown (archive index unreadable)
         self.index_findings: list[Finding] = []
@@ -142,10 +144,14 @@ class Analysis:
         model = index_model(index_entry) if index_entry is not None else None
         if model is not None and self._routes_on:
             self.work["index"] += 1
-            self.index_findings, self.routed = check_routes(state, model)
+            self.index_findings, self.routed, self.dangling_names = check_routes(state, model)
         else:
-            self.index_findings, self.routed = [], None
+            self.index_findings, self.routed, self.dangling_names = [], None, set()
         self.routed_folders = self._routed_folders()
+        self._recheck_archive()
+
+    def _recheck_archive(self) -> None:
+        state = self.state
         if self._archive_on:
             self.work["archive-index"] += 1
             archive_entry = state.files.get(ARCHIVE_INDEX)
@@ -153,6 +159,22 @@ class Analysis:
             self.archive_findings, self.recorded = check_archive(state, records, self.today)
         else:
             self.archive_findings, self.recorded = [], None
+
+    def _routes_depend_on(self, paths: set[str]) -> bool:
+        """Whether a file appearing or vanishing at one of `paths` can change what
+        `check_routes` finds: a routed path (PM201/PM205/PM204), a file in the archive or the
+        trash (PM205 names where a routed file went), or a file named like a route to nothing
+        (its "did it move?" hint)."""
+        if not paths:
+            return False
+        if self.routed is None:
+            return True  # not checked yet (or no index): nothing to keep
+        for rel in paths:
+            if rel in self.routed or posixpath.basename(rel) in self.dangling_names:
+                return True
+            if zone_of(rel) in (Zone.ARCHIVE, Zone.TRASH):
+                return True
+        return False
 
     def _routed_folders(self) -> frozenset[str]:
         """The routed paths that are folders now: a route to one is PM204, so the index is
@@ -268,8 +290,13 @@ class Analysis:
         # A folder appearing or vanishing is a changed path that is no file; keystrokes in a
         # buffer never are, so they skip the walk over every route.
         folder_change = any(rel not in state.files for rel in changed) and self._routed_folders() != self.routed_folders
-        if existence or changed & set(_INDEXES) or folder_change:
+        if changed & set(_INDEXES) or folder_change or self._routes_depend_on(existence):
             self._recheck_indexes()
+            self.structure = self._structure()
+        elif existence:
+            # A file came or went that no route names: the routes' findings stand (a walk over
+            # every route of a large index is most of an external change's cost).
+            self._recheck_archive()
             self.structure = self._structure()
         elif changed & state.files.by_zone[Zone.CORE]:
             self.structure = self._structure()  # PM004 sums `_core/`

@@ -5,6 +5,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from engine_helpers import TODAY, scan
 from pmem_lsp.engine.analysis import Analysis
 from pmem_lsp.engine.host import MemoryHost
@@ -193,3 +196,47 @@ def test_a_query_never_takes_what_is_due_to_be_published(tmp_path: Path):
     assert [f.code for f in host.findings(memory)["notes/beta.md"]] == ["PM102"]  # a query
     assert host.take_unpublished(memory) == {"notes/beta.md"}  # still due to the publisher
     assert host.take_unpublished(memory) == set()
+
+
+# -- files coming and going: the routes are re-checked only when they can change -------------
+# Routed paths (one of them a route to nothing from the start), files of the same names in
+# other folders (the "did it move?" hint needs exactly one), and the archive and trash copies
+# PM205 names.
+_ROUTED = ["notes/a.md", "notes/b.md", "projects/gone.md"]
+_PLACES = ["notes/a.md", "notes/b.md", "projects/a.md", "ideas/a.md", "ideas/gone.md", "projects/gone.md",
+           "notes/unrelated.md", "_archive/notes/a.md", "_archive/_trash/projects/gone.md", "_archive/projects/gone.md"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(_PLACES), min_size=1, max_size=12))
+def test_files_coming_and_going_match_a_fresh_analysis(tmp_path_factory, toggles: list[str]):
+    root = make_root(tmp_path_factory.mktemp("come-go"), {"_index.md": index_text(_ROUTED), "notes/b.md": None})
+    analysis = Analysis(scan(root), TODAY)
+    for step, rel in enumerate(toggles):
+        path = root / rel
+        if path.exists():
+            path.unlink()
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(active_file(Path(rel).stem.title()))
+        apply(analysis, root, rel)
+        assert analysis.by_path() == fresh(root), f"step {step}: {rel} {toggles}"
+
+
+def test_a_file_no_route_names_does_not_walk_the_routes(tmp_path: Path):
+    files = {f"notes/n{i}.md": active_file(f"Note {i}") for i in range(300)}
+    root = make_root(tmp_path, files)
+    analysis = Analysis(scan(root), TODAY)
+    analysis.work.clear()
+    (root / "notes/new.md").write_text(active_file("New"))
+    apply(analysis, root, "notes/new.md")
+    assert "index" not in analysis.work  # the 300 routes were not walked again
+    assert analysis.by_path() == fresh(root)
+    assert [f.code for f in analysis.by_path()["notes/new.md"]] == ["PM202"]
+    # Named by a route: walked again, and its PM201 goes.
+    (root / "_index.md").write_text(index_text([*files, "notes/later.md"]))
+    apply(analysis, root, "_index.md")
+    analysis.work.clear()
+    (root / "notes/later.md").write_text(active_file("Later"))
+    apply(analysis, root, "notes/later.md")
+    assert analysis.work["index"] == 1 and analysis.by_path() == fresh(root)

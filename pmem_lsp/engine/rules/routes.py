@@ -82,10 +82,13 @@ def renamed_candidate(state: RootState, path: str, by_name: dict[str, list[str]]
     return found[0] if len(found) == 1 else None
 
 
-def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], set[str]]:
-    """Findings on `_index.md` itself, and the set of routed paths (for PM202 per file)."""
+def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], set[str], set[str]]:
+    """Findings on `_index.md` itself, the set of routed paths (for PM202 per file), and the
+    file names of the routes to nothing (a file of that name appearing or vanishing changes
+    their "did it move?" hint: `Analysis.update` re-checks the routes then, and only then)."""
     out: list[Finding] = []
     seen: dict[str, int] = {}
+    dangling_names: set[str] = set()
     by_name: dict[str, list[str]] | None = None  # built at the first dangling route
     index_doc = state.files[INDEX].doc
     assert index_doc is not None  # `model` was parsed from it
@@ -109,6 +112,7 @@ def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], se
                 where = archive_location(path) if state.is_file(archive_location(path)) else trash_location(path)
                 out.append(Finding(INDEX, *r, "PM205", f"`{path}` was archived (now `{where}`): remove this route"))
             else:
+                dangling_names.add(posixpath.basename(path))
                 if by_name is None:
                     by_name = active_by_name(state)
                 candidate = renamed_candidate(state, path, by_name)
@@ -125,7 +129,7 @@ def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], se
     for bad in model.malformed:
         out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM206", bad.reason))
 
-    return out, set(seen)
+    return out, set(seen), dangling_names
 
 
 def check_unrouted(analysis: Analysis, entry: FileEntry) -> list[Finding]:
