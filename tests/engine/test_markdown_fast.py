@@ -30,13 +30,13 @@ def same_as_full(lines: list[str], first_line: int = 0) -> bool:
     return True
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents)
 def test_fast_path_on_oracle_documents(lines: list[str]) -> None:
     same_as_full(lines)
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(soup_line, max_size=12))
 def test_fast_path_on_line_soup(lines: list[str]) -> None:
     same_as_full(lines)
@@ -56,7 +56,7 @@ EDGE_LINES = [
 ]
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(st.sampled_from(EDGE_LINES), st.sampled_from(TRICKY_LINES), st.sampled_from(WORDS)),
                 max_size=14), st.integers(0, 3))
 def test_fast_path_on_edge_lines(lines: list[str], first_line: int) -> None:
