@@ -13,7 +13,9 @@ The key — any difference is a miss, and the check runs:
   package (a development checkout changes without a new version), the Python version;
 - the root's real path, the working folder (`--format github` prints paths relative to it),
   the command line, whether stdout and stderr are terminals, and the `PMEM_*` environment;
-- today's date (PM501 counts days);
+- today's date and the local time zone (PM501 counts days from mtimes in local time);
+- `HOME` and the names of the folders at `/` (PM403 expands `~/` and takes `/x/…` as a path
+  only where `/x` is a folder);
 - the bytes of `.pmem.toml` (the settings; the command line's are in the command line);
 - every entry the scan could read: each file's path, size, mtime_ns, ctime_ns, inode and mode,
   each folder's path (hidden entries are never read, so they do not count);
@@ -127,6 +129,39 @@ def _outside_state(paths: list[str]) -> list[int]:
     return out
 
 
+def _time_zone() -> tuple:
+    """What turns an mtime into a local day: the TZ setting and the zone's offsets."""
+    return os.environ.get("TZ"), time.tzname, time.timezone, time.altzone, time.daylight
+
+
+def _top_folders() -> tuple[str, ...]:
+    try:
+        return tuple(sorted(e.name for e in os.scandir("/") if e.is_dir()))
+    except OSError:
+        return ()
+
+
+def _read_toml(root: str) -> bytes | None:
+    try:
+        with open(os.path.join(root, ".pmem.toml"), "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return b"\0unreadable"
+
+
+def _own_folder(folder: str) -> bool:
+    """The cache folder is this user's and no one else can write it: a shared or planted
+    folder could hand a check someone else's output."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return False
+    getuid = getattr(os, "getuid", None)  # none on Windows: the folder's ACL decides there
+    return (getuid is None or st.st_uid == getuid()) and not st.st_mode & 0o022
+
+
 def _isatty(stream: object) -> bool:
     try:
         return bool(stream.isatty())  # type: ignore[attr-defined]
@@ -140,16 +175,12 @@ class CheckCache:
     def __init__(self, root: str, argv: list[str]) -> None:
         self.started = time.time()
         self.root = os.path.realpath(root)
-        try:
-            with open(os.path.join(self.root, ".pmem.toml"), "rb") as fh:
-                toml: bytes | None = fh.read()
-        except FileNotFoundError:
-            toml = None
-        except OSError:
-            toml = b"\0unreadable"
+        toml = _read_toml(self.root)
+        self.toml = toml
         env = sorted((k, v) for k, v in os.environ.items() if k.startswith("PMEM_") and k not in _NOT_IN_KEY)
         self.head = (FORMAT, __version__, _package_stamp(), tuple(sys.version_info[:3]), self.root, os.getcwd(),
                      tuple(argv), _isatty(sys.stdout), _isatty(sys.stderr), tuple(env), dt.date.today().isoformat(),
+                     _time_zone(), os.environ.get("HOME"), _top_folders(),
                      hashlib.sha256(toml).hexdigest() if toml is not None else None)
         name = hashlib.sha256(repr((self.root, os.getcwd(), tuple(argv))).encode("utf-8", "surrogatepass"))
         self.file = os.path.join(cache_dir(), name.hexdigest()[:32] + ".check")
@@ -157,7 +188,7 @@ class CheckCache:
 
     def lookup(self) -> tuple[str, str, int] | None:
         """(stdout, stderr, exit status) of the last run, if nothing it read has changed."""
-        if self.tree is None:
+        if self.tree is None or not _own_folder(os.path.dirname(self.file)):
             return None
         try:
             with open(self.file, "rb") as fh:
@@ -172,13 +203,15 @@ class CheckCache:
         if self.tree is None or self.tree[1] / 1e9 > self.started - racy_seconds():
             return  # a file changed too recently before the run to trust its times
         after = walk(self.root)
-        if after is None or after[0] != self.tree[0]:
-            return  # the root changed while it was checked
+        if after is None or after[0] != self.tree[0] or _read_toml(self.root) != self.toml:
+            return  # the root or its settings changed while it was checked
         outside = sorted(set(outside))
         record = (self.head, self.tree[0], outside, _outside_state(outside), out, err, status)
         folder = os.path.dirname(self.file)
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)
+            if not _own_folder(folder):
+                return
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
             try:
                 with os.fdopen(fd, "wb") as fh:

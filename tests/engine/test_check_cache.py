@@ -56,9 +56,9 @@ def build(root: Path, outside: Path) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def run(root: Path, cache: Path, *extra: str, racy: float = RACY) -> tuple[str, str, int]:
+def run(root: Path, cache: Path, *extra: str, racy: float = RACY, env_extra: dict | None = None) -> tuple[str, str, int]:
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PMEM_CACHE_DIR": str(cache / "pmem"),
-           "PMEM_CACHE_RACY_SECONDS": str(racy)}
+           "PMEM_CACHE_RACY_SECONDS": str(racy), **(env_extra or {})}
     env.pop("PMEM_NO_CACHE", None)
     done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "check",
                            "--format", "json", *extra], capture_output=True, text=True, env=env, cwd=root, timeout=120)
@@ -230,3 +230,39 @@ def test_the_cache_folder_follows_xdg_and_pmem_cache_dir(monkeypatch):
     assert cache_dir() == "/home/someone/.cache/pmem"
     monkeypatch.setenv("PMEM_CACHE_DIR", "/y")
     assert cache_dir() == "/y"
+
+
+@e2e
+def test_the_time_zone_and_home_are_in_the_key():
+    """PM501 turns an mtime into a local day (TZ); PM403 expands `~/` (HOME). Either may
+    change between two runs on an unchanged root, and a replay must follow."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root, cache, outside = Path(tmp, "root"), Path(tmp, "cache"), Path(tmp, "outside.md")
+        build(root, outside)
+        home_a, home_b = Path(tmp, "home-a"), Path(tmp, "home-b")
+        (home_a / "proj").mkdir(parents=True)
+        (home_a / "proj/raw.csv").write_text("x\n", encoding="utf-8")
+        home_b.mkdir()
+        gamma = root / "notes/gamma.md"
+        gamma.write_text(note("Gamma", "Source: `~/proj/raw.csv`\n"), encoding="utf-8")
+        # 20:00 UTC is the next day in Tokyo: exactly 90 days old in UTC, 89 in Tokyo.
+        stamp = time.mktime(time.strptime("2026-09-02 20:00:00", "%Y-%m-%d %H:%M:%S")) - time.timezone
+        os.utime(root / "notes/alpha.md", (stamp, stamp))
+        time.sleep(RACY * 2)
+        for env in ({"TZ": "UTC", "HOME": str(home_a)}, {"TZ": "Asia/Tokyo", "HOME": str(home_a)},
+                    {"TZ": "Asia/Tokyo", "HOME": str(home_b)}):
+            cached = run(root, cache, env_extra=env)
+            assert cached == run(root, cache, "--no-cache", env_extra=env), env
+        utc = run(root, cache, env_extra={"TZ": "UTC", "HOME": str(home_a)})
+        tokyo = run(root, cache, env_extra={"TZ": "Asia/Tokyo", "HOME": str(home_a)})
+        moved = run(root, cache, env_extra={"TZ": "Asia/Tokyo", "HOME": str(home_b)})
+        # The same mtime falls on another local day (PM501's count of days), and `~/proj/raw.csv`
+        # is gone with the other HOME (PM403): replaying one run for the other would be wrong.
+        assert _codes(utc[0]).count("PM501") != _codes(tokyo[0]).count("PM501")
+        assert _codes(moved[0]).count("PM403") == _codes(tokyo[0]).count("PM403") + 1
+
+
+def _codes(out: str) -> list[str]:
+    import json
+
+    return [d["code"] for d in json.loads(out)["diagnostics"]]
