@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -146,14 +147,29 @@ def main(argv: list[str] | None = None) -> int:
     from ..engine.redaction import install as install_redaction
 
     install_redaction()  # no secret value in a log line or a traceback on stderr (docs/SECURITY.md)
+    _printable_anywhere()
     try:
         return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (`pmem check | head -1`): nothing more to say, and no traceback
+        # from the interpreter's last flush either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return exit_codes.ERROR
     except KeyboardInterrupt:
         # A lifecycle step cut short leaves every file at its source or destination, and
         # `pmem check` names what is left to fix (docs/decisions.md, "Lifecycle").
         sys.stderr.write("\npmem: interrupted; if a change was being applied, run `pmem check` to see "
                          "what is left\n")
         return exit_codes.INTERRUPTED
+
+
+def _printable_anywhere() -> None:
+    """Memory holds CJK and emoji (PM106 itself names `摘要`): on a terminal or pipe whose
+    encoding cannot show a character, print an escape instead of failing with a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        if encoding != "utf8" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def _main(argv: list[str] | None) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -231,3 +232,23 @@ def test_sarif_is_valid_sarif_2_1_0_with_rules_and_regions(root: Path):
     assert rules[by_rule["PM102"]["ruleIndex"]]["id"] == "PM102"
     assert by_rule["PM100"]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "notes/a%20b%23c.md"
     assert run["originalUriBaseIds"]["ROOT"]["uri"] == root.as_uri() + "/"
+
+
+def test_a_reader_that_goes_away_gets_no_traceback(tmp_path: Path):
+    """`pmem check | head -0`: the reader is gone before pmem writes; pmem stops quietly."""
+    root = demo_copy(tmp_path / "root")
+    proc = subprocess.Popen([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "check", "--no-cache"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone: every write pmem makes fails with EPIPE
+    err = proc.stderr.read().decode("utf-8")
+    assert proc.wait(timeout=60) == 2
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_a_stream_that_cannot_show_cjk_gets_escapes_not_a_crash(tmp_path: Path):
+    root = demo_copy(tmp_path / "root")
+    done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "check", "--no-cache"],
+                          capture_output=True, env={**os.environ, "PYTHONIOENCODING": "ascii"}, timeout=60)
+    assert done.returncode == 1 and b"Traceback" not in done.stderr, done.stderr
+    assert b"\\u6458\\u8981" in done.stdout  # PM106 names the Chinese heading, escaped

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 RULES = (
     Rule("PM501", "stale", I,
              "This active file has not changed for `stale.days` (default 90): by its last commit "
-             "when the root is a git repository, else by its modification time. Memory health "
+             "when the root itself is a git repository (holds `.git`), else by its modification "
+             "time. Memory health "
              "proposes archiving inactive files, so agents stop loading them on demand; archived "
              "files keep a record and can be recovered. The quick fix archives it, after "
              "confirmation."),
