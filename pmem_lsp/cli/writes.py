@@ -30,13 +30,12 @@ from ..engine.lifecycle.preview import (
     apply_previewed,
     preview,
     preview_data,
-    proposed_findings,
     refusal_data,
+    save_findings,
 )
 from ..engine.lifecycle.safety import Refusal
 from ..engine.report import diagnostics_data
 from ..engine.secrets import mask_text
-from ..engine.settings import SettingsError, resolve_settings
 from . import exit_codes
 from .terminal import lines, one_line
 
@@ -74,13 +73,7 @@ class _Output:
 
 def _findings(root: Path, shown: Preview) -> list[dict[str, Any]]:
     """What the checks say of the text a save proposes, before it is written."""
-    if shown.plan.op != "save" or shown.empty:
-        return []
-    try:
-        settings = resolve_settings(root)
-    except SettingsError:
-        return []  # the refusal to read settings is reported by `pmem check`; the save goes on
-    return diagnostics_data(proposed_findings(root, shown.plan, settings))
+    return diagnostics_data(save_findings(root, shown))
 
 
 def _show(io: _Output, shown: Preview, findings: list[dict[str, Any]]) -> None:

@@ -25,8 +25,8 @@ from ..engine.lifecycle.preview import (
     apply_previewed,
     preview,
     preview_data,
-    proposed_findings,
     refusal_data,
+    save_findings,
 )
 from ..engine.lifecycle.safety import Refusal, resolve_inside, validate_relative
 from ..engine.memory_file import MemoryFile
@@ -319,12 +319,7 @@ def make_preview(root: Path, previews: Previews, operation: str, path: str | Non
         shown = preview(context(root), request)
     except Refusal as exc:
         raise ToolFailure.from_refusal(exc) from None
-    findings: list[dict[str, Any]] = []
-    if request.op == "save" and not shown.empty:
-        try:
-            findings = diagnostics_data(proposed_findings(root, shown.plan, resolve_settings(root)))
-        except SettingsError:
-            findings = []  # as the CLI: `memory_check` reports the settings; the save goes on
+    findings = diagnostics_data(save_findings(root, shown))
     # The token is random hex, never memory: kept out of the masking, which could take it for a key.
     data = mask_data({**preview_data(shown, findings), "token": None})
     data["token"] = shown.token

@@ -20,6 +20,7 @@ from pmem_lsp.engine.lifecycle.preview import (
     changes,
     preview,
     proposed_findings,
+    save_findings,
 )
 from pmem_lsp.engine.lifecycle.safety import Refusal
 from pmem_lsp.engine.settings import resolve_settings
@@ -230,3 +231,15 @@ def test_a_description_or_reason_that_would_be_written_into_an_index_may_not_hol
         preview(context(root, TODAY), request_)
     assert refused.value.rule == "no-secrets" and FAKE_KEY not in refused.value.message
     assert digest(root) == before
+
+
+def test_a_save_with_unreadable_settings_is_still_checked_with_the_defaults(tmp_path: Path):
+    """A broken `.pmem.toml` is `pmem check`'s to report; a save goes on, checked for secrets
+    with the default detectors (it crashed with a SettingsError traceback)."""
+    root = make_root(tmp_path, {".pmem.toml": "bogus = [\n"})
+    shown = preview(context(root, TODAY), Request("save", "projects/kiln.md", content=NOTE))
+    assert not shown.empty and [f.code for f in save_findings(root, shown)] == []
+    with pytest.raises(Refusal) as refused:
+        preview(context(root, TODAY), Request("save", "projects/keys.md",
+                                              content=NOTE + "token = ghp_R7x2Kq9LmZ4vB8nW1cYt5pJ3sD6fH0gE2aUk\n"))
+    assert "ghp_R7x2" not in refused.value.message

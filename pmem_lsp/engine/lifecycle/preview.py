@@ -27,7 +27,7 @@ from .lock import RootLock
 from .operations import LifecycleContext, context, make_plan
 from .plan import MakeDir, Move, Plan, Remove, WriteText
 from .safety import Refusal
-from .save import diff_lines
+from .save import diff_lines, settings_or_defaults
 
 if TYPE_CHECKING:
     from ..settings import Settings
@@ -154,6 +154,14 @@ def changes(plan: Plan) -> list[dict[str, Any]]:
             out.append({"kind": "create" if step.before is None else "update", "path": step.path,
                         "diff": mask_text("\n".join(diff))})
     return out
+
+
+def save_findings(root: Path, shown: Preview) -> list[Finding]:
+    """What the checks say of the text a `save` preview proposes (none for other operations,
+    or a save that changes nothing): shown by the CLI and the MCP server alike."""
+    if shown.plan.op != "save" or shown.empty:
+        return []
+    return proposed_findings(root, shown.plan, settings_or_defaults(root))
 
 
 def proposed_findings(root: Path, plan: Plan, settings: Settings) -> list[Finding]:

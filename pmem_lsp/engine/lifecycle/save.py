@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import difflib
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..index_edit import route_for, routes_to
 from ..memory_file import MemoryFile
 from ..rules.secrets import check_secrets
-from ..settings import Settings, resolve_settings
+from ..settings import Settings, SettingsError, resolve_settings
 from ..zones import INDEX, Zone, is_markdown, zone_of
 from .changes import AddRoute, Change, CreateText, ReplaceText, apply_change
 from .plan import MakeDir, Plan, Step, WriteText
@@ -92,11 +93,20 @@ def diff_lines(rel: str, before: str, after: str) -> list[str]:
         before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{rel}", f"b/{rel}", n=2)]
 
 
+def settings_or_defaults(root: Path) -> Settings:
+    """The root's settings, or the defaults where `.pmem.toml` cannot be read: a save is still
+    checked for secrets (with the default detectors), and `pmem check` reports the settings."""
+    try:
+        return resolve_settings(root)
+    except SettingsError:
+        return Settings()
+
+
 def plan_save(ctx: LifecycleContext, raw: object, content: object, description: str | None = None,
               route: bool = True, settings: Settings | None = None) -> Plan:
     rel, zone = _destination(ctx, raw)
     refuse_secret("route description", description)
-    settings = settings or resolve_settings(ctx.root)
+    settings = settings or settings_or_defaults(ctx.root)
     text = _check_content(rel, zone, content, settings)
     path = ctx.root / rel
     if os.path.lexists(path):
