@@ -120,7 +120,10 @@ def test_a_token_is_stale_when_the_file_changed_or_the_content_differs(root: Pat
     edited = digest(root)
     stale = pmem(root, "save", "projects/alpha.md", "--format", "json", "--token", token, stdin=new)
     assert stale.returncode == 2
-    assert as_json(stale) == {"applied": False, "error": {"kind": "stale-preview", "message": as_json(stale)["error"]["message"]}}
+    answer = as_json(stale)
+    assert set(answer) == {"applied", "error"} and answer["applied"] is False and answer["error"]["kind"] == "stale-preview"
+    assert "files it reads or writes changed" in answer["error"]["message"]
+    assert "nothing was written" in answer["error"]["message"]
     assert digest(root) == edited
 
 
