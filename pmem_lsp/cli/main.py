@@ -308,7 +308,9 @@ def _check_or_health(root: Path, args: argparse.Namespace, cached: bool = False)
         sys.stdout.write(out)
         sys.stdout.flush()
         # PM403 asked `stat` about these paths outside the root: their answers are in the key.
-        outside = [p.path for state in states for e in state.files.values() for p in e.cache.get("sources") or ()]
+        from ..engine.rules.source_paths import checked_outside_paths
+
+        outside = [path for state in states for path in checked_outside_paths(state)]
         cache.store(out, err, status, outside)
     return status
 

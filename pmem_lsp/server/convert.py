@@ -138,7 +138,10 @@ def lifecycle_action(action: Action, diagnostics: Sequence[lsp.Diagnostic]) -> l
     args: dict[str, str] = {} if action.path is None else {"path": action.path}
     if action.reason:
         args["reason"] = action.reason
-    answered = _answered([f.code for f in action.answers], diagnostics) if action.answers else None
+    # The client's diagnostics of exactly those findings (code and line: a purge of one trash
+    # record answers the PM304 on its own heading, not every PM304 in view).
+    answered = [d for d in diagnostics if d.source == SOURCE
+                and any(str(d.code) == f.code and d.range.start.line == f.line for f in action.answers)] or None
     kind = lsp.CodeActionKind.QuickFix if answered else f"{LIFECYCLE_KIND}.{action.op}"
     return lsp.CodeAction(title=action.title, kind=kind, diagnostics=answered,
                           command=lsp.Command(title=action.title, command=f"pmem.{action.op}", arguments=[args]))

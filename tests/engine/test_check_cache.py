@@ -16,6 +16,7 @@ the slowest test of the suite; the other tests run the real `pmem` process.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import gc
 import io
 import logging
@@ -168,7 +169,10 @@ def test_a_cached_check_equals_a_cold_one_after_any_change(steps):
         time.sleep(RACY * 2)
         first = run_in_process(root, cache)
         assert first == run_in_process(root, cache, "--no-cache")
-        assert list((cache / "pmem").glob("*.check")), "the in-process run uses the cache as the process does"
+        records = list((cache / "pmem").glob("*.check"))
+        assert records, "the in-process run uses the cache as the process does"
+        stamp = records[0].stat().st_ino
+        assert run_in_process(root, cache) == first and records[0].stat().st_ino == stamp  # replayed, not stored again
         for op, rel in steps:
             apply(op, rel, root, outside)
             time.sleep(RACY * 2)  # past the racy window: this result may be stored
@@ -245,8 +249,10 @@ def test_the_time_zone_and_home_are_in_the_key():
         home_b.mkdir()
         gamma = root / "notes/gamma.md"
         gamma.write_text(note("Gamma", "Source: `~/proj/raw.csv`\n"), encoding="utf-8")
-        # 20:00 UTC is the next day in Tokyo: exactly 90 days old in UTC, 89 in Tokyo.
-        stamp = time.mktime(time.strptime("2026-09-02 20:00:00", "%Y-%m-%d %H:%M:%S")) - time.timezone
+        # 20:00 UTC is the next day in Tokyo (UTC+9, no summer time): 200 days back, the file is
+        # stale in both zones, and PM501 names another date and count of days in each.
+        day = dt.datetime.now(dt.timezone.utc).date() - dt.timedelta(days=200)
+        stamp = dt.datetime(day.year, day.month, day.day, 20, tzinfo=dt.timezone.utc).timestamp()
         os.utime(root / "notes/alpha.md", (stamp, stamp))
         time.sleep(RACY * 2)
         for env in ({"TZ": "UTC", "HOME": str(home_a)}, {"TZ": "Asia/Tokyo", "HOME": str(home_a)},
@@ -258,8 +264,14 @@ def test_the_time_zone_and_home_are_in_the_key():
         moved = run(root, cache, env_extra={"TZ": "Asia/Tokyo", "HOME": str(home_b)})
         # The same mtime falls on another local day (PM501's count of days), and `~/proj/raw.csv`
         # is gone with the other HOME (PM403): replaying one run for the other would be wrong.
-        assert _codes(utc[0]).count("PM501") != _codes(tokyo[0]).count("PM501")
+        assert _pm501(utc[0]) and _pm501(tokyo[0]) and _pm501(utc[0]) != _pm501(tokyo[0])
         assert _codes(moved[0]).count("PM403") == _codes(tokyo[0]).count("PM403") + 1
+
+
+def _pm501(out: str) -> list[str]:
+    import json
+
+    return [d["message"] for d in json.loads(out)["diagnostics"] if d["code"] == "PM501"]
 
 
 def _codes(out: str) -> list[str]:

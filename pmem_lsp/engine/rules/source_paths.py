@@ -25,16 +25,16 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 from urllib.parse import unquote
 
 from ..findings import Finding
 from ..markdown import PARAGRAPH
 from ..memory_file import MemoryFile, mask_code_spans, parse_metadata_line
 from ..paths import strip_fragment
-from ..root_state import FileEntry
+from ..root_state import FileEntry, RootState
 from ..rule import FileCheck, I, Rule
-from ..zones import Zone
+from .links import LINK_ZONES
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
@@ -173,12 +173,25 @@ def _missing(path: str) -> bool:
     return False
 
 
+_SOURCES = "sources"  # the entry cache's key of a text's pointers
+
+
+def checked_outside_paths(state: RootState) -> list[str]:
+    """The paths outside the root whose existence PM403 asked about in the last analysis of
+    `state` (the check cache keys a replay on their answers)."""
+    out: list[str] = []
+    for entry in state.files.values():
+        pointers = cast("list[SourcePointer]", entry.cache.get(_SOURCES) or [])
+        out += (p.path for p in pointers)
+    return out
+
+
 def check_source_paths(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     """The pointers are found once per text (kept with it); whether each exists is asked of
     the system every time the file is checked."""
     doc = entry.doc
     assert doc is not None  # the analysis runs this check on files with text only
-    pointers = entry.cached("sources", lambda: source_pointers(doc))
+    pointers = entry.cached(_SOURCES, lambda: source_pointers(doc))
     return [
         Finding(entry.rel, p.line, p.start, p.line, p.end, "PM403",
                 f"`{p.written}` does not exist on this machine: the source it points to moved, "
@@ -187,4 +200,4 @@ def check_source_paths(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     ]
 
 
-FILE_CHECKS = (FileCheck(("PM403",), frozenset({Zone.ACTIVE, Zone.CORE}), check_source_paths),)
+FILE_CHECKS = (FileCheck(("PM403",), LINK_ZONES, check_source_paths),)
