@@ -206,3 +206,36 @@ async def test_record_code_actions_offer_recover_and_purge_once_expired(client: 
     assert not (root / "_archive/_trash/projects/gone.md").exists()
     assert archive_index.read_text(encoding="utf-8") == "# Archive index\n"
     await wait_for(client, lambda: codes(client, archive_index) == [])
+
+
+
+def test_a_purge_answers_the_pm304_of_its_own_record_only(tmp_path: Path):
+    """Two expired trash records, both PM304s in the request's context: the purge of one is the
+    quick fix of its own record's finding, not of the other's. (Raw JSON: pytest-lsp's client
+    structures command actions as bare commands and loses their diagnostics.)"""
+    from raw_lsp import MOVING_CLIENT, RawServer
+
+    record = ("## projects/{n}.md\n- status: trashed\n- original: projects/{n}.md\n"
+              "- location: _archive/_trash/projects/{n}.md\n- index-line: - [{n}](projects/{n}.md) — old\n"
+              "- archived: 2020-01-01\n- reason: done\n- deleted: 2020-01-02\n- recover-by: 2020-02-01\n")
+    files = base_files()
+    for n in ("one", "two"):
+        files[f"_archive/_trash/projects/{n}.md"] = summary_file(n.title())
+    files["_archive/_index.md"] = "# Archive index\n\n" + record.format(n="one") + "\n" + record.format(n="two")
+    root = write_root(tmp_path / "memory", files)
+    archive_index = root / "_archive/_index.md"
+    first = archive_index.read_text(encoding="utf-8").splitlines().index("## projects/one.md")
+    session = RawServer(tmp_path)
+    try:
+        session.initialize(root, MOVING_CLIENT)
+        shown = session.wait_for_code(archive_index, "PM304")
+        assert len([d for d in shown if d["code"] == "PM304"]) == 2, shown
+        answer = session.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri(archive_index)},
+            "range": {"start": {"line": first, "character": 0}, "end": {"line": first, "character": 0}},
+            "context": {"diagnostics": shown}})["result"]
+    finally:
+        session.close()
+    purge = next(a for a in answer if a["title"].startswith("Delete"))
+    assert purge["kind"] == "quickfix"
+    assert [d["range"]["start"]["line"] for d in purge["diagnostics"]] == [first]
