@@ -66,6 +66,18 @@ def open_document(workspace: Any, uri: str) -> Any:
     return workspace.text_documents.get(unquote(uri))
 
 
+def analysed_version(ls: PmemServer, state: RootState | None, rel: str, uri: str) -> int | None:
+    """The open document's version when the findings of `rel` were made from exactly its text
+    (a buffer the root state holds), else None: a file not open, or one analysed from the disk
+    (a stale unmodified buffer) or only up to the size cap. Clients may drop diagnostics of an
+    older version, and tests can tell a stale analysis from the latest."""
+    doc = open_document(ls.workspace, uri)
+    entry = state.files.get(rel) if state is not None else None
+    if doc is None or entry is None or not entry.from_buffer or entry.text != doc.source:
+        return None
+    return doc.version
+
+
 # -- positions --------------------------------------------------------------------------
 class Positions:
     """Positions of one file: engine (line, character) ↔ the client's units."""

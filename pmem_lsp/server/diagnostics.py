@@ -15,7 +15,7 @@ from lsprotocol import types as lsp
 
 from ..engine.findings import Finding
 from ..engine.host import MemoryRoot
-from .convert import path_to_uri, positions, to_diagnostic
+from .convert import analysed_version, path_to_uri, positions, to_diagnostic
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -34,8 +34,10 @@ def publish_findings(server: PmemServer, root: MemoryRoot, grouped: dict[str, li
         if published.get(rel, ()) == findings and not force:
             continue
         at = positions(server, root.state, rel)
+        uri = path_to_uri(root.path / rel)
         server.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri=path_to_uri(root.path / rel), diagnostics=[to_diagnostic(at, f) for f in findings]))
+            uri=uri, diagnostics=[to_diagnostic(at, f) for f in findings],
+            version=analysed_version(server, root.state, rel, uri)))
         if findings:
             published[rel] = findings
         else:

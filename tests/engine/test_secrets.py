@@ -12,7 +12,6 @@ import random
 import re
 import string
 import sys
-import time
 import zlib
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import secrets_eval as ev
+from bounded import finishes
 from pmem_lsp.engine.secrets import ALLOW_MARKER, SecretMatch, find_secrets, mask, mask_secrets, redact_line
 
 R = random.Random(401)
@@ -390,10 +390,12 @@ def test_secret_match_is_frozen_and_slotted():
     ["-----BEGIN RSA " + "PRIVATE KEY-----"] + ["A" * 64] * 5000, ["://" + "@" * 10_000 + ":" * 10_000],
     ["a line\nwith a newline password: " + P, "token: x"], ["password:\r", "\r\n"], ["密码：" * 5000],
 ])
-def test_odd_input_is_quick_and_does_not_crash(lines):
-    t0 = time.perf_counter()
-    find_secrets(lines)
-    assert time.perf_counter() - t0 < 2.0
+def test_odd_input_finishes_and_does_not_crash(lines):
+    """No blow-up on hostile shapes (a 200 KB line, 30,000 repeated prefixes, 5,000 key lines):
+    the scan finishes within a generous bound and finds what is there. How fast it is lives in
+    `make bench`, not here."""
+    found = finishes(lambda: find_secrets(lines), f"find_secrets on {len(lines)} odd line(s)")
+    assert all(0 <= m.line < len(lines) for m in found)
 
 
 def test_unicode_lowering_that_changes_length_keeps_positions():
@@ -483,6 +485,5 @@ def test_masking_still_hides_a_key_named_value_in_a_sentence():
 
 def test_a_long_line_of_prose_separators_stays_linear():
     line = "word " * 40000 + "in one pass: " * 20000
-    start = time.perf_counter()
-    find_secrets([line], in_sentences=False)
-    assert time.perf_counter() - start < 10  # quadratic would take minutes
+    # Quadratic work on this line would take far longer than the generous bound.
+    assert finishes(lambda: find_secrets([line], in_sentences=False), "find_secrets on a 400 KB prose line") == []

@@ -27,7 +27,7 @@ from roots import base_files, summary_file, write_root
 
 FLOOD_SECONDS = float(os.environ.get("PMEM_FLOOD_SECONDS", "4"))
 RATE = 200  # didChange per second
-HOVER_EVERY = 0.05  # seconds
+HOVER_EVERY = 10  # changes: a hover every 50 ms at the nominal rate
 SEED = 9
 NOTE = "notes/flood.md"
 
@@ -300,15 +300,28 @@ def published_rows(diagnostics: list[lsp.Diagnostic]) -> list[tuple]:
 
 class ArrivalLog(dict):
     """`client.diagnostics`, which pytest-lsp fills one `publishDiagnostics` at a time, with
-    the arrival time of each: how long the final diagnostics took, and how many were sent."""
+    the arrival time of each (how long the final diagnostics took, and how many were sent) and
+    the document version each was published for (`versions`, filled by `record_versions`)."""
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self.arrivals: list[tuple[float, str]] = []
+        self.versions: list[tuple[str, int | None]] = []
 
     def __setitem__(self, uri: str, diagnostics) -> None:
         super().__setitem__(uri, diagnostics)
         self.arrivals.append((time.monotonic(), uri))
+
+    def record_versions(self, client: LanguageClient) -> None:
+        """Note each publication's version before pytest-lsp stores its diagnostics."""
+        features = client.protocol.fm.features
+        store = features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
+
+        def recording(params: lsp.PublishDiagnosticsParams):
+            self.versions.append((params.uri, params.version))
+            return store(params)
+
+        features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = recording
 
 
 @dataclass
@@ -322,7 +335,8 @@ class FloodResult:
     hovers: int = 0
     hover_failures: list[str] = field(default_factory=list)  # timeouts, errors, wrong answers
     hover_ms: list[float] = field(default_factory=list)
-    rss_mb: list[tuple[float, float]] = field(default_factory=list)  # (seconds into the flood, MB)
+    # (nominal seconds into the flood: changes sent / RATE, MB), sampled every RATE changes
+    rss_mb: list[tuple[float, float]] = field(default_factory=list)
     rss_after_mb: float = float("nan")  # once the diagnostics settled
     server_cpu_s: float = 0.0  # during the flood
     settle_ms: float = float("nan")  # last change sent to the final diagnostics received
@@ -352,7 +366,7 @@ class FloodResult:
 
 
 async def run_flood(client: LanguageClient, root: Path, encoding: str, seconds: float = FLOOD_SECONDS,
-                    seed: int = SEED, settle_timeout: float = 10.0) -> FloodResult:
+                    seed: int = SEED, settle_timeout: float = 60.0) -> FloodResult:
     """Open the note, flood it, then wait for the diagnostics to settle and compare them."""
     note = root / NOTE
     note_uri, index_uri = uri(note), uri(root / "_index.md")
@@ -373,6 +387,7 @@ async def run_flood(client: LanguageClient, root: Path, encoding: str, seconds: 
     await _wait(lambda: note_uri in client.diagnostics, 10, "the note's first diagnostics")
 
     log = client.diagnostics = ArrivalLog(client.diagnostics)
+    log.record_versions(client)
     pending: set[asyncio.Task] = set()
 
     def check_hover(kind: str, answer: lsp.Hover | None, want) -> str | None:
@@ -396,9 +411,10 @@ async def run_flood(client: LanguageClient, root: Path, encoding: str, seconds: 
 
     async def receive(kind: str, sent: float, answer: asyncio.Future, want) -> None:
         # Not `wait_for`: cancelling pygls's future makes its reader fail on the late answer.
-        done, _ = await asyncio.wait({answer}, timeout=10)
+        # A generous bound (a starved server on a busy machine still answers well within it).
+        done, _ = await asyncio.wait({answer}, timeout=60)
         if not done:
-            result.hover_failures.append(f"{kind}: no answer in 10 s")
+            result.hover_failures.append(f"{kind}: no answer in 60 s")
             return
         try:
             answer = answer.result()
@@ -432,7 +448,7 @@ async def run_flood(client: LanguageClient, root: Path, encoding: str, seconds: 
     cpu0 = cpu_seconds(pid)
     t0 = time.monotonic()
     result.rss_mb.append((0.0, rss_mb(pid)))
-    next_sample, next_hover, k = 1.0, 0.0, 0
+    k = 0
     sent_at: list[float] = []
     for i in range(total):
         due = t0 + i / RATE
@@ -448,15 +464,15 @@ async def run_flood(client: LanguageClient, root: Path, encoding: str, seconds: 
             text_document=lsp.VersionedTextDocumentIdentifier(uri=note_uri, version=i + 2),
             content_changes=[lsp.TextDocumentContentChangePartial(range=rng, text=e.text)]))
         sent_at.append(now - t0)
-        if now - t0 >= next_hover:
+        # Hovers and memory samples go by the changes sent, not the clock: the same number on
+        # a busy machine as on a quiet one (the clock only paces the sending).
+        if i % HOVER_EVERY == 0:
             send_hover(k)
             k += 1
-            next_hover += HOVER_EVERY
-        if now - t0 >= next_sample:
-            result.rss_mb.append((now - t0, rss_mb(pid)))
-            next_sample += 1.0
+        if i and i % RATE == 0:
+            result.rss_mb.append((i / RATE, rss_mb(pid)))
     last_sent = time.monotonic()
-    result.rss_mb.append((last_sent - t0, rss_mb(pid)))
+    result.rss_mb.append((total / RATE, rss_mb(pid)))
     result.duration_s = last_sent - t0
     result.changes = total
     result.toggles = editor.toggles
@@ -474,15 +490,25 @@ async def run_flood(client: LanguageClient, root: Path, encoding: str, seconds: 
     mine = lambda: published_rows(client.diagnostics.get(note_uri, []))  # noqa: E731
     try:
         await _wait(lambda: mine() == expected.get(note_uri, []), settle_timeout, "the final diagnostics")
-        await asyncio.sleep(0.5)  # nothing later (a stale analysis) replaces them
+        # No stale analysis: the note's publications came in version order, and the last one
+        # was made from the final text (a late analysis of an older text would break the order).
+        # (Before the scan lands the opened note's early findings carry no version.)
+        versions = [v for u, v in log.versions if u == note_uri]
+        while versions and versions[0] is None:
+            versions.pop(0)
+        final_version = total + 1
+        if not versions or None in versions or versions != sorted(versions):
+            result.mismatch = f"the note's publications are not in version order: {versions}"
+        elif versions[-1] != final_version:
+            result.mismatch = f"the last publication is of version {versions[-1]}, the final text is {final_version}"
         note_arrivals = [t for t, u in log.arrivals if u == note_uri and t >= t0]
         result.note_publishes = len(note_arrivals)
         result.settle_ms = (note_arrivals[-1] - last_sent) * 1000
         every = set(expected) | {u for u in client.diagnostics if u.startswith(uri(root) + "/")}
         got = {u: published_rows(client.diagnostics.get(u, [])) for u in every}
         want = {u: expected.get(u, []) for u in every}
-        result.diagnostics_match = got == want
-        if not result.diagnostics_match:
+        result.diagnostics_match = got == want and not result.mismatch
+        if got != want:
             result.mismatch = f"published {got}\nexpected {want}"
     except AssertionError:
         result.mismatch = f"the note's diagnostics never settled: published {mine()}\nexpected {expected.get(note_uri)}"
@@ -550,10 +576,9 @@ async def test_didchange_flood_with_hovers(client: LanguageClient, root: Path):
     assert r.changes == round(RATE * FLOOD_SECONDS)
     # Every hover answered, and right: sent in step with the changes, each one sees the text
     # as the client had it (a route's card counts the note's bytes; a link's range moves with it).
-    assert r.hovers >= FLOOD_SECONDS / HOVER_EVERY * 0.5
+    # How fast they are answered is `make bench`'s (benchmarks/flood_bench.py), not a test's.
+    assert r.hovers == r.changes // HOVER_EVERY
     assert r.hover_failures == []
-    # Shared machines: a generous bound, far above the goal (10 ms), far below a starved server.
-    assert s["hover_p95_ms"] < 2000
 
     # The final diagnostics are those of the final text, for the note and every other file.
     assert r.diagnostics_match, r.mismatch

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,33 @@ async def test_open_buffer_is_not_overwritten_by_the_disk(client: LanguageClient
     assert codes(client, kept) == ["PM102"]  # the buffer is still the truth
 
 
+def _threads_in_watchfiles() -> list[int]:
+    """Threads inside watchfiles' `RustNotify.watch` (awatch runs it in an anyio worker
+    thread; being native code it has no Python frame of its own, so the worker's frames are
+    searched for the bound method they are calling)."""
+    import sys
+
+    def calls_watch(frame) -> bool:
+        while frame is not None:
+            for value in list(frame.f_locals.values()):
+                owner = getattr(value, "__self__", None)
+                if getattr(value, "__name__", "") == "watch" and type(owner).__name__ == "RustNotify":
+                    return True
+            frame = frame.f_back
+        return False
+
+    return [tid for tid, frame in sys._current_frames().items() if calls_watch(frame)]
+
+
+async def _until(condition, what: str, timeout: float = 60.0) -> None:
+    """Wait for `condition()` on the loop; a generous bound, reported, never a speed goal."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
 async def test_shutdown_stops_the_watchers(tmp_path: Path):
     from pmem_lsp.engine.settings import Settings
     from pmem_lsp.server.app import create_server
@@ -64,19 +92,15 @@ async def test_shutdown_stops_the_watchers(tmp_path: Path):
     server = create_server()
     root = server.host.add_root(root_path, Settings())
     watch_root(server, root)
-    await asyncio.sleep(0.3)
+    # Watching for real first (else "no thread is inside watchfiles" below would prove nothing).
+    await _until(lambda: _threads_in_watchfiles() != [], "the watcher to start")
     (_stop, task), = server.watchers.values()
     await stop_all(server)
-    await asyncio.sleep(0.1)
-    assert task.done() and server.watchers == {}
+    assert server.watchers == {}
+    await _until(task.done, "the watcher's task to end")
     assert [t for t in asyncio.all_tasks() if t.get_coro().__qualname__ == "_watch"] == []
-    # No thread is still inside watchfiles (anyio may keep an idle pool thread, which is fine).
-    import sys
-    import traceback
-
-    in_watchfiles = [tid for tid, frame in sys._current_frames().items()
-                     if any("watchfiles" in f.filename for f in traceback.extract_stack(frame))]
-    assert in_watchfiles == []
+    # No thread stays inside watchfiles (anyio may keep an idle pool thread, which is fine).
+    await _until(lambda: _threads_in_watchfiles() == [], "the watcher's thread to leave watchfiles")
 
 
 async def test_a_long_first_scan_reports_work_done_progress(client: LanguageClient, tmp_path: Path):
@@ -87,7 +111,12 @@ async def test_a_long_first_scan_reports_work_done_progress(client: LanguageClie
 
     root = generate(tmp_path / "big", 2500)  # takes well over half a second to scan and check
     await start(client, root)
+
+    def kinds() -> list[str | None]:
+        return [getattr(v, "kind", None) for reports in client.progress_reports.values() for v in reports]
+
+    # The scan reports its start, and its end once it is done (the end follows the install,
+    # in the same step as the first publication).
+    await _until(lambda: "end" in kinds(), "the scan's progress to end")
+    assert kinds()[0] == "begin" and kinds()[-1] == "end", client.progress_reports
     await wait_for(client, lambda: codes(client, root / "_index.md") != [], timeout=60)
-    await asyncio.sleep(0.2)
-    kinds = [getattr(v, "kind", None) for reports in client.progress_reports.values() for v in reports]
-    assert kinds[0] == "begin" and kinds[-1] == "end", client.progress_reports
