@@ -1,5 +1,7 @@
 """The process boundary (issue 9, docs/design.md §7): pmem opens no network connection and writes no
-file outside the memory root — no log file, no cache, nothing in HOME or the working folder.
+file outside the memory root but its own user cache folder (`~/.cache/pmem`: the check
+records of `pmem check` and the writers' locks, engine/user_cache.py) — no log file, nothing
+else in HOME, the working folder or TMPDIR.
 
 Every Python process the tests start gets a `sitecustomize.py` first on PYTHONPATH that adds
 an audit hook (PEP 578; it sees the C-level calls, whatever library makes them):
@@ -127,19 +129,24 @@ class Sandbox:
         return {name: sorted(p.relative_to(d).as_posix() for p in d.rglob("*"))
                 for name, d in (("home", self.home), ("cwd", self.cwd), ("tmp", self.tmp))}
 
-    # Outside the root pmem writes one thing: the lock that keeps two pmem writers apart, a
-    # file named after the root in its cache folder (engine/lifecycle/lock.py).
+    # Outside the root pmem writes only into its user cache folder: the lock that keeps two
+    # pmem writers apart (engine/lifecycle/lock.py) and the check cache's records
+    # (cli/check_cache.py), each written through a temporary file renamed into place.
+    CACHE = ".cache/pmem"
     LOCKS = ".cache/pmem/locks"
 
-    def listing_but_locks(self) -> dict[str, list[str]]:
+    def listing_but_user_cache(self) -> dict[str, list[str]]:
         listing = self.listing()
-        locks = [p for p in listing["home"] if p.startswith(self.LOCKS + "/")]
+        cached = [p for p in listing["home"] if p.startswith(self.CACHE + "/")]
+        locks = [p for p in cached if p.startswith(self.LOCKS + "/")]
+        records = [p for p in cached if p not in locks and p != self.LOCKS]
         assert all(p.endswith(".lock") for p in locks) and len(locks) <= 1, locks
-        listing["home"] = [p for p in listing["home"] if p not in (".cache", ".cache/pmem", self.LOCKS, *locks)]
+        assert all(p.endswith(".check") and "/" not in p[len(self.CACHE) + 1:] for p in records), records
+        listing["home"] = [p for p in listing["home"] if p not in (".cache", self.CACHE, *cached)]
         return listing
 
     def writes_outside(self, writes: list[str], root: Path) -> list[str]:
-        cache = str(self.home / ".cache")  # the lock file and the folders it is made in
+        cache = str(self.home / ".cache")  # the lock file, the check records and their folders
         return [w for w in writes if str(root) not in w and not (cache in w and ("pmem" in w or w.endswith(".cache')")))]
 
 
@@ -206,12 +213,21 @@ def test_the_cli_uses_no_network_and_writes_only_in_the_root(tmp_path: Path, iso
     root = leak_root(tmp_path / "memory")
     (root / ".pmem.toml").write_text('[severity]\nPM003 = "hint"\n', encoding="utf-8")
     before = box.listing()
+    # The check cache stores a run's record only when no file changed in the two seconds
+    # before it (cli/check_cache.py), so whether these checks write their records depended on
+    # how fast this machine ran them. With no such window they always do, and the test says
+    # exactly what they write.
+    box.env["PMEM_CACHE_RACY_SECONDS"] = "0"
     runs = [box.cli("--root", str(root), *args) for args in (
         ("check",), ("check", "--format", "json"), ("status",), ("health", "--format", "json"), ("rules", "PM401"))]
     assert [r.returncode for r in runs] == [1, 1, 0, 0, 0], [r.stderr for r in runs]
     assert json.loads(runs[1].stdout)["diagnostics"]
     read_only = box.records()
-    assert [k for k, _ in read_only] == ["LOADED"] * 5, read_only  # loaded in each, and nothing else
+    assert [k for k, _ in read_only if k != "WRITE"] == ["LOADED"] * 5, read_only  # loaded in each
+    read_writes = [r for k, r in read_only if k == "WRITE"]
+    # The only writes of the read-only commands: the two checks' records in the user cache.
+    assert box.writes_outside(read_writes, root) == [] and not [w for w in read_writes if str(root) in w]
+    assert sum(w.endswith(".check')") for w in read_writes) == 2, read_writes
 
     archived = box.cli("--root", str(root), "archive", "projects/stale.md", "--reason", "old", "--yes")
     assert archived.returncode == 0, archived.stderr
@@ -221,7 +237,7 @@ def test_the_cli_uses_no_network_and_writes_only_in_the_root(tmp_path: Path, iso
     writes = [r for k, r in records if k == "WRITE"]
     assert writes, "the archive wrote its indexes"
     assert box.writes_outside(writes, root) == []
-    assert box.listing_but_locks() == before  # nothing in HOME (but the lock), the working folder or TMPDIR
+    assert box.listing_but_user_cache() == before  # nothing in HOME (but the lock), the working folder or TMPDIR
 
 
 def _server_session(box: Sandbox, root: Path) -> RawServer:
@@ -256,7 +272,7 @@ def test_a_server_session_uses_no_network_and_writes_only_in_the_root(tmp_path: 
     assert not [r for k, r in records if k == "NET"], records
     writes = [r for k, r in records if k == "WRITE"]
     assert writes and box.writes_outside(writes, root) == []
-    assert box.listing_but_locks() == before
+    assert box.listing_but_user_cache() == before
     assert "Traceback" not in "".join(session.stderr)
 
 
@@ -277,7 +293,7 @@ def test_no_file_outside_the_root_changes_and_the_root_changes_only_as_planned(t
     assert box.cli("--root", str(root), "archive", "notes/keys.md", "--yes").returncode == 0
     _server_session(box, root)
     after = tree()
-    assert box.listing_but_locks() == outside
+    assert box.listing_but_user_cache() == outside
     moved = {"notes/keys.md": "_archive/notes/keys.md", "projects/stale.md": "_archive/projects/stale.md"}
     for src, dest in moved.items():
         assert src not in after and after[dest] == before[src]
