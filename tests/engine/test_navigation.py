@@ -148,6 +148,22 @@ def test_hover_never_shows_a_secret_but_shows_the_summary_around_it(demo: Demo):
     assert "- `PM401` secret (line 4): likely GitHub token" in h.markdown
 
 
+def test_hover_masks_a_secret_that_the_analysis_does_not_report(tmp_path):
+    """Hover masks twice: the PM401 findings' ranges, then any likely secret on the lines it
+    shows. With PM401 ignored the analysis reports nothing, and the second step alone keeps
+    the token out of the card (removing it makes this fail)."""
+    text = f"# Keys\n\n## Summary\n- Deploy token: {TOKEN}\n- Rotated every quarter.\n- Kept for the CI job.\n"
+    root = make_root(tmp_path, {"notes/keys.md": text})
+    state = scan(root, {"ignore": ["PM401"]})
+    found = Analysis(state, TODAY).by_path()
+    assert not [f for fs in found.values() for f in fs if f.code == "PM401"]
+    lines = state.doc("_index.md").lines
+    line = next(i for i, x in enumerate(lines) if "notes/keys.md" in x)
+    h = hover(state, "_index.md", line, lines[line].index("notes/keys.md"), found, TODAY)
+    assert "- Rotated every quarter." in h.markdown  # the summary is shown
+    assert TOKEN not in h.markdown and TOKEN[4:16] not in h.markdown
+
+
 def test_hover_hides_every_line_of_a_multi_line_secret(tmp_path):
     import base64
     import random

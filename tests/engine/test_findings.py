@@ -1,0 +1,31 @@
+"""`Finding` (engine/findings.py): every finding's message is masked where it is made, so no
+rule can quote a secret (docs/design.md §7) — whatever text of the memory it names."""
+
+from __future__ import annotations
+
+from engine_helpers import findings
+from pmem_lsp.engine.findings import Finding
+from roots import TOKEN, make_root
+
+
+def test_a_finding_masks_a_secret_in_its_message():
+    f = Finding("notes/a.md", 0, 0, 0, 1, "PM201", f"`notes/{TOKEN}.md` does not exist")
+    assert TOKEN not in f.message and TOKEN[4:16] not in f.message
+    assert f.message.startswith("`notes/") and f.message.endswith(".md` does not exist")
+
+
+def test_a_message_without_a_secret_is_kept_as_it_is():
+    message = "`notes/a b.md` does not exist"
+    assert Finding("_index.md", 3, 2, 3, 20, "PM201", message).message is message
+
+
+def test_rules_that_quote_paths_and_targets_never_show_a_token(tmp_path):
+    """Real rules quoting text that holds a token: a dangling route (PM201) and a broken link
+    (PM402). With the masking in `Finding` switched off, both messages show the token."""
+    root = make_root(tmp_path, {"notes/links.md": f"# Links\n\nSee [the keys](keys-{TOKEN}.md).\n"})
+    (root / "_index.md").write_text((root / "_index.md").read_text(encoding="utf-8")
+                                    + f"- [Gone](notes/{TOKEN}.md) — a route to nowhere\n", encoding="utf-8")
+    found = findings(root)
+    quoting = {f.code for f in found if f.code in ("PM201", "PM402")}
+    assert quoting == {"PM201", "PM402"}, [(f.code, f.message) for f in found]
+    assert all(TOKEN not in f.message and TOKEN[4:16] not in f.message for f in found)
