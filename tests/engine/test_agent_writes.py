@@ -123,6 +123,9 @@ def test_an_allowed_secret_shape_can_be_saved(tmp_path):
     text = f"# Docs\n\nThe example key in the AWS docs: `{FAKE_KEY}` <!-- pmem: allow-secret -->\n"
     shown = preview(context(root, TODAY), Request("save", "notes/aws-docs.md", content=text))
     assert shown.token is not None
+    apply_previewed(root, shown.request, shown.token, TODAY)
+    assert (root / "notes/aws-docs.md").read_text(encoding="utf-8") == text
+    assert "notes/aws-docs.md" in (root / "_index.md").read_text(encoding="utf-8")  # routed, as previewed
 
 
 def test_a_change_between_preview_and_apply_makes_the_token_stale(tmp_path):

@@ -343,11 +343,37 @@ def test_resolve_inside_never_returns_a_path_outside_the_root(hostile, raw):
     assert os.path.commonpath([real_root, os.path.realpath(path)]) == real_root
 
 
+# What the hostile root still lets each operation do: (operation, path, where the file goes).
+# Without them a contract that refused everything would pass the property below.
+SAFE_PLANS = [
+    ("archive", "projects/alpha.md", "_archive/projects/alpha.md"),
+    ("delete", "projects/old.md", "_archive/_trash/projects/old.md"),
+    ("delete", "_archive/projects/old.md", "_archive/_trash/projects/old.md"),
+    ("recover", "projects/old.md", "projects/old.md"),
+    ("recover", "notes/gone.md", "notes/gone.md"),
+    ("recover", "_archive/_trash/notes/gone.md", "notes/gone.md"),
+    ("purge", "notes/gone.md", None),
+]
+
+
+@pytest.mark.parametrize("op, raw, destination", SAFE_PLANS)
+def test_the_hostile_root_still_plans_what_is_safe(hostile, op, raw, destination):
+    root, _ = hostile
+    plan = make_plan(context(root, TODAY), op, raw)
+    assert_plan_safe(root, plan)
+    moves = [step for step in plan.steps if isinstance(step, Move)]
+    if destination is None:  # a purge removes the trashed file, and moves nothing
+        assert moves == [] and [s.path for s in plan.steps if isinstance(s, Remove)] == ["_archive/_trash/notes/gone.md"]
+    else:
+        assert [m.destination for m in moves] == [destination]
+
+
 @HYP
-@given(raw=ANY_PATH)
+@given(raw=st.one_of(ANY_PATH, st.sampled_from([raw for _op, raw, _dest in SAFE_PLANS])))
 def test_no_operation_plans_anything_unsafe(hostile, raw):
     root, _ = hostile
     ctx = context(root, TODAY)
+    planned = []
     for op in OPS:
         try:
             plan = make_plan(ctx, op, raw)
@@ -355,6 +381,9 @@ def test_no_operation_plans_anything_unsafe(hostile, raw):
             continue
         assert not must_be_refused(raw), f"{op} accepted {raw!r}"
         assert_plan_safe(root, plan)
+        planned.append(op)
+    # A known safe input is planned by its operation, whatever else the property tries.
+    assert {op for op, safe, _dest in SAFE_PLANS if safe == raw} <= set(planned), (raw, planned)
 
 
 @settings(max_examples=60, deadline=None)
