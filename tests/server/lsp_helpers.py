@@ -31,16 +31,16 @@ async def start(client: LanguageClient, root: Path, profile: str = "neovim",
     ))
 
 
-async def wait_for(client: LanguageClient, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+async def wait_for(client: LanguageClient, predicate: Callable[[], bool], timeout: float = 60.0) -> None:
     """Poll the diagnostics the client has received until `predicate` holds."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out; diagnostics so far: {summarise(client)}")
+            raise AssertionError(f"timed out after {timeout:.0f} s (a generous bound); diagnostics so far: {summarise(client)}")
         await asyncio.sleep(0.02)
 
 
-async def watching(client: LanguageClient, root: Path, timeout: float = 30.0) -> Path:
+async def watching(client: LanguageClient, root: Path, timeout: float = 60.0) -> Path:
     """Return once the server watches `root` for changes on disk. It starts watching after its
     first scan, and a change made in between is never seen (a race of the server's, not of the
     tests): so a canary note is written until the server reports it, then changed until the

@@ -73,7 +73,7 @@ class RawServer:
     def notify(self, method: str, params: Any = None) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    def request(self, method: str, params: Any = None, timeout: float = 15.0) -> dict:
+    def request(self, method: str, params: Any = None, timeout: float = 60.0) -> dict:
         """Send a request and wait for its response (the whole response message)."""
         msg_id = self.new_id()
         self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
@@ -84,11 +84,11 @@ class RawServer:
         return self._next_id
 
     # -- receiving -----------------------------------------------------------------
-    def response(self, msg_id: Any, timeout: float = 15.0) -> dict:
+    def response(self, msg_id: Any, timeout: float = 60.0) -> dict:
         return self.wait(lambda m: "method" not in m and m.get("id") == msg_id, timeout,
                          f"a response to {msg_id!r}")
 
-    def wait(self, predicate: Callable[[dict], bool], timeout: float = 15.0, what: str = "a message") -> dict:
+    def wait(self, predicate: Callable[[dict], bool], timeout: float = 60.0, what: str = "a message") -> dict:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._lock:
@@ -117,7 +117,7 @@ class RawServer:
                      if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri]
         return found[-1] if found else []
 
-    def wait_for_code(self, target: Path | str, code: str, timeout: float = 15.0) -> list[dict]:
+    def wait_for_code(self, target: Path | str, code: str, timeout: float = 60.0) -> list[dict]:
         """Wait until `code` is published for the file; its diagnostics then."""
         uri = target.as_uri() if isinstance(target, Path) else target
         self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
@@ -183,9 +183,9 @@ class RawServer:
         """Shut down as a client does; the server's exit code."""
         if self.proc.poll() is None:
             try:
-                self.request("shutdown", None, timeout=10)
+                self.request("shutdown", None, timeout=60)
                 self.notify("exit")
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=60)
             except (AssertionError, OSError, subprocess.TimeoutExpired):
                 pass
         if self.proc.poll() is None:

@@ -374,7 +374,7 @@ async def server_run(zygote: str, root: Path, op: str, moves: bool, kill: tuple,
             args["reason"] = "finished"
         command = asyncio.ensure_future(client.workspace_execute_command_async(lsp.ExecuteCommandParams(
             command=f"pmem.{op}", arguments=[args])))
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while not command.done() and not client.stopped:
             assert time.monotonic() < deadline, "the command neither finished nor was killed"
             await asyncio.sleep(0.005)

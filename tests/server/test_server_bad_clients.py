@@ -150,7 +150,7 @@ def test_a_second_initialize_and_requests_after_shutdown_are_invalid(server: Raw
     assert server.request("shutdown")["result"] is None
     assert _error_code(_hover_index(server, root)) == -32600
     server.notify("exit")
-    assert server.proc.wait(timeout=5) == 0
+    assert server.proc.wait(timeout=60) == 0
 
 
 def _open(server: RawServer, path: Path, text: str, version: int) -> str:

@@ -129,10 +129,10 @@ async def test_diagnostics_follow_the_disk_under_an_unmodified_buffer(client: La
     index = root / "_index.md"
     text = open_doc(client, index)
     (root / "notes/new.md").write_text(summary_file("New"), encoding="utf-8")
-    await wait_for(client, lambda: "PM202" in codes(client, root / "notes/new.md"), timeout=30)
+    await wait_for(client, lambda: "PM202" in codes(client, root / "notes/new.md"), timeout=60)
     # An agent routes it on disk; the editor's buffer of the index is unmodified: disk wins.
     index.write_text(text + "- [New](notes/new.md) — a new note\n", encoding="utf-8")
-    await wait_for(client, lambda: codes(client, root / "notes/new.md") == [], timeout=30)
+    await wait_for(client, lambda: codes(client, root / "notes/new.md") == [], timeout=60)
 
 
 async def test_an_index_with_unsaved_edits_stops_the_operation_before_anything_moves(

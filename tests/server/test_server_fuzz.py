@@ -147,7 +147,7 @@ def test_random_messages_never_stop_the_server(tmp_path: Path):
 
         # Every request got exactly one answer, even the ones with nonsense parameters.
         for msg_id in sent_ids:
-            server.response(msg_id, timeout=30)
+            server.response(msg_id, timeout=60)
         answers = server.responses()
         assert all(len(answers[msg_id]) == 1 for msg_id in sent_ids)
 
@@ -166,7 +166,7 @@ def test_random_messages_never_stop_the_server(tmp_path: Path):
             "uri": uri, "languageId": "markdown", "version": 1, "text": summary_file("Fresh", bullets=1)}})
         server.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
                     and {"PM102", "PM202"} <= {d["code"] for d in m["params"]["diagnostics"]},
-                    timeout=20, what="PM102 and PM202 for the fresh file")
+                    timeout=60, what="PM102 and PM202 for the fresh file")
         # Nothing the fuzz sent was ever confirmed, so no memory file moved.
         assert (root / "projects" / "alpha.md").is_file()
     finally:

@@ -380,7 +380,7 @@ async def run_flood(client: LanguageClient, root: Path, encoding: str, seconds: 
     route_hover = lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=index_uri),
                                   position=lsp.Position(line=route_line, character=4))
     # The scan has landed when the index's route has a hover (before it, nothing has).
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while await client.text_document_hover_async(route_hover) is None:
         assert time.monotonic() < deadline, "the root was not scanned in 30 s"
         await asyncio.sleep(0.05)

@@ -30,18 +30,18 @@ async def test_external_create_edit_rename_delete(client: LanguageClient, root: 
     await ready(client, root)
     new = root / "notes/new.md"
     new.write_text(summary_file("New", bullets=2), encoding="utf-8")  # created: unrouted, 2 bullets
-    await wait_for(client, lambda: codes(client, new) == ["PM102", "PM202"], timeout=3)
+    await wait_for(client, lambda: codes(client, new) == ["PM102", "PM202"])
 
     new.write_text(summary_file("New", bullets=4), encoding="utf-8")  # edited: 4 bullets
-    await wait_for(client, lambda: codes(client, new) == ["PM202"], timeout=3)
+    await wait_for(client, lambda: codes(client, new) == ["PM202"])
 
     moved = root / "notes/moved.md"
     new.rename(moved)  # renamed: the old path clears, the new one is checked
-    await wait_for(client, lambda: codes(client, new) == [] and codes(client, moved) == ["PM202"], timeout=3)
+    await wait_for(client, lambda: codes(client, new) == [] and codes(client, moved) == ["PM202"])
 
     kept = root / "notes/kept.md"
     kept.unlink()  # deleted: its route dangles now
-    await wait_for(client, lambda: codes(client, root / "_index.md") == ["PM201"], timeout=3)
+    await wait_for(client, lambda: codes(client, root / "_index.md") == ["PM201"])
 
 
 async def test_open_buffer_is_not_overwritten_by_the_disk(client: LanguageClient, root: Path):
@@ -52,7 +52,7 @@ async def test_open_buffer_is_not_overwritten_by_the_disk(client: LanguageClient
     kept.write_text(summary_file("Kept", bullets=4), encoding="utf-8")  # the disk says 4 bullets
     other = root / "notes/other.md"
     other.write_text(summary_file("Other"), encoding="utf-8")  # proves the watcher ran after
-    await wait_for(client, lambda: codes(client, other) == ["PM202"], timeout=3)
+    await wait_for(client, lambda: codes(client, other) == ["PM202"])
     assert codes(client, kept) == ["PM102"]  # the buffer is still the truth
 
 
