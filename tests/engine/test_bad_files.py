@@ -21,12 +21,12 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 import pmem_lsp.engine.root_state as root_state_module
+from bounded import GENEROUS_SECONDS
 from pmem_lsp.cli.check import run_check
 from pmem_lsp.engine.analysis import analyze
 from pmem_lsp.engine.findings import Severity
@@ -70,7 +70,7 @@ def build_root(tmp_path: Path) -> Path:
     })
 
 
-def pmem(root: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def pmem(root: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """The real CLI in its own process: a read that blocks (a named pipe) fails the test by
     the timeout instead of hanging it."""
     return subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "check", *args],
@@ -283,16 +283,13 @@ def _huge(path: Path, size: int) -> None:
 def test_a_50_mb_file_is_analysed_up_to_the_cap_and_reported(tmp_path: Path):
     root = build_root(tmp_path)
     _huge(root / BAD, 50 * MiB)
-    began = time.monotonic()
     text, report = check_text_and_json(root)
-    elapsed = time.monotonic() - began
     assert text.stderr.splitlines() == [f"pmem: warning: {BAD}: 50 MiB, only the first 2 MiB analysed"]
     assert report["truncated"] == [{"path": BAD, "size": 50 * MiB, "analysed": MAX_ANALYSED_BYTES}]
     assert report["unreadable"] == []
     found = {(d["path"], d["code"]) for d in report["diagnostics"]}
     assert {(BAD, "PM102"), (BAD, "PM005")} <= found  # analysed (its head), and its real size reported
     assert_rest_checked(text.stdout, report)
-    assert elapsed < 30, f"two checks of a root with a 50 MB file took {elapsed:.1f} s"
 
 
 def _token(i: int, length: int = 36) -> str:
@@ -329,10 +326,12 @@ LONG_LINES = {
 
 
 @contextlib.contextmanager
-def _deadline(seconds: float):
-    """Fail (instead of running for hours) when the block takes longer than `seconds`."""
+def _deadline(seconds: float = GENEROUS_SECONDS):
+    """Fail (instead of running for hours) when the block takes longer than `seconds` — a
+    generous bound, not a speed goal (that is `make bench`'s): quadratic work on these lines
+    takes hours."""
     def expired(_signum, _frame):
-        raise TimeoutError(f"took more than {seconds} s: quadratic again?")
+        raise TimeoutError(f"still running after {seconds:.0f} s: quadratic again?")
 
     previous = signal.signal(signal.SIGALRM, expired)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -346,7 +345,7 @@ def _deadline(seconds: float):
 @pytest.mark.parametrize("name", list(LONG_LINES))
 def test_long_lines_take_linear_time(name: str):
     lines = ("# Long\n\n" + LONG_LINES[name] + "\n").split("\n")
-    with _deadline(10):
+    with _deadline():
         scan_blocks(lines)
         find_secrets(lines)
         doc = MemoryFile("\n".join(lines))
@@ -361,14 +360,11 @@ def test_a_root_with_very_long_lines_is_checked_in_seconds(tmp_path: Path):
     body = "\n".join(LONG_LINES.values())
     data = (BAD_SUMMARY + body).encode("utf-8")[:MAX_ANALYSED_BYTES]
     (root / BAD).write_bytes(data)
-    began = time.monotonic()
-    text = pmem(root, timeout=60)
-    elapsed = time.monotonic() - began
+    text = pmem(root, timeout=GENEROUS_SECONDS * 2)  # a generous bound; quadratic would take hours
     assert text.stderr == ""
     assert f"{BAD}:5:1: PM102 summary-bullet-count warning: the summary has 2 bullets; it needs 3 to 6" \
         in text.stdout.splitlines()
     assert PLANTED in text.stdout.splitlines()
-    assert elapsed < 30, f"checking a root with a 2 MiB file of long lines took {elapsed:.1f} s"
 
 
 # -- deeply nested folders ------------------------------------------------------------------

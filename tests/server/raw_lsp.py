@@ -101,6 +101,18 @@ class RawServer:
             time.sleep(0.01)
         raise AssertionError(f"timed out waiting for {what}; stderr: {''.join(self.stderr)[-3000:]}")
 
+    def logged(self, text: str, since: int = 0, timeout: float = 60.0) -> bool:
+        """Whether the server writes a stderr line holding `text` (after its first `since`
+        lines), waiting for it: stderr is read by a thread of its own, so a line the server
+        wrote before its last answer may not have been read yet."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if any(text in line for line in self.stderr[since:]):
+                return True
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                return any(text in line for line in self.stderr[since:])
+            time.sleep(0.01)
+
     def responses(self) -> dict[Any, list[dict]]:
         out: dict[Any, list[dict]] = {}
         with self._lock:

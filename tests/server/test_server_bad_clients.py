@@ -67,7 +67,7 @@ def _symbol_names(server: RawServer, uri: str) -> list[str]:
 
 
 def _logged(server: RawServer, text: str) -> bool:
-    return any(text in line for line in server.stderr)
+    return server.logged(text)
 
 
 def test_bodies_that_are_not_json_get_a_parse_error_with_a_null_id(server: RawServer, root: Path):
@@ -115,7 +115,7 @@ def test_wrong_parameter_types_get_invalid_params_with_their_id(initialized: tup
     answer = server.request(HOVER, params)
     assert _error_code(answer) == -32602
     _still_serving(server, root)
-    assert any("invalid parameters" in line for line in server.stderr[logged_before:])
+    assert server.logged("invalid parameters", since=logged_before)
 
 
 def test_notifications_with_wrong_parameters_are_dropped(server: RawServer, root: Path):
