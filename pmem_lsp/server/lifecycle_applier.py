@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from ..engine.host import MemoryRoot
+from ..engine.lifecycle.consequences import prune_emptied
 from ..engine.lifecycle.fs_applier import ApplyError, apply_plan, apply_step, describe, preflight, write_index
 from ..engine.lifecycle.lock import RootLock, busy
 from ..engine.lifecycle.plan import MakeDir, Move, Plan, Remove, WriteText
@@ -166,6 +167,7 @@ async def _move_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan, ste
         return (f"the editor did not move {step.source} to {step.destination} "
                 "(it may have refused because the destination exists)")
     _keep_mtime(dest, before)
+    prune_emptied(base, step.source)  # a recover or delete leaves no empty folder in `_archive/`
     return None
 
 

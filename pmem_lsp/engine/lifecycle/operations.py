@@ -42,6 +42,7 @@ from .changes import (
     apply_change,
     record_fields,
 )
+from .consequences import links_broken_by, preview_lines
 from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
 from .safety import (
     CHANGED,
@@ -230,6 +231,7 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
     else:
         lines.append("  _index.md: no route to remove")
     lines.append(f"  _archive/_index.md: add a record (reason: {why})")
+    lines += preview_lines(links_broken_by(root, [rel]))
     lines.append(f"  To undo: recover {rel} — restores the file" + (" and this route line exactly" if routes else ""))
     return Plan("archive", rel, tuple(steps), "\n".join(lines), "Archive", f"archived {rel} to {dest}",
                 {"index-line": saved, "destination": dest})
@@ -263,6 +265,7 @@ def plan_delete(ctx: LifecycleContext, raw: object) -> Plan:
         f"  move: {location} → {dest}",
         f"  _archive/_index.md: mark the record trashed, deleted {ctx.today.isoformat()}, "
         f"recover by {recover_by.isoformat()}",
+        *preview_lines(links_broken_by(root, [location])),
         f"  To undo: recover {original} before {recover_by.isoformat()}; "
         "after that it may be purged (with a separate confirmation)",
     ])
