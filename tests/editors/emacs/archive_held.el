@@ -1,0 +1,97 @@
+;;; archive_held.el --- driven by tests/editors/test_editors_emacs.py  -*- lexical-binding: t; -*-
+;; A new user's Emacs: the README's init lines ($PMEM_INIT), Debian's eglot and markdown-mode. The
+;; archive code action on a note, its confirmation held open longer than eglot's reply timeout
+;; (shrunk from 10 s to $PMEM_TIMEOUT s: the same `jsonrpc-default-request-timeout'), then
+;; answered; then the user types in the note's buffer and saves. First, as the control, the same
+;; command sent the way eglot 1.9 sends it (`jsonrpc-request'): it times out. Writes $PMEM_OUT.
+(package-initialize)
+(require 'json)
+(require 'markdown-mode)
+(load (getenv "PMEM_INIT"))
+
+(defvar held-result nil)
+(defun held-put (key value) (push (cons key value) held-result))
+(defun held-bool (x) (if x t :json-false))
+(defun held-finish (err)
+  (held-put 'error err)                 ; nil is JSON null
+  (with-temp-file (getenv "PMEM_OUT") (insert (json-encode held-result)))
+  (kill-emacs 0))
+(defun held-wait (pred seconds)
+  (let ((deadline (+ (float-time) seconds)))
+    (while (and (< (float-time) deadline) (not (funcall pred))) (accept-process-output nil 0.05))
+    (funcall pred)))
+
+(let* ((root (file-name-as-directory (getenv "PMEM_ROOT_UNDER_TEST")))
+       (hold (string-to-number (getenv "PMEM_HOLD")))
+       (timeout (string-to-number (getenv "PMEM_TIMEOUT")))
+       (note (expand-file-name "projects/garden-sensors.md" root))
+       (archived (expand-file-name "_archive/projects/garden-sensors.md" root))
+       (index (find-file-noselect (expand-file-name "_index.md" root)))
+       (prompts nil) (answered nil) action server)
+  (find-file note)
+  (run-hooks 'post-command-hook)        ; batch has no command loop; eglot-ensure connects from it
+  (unless (held-wait #'eglot-current-server 60) (held-finish "eglot did not connect"))
+  (setq server (eglot-current-server))
+  (held-put 'server_class (symbol-name (eieio-object-class-name server)))
+  (held-put 'major_mode (symbol-name major-mode))
+  ;; The code action a user picks in M-x eglot-code-actions (the server offers it once it scanned).
+  (held-wait (lambda ()
+               (setq action (cl-find "Archive projects/garden-sensors.md"
+                                     (ignore-errors (eglot-code-actions (point-min) (point-min)))
+                                     :key (lambda (a) (plist-get a :title)) :test #'equal)))
+             60)
+  (unless action (held-finish "no archive code action"))
+  ;; The user: reads the confirmation for HOLD seconds, then picks "Archive".
+  (advice-add 'completing-read :around
+              (lambda (_orig prompt collection &rest _)
+                (push prompt prompts)
+                (let ((start (float-time)))
+                  (while (< (- (float-time) start) hold) (accept-process-output nil 0.05))
+                  (push (- (float-time) start) answered))
+                (held-put 'choices (mapcar (lambda (x) (if (consp x) (car x) x)) collection))
+                "Archive"))
+  (let ((jsonrpc-default-request-timeout timeout)
+        (command (plist-get (plist-get action :command) :command))
+        (arguments (plist-get (plist-get action :command) :arguments)))
+    ;; The control: eglot 1.9's own `eglot-execute-command', line for line.
+    (held-put 'control_error
+              (condition-case err
+                  (progn (jsonrpc-request server :workspace/executeCommand
+                                          `(:command ,(format "%s" command) :arguments ,arguments))
+                         nil)
+                (jsonrpc-error (format "%S" err))))
+    (held-put 'control_prompt_answered (length answered))
+    (held-put 'control_moved (held-bool (file-exists-p archived)))
+    ;; Through pmem-eglot.el: what M-x eglot-code-actions does with the chosen action.
+    (setq prompts nil answered nil pmem-eglot-last-result nil)
+    (eglot--read-execute-code-action (list action) server (plist-get action :kind))
+    (held-put 'returned_at_once (held-bool (null pmem-eglot-last-result)))
+    (unless (held-wait (lambda () pmem-eglot-last-result) (+ 60 hold))
+      (held-finish "no answer to pmem.archive")))
+  (held-put 'held_seconds (car answered))
+  (held-put 'prompt (car prompts))
+  (held-put 'result (cdr pmem-eglot-last-result))
+  ;; The note's buffer followed the move; the index buffer shows the disk.
+  (held-put 'old_path_buffer (held-bool (find-buffer-visiting note)))
+  (let ((moved (find-buffer-visiting archived)))
+    (held-put 'moved_buffer (held-bool moved))
+    (held-put 'index_buffer_is_disk
+              (with-current-buffer index
+                (held-bool (and (not (buffer-modified-p))
+                     (equal (buffer-string)
+                            (with-temp-buffer (insert-file-contents (expand-file-name "_index.md" root))
+                                              (buffer-string)))))))
+    (when moved
+      (with-current-buffer moved
+        (held-put 'moved_modified (held-bool (buffer-modified-p)))
+        (goto-char (point-max))
+        (insert "Typed after the archive.\n")
+        (save-buffer))))
+  ;; Completing a route, as the README says: M-x completion-at-point on an empty list item.
+  (with-current-buffer index
+    (held-put 'm_tab (symbol-name (key-binding (kbd "M-TAB"))))
+    (goto-char (point-max))
+    (insert "- ")
+    (completion-at-point)
+    (held-put 'completed (buffer-substring-no-properties (line-beginning-position) (line-end-position)))))
+(held-finish nil)
