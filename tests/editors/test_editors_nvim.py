@@ -117,6 +117,10 @@ def test_plugin_commands_status_health_archive_and_upgrade(nvim, tmp_path: Path)
     assert cancelled["arguments"] == [{"path": "notes/travel-2026.md", "reason": "trip is over"}]
     assert cancelled["result"]["applied"] is False
     assert "pmem: cancelled; nothing was changed" in result["messages"]
+    # The confirmation named the link the archive would have broken (issue 27).
+    travel = next(s["prompt"] for s in result["selects"] if s["prompt"].startswith("Archive notes/travel-2026.md"))
+    assert "  links that will break: 1 in 1 active file" in travel
+    assert "    notes/sichuan-cooking.md:26 → notes/travel-2026.md" in travel
     assert (root / "notes/travel-2026.md").exists() and (root / "notes/meal-planning.md").exists()
 
     # :PmemUpgrade in the other root (its own client) creates the lifecycle folders.
