@@ -118,3 +118,16 @@ def test_pruning_never_removes_the_lifecycle_folders_or_a_folder_with_anything_i
     assert (root / "_archive/notes/.keep").exists()
     assert prune_emptied(root, "_archive/gone.md") == [] and (root / "_archive").is_dir()
     assert prune_emptied(root, "notes/gone.md") == []  # only `_archive/` is tidied
+
+
+def test_a_sessions_state_is_used_as_it_is_with_its_buffers(tmp_path: Path):
+    """The server passes its scanned state (no rescan): a link typed in an unsaved buffer counts."""
+    from pmem_lsp.engine.root_state import RootState
+    from pmem_lsp.engine.settings import Settings
+
+    root = linked_root(tmp_path)
+    state = RootState.scan(root, Settings())
+    state.set_buffer("notes/b.md", summary_file("B", extra="Now [old](../projects/old.md).\n"))
+    assert [b.path for b in links_broken_by(root, ["projects/old.md"], state)] == [
+        "_core/profile.md", "notes/a.md", "notes/a.md", "notes/b.md"]
+    assert "notes/b.md" not in [b.path for b in links_broken_by(root, ["projects/old.md"])]  # the disk
