@@ -19,7 +19,7 @@
 ;;   index buffer without edits is reverted to the disk.  Saving never writes a moved file
 ;;   back to its old path.
 ;; - Commands: `pmem-status', `pmem-health', `pmem-archive', `pmem-delete', `pmem-recover',
-;;   `pmem-upgrade'.
+;;   `pmem-purge', `pmem-upgrade'.
 
 ;;; Code:
 
@@ -58,10 +58,13 @@
 (defclass pmem-eglot-lsp-server (eglot-lsp-server) ()
   :documentation "pmem-lsp: `pmem.*' commands without a timeout, `pmem/filesChanged' handled.")
 
+(defun pmem-eglot--contact (&rest _)
+  "What eglot starts: `pmem-lsp-command' (read when the server starts), as pmem's server class."
+  (cons 'pmem-eglot-lsp-server pmem-lsp-command))
+
 (dolist (mode '(markdown-mode gfm-mode))
-  (setq eglot-server-programs (cl-remove mode eglot-server-programs :key #'car :test #'equal))
-  (add-to-list 'eglot-server-programs
-               (cons mode (lambda (&rest _) (cons 'pmem-eglot-lsp-server pmem-lsp-command)))))
+  ;; First in the list, so it wins over other Markdown servers; loading this file twice adds nothing.
+  (add-to-list 'eglot-server-programs (cons mode #'pmem-eglot--contact)))
 
 (defun pmem-eglot-maybe-start ()
   "Start eglot in Markdown buffers under a memory root."
@@ -157,6 +160,11 @@ shows with `completing-read', for as long as the user needs, and shows its outco
   "Bring the archived or trashed file PATH back with its route; the server asks first."
   (interactive (list (pmem-eglot--read-path "Recover")))
   (pmem-eglot-execute (pmem-eglot--server) "pmem.recover" (vector (list :path path))))
+
+(defun pmem-purge (path)
+  "Delete the trashed file PATH permanently (past its recover-by date); the server asks first."
+  (interactive (list (pmem-eglot--read-path "Delete permanently")))
+  (pmem-eglot-execute (pmem-eglot--server) "pmem.purge" (vector (list :path path))))
 
 (defun pmem-upgrade ()
   "Create the missing lifecycle folders and archive index; the server asks first."

@@ -48,8 +48,9 @@
                 (let ((start (float-time)))
                   (while (< (- (float-time) start) hold) (accept-process-output nil 0.05))
                   (push (- (float-time) start) answered))
-                (held-put 'choices (mapcar (lambda (x) (if (consp x) (car x) x)) collection))
-                "Archive"))
+                (let ((choices (mapcar (lambda (x) (if (consp x) (car x) x)) collection)))
+                  (held-put 'choices choices)
+                  (car choices))))     ; Archive, Recover, …: the action, never Cancel
   (let ((jsonrpc-default-request-timeout timeout)
         (command (plist-get (plist-get action :command) :command))
         (arguments (plist-get (plist-get action :command) :arguments)))
@@ -68,6 +69,11 @@
     (held-put 'returned_at_once (held-bool (null pmem-eglot-last-result)))
     (unless (held-wait (lambda () pmem-eglot-last-result) (+ 60 hold))
       (held-finish "no answer to pmem.archive")))
+  (held-put 'archived_on_disk (held-bool (and (file-exists-p archived) (not (file-exists-p note)))))
+  (held-put 'index_after_archive (with-temp-buffer (insert-file-contents (expand-file-name "_index.md" root))
+                                                   (buffer-string)))
+  (held-put 'records_after_archive
+            (with-temp-buffer (insert-file-contents (expand-file-name "_archive/_index.md" root)) (buffer-string)))
   (held-put 'held_seconds (car answered))
   (held-put 'prompt (car prompts))
   (held-put 'result (cdr pmem-eglot-last-result))
@@ -86,7 +92,18 @@
         (held-put 'moved_modified (held-bool (buffer-modified-p)))
         (goto-char (point-max))
         (insert "Typed after the archive.\n")
-        (save-buffer))))
+        (save-buffer)
+        (held-put 'saved_to_archive
+                  (held-bool (and (not (file-exists-p note))
+                                  (with-temp-buffer (insert-file-contents archived)
+                                                    (string-suffix-p "Typed after the archive.\n" (buffer-string))))))
+        ;; M-x pmem-recover from the archived note's buffer: it follows the file back.
+        (setq hold 0 pmem-eglot-last-result nil)
+        (pmem-recover "projects/garden-sensors.md")
+        (unless (held-wait (lambda () pmem-eglot-last-result) 60) (held-finish "no answer to pmem.recover"))
+        (held-put 'recover_result (cdr pmem-eglot-last-result))
+        (held-put 'recovered_buffer (held-bool (find-buffer-visiting note)))
+        (held-put 'archived_buffer_after_recover (held-bool (find-buffer-visiting archived))))))
   ;; Completing a route, as the README says: M-x completion-at-point on an empty list item.
   (with-current-buffer index
     (held-put 'm_tab (symbol-name (key-binding (kbd "M-TAB"))))
