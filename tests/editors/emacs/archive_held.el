@@ -27,7 +27,7 @@
        (note (expand-file-name "projects/garden-sensors.md" root))
        (archived (expand-file-name "_archive/projects/garden-sensors.md" root))
        (index (find-file-noselect (expand-file-name "_index.md" root)))
-       (prompts nil) (answered nil) action server)
+       (prompts nil) (answered nil) (draining nil) action server)
   (find-file note)
   (run-hooks 'post-command-hook)        ; batch has no command loop; eglot-ensure connects from it
   (unless (held-wait #'eglot-current-server 60) (held-finish "eglot did not connect"))
@@ -44,13 +44,15 @@
   ;; The user: reads the confirmation for HOLD seconds, then picks "Archive".
   (advice-add 'completing-read :around
               (lambda (_orig prompt collection &rest _)
-                (push prompt prompts)
-                (let ((start (float-time)))
-                  (while (< (- (float-time) start) hold) (accept-process-output nil 0.05))
-                  (push (- (float-time) start) answered))
-                (let ((choices (mapcar (lambda (x) (if (consp x) (car x) x)) collection)))
-                  (held-put 'choices choices)
-                  (car choices))))     ; Archive, Recover, …: the action, never Cancel
+                (if draining
+                    (progn (setq draining 'done) "Cancel") ; the control's prompt, come late: no
+                  (push prompt prompts)
+                  (let ((start (float-time)))
+                    (while (< (- (float-time) start) hold) (accept-process-output nil 0.05))
+                    (push (- (float-time) start) answered))
+                  (let ((choices (mapcar (lambda (x) (if (consp x) (car x) x)) collection)))
+                    (held-put 'choices choices)
+                    (car choices)))))   ; Archive, Recover, …: the action, never Cancel
   (let ((jsonrpc-default-request-timeout timeout)
         (command (plist-get (plist-get action :command) :command))
         (arguments (plist-get (plist-get action :command) :arguments)))
@@ -61,8 +63,13 @@
                                           `(:command ,(format "%s" command) :arguments ,arguments))
                          nil)
                 (jsonrpc-error (format "%S" err))))
+    (held-put 'control_prompt_shown (length prompts))
     (held-put 'control_prompt_answered (length answered))
     (held-put 'control_moved (held-bool (file-exists-p archived)))
+    (when (null prompts)                ; a loaded server asked after the timeout: that one is a no
+      (setq draining t)
+      (held-wait (lambda () (eq draining 'done)) 30)
+      (setq draining nil))
     ;; Through pmem-eglot.el: what M-x eglot-code-actions does with the chosen action.
     (setq prompts nil answered nil pmem-eglot-last-result nil)
     (eglot--read-execute-code-action (list action) server (plist-get action :kind))
