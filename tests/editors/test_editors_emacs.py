@@ -73,7 +73,8 @@ def test_readme_setup_keeps_a_confirmation_open_past_eglots_timeout_and_follows_
     result = json.loads(out.read_text(encoding="utf-8"))
     assert result["error"] is None, (result, done.stderr)
     assert result["server_class"] == "pmem-eglot-lsp-server" and result["major_mode"] == "markdown-mode"
-    # The control: the prompt was cut short by the timeout, nothing moved.
+    # The control: the prompt was cut short by the timeout (10 s unless shrunk), nothing moved.
+    assert result["default_timeout"] == 10
     assert "Timed out" in result["control_error"], result
     assert result["control_prompt_shown"] in (0, 1)  # 0: the server asked only after the timeout
     assert result["control_prompt_answered"] == 0 and result["control_moved"] is False

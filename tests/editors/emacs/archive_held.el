@@ -53,6 +53,7 @@
                   (let ((choices (mapcar (lambda (x) (if (consp x) (car x) x)) collection)))
                     (held-put 'choices choices)
                     (car choices)))))   ; Archive, Recover, …: the action, never Cancel
+  (held-put 'default_timeout jsonrpc-default-request-timeout) ; what a user's Emacs waits: 10 s
   (let ((jsonrpc-default-request-timeout timeout)
         (command (plist-get (plist-get action :command) :command))
         (arguments (plist-get (plist-get action :command) :arguments)))
