@@ -97,6 +97,9 @@ def test_readme_setup_keeps_a_confirmation_open_past_eglots_timeout_and_follows_
     assert result["recovered_buffer"] is True and result["archived_buffer_after_recover"] is False
     assert (root / "projects/garden-sensors.md").read_text(encoding="utf-8").endswith("Typed after the archive.\n")
     assert route in (root / "_index.md").read_text(encoding="utf-8")
+    # A buffer that had edits when its file moved keeps them, and will not write the old path.
+    assert result["guard"].startswith("pmem moved scratch-moved.md to ") and "C-x C-w" in result["guard"], result
+    assert result["guard_kept_edits"] is True and result["guard_recreated"] is False
     # A whole route with M-x completion-at-point; M-TAB is ispell's in text modes (the README says so).
     assert result["completed"] == "- [Reading list](notes/reading-list.md) — Reading list"
     assert result["m_tab"] == "ispell-complete-word"

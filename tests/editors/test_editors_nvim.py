@@ -192,6 +192,8 @@ def test_readme_neovim_setup_completes_a_whole_route_on_a_single_match(nvim, ins
     assert "menuone" not in result["completeopt"]  # Neovim's default: one match is inserted at once
     route = "- [Reading list](notes/reading-list.md) — Reading list"
     assert result["lines"] == [route, route]
+    assert result["converted"] == {"route": "[A $ b](a.md) — c } d", "plain": "- [A](a.md) — a",
+                                   "tabstop": None, "other_kind": None}
 
 
 def test_plugin_on_a_neovim_older_than_0_10_says_what_it_needs_and_sets_nothing_up(nvim, tmp_path: Path):

@@ -118,5 +118,22 @@
     (goto-char (point-max))
     (insert "- ")
     (completion-at-point)
-    (held-put 'completed (buffer-substring-no-properties (line-beginning-position) (line-end-position)))))
+    (held-put 'completed (buffer-substring-no-properties (line-beginning-position) (line-end-position))))
+  ;; A buffer with edits when pmem moves its file (typed between the move and the notice): the
+  ;; edits stay, and saving to the old path is refused.
+  (let* ((scratch (expand-file-name "notes/scratch-moved.md" root))
+         (moved-to (expand-file-name "_archive/notes/scratch-moved.md" root)))
+    (with-temp-file scratch (insert "# Scratch\n"))
+    (with-current-buffer (find-file-noselect scratch)
+      (insert "edited\n")
+      (delete-file scratch)
+      (eglot-handle-notification server 'pmem/filesChanged
+                                 :uris (vector (eglot--path-to-uri scratch))
+                                 :moved (vector (list :from (eglot--path-to-uri scratch)
+                                                      :to (eglot--path-to-uri moved-to))))
+      (held-put 'guard (condition-case e (progn (save-buffer) "saved") (user-error (cadr e))))
+      (held-put 'guard_kept_edits (held-bool (and (buffer-modified-p) (string-match-p "edited" (buffer-string)))))
+      (held-put 'guard_recreated (held-bool (file-exists-p scratch)))
+      (set-buffer-modified-p nil)
+      (kill-buffer))))
 (held-finish nil)

@@ -20,6 +20,15 @@ end
 local ok, err = pcall(dofile, snippet)
 if not ok then return finish("the snippet failed: " .. tostring(err)) end
 
+-- What the plugin makes Neovim insert: pmem's text whole; other servers' items left to Neovim.
+local text = require("pmem")._completion_text
+result.converted = {
+  route = text({ kind = 17, insertTextFormat = 2, textEdit = { newText = "[A \\$ b](a.md) — c \\} d" } }) or vim.NIL,
+  plain = text({ kind = 17, textEdit = { newText = "- [A](a.md) — a" } }) or vim.NIL,
+  tabstop = text({ kind = 17, insertTextFormat = 2, textEdit = { newText = "f(${1:x})" } }) or vim.NIL,
+  other_kind = text({ kind = 3, textEdit = { newText = "print(x)" } }) or vim.NIL,
+}
+
 local co
 local function sleep(ms)
   vim.defer_fn(function() assert(coroutine.resume(co)) end, ms)

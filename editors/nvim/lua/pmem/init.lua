@@ -354,9 +354,15 @@ end
 --- The text a completion item puts in the buffer: its edit's new text, a snippet read as the
 --- plain text it stands for (the server escapes only `\`, `$` and `}`, and sends no tab stops).
 local function completion_text(item)
+  -- pmem's items are files and folders (the convert below sees every item of the buffer,
+  -- whichever server sent it: leave the others to Neovim).
+  if item.kind ~= 17 and item.kind ~= 19 then return nil end
   local text = item.textEdit and item.textEdit.newText or item.insertText
   if type(text) ~= "string" then return nil end
-  if item.insertTextFormat == 2 then text = text:gsub("\\(.)", "%1") end
+  if item.insertTextFormat == 2 then
+    if text:gsub("\\.", ""):find("%$") then return nil end -- a real snippet (tab stops): not ours
+    text = text:gsub("\\(.)", "%1")
+  end
   return text
 end
 
