@@ -35,10 +35,12 @@ demo: $(STAMP_RUN)
 	@echo "== pmem status =="
 	@$(BIN)/pmem --root $(DEMO) status
 
-# ruff over the package, the benchmarks and the tests; mypy over the package. Both are
-# configured in pyproject.toml and pinned in the test extras. `make test` runs this first.
+# ruff over every Python file of the repository (the package, benchmarks, tests, editors' helper
+# scripts; .venv and node_modules are never linted: ruff skips what .gitignore ignores); mypy
+# over the package. Both are configured in pyproject.toml and pinned in the test extras.
+# `make test` runs this first.
 lint: $(STAMP_TEST)
-	$(BIN)/ruff check pmem_lsp benchmarks tests
+	$(BIN)/ruff check .
 	$(BIN)/mypy pmem_lsp
 
 # With npm on PATH, tests/editors/test_editors_vscode.py also runs `npm ci`, build, unit tests and

@@ -35,12 +35,17 @@
               (lambda (_orig prompt coll &rest _)
                 (try-say "PROMPT: %s\nCHOICES: %S" prompt (mapcar (lambda (x) (if (consp x) (car x) x)) coll))
                 "Archive"))
-  (condition-case err
-      (try-say "archive result: %S"
-               (eglot-execute-command (eglot-current-server) "pmem.archive"
-                                      (vector (list :path "projects/garden-sensors.md" :reason "trial from emacs"))))
-    (error (try-say "archive error: %S" err)))
-  (accept-process-output nil 1)
+  ;; pmem-eglot.el sends pmem.* commands without a reply timeout: the answer comes after the
+  ;; confirmation, in `pmem-eglot-last-result'.
+  (setq pmem-eglot-last-result nil)
+  (eglot-execute-command (eglot-current-server) "pmem.archive"
+                         (vector (list :path "projects/garden-sensors.md" :reason "trial from emacs")))
+  (try-wait (lambda () pmem-eglot-last-result) 60)
+  (try-say "archive result: %S" (cdr pmem-eglot-last-result))
+  (try-say "buffers: old path %s, archived copy %s"
+           (if (find-buffer-visiting file) "visited" "not visited")
+           (if (find-buffer-visiting (expand-file-name "_archive/projects/garden-sensors.md" root))
+               "visited" "not visited"))
   (try-say "on disk: note there %s, archived copy there %s" (file-exists-p file)
            (file-exists-p (expand-file-name "_archive/projects/garden-sensors.md" root))))
 (kill-emacs 0)

@@ -79,7 +79,7 @@ def _findings(root: Path, shown: Preview) -> list[dict[str, Any]]:
 def _show(io: _Output, shown: Preview, findings: list[dict[str, Any]]) -> None:
     out = io.out
     out.write(lines(shown.plan.preview) + "\n")
-    if findings:
+    if findings and shown.plan.op == "save":  # an archive's or delete's broken links are in its preview
         out.write("  Findings on the proposed text:\n")
         for d in findings:
             out.write(f"    {one_line(d['path'])}:{d['line']}:{d['column']}: {d['code']} {d['name']} "

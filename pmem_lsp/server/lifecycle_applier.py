@@ -22,7 +22,8 @@ disk at that moment:
    added meanwhile survives.
 
 Afterwards the client is told which open documents changed on disk (`pmem/filesChanged`), so
-that it can reload them; VS Code reloads unmodified editors by itself.
+that it can reload them, and where the moved ones went (`moved`: `[{"from", "to"}]`); VS Code
+reloads unmodified editors by itself.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from ..engine.host import MemoryRoot
+from ..engine.lifecycle.consequences import prune_emptied
 from ..engine.lifecycle.fs_applier import ApplyError, apply_plan, apply_step, describe, preflight, write_index
 from ..engine.lifecycle.lock import RootLock, busy
 from ..engine.lifecycle.plan import MakeDir, Move, Plan, Remove, WriteText
@@ -166,6 +168,7 @@ async def _move_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan, ste
         return (f"the editor did not move {step.source} to {step.destination} "
                 "(it may have refused because the destination exists)")
     _keep_mtime(dest, before)
+    prune_emptied(base, step.source)  # a recover or delete leaves no empty folder in `_archive/`
     return None
 
 
@@ -235,5 +238,17 @@ async def carry_out(ls: PmemServer, root: MemoryRoot, plan: Plan) -> Outcome:
         ls.host.disk_changed(path)
     reopen = [path_to_uri(p) for p in changed if p in ls.host.buffers]
     if reopen:
-        ls.protocol.notify(FILES_CHANGED, {"uris": reopen})
+        ls.protocol.notify(FILES_CHANGED, {"uris": reopen, "moved": moved_open(ls, root, plan)})
     return outcome
+
+
+def moved_open(ls: PmemServer, root: MemoryRoot, plan: Plan) -> list[dict[str, str]]:
+    """The moves of `plan` that happened, from a file open in the editor: where its buffer's
+    file went, for clients whose buffer stays at the old path (the server moved the file, as
+    for eglot): they follow it there instead of writing it back on the next save."""
+    out = []
+    for move in plan.moves():
+        source, dest = root.path / move.source, root.path / move.destination
+        if source in ls.host.buffers and os.path.lexists(dest) and not os.path.lexists(source):
+            out.append({"from": path_to_uri(source), "to": path_to_uri(dest)})
+    return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,8 @@ def test_plugin_commands_status_health_archive_and_upgrade(nvim, tmp_path: Path)
     (bare / "notes").mkdir(parents=True)
     (bare / "_index.md").write_text("# Memory index\n\n- [A](notes/a.md) — a note\n", encoding="utf-8")
     (bare / "notes/a.md").write_text("# A\n\nA note.\n", encoding="utf-8")
+    old = time.time() - 400 * 86400  # stale (PM501): a health item to list
+    os.utime(root / "projects/retail-pipeline.md", (old, old))
     result = nvim("plugin_commands.lua", root, PMEM_BARE_ROOT=str(bare))
     sent = result["sent"]
 
@@ -70,7 +73,10 @@ def test_plugin_commands_status_health_archive_and_upgrade(nvim, tmp_path: Path)
         assert isinstance(entry["result"]["text"], str) and entry["result"]["text"], entry
     assert result["status_buffer"] == {"name": "pmem://status", "buftype": "nofile",
                                        "first": f"Memory root: {root}"}
-    assert "pmem: health: no candidates, and no expired trash" in result["messages"]
+    # Each quickfix entry names the rules behind it (issue 27).
+    assert result["qf_title"] == "Persistent Memory: health"
+    assert result["qf_texts"] and all(t.startswith("PM5") for t in result["qf_texts"]), result["qf_texts"]
+    assert any(t.startswith("PM501 archive: ") for t in result["qf_texts"]), result["qf_texts"]
 
     # :PmemArchive asked for the reason, sent it, the server asked to confirm: moved, indexes saved.
     archive = sent[2]
@@ -80,7 +86,10 @@ def test_plugin_commands_status_health_archive_and_upgrade(nvim, tmp_path: Path)
     assert archive["err"] is None and archive["result"]["applied"] is True, archive
     assert result["inputs"] == ["Archive projects/garden-sensors.md, reason: ", "Archive notes/meal-planning.md, reason: "]
     assert result["selects"][0]["choices"] == ["Archive", "Cancel"]
-    assert "projects/garden-sensors.md → _archive/projects/garden-sensors.md" in result["selects"][0]["prompt"]
+    prompt = result["selects"][0]["prompt"]
+    assert "projects/garden-sensors.md → _archive/projects/garden-sensors.md" in prompt
+    # The preview as the server wrote it: Neovim's own handler appended ": " (issue 27).
+    assert prompt.startswith("Archive projects/garden-sensors.md\n") and prompt.endswith("this route line exactly")
     assert not (root / "projects/garden-sensors.md").exists()
     assert (root / "_archive/projects/garden-sensors.md").read_bytes() == note
     assert result["note_buffer"] == str(root / "_archive/projects/garden-sensors.md")
@@ -107,6 +116,11 @@ def test_plugin_commands_status_health_archive_and_upgrade(nvim, tmp_path: Path)
     cancelled = sent[6]
     assert cancelled["arguments"] == [{"path": "notes/travel-2026.md", "reason": "trip is over"}]
     assert cancelled["result"]["applied"] is False
+    assert "pmem: cancelled; nothing was changed" in result["messages"]
+    # The confirmation named the link the archive would have broken (issue 27).
+    travel = next(s["prompt"] for s in result["selects"] if s["prompt"].startswith("Archive notes/travel-2026.md"))
+    assert "  links that will break: 1 in 1 active file" in travel
+    assert "    notes/sichuan-cooking.md:26 → notes/travel-2026.md" in travel
     assert (root / "notes/travel-2026.md").exists() and (root / "notes/meal-planning.md").exists()
 
     # :PmemUpgrade in the other root (its own client) creates the lifecycle folders.
@@ -166,3 +180,29 @@ def test_nvim_readme_snippet_without_the_plugin(nvim, tmp_path: Path):
     assert note["roots"] == [str(root)] and "PM102" in note["codes"]
     assert archived["roots"] == [str(root)] and core["roots"] == [str(root)]
     assert elsewhere["roots"] == []
+
+
+def test_readme_neovim_setup_completes_a_whole_route_on_a_single_match(nvim, installed_server: Path, tmp_path: Path):
+    """Issue 27: the README's init.lua exactly, Neovim's defaults (no menu for a single item, so
+    nothing is confirmed with <C-y>): the whole route line arrives, not only its path (PM206)."""
+    snippet = lua_block(REPO / "README.md", "**Neovim**").replace("~/src/pmem-lsp", str(REPO))
+    (tmp_path / "init.lua").write_text(snippet, encoding="utf-8")
+    root = demo_copy(tmp_path / "memory")
+    result = nvim("readme_complete.lua", root, PMEM_SNIPPET=str(tmp_path / "init.lua"))
+    assert "menuone" not in result["completeopt"]  # Neovim's default: one match is inserted at once
+    route = "- [Reading list](notes/reading-list.md) — Reading list"
+    assert result["lines"] == [route, route]
+    assert result["converted"] == {"route": "[A $ b](a.md) — c } d", "plain": "- [A](a.md) — a",
+                                   "tabstop": None, "other_kind": None}
+
+
+def test_plugin_on_a_neovim_older_than_0_10_says_what_it_needs_and_sets_nothing_up(nvim, tmp_path: Path):
+    """Debian 12's nvim 0.7.2 raised `E5113: …init.lua:338: unexpected event` (no LspAttach in 0.7);
+    the version is checked before anything else runs (issue 27)."""
+    result = nvim("plugin_old_version.lua", tmp_path)
+    assert result["ok"] is True and result["returned"] is False, result
+    [message] = result["messages"]
+    assert message["level"] == 4  # vim.log.levels.ERROR
+    assert "needs Neovim 0.10 or later" in message["msg"] and "nothing was set up" in message["msg"]
+    assert "https://github.com/neovim/neovim/releases" in message["msg"] and "Debian 13" in message["msg"]
+    assert result["commands"] == [] and result["autocmds"] == 0

@@ -93,7 +93,8 @@ def cells(text: str):
 
 
 def main(src: str, dst: str) -> None:
-    lines = open(src, encoding="utf-8").read().rstrip("\n").split("\n")
+    with open(src, encoding="utf-8") as f:
+        lines = f.read().rstrip("\n").split("\n")
     rows = [cells(re.sub(r"\x1b\[[0-9;?]*[A-Za-ln-z]", "", line)) for line in lines]
     font, bold = ImageFont.truetype(FONT, SIZE), ImageFont.truetype(BOLD, SIZE)
     cw = round(font.getlength("M"))

@@ -25,6 +25,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from .consequences import prune_emptied
 from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
 from .safety import CHANGED, COLLISION, ENCODING, Refusal, require_free, require_source, resolve_inside
 
@@ -166,6 +167,7 @@ def apply_step(root: Path, step: Step) -> None:
         require_source(root, step.source)
         require_free(root, step.destination)
         move_no_overwrite(root / step.source, root / step.destination)
+        prune_emptied(root, step.source)  # a recover or delete leaves no empty folder in `_archive/`
     elif isinstance(step, Remove):
         resolve_inside(root, step.path)
         require_source(root, step.path)

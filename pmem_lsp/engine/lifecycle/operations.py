@@ -16,7 +16,7 @@ from pathlib import Path
 from ..archive_index import ArchiveRecord, parse_date, record_location
 from ..index_edit import find_records, format_record, line_text, newline_of, route_for, routes_to
 from ..memory_file import MemoryFile
-from ..root_state import decode
+from ..root_state import RootState, decode
 from ..zones import (
     ARCHIVE_DIR,
     ARCHIVE_INDEX,
@@ -42,6 +42,7 @@ from .changes import (
     apply_change,
     record_fields,
 )
+from .consequences import links_broken_by, preview_lines
 from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
 from .safety import (
     CHANGED,
@@ -79,6 +80,9 @@ class LifecycleContext:
     # The text of a root-relative file, None when it does not exist. The server reads open
     # buffers first, so a plan is made against what the user sees.
     read_text: Callable[[str], str | None]
+    # The root's files as a session already holds them (the server's scanned state), for what a
+    # preview says beyond its own steps (the links a move breaks); None: read them from the disk.
+    state: RootState | None = None
 
 
 def disk_reader(root: Path) -> Callable[[str], str | None]:
@@ -230,6 +234,7 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
     else:
         lines.append("  _index.md: no route to remove")
     lines.append(f"  _archive/_index.md: add a record (reason: {why})")
+    lines += preview_lines(links_broken_by(root, [rel], ctx.state))
     lines.append(f"  To undo: recover {rel} — restores the file" + (" and this route line exactly" if routes else ""))
     return Plan("archive", rel, tuple(steps), "\n".join(lines), "Archive", f"archived {rel} to {dest}",
                 {"index-line": saved, "destination": dest})
@@ -263,6 +268,7 @@ def plan_delete(ctx: LifecycleContext, raw: object) -> Plan:
         f"  move: {location} → {dest}",
         f"  _archive/_index.md: mark the record trashed, deleted {ctx.today.isoformat()}, "
         f"recover by {recover_by.isoformat()}",
+        *preview_lines(links_broken_by(root, [location], ctx.state)),
         f"  To undo: recover {original} before {recover_by.isoformat()}; "
         "after that it may be purged (with a separate confirmation)",
     ])

@@ -157,8 +157,13 @@ def changes(plan: Plan) -> list[dict[str, Any]]:
 
 
 def save_findings(root: Path, shown: Preview) -> list[Finding]:
-    """What the checks say of the text a `save` preview proposes (none for other operations,
-    or a save that changes nothing): shown by the CLI and the MCP server alike."""
+    """What the checks say of the text a `save` preview proposes, or the links an archive or a
+    delete will break (none for other operations, or a write that changes nothing): shown by
+    the CLI and the MCP server alike."""
+    if shown.plan.op in ("archive", "delete") and not shown.empty:
+        from .consequences import broken_link_findings, links_broken_by
+
+        return broken_link_findings(links_broken_by(root, [m.source for m in shown.plan.moves()]), shown.plan.op)
     if shown.plan.op != "save" or shown.empty:
         return []
     return proposed_findings(root, shown.plan, settings_or_defaults(root))

@@ -94,6 +94,7 @@ vim.cmd("PmemHealth")
 if not wait_sent(2) then return finish("no answer to :PmemHealth") end
 vim.wait(200)
 result.qf_title = vim.fn.getqflist({ title = 1 }).title
+result.qf_texts = vim.tbl_map(function(item) return item.text end, vim.fn.getqflist())
 vim.api.nvim_set_current_win(note_win)
 
 -- :PmemArchive without a reason: asks for one, then the server asks to confirm.

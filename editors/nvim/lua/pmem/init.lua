@@ -124,6 +124,36 @@ local function files_changed(_, params)
   end
 end
 
+--- The server's confirmation (`window/showMessageRequest`: the preview, then Archive/Cancel…):
+--- Neovim's own handler appends ": " to the message, as if the preview were cut off; here the
+--- preview is shown as the server wrote it, and a Cancel (or <Esc>) says that nothing changed.
+--- Server requests run in a coroutine (Neovim 0.10+): vim.ui.select may answer later.
+local function confirm(_, params)
+  local actions = params and params.actions or {}
+  local co, is_main = coroutine.running()
+  local choice
+  if co and not is_main then
+    vim.ui.select(actions, {
+      kind = "pmem_confirm",
+      prompt = params.message,
+      format_item = function(action) return action.title end,
+    }, function(picked)
+      vim.schedule(function() coroutine.resume(co, picked) end)
+    end)
+    choice = coroutine.yield()
+  else
+    local lines = { params.message }
+    for i, action in ipairs(actions) do table.insert(lines, i .. ": " .. action.title) end
+    choice = actions[vim.fn.inputlist(lines)]
+  end
+  local last = actions[#actions]
+  if choice == nil or choice == vim.NIL or (#actions > 1 and last and choice.title == last.title) then
+    -- The server's last action is Cancel; it answers "cancelled" and changes nothing.
+    vim.schedule(function() notify("cancelled; nothing was changed") end)
+  end
+  return choice or vim.NIL
+end
+
 local function client_config()
   return {
     name = NAME,
@@ -131,7 +161,7 @@ local function client_config()
     filetypes = { "markdown" },
     init_options = { pmem = pmem_settings() },
     settings = { pmem = pmem_settings() },
-    handlers = { ["pmem/filesChanged"] = files_changed },
+    handlers = { ["pmem/filesChanged"] = files_changed, ["window/showMessageRequest"] = confirm },
   }
 end
 
@@ -208,12 +238,14 @@ function M.health()
     local root = client.root_dir or ""
     local items = {}
     for _, item in ipairs(result.items or {}) do
+      local codes = table.concat(item.signals or {}, " ")
       table.insert(items, { filename = root .. "/" .. item.path, lnum = 1, col = 1,
-        text = item.proposal .. ": " .. item.reason, type = item.proposal == "keep active" and "I" or "W" })
+        text = (codes ~= "" and codes .. " " or "") .. item.proposal .. ": " .. item.reason,
+        type = item.proposal == "keep active" and "I" or "W" })
     end
     for _, trash in ipairs(result.expiredTrash or {}) do
       table.insert(items, { filename = root .. "/" .. trash.path, lnum = 1, col = 1, type = "W",
-        text = "expired trash: recover-by " .. trash.recoverBy .. " (`:PmemPurge` is the CLI's `pmem purge`)" })
+        text = "PM304 expired trash: recover-by " .. trash.recoverBy .. " (`:PmemPurge` is the CLI's `pmem purge`)" })
     end
     vim.fn.setqflist({}, " ", { title = "Persistent Memory: health", items = items })
     if #items > 0 then
@@ -319,6 +351,38 @@ local function start_for(bufnr)
   vim.lsp.start(config, { bufnr = bufnr })
 end
 
+--- The text a completion item puts in the buffer: its edit's new text, a snippet read as the
+--- plain text it stands for (the server escapes only `\`, `$` and `}`, and sends no tab stops).
+local function completion_text(item)
+  -- pmem's items are files and folders (the convert below sees every item of the buffer,
+  -- whichever server sent it: leave the others to Neovim).
+  if item.kind ~= 17 and item.kind ~= 19 then return nil end
+  local text = item.textEdit and item.textEdit.newText or item.insertText
+  if type(text) ~= "string" then return nil end
+  if item.insertTextFormat == 2 then
+    if text:gsub("\\.", ""):find("%$") then return nil end -- a real snippet (tab stops): not ours
+    text = text:gsub("\\(.)", "%1")
+  end
+  return text
+end
+
+--- Neovim 0.11's built-in completion inserts a snippet's label (the path) and a plain edit up to
+--- its first space; the whole text arrives only when the item is confirmed with <C-y> — never when
+--- a single match is inserted at once (the default 'completeopt' shows no menu for one item).
+--- So the word Neovim inserts is the server's whole text: a whole route line on an empty list
+--- item of `_index.md`, with or without a menu.
+local function enable_completion(client, bufnr)
+  if not (vim.lsp.completion and vim.lsp.completion.enable) then return end -- Neovim 0.10: paths only
+  vim.lsp.completion.enable(true, client.id, bufnr, {
+    convert = function(item)
+      local text = completion_text(item)
+      return text and { word = text } or {}
+    end,
+  })
+end
+
+M._completion_text = completion_text
+
 --- Virtual text of this client's diagnostics starts with the rule code, when virtual text is on.
 local function show_codes(client)
   local global = vim.diagnostic.config().virtual_text
@@ -329,8 +393,28 @@ local function show_codes(client)
   vim.diagnostic.config({ virtual_text = opts }, ns)
 end
 
+M.MIN_VERSION = "0.10"
+
+--- Neovim's version as text ("0.7.2"), from `:version` (which every version has).
+local function nvim_version()
+  local ok, text = pcall(vim.fn.execute, "version")
+  return ok and text:match("NVIM v([%w%.%-]+)") or "unknown"
+end
+
+--- Before anything else: an older Neovim gets a message saying what it needs, not an error from
+--- an API it lacks (0.7 has no LspAttach event). Nothing above runs an API newer than 0.7.
+function M.supported()
+  if vim.fn.has("nvim-" .. M.MIN_VERSION) == 1 then return true end
+  vim.notify(("pmem: pmem.nvim needs Neovim %s or later (0.11 recommended); this is %s, so nothing was set up. "
+    .. "Debian 12 ships 0.7: Debian 13 has 0.10, or take a release from "
+    .. "https://github.com/neovim/neovim/releases (nvim-linux-x86_64.tar.gz, or the AppImage)."):format(
+    M.MIN_VERSION, nvim_version()), vim.log.levels.ERROR)
+  return false
+end
+
 ---@param opts table|nil see `defaults` above
 function M.setup(opts)
+  if not M.supported() then return false end
   M.options = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
   if opts and opts.keymaps ~= nil and type(opts.keymaps) ~= "table" then M.options.keymaps = opts.keymaps end
   create_commands()
@@ -341,6 +425,7 @@ function M.setup(opts)
       local client = vim.lsp.get_client_by_id(args.data.client_id)
       if client and client.name == NAME then
         map_keys(args.buf)
+        enable_completion(client, args.buf)
         if M.options.code_in_virtual_text then show_codes(client) end
       end
     end,
