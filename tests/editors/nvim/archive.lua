@@ -25,7 +25,7 @@ end
 local bufnr, client_id = H.open("projects/garden-sensors.md")
 if not client_id then return finish("vim.lsp.start failed") end
 
-local ok = vim.wait(15000, function() return #vim.diagnostic.get(bufnr) > 0 end, 20)
+local ok = vim.wait(60000, function() return #vim.diagnostic.get(bufnr) > 0 end, 20)
 if not ok then return finish("no diagnostics on the note") end
 result.diagnostics = {}
 for _, d in ipairs(vim.diagnostic.get(bufnr)) do table.insert(result.diagnostics, d.code) end
@@ -36,7 +36,7 @@ vim.lsp.buf.code_action({
 })
 
 -- Complete on disk when the command ends: nothing to save here (no :wall).
-ok = vim.wait(15000, function()
+ok = vim.wait(60000, function()
   if vim.fn.filereadable(root .. "/_archive/projects/garden-sensors.md") == 0 then return false end
   local index = table.concat(vim.fn.readfile(root .. "/_index.md"), "\n")
   return not index:find("projects/garden-sensors.md", 1, true)

@@ -17,7 +17,7 @@ local function snapshot(bufnr)
 end
 
 local function wait_codes(bufnr, want, label)
-  local ok = vim.wait(15000, function()
+  local ok = vim.wait(60000, function()
     local codes = {}
     for _, d in ipairs(vim.diagnostic.get(bufnr)) do table.insert(codes, d.code) end
     table.sort(codes)

@@ -20,7 +20,7 @@ vim.ui.select = function(items, opts, on_choice)
 end
 
 local function client_of(bufnr)
-  local ok = vim.wait(15000, function() return #vim.lsp.get_clients({ bufnr = bufnr, name = "pmem" }) > 0 end, 20)
+  local ok = vim.wait(60000, function() return #vim.lsp.get_clients({ bufnr = bufnr, name = "pmem" }) > 0 end, 20)
   return ok and vim.lsp.get_clients({ bufnr = bufnr, name = "pmem" })[1] or nil
 end
 
@@ -48,7 +48,7 @@ local index_buf = open("_index.md")
 local archive_buf = open("_archive/_index.md")
 local note, client = open("projects/garden-sensors.md")
 if not client then return finish("no client on the note") end
-if not vim.wait(15000, function() return #vim.diagnostic.get(note) > 0 end, 20) then
+if not vim.wait(60000, function() return #vim.diagnostic.get(note) > 0 end, 20) then
   return finish("no diagnostics on the note")
 end
 
@@ -63,13 +63,15 @@ vim.lsp.buf.code_action({
   apply = true,
   filter = function(action) return action.title == "Archive projects/garden-sensors.md" end,
 })
-local ok = vim.wait(15000, function()
+local ok = vim.wait(60000, function()
   return vim.fn.filereadable(root .. "/_archive/projects/garden-sensors.md") == 1
     and not read("_index.md"):find("projects/garden-sensors.md", 1, true)
     and read("_archive/_index.md"):find("## projects/garden-sensors.md", 1, true) ~= nil
 end, 20)
 if not ok then return finish("the archive did not reach the disk") end
-vim.wait(300)
+-- A round trip: every message the server sent before its answer has been handled (an edit
+-- that would leave a buffer modified included).
+vim.lsp.buf_request_sync(index_buf, "workspace/symbol", { query = "garden" }, 60000)
 result.index_modified = vim.bo[index_buf].modified
 result.archive_modified = vim.bo[archive_buf].modified
 result.index_buffer = table.concat(vim.api.nvim_buf_get_lines(index_buf, 0, -1, false), "\n")
@@ -85,8 +87,9 @@ client:request("workspace/executeCommand", { command = "pmem.recover", arguments
     result.recover = err and { error = err.message } or res
     done = true
   end, empty)
-if not vim.wait(15000, function() return done end, 20) then return finish("no answer to the recover") end
-vim.wait(500)
+if not vim.wait(60000, function() return done end, 20) then return finish("no answer to the recover") end
+-- The empty buffer is reloaded with the recovered text (the server asks the client to).
+vim.wait(60000, function() return vim.api.nvim_buf_line_count(empty) > 1 end, 20)
 result.recovered_buffer_lines = vim.api.nvim_buf_line_count(empty)
 result.recovered_modified = vim.bo[empty].modified
 finish(nil)

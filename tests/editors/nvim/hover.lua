@@ -10,7 +10,7 @@ local bufnr, client_id = H.open("_index.md")
 if not client_id then return finish("vim.lsp.start failed") end
 
 -- The root is scanned once the index shows its diagnostics (the demo has a dangling route).
-local ok = vim.wait(15000, function() return #vim.diagnostic.get(bufnr) > 0 end, 20)
+local ok = vim.wait(60000, function() return #vim.diagnostic.get(bufnr) > 0 end, 20)
 if not ok then return finish("no diagnostics on _index.md") end
 
 local row, col

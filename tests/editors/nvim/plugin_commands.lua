@@ -65,26 +65,26 @@ end
 local function open(path)
   vim.cmd("edit " .. vim.fn.fnameescape(path))
   local bufnr = vim.api.nvim_get_current_buf()
-  local ok = vim.wait(15000, function() return #vim.lsp.get_clients({ bufnr = bufnr, name = "pmem" }) > 0 end, 20)
+  local ok = vim.wait(60000, function() return #vim.lsp.get_clients({ bufnr = bufnr, name = "pmem" }) > 0 end, 20)
   if not ok then return nil end
   record_requests(vim.lsp.get_clients({ bufnr = bufnr, name = "pmem" })[1])
   return bufnr
 end
 
 local function wait_sent(n)
-  return vim.wait(15000, function() return #result.sent >= n and result.sent[n].done end, 20)
+  return vim.wait(60000, function() return #result.sent >= n and result.sent[n].done end, 20)
 end
 
 local note = open(root .. "/projects/garden-sensors.md")
 if not note then return finish("no client on the note") end
-if not vim.wait(15000, function() return #vim.diagnostic.get(note) > 0 end, 20) then
+if not vim.wait(60000, function() return #vim.diagnostic.get(note) > 0 end, 20) then
   return finish("no diagnostics on the note")
 end
 
 local note_win = vim.api.nvim_get_current_win()
 vim.cmd("PmemStatus")
 if not wait_sent(1) then return finish("no answer to :PmemStatus") end
-vim.wait(200)
+vim.wait(60000, function() return vim.api.nvim_buf_get_name(0) == "pmem://status" end, 20)
 -- Shown in a scratch buffer (readable, no hit-enter prompt), not as a message.
 local report = vim.api.nvim_get_current_buf()
 result.status_buffer = { name = vim.api.nvim_buf_get_name(report), buftype = vim.bo[report].buftype,
@@ -92,7 +92,7 @@ result.status_buffer = { name = vim.api.nvim_buf_get_name(report), buftype = vim
 vim.api.nvim_set_current_win(note_win)
 vim.cmd("PmemHealth")
 if not wait_sent(2) then return finish("no answer to :PmemHealth") end
-vim.wait(200)
+vim.wait(60000, function() return #vim.fn.getqflist() > 0 end, 20)
 result.qf_title = vim.fn.getqflist({ title = 1 }).title
 result.qf_texts = vim.tbl_map(function(item) return item.text end, vim.fn.getqflist())
 vim.api.nvim_set_current_win(note_win)
@@ -102,7 +102,7 @@ input_answer, select_answer = "handed over to the allotment society", "Archive"
 vim.cmd("PmemArchive")
 if not wait_sent(3) then return finish("no answer to :PmemArchive") end
 local archived = root .. "/_archive/projects/garden-sensors.md"
-local ok = vim.wait(5000, function()
+local ok = vim.wait(60000, function()
   if vim.fn.filereadable(archived) == 0 then return false end
   local index = table.concat(vim.fn.readfile(root .. "/_index.md"), "\n")
   return not index:find("projects/garden-sensors.md", 1, true)
@@ -130,14 +130,22 @@ if not wait_sent(6) then return finish("no answer to the second :PmemArchive") e
 open(root .. "/notes/meal-planning.md")
 input_answer, select_answer = nil, "Archive"
 vim.cmd("PmemArchive")
-vim.wait(300)
-result.sent_after_escape = #result.sent
 
 -- A reason on the command line: no prompt; "Cancel" at the confirmation: nothing moves.
 open(root .. "/notes/travel-2026.md")
 input_answer, select_answer = "should not be asked", "Cancel"
 vim.cmd("PmemArchive trip is over")
-if not wait_sent(7) then return finish("no answer to :PmemArchive trip is over") end
+-- Whatever came before it was sent first: what the <Esc> sent is what precedes this one.
+local function trip_sent()
+  for i, entry in ipairs(result.sent) do
+    local args = entry.arguments and entry.arguments[1]
+    if type(args) == "table" and args.reason == "trip is over" then return i, entry end
+  end
+end
+if not vim.wait(60000, function() local _, entry = trip_sent(); return entry ~= nil and entry.done end, 20) then
+  return finish("no answer to :PmemArchive trip is over")
+end
+result.sent_after_escape = trip_sent() - 1
 
 -- :PmemUpgrade in a second root without lifecycle folders.
 local bare_note = open(bare .. "/notes/a.md")
@@ -145,6 +153,6 @@ if not bare_note then return finish("no client in the bare root") end
 select_answer = "Upgrade"
 vim.cmd("PmemUpgrade")
 if not wait_sent(8) then return finish("no answer to :PmemUpgrade") end
-vim.wait(3000, function() return vim.fn.filereadable(bare .. "/_archive/_index.md") == 1 end, 20)
+vim.wait(60000, function() return vim.fn.filereadable(bare .. "/_archive/_index.md") == 1 end, 20)
 result.clients = #vim.lsp.get_clients({ name = "pmem" })
 finish(nil)

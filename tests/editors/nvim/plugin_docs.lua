@@ -22,7 +22,7 @@ for i, path in ipairs(files) do
   local bufnr = vim.api.nvim_get_current_buf()
   -- The first file starts the client; later ones attach to it at once, or never.
   vim.wait(i == 1 and 15000 or 1500, function() return #vim.lsp.get_clients({ bufnr = bufnr, name = "pmem" }) > 0 end, 20)
-  if i == 1 then vim.wait(15000, function() return #vim.diagnostic.get(bufnr) > 0 end, 20) end
+  if i == 1 then vim.wait(60000, function() return #vim.diagnostic.get(bufnr) > 0 end, 20) end
   local clients = vim.lsp.get_clients({ bufnr = bufnr, name = "pmem" })
   local codes = {}
   for _, d in ipairs(vim.diagnostic.get(bufnr)) do table.insert(codes, d.code) end
