@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
+from ..engine.folders import make_folders
 from ..engine.host import MemoryRoot
 from ..engine.lifecycle.fs_applier import ApplyError, apply_plan, apply_step, describe, preflight, write_index
 from ..engine.lifecycle.lock import RootLock, busy
@@ -147,7 +148,7 @@ async def _move_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan, ste
     try:
         require_source(base, step.source)
         require_free(base, step.destination)
-        dest.parent.mkdir(parents=True, exist_ok=True)
+        make_folders(dest.parent)
         before = os.stat(source)
     except (Refusal, OSError) as exc:
         return str(exc)

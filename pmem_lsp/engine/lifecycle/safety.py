@@ -14,7 +14,7 @@ import stat
 import unicodedata
 from pathlib import Path
 
-from ..zones import ARCHIVE_DIR, ARCHIVE_INDEX, CORE_DIR, INDEX, TRASH_DIR, Zone, zone_of
+from ..zones import ARCHIVE_DIR, ARCHIVE_INDEX, CORE_DIR, INDEX, TRASH_DIR, Containment, Zone, zone_of
 
 # Rule names, as the refusal reports them.
 NOT_RELATIVE = "relative-path"  # point 1
@@ -120,21 +120,14 @@ def check_not_protected(rel: str) -> None:
 
 
 def resolve_inside(root: Path, rel: str) -> Path:
-    """Point 2: resolved (symlinks included), the path stays inside the root."""
-    real_root = Path(os.path.realpath(root))
-    resolved = Path(os.path.realpath(root / rel))
-    if resolved != real_root and real_root not in resolved.parents:
+    """Point 2: resolved (symlinks included), the path stays inside the root; and no part of
+    it is a symbolic link, even one that stays inside (it would change what the path names,
+    so the zone we checked would not be the zone we touch). `zones.Containment` decides."""
+    where = Containment(root)
+    if not where.inside(rel):
         raise Refusal(OUTSIDE_ROOT, f"`{rel}` resolves outside the memory root")
-    # A symlinked folder on the way that stays inside the root still changes what the path
-    # names; refuse it so the zone we checked is the zone we touch.
-    if os.path.relpath(resolved, real_root).replace(os.sep, "/") != rel:
+    if where.through_link(rel):
         raise Refusal(OUTSIDE_ROOT, f"`{rel}` goes through a symbolic link")
-    # realpath leaves a link loop (`loop.md -> loop.md`) unresolved, so look at each part too.
-    current = root
-    for part in rel.split("/"):
-        current = current / part
-        if os.path.islink(current):
-            raise Refusal(OUTSIDE_ROOT, f"`{rel}` goes through a symbolic link")
     return root / rel
 
 
