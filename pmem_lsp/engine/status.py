@@ -234,10 +234,11 @@ def memory_status(root: Path, excluded: Callable[[str], bool] | None = None) -> 
         return without_index(f"`_index.md` cannot be read ({exc.strerror})")
     rows: list[RoutedFile] = []
     seen: set[str] = set()
+    base = os.fspath(root)
     for route in parse_index(MemoryFile(text)).routes:
-        route = replace(route, description=mask_secrets(route.description), written=mask_secrets(route.written))
+        route = replace(route, description=mask_secrets(route.description))
         if route.path is None:
-            rows.append(RoutedFile(route.written, route.description, None, "not a memory file"))
+            rows.append(RoutedFile(mask_secrets(route.written), route.description, None, "not a memory file"))
             continue
         if route.path in seen:
             continue  # routed twice: one file
@@ -245,12 +246,11 @@ def memory_status(root: Path, excluded: Callable[[str], bool] | None = None) -> 
         if zone_of(route.path) is not Zone.ACTIVE:
             rows.append(RoutedFile(route.path, route.description, None, "not an active memory file"))
             continue
-        path = root / route.path
         if not where.inside(route.path):
             rows.append(RoutedFile(route.path, route.description, None, "leaves the memory root"))
             continue
         try:
-            st = path.stat()
+            st = os.stat(f"{base}/{route.path}")
         except FileNotFoundError:
             rows.append(RoutedFile(route.path, route.description, None, "missing"))
             continue
