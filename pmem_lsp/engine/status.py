@@ -232,6 +232,8 @@ def memory_status(root: Path, excluded: Callable[[str], bool] | None = None) -> 
         return without_index("`_index.md` is missing, so no file can be loaded on demand")
     except OSError as exc:
         return without_index(f"`_index.md` cannot be read ({exc.strerror})")
+    if size > MAX_ANALYSED_BYTES and "\n" in text:
+        text = text[:text.rindex("\n") + 1]  # a line cut at the cap is no route
     rows: list[RoutedFile] = []
     seen: set[str] = set()
     base = os.fspath(root)
