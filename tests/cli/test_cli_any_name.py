@@ -151,3 +151,24 @@ def test_deep_folders_raise_no_recursion_error(tmp_path: Path):
     finally:  # pytest's own clean-up of old temporary folders recurses per level
         remove_tree(root / "d")
         remove_tree(root / "_archive/d")
+
+
+def _tree(root: Path) -> dict[bytes, bytes]:
+    out = {}
+    for folder, _dirs, files in os.walk(os.fsencode(root)):
+        for name in files:
+            with open(os.path.join(folder, name), "rb") as fh:
+                out[os.path.join(folder, name)] = fh.read()
+    return out
+
+
+@pytest.mark.parametrize("command", [["archive"], ["route", "add"], ["save"]])
+def test_a_write_to_an_undecodable_name_is_refused_with_nothing_changed(root: Path, command: list[str]):
+    """Its route and record would have to be written into UTF-8 indexes: refused before any move."""
+    before = _tree(root)
+    name = os.fsdecode(b"notes/bad\xff name.md")
+    done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), *command, name, "--yes"],
+                          input=b"# New text\n\nWords.\n", capture_output=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert b"not valid UTF-8" in done.stderr and b"Traceback" not in done.stderr
+    assert _tree(root) == before

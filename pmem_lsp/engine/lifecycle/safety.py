@@ -74,6 +74,11 @@ def validate_relative(raw: object) -> str:
     # through, and would silently name a different file than ` notes.md`.
     if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in raw):
         raise Refusal(NOT_RELATIVE, "the path contains control characters")
+    if any("\ud800" <= c <= "\udfff" for c in raw):
+        # A name that is not UTF-8 (lone surrogates): the indexes it would be written into are
+        # UTF-8 text, so no record or route could hold it (docs/decisions.md, "Any name").
+        raise Refusal(NOT_RELATIVE, "the path is not valid UTF-8; its route and records could not be written "
+                                    "(the indexes are UTF-8 text): rename the file first")
     path = raw
     if not path.strip():
         raise Refusal(NOT_RELATIVE, "the path is empty")
