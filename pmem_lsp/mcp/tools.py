@@ -157,8 +157,10 @@ def paged(data: dict[str, Any], keys: tuple[str, ...], tool: str, what: str, off
         page["next_offset"] = following
         page["note"] = (f"{len(chosen)} of {total} {what} returned (from {start}); call {tool} again with "
                         f"offset {following} for the next ones")
-    else:
+    elif chosen:
         page["note"] = f"the last {len(chosen)} of {total} {what} (from {start})"
+    else:
+        page["note"] = f"nothing from offset {start}: there are {total} {what}"
     data["page"] = page
     return data
 
@@ -313,6 +315,16 @@ def read(root: Path, raw: object, full: bool = False, archived: bool = False, of
 
 
 UNROUTED_NAMED = 100  # unrouted files named in memory_status (all are counted)
+SIDE_LIST = 100  # items of a reply's other lists (expired trash, unreadable files), all counted
+
+
+def _capped(holder: dict[str, Any], key: str, what: str) -> None:
+    """Keep the first SIDE_LIST items of a list beside the paged one, saying how many there are."""
+    items = holder.get(key)
+    if isinstance(items, list) and len(items) > SIDE_LIST:
+        holder[key] = items[:SIDE_LIST]
+        holder[f"{key}Count"] = len(items)
+        holder[f"{key}Note"] = f"the first {SIDE_LIST} of {len(items)} {what}"
 
 
 def status(root: Path, offset: int = 0, limit: int | None = None) -> dict[str, Any]:
@@ -334,6 +346,7 @@ def status(root: Path, offset: int = 0, limit: int | None = None) -> dict[str, A
 def health(root: Path, offset: int = 0, limit: int | None = None) -> dict[str, Any]:
     """`pmem health --format json`, its items a page at a time."""
     data = memory_health(root, settings_of(root)).as_dict()
+    _capped(data, "expiredTrash", "expired trash items; `pmem health --format json` lists them all")
     return mask_data(paged(data, ("items",), "memory_health", "items", offset, limit))
 
 
@@ -370,6 +383,8 @@ def check(root: Path, paths: list[str] | None = None, path: str | None = None,
     files = result.state.markdown_count() if not wanted else len(wanted)
     report = build_report(str(root), files, result.findings, result.state.read_problems(wanted or None))
     data = report.model_dump(mode="json")
+    _capped(data, "unreadable", "files that cannot be read; `pmem check --format json` lists them all")
+    _capped(data, "truncated", "files analysed only up to the cap")
     return mask_data(paged(data, ("diagnostics",), "memory_check", "findings", offset, limit))
 
 
