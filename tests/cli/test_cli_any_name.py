@@ -141,7 +141,7 @@ def test_deep_folders_raise_no_recursion_error(tmp_path: Path):
         os.close(fd)
     rel = "/".join(["d"] * depth) + "/deep.md"
     try:
-        for args in (("check", "--no-cache"), ("status",), ("health",), ("archive", rel, "--yes"),
+        for args in (("check", "--no-cache"), ("check",), ("status",), ("health",), ("archive", rel, "--yes"),
                      ("recover", rel, "--yes")):
             done = pmem("--root", str(root), *args)
             assert b"RecursionError" not in done.stderr and b"Traceback" not in done.stderr, \
@@ -172,3 +172,16 @@ def test_a_write_to_an_undecodable_name_is_refused_with_nothing_changed(root: Pa
     assert done.returncode == 2, done.stderr
     assert b"not valid UTF-8" in done.stderr and b"Traceback" not in done.stderr
     assert _tree(root) == before
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_huge_save_previews_its_size_head_and_tail(tmp_path: Path, fmt: str):
+    root = write_root(tmp_path / "memory", base_files())
+    content = "# Huge\n\n" + "".join(f"Paragraph {i} of plain words.\n" for i in range(200000)) + "THE-END\n"
+    done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "save", "notes/huge.md",
+                           "--format", fmt], input=content.encode(), capture_output=True, timeout=300)
+    assert done.returncode == 3, done.stderr[-400:]  # a preview, nothing written
+    out = done.stdout.decode("utf-8")
+    assert len(out) < 40_000 < len(content)
+    assert "MiB" in out and "# Huge" in out and "THE-END" in out and "Paragraph 100000 " not in out
+    assert not (root / "notes/huge.md").exists()
