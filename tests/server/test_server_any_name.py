@@ -51,3 +51,18 @@ async def test_a_hover_shows_an_undecodable_name_escaped(client: LanguageClient,
     text = hover.contents.value
     assert "notes/odd\\xff\\x0aname.md" in text
     assert not any(0xD800 <= ord(c) <= 0xDFFF for c in text) and "\n name.md" not in text
+
+
+async def test_an_index_that_links_out_of_the_root_is_never_shown(client: LanguageClient, tmp_path: Path):
+    marker = "OUTSIDE-ONLY-LINE-5120"
+    outside = tmp_path / "outside.md"
+    outside.write_text(f"# {marker}\n\n- [{marker}](projects/alpha.md) — {marker}\n", encoding="utf-8")
+    root = write_root(tmp_path / "memory", base_files())
+    (root / "_index.md").unlink()
+    (root / "_index.md").symlink_to(outside)
+    await start(client, root)
+    status = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command="pmem.status"))
+    assert "leads out of the memory root" in status["indexError"]
+    shown = [str(status), *(str(m) for m in client.messages), *(str(m) for m in client.log_messages),
+             *(str(d) for ds in client.diagnostics.values() for d in ds)]
+    assert not any(marker in text for text in shown)
