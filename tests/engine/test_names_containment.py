@@ -174,3 +174,39 @@ def test_a_large_diff_is_bounded_and_shows_the_change():
     huge = diff_lines("notes/huge.md", "", "".join(f"line {i}\n" for i in range(100000)))
     assert len(huge) < 100 and any("not shown" in line for line in huge)
     assert "+line 99999" in huge
+
+
+LINK_TARGETS = st.sampled_from(["a", "a/b", "b.md", "a/b.md", "../out", "../out/x.md", "/", "missing",
+                                "a/../../out", "c", "loop"])
+SEGMENTS = st.sampled_from(["a", "b", "c", "b.md", "x.md", "loop", "out"])
+
+
+@settings(max_examples=120, deadline=None)
+@given(links=st.dictionaries(st.sampled_from(["c", "a/c", "loop", "a/b/c", "x.md"]), LINK_TARGETS, max_size=4),
+       rels=st.lists(st.lists(SEGMENTS, min_size=1, max_size=4).map("/".join), min_size=1, max_size=6))
+def test_containment_matches_realpath_on_any_tree_of_links(links: dict[str, str], rels: list[str]):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        (base / "out").mkdir()
+        (base / "out/x.md").write_text("x")
+        root = base / "root"
+        (root / "a/b").mkdir(parents=True)
+        (root / "b.md").write_text("b")
+        (root / "a/b.md").write_text("b")
+        for rel, target in links.items():
+            path = root / rel
+            if not os.path.lexists(path) and path.parent.is_dir() and not path.parent.is_symlink():
+                path.symlink_to(target)
+        where = Containment(root)
+        real_root = os.path.realpath(root)
+        for rel in rels:
+            real = os.path.realpath(root / rel)
+            assert where.inside(rel) is (real == real_root or real.startswith(real_root + os.sep)), rel
+            parts = rel.split("/")
+            linked = any(os.path.islink(root.joinpath(*parts[:i + 1])) for i in range(len(parts)))
+            if where.inside(rel) and not linked:
+                assert not where.through_link(rel), rel
+            if linked:
+                assert where.through_link(rel), rel
