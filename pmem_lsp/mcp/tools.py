@@ -141,8 +141,10 @@ def paged(data: dict[str, Any], keys: tuple[str, ...], tool: str, what: str, off
     start, count = _limits(offset, limit)
     holder = data
     for key in keys[:-1]:
-        holder = holder[key]
-    items = holder[keys[-1]]
+        holder = holder.get(key) if isinstance(holder, dict) else None
+    items = holder.get(keys[-1]) if isinstance(holder, dict) else None
+    if not isinstance(items, list):
+        return data  # no such list in this reply (nothing to page)
     total = len(items)
     chosen = items[start:start + count]
     holder[keys[-1]] = chosen
