@@ -139,7 +139,7 @@ def paged(data: dict[str, Any], keys: tuple[str, ...], tool: str, what: str, off
     the reply would pass MAX_REPLY_CHARS. When anything is left out, `page` says what was
     returned, how many there are, and the `offset` that gives the next ones."""
     start, count = _limits(offset, limit)
-    holder = data
+    holder: Any = data
     for key in keys[:-1]:
         holder = holder.get(key) if isinstance(holder, dict) else None
     items = holder.get(keys[-1]) if isinstance(holder, dict) else None
