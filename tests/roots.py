@@ -303,3 +303,28 @@ def git(root: Path, *args: str, when: dt.datetime | None = None) -> None:
     if when is not None:
         env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = when.strftime("%Y-%m-%dT%H:%M:%S")
     subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
+
+
+def remove_tree(path: Path) -> None:
+    """`shutil.rmtree` without recursion: a folder nested thousands deep (a test of deep
+    nesting) would make rmtree, and pytest's own clean-up of old temporary folders, raise
+    RecursionError."""
+    top = os.fspath(path)
+    if not os.path.lexists(top):
+        return
+    stack = [(top, False)]
+    while stack:
+        folder, listed = stack.pop()
+        try:
+            if listed:
+                os.rmdir(folder)
+                continue
+            stack.append((folder, True))
+            with os.scandir(folder) as it:
+                for de in it:
+                    if de.is_dir(follow_symlinks=False):
+                        stack.append((de.path, False))
+                    else:
+                        os.unlink(de.path)
+        except FileNotFoundError:
+            continue  # removed meanwhile

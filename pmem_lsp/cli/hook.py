@@ -13,7 +13,6 @@ A file outside the root costs a JSON parse and a path comparison: no engine impo
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -32,11 +31,9 @@ REPORTED = ("error", "warning")  # post-write speaks of what needs the agent's a
 def _inside(root: Path, path: Path) -> str | None:
     """`path` relative to `root` (POSIX), or None when it is outside (links in the folders
     resolved on both sides, so a root reached through a link is recognised)."""
-    real_root = os.path.realpath(root)
-    folder, name = os.path.split(os.path.abspath(path))
-    full = os.path.join(os.path.realpath(folder), name)
-    prefix = real_root.rstrip(os.sep) + os.sep
-    return os.path.relpath(full, real_root).replace(os.sep, "/") if full.startswith(prefix) else None
+    from ..engine.zones import Containment  # small: os and pathlib only
+
+    return Containment(root).relative(path)
 
 
 def hook_call(argv: list[str]) -> tuple[str | None] | None:

@@ -168,7 +168,9 @@ def _printable_anywhere() -> None:
     encoding cannot show a character, print an escape instead of failing with a traceback."""
     for stream in (sys.stdout, sys.stderr):
         encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
-        if encoding != "utf8" and hasattr(stream, "reconfigure"):
+        # On UTF-8 too: a file name that is not UTF-8 (lone surrogates) that some output did not
+        # escape (engine/names.py) is printed escaped, never a traceback.
+        if (encoding != "utf8" or getattr(stream, "errors", "") == "strict") and hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
 
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from ..engine.names import clean_data
 from ..engine.secrets import mask_data
 from ..engine.settings import SettingsError, resolve_settings
 from ..engine.status import memory_status
@@ -23,7 +24,7 @@ def run_status(root: Path, fmt: str, out: TextIO) -> int:
     report = memory_status(root, excluded)
     if fmt == "json":
         # Plain data, with likely secrets in route descriptions masked as in the text.
-        out.write(json.dumps(mask_data(report.as_dict()), indent=2, ensure_ascii=False) + "\n")
+        out.write(json.dumps(clean_data(mask_data(report.as_dict())), indent=2, ensure_ascii=False) + "\n")
     else:
         out.write(lines(report.text()))
     return exit_codes.OK

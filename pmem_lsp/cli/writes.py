@@ -34,6 +34,7 @@ from ..engine.lifecycle.preview import (
     save_findings,
 )
 from ..engine.lifecycle.safety import Refusal
+from ..engine.names import clean_data
 from ..engine.report import diagnostics_data
 from ..engine.secrets import mask_text
 from . import exit_codes
@@ -61,7 +62,7 @@ class _Output:
         self.out, self.err = out, err
 
     def data(self, value: dict[str, Any]) -> None:
-        self.out.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+        self.out.write(json.dumps(clean_data(value), indent=2, ensure_ascii=False) + "\n")  # any name: writable
 
     def refused(self, exc: Refusal, when: str = "refused") -> int:
         if self.json:

@@ -16,6 +16,7 @@ from .analysis import analyze
 from .findings import Finding
 from .root_state import RootState
 from .settings import Settings
+from .zones import Containment
 
 
 @dataclass(frozen=True)
@@ -27,18 +28,15 @@ class CheckResult:
 def root_relative(root: Path, raw: str, cwd: Path | None = None) -> str | None:
     """The root-relative POSIX path a command-line or hook path names, or None when it is
     outside the root. An absolute path, or one relative to `cwd` that lands inside the root,
-    is taken as it is; anything else is read as relative to the root."""
-    real_root = os.path.realpath(root)
+    is taken as it is; anything else is read as relative to the root. The folders are
+    resolved (a root reached through a link), the name is not: a file that is itself a link
+    is still named by its own path (`zones.Containment.relative`)."""
+    where = Containment(root)
     candidates = [raw] if os.path.isabs(raw) else [os.path.join(cwd or os.getcwd(), raw), os.path.join(root, raw)]
     for candidate in candidates:
-        # The folder is resolved (a root reached through a link), the name is not: a file
-        # that is itself a link is still named by its own path.
-        folder, name = os.path.split(os.path.abspath(candidate))
-        full = os.path.join(os.path.realpath(folder), name)
-        if full == real_root:
-            return None
-        if full.startswith(real_root.rstrip(os.sep) + os.sep):
-            return os.path.relpath(full, real_root).replace(os.sep, "/")
+        rel = where.relative(candidate)
+        if rel is not None:
+            return rel
     return None
 
 

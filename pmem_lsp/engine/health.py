@@ -25,6 +25,7 @@ from typing import Any
 from .analysis import Analysis
 from .archive_index import TRASHED, parse_date, record_location, records_of
 from .findings import Finding
+from .names import shown
 from .root_state import RootState
 from .secrets import mask_text
 from .settings import Settings
@@ -105,7 +106,7 @@ class HealthReport:
             out.append("Proposal — nothing changes until you confirm each item:")
             width = len(str(len(self.items)))
             for item in self.items:
-                out.append(f"  {item.number:>{width}}. {item.proposal}: {item.path} — {item.reason}")
+                out.append(f"  {item.number:>{width}}. {item.proposal}: {shown(item.path)} — {item.reason}")
             out.append("Carry out an item with its code action in the editor, or "
                        "`pmem archive PATH --reason \"…\"` (each asks for confirmation).")
         else:
@@ -113,9 +114,9 @@ class HealthReport:
         if self.expired_trash:
             out.append("Expired trash — permanent removal needs its own confirmation (`pmem purge PATH`):")
             for t in self.expired_trash:
-                was = f" (was {t.original})" if t.original else ""
+                was = f" (was {shown(t.original)})" if t.original else ""
                 days = f"{t.days_expired} day{'s' if t.days_expired != 1 else ''}"
-                out.append(f"  - {t.path}{was}: recover-by {t.recover_by.isoformat()}, expired {days} ago")
+                out.append(f"  - {shown(t.path)}{was}: recover-by {t.recover_by.isoformat()}, expired {days} ago")
         else:
             out.append("Expired trash: none.")
         return "\n".join(out) + "\n"

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .catalogue import RULES, severity_of
 from .findings import Finding, Severity
+from .names import clean, shown, uri_quote
 from .root_state import MAX_ANALYSED_BYTES, ReadProblem
 
 
 class ReportDiagnostic(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    path: str = Field(description="Path relative to the root, with `/` separators.")
+    path: str = Field(description="Path relative to the root, with `/` separators; a name that is not "
+                                  "printable UTF-8 is escaped (`\\xNN`, `\\uNNNN`, `\\\\`).")
     line: int = Field(ge=1, description="1-based line.")
     column: int = Field(ge=1, description="1-based column, in characters.")
     end_line: int = Field(ge=1)
@@ -70,13 +71,14 @@ def build_report(root: str, files: int, findings: list[Finding], problems: list[
         severity = severity_of(f)
         setattr(counts, severity.value, getattr(counts, severity.value) + 1)
         diagnostics.append(ReportDiagnostic(
-            path=f.path, line=f.line + 1, column=f.col + 1, end_line=f.end_line + 1,
+            path=shown(f.path), line=f.line + 1, column=f.col + 1, end_line=f.end_line + 1,
             end_column=f.end_col + 1, code=f.code, name=RULES[f.code].name,
-            severity=severity, message=f.message,
+            severity=severity, message=clean(f.message),
         ))
-    return CheckReport(root=root, files=files, diagnostics=diagnostics, counts=counts,
-                       unreadable=[Unreadable(path=p.path, reason=p.reason) for p in problems if p.unreadable],
-                       truncated=[Truncated(path=p.path, size=p.size, analysed=MAX_ANALYSED_BYTES)
+    return CheckReport(root=shown(root), files=files, diagnostics=diagnostics, counts=counts,
+                       unreadable=[Unreadable(path=shown(p.path), reason=clean(p.reason or ""))
+                                   for p in problems if p.unreadable],
+                       truncated=[Truncated(path=shown(p.path), size=p.size, analysed=MAX_ANALYSED_BYTES)
                                   for p in problems if not p.unreadable])
 
 
@@ -108,14 +110,14 @@ def sarif_report(root: str, findings: list[Finding], version: str) -> dict[str, 
             "ruleId": f.code,
             "ruleIndex": index[f.code],
             "level": _SARIF_LEVEL[severity_of(f)],
-            "message": {"text": f.message},
+            "message": {"text": clean(f.message)},
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": _uri_path(f.path), "uriBaseId": "ROOT"},
                 "region": {"startLine": f.line + 1, "startColumn": f.col + 1,
                            "endLine": f.end_line + 1, "endColumn": f.end_col + 1},
             }}],
         })
-    root_uri = Path(root).absolute().as_uri().rstrip("/") + "/"
+    root_uri = "file://" + uri_quote(str(Path(root).absolute())).rstrip("/") + "/"
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -129,8 +131,9 @@ def sarif_report(root: str, findings: list[Finding], version: str) -> dict[str, 
 
 
 def _uri_path(rel: str) -> str:
-    """A root-relative path as a relative URI reference (spaces and `#` escaped)."""
-    return quote(rel, safe="/")
+    """A root-relative path as a relative URI reference: its bytes percent-escaped (spaces, `#`,
+    and bytes that are not UTF-8)."""
+    return uri_quote(rel)
 
 
 def diagnostics_data(findings: list[Finding]) -> list[dict[str, Any]]:

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast, overload
 
+from .folders import walk
 from .line_index import LineIndex
 from .memory_file import MemoryFile
 from .settings import Settings
-from .zones import Zone, is_markdown, zone_of
+from .zones import Zone, inside_root, is_markdown, zone_of
 
 # A huge file (or editor buffer) is analysed up to this many bytes of UTF-8, so one 50 MB
 # paste cannot stall a check; the rest is not read. Its real size is still known (PM005).
@@ -415,9 +416,7 @@ class RootState:
             return
 
     def _inside(self, rel: str) -> bool:
-        real_root = os.path.realpath(self.root)
-        target = os.path.realpath(self.root / rel)
-        return target == real_root or target.startswith(real_root + os.sep)
+        return inside_root(self.root, rel)
 
     # -- one file at a time -------------------------------------------------
     def refresh(self, rel: str) -> set[str]:
@@ -468,7 +467,7 @@ class RootState:
                 failed = rel
             self.scan_errors.append((failed, _reason(exc)))
 
-        for dirpath, dirnames, filenames in os.walk(self.root / rel, onerror=unlisted):
+        for dirpath, dirnames, filenames in walk(self.root / rel, onerror=unlisted):
             base = Path(dirpath).relative_to(self.root).as_posix()
             keep = []
             for d in dirnames:

@@ -83,3 +83,81 @@ def discover_root(option: str | None, environ: dict[str, str] | None = None) -> 
     env = os.environ if environ is None else environ
     chosen = option or env.get("PMEM_ROOT") or DEFAULT_ROOT
     return Path(os.path.expanduser(chosen)).absolute()
+
+
+# -- containment: does a path stay inside the root? -----------------------------------------
+class Containment:
+    """The one answer to "is this inside the memory root?" (docs/design.md §3 point 2), for
+    one root: its real path is resolved once, and each folder's once (`_real` caches them).
+    A path none of whose parts is a symbolic link is inside without any `realpath`; a part
+    that is a link is resolved where it is met. Short-lived: made for one scan, report or
+    operation, since a folder may become a link later.
+
+    - `inside(rel)`: what the root-relative `rel` names, links followed, lies in the root.
+    - `through_link(rel)`: some part of `rel` is a symbolic link (the lifecycle refuses that).
+    - `relative(path)`: an absolute (or cwd-relative) path as root-relative, its folders
+      resolved but not its last part (a file that is a link is named by its own path); None
+      when it is outside or the root itself.
+    """
+
+    __slots__ = ("root", "real", "_real", "_linked")
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = os.fspath(root)
+        self.real = os.path.realpath(self.root)
+        self._real: dict[str, str] = {"": self.real}  # a folder's rel → its real path
+        self._linked: dict[str, bool] = {"": False}  # a folder's rel → some part of it is a link
+
+    def _within(self, real: str) -> bool:
+        return real == self.real or real.startswith(self.real.rstrip(os.sep) + os.sep)
+
+    def _resolve(self, rel: str) -> tuple[str, bool]:
+        """(real path, went through a link) of `rel`, every part looked at once per object."""
+        if rel in self._real:
+            return self._real[rel], self._linked[rel]
+        parts = rel.split("/")
+        if rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            # Not a root-relative path as pmem writes one: resolved whole, and never taken as
+            # naming what it seems to (so `through_link` says yes).
+            return os.path.realpath(os.path.join(self.root, rel)), True
+        # The nearest known folder, then each part below it: no recursion, whatever the depth.
+        known = len(parts) - 1
+        while known > 0 and "/".join(parts[:known]) not in self._real:
+            known -= 1
+        done = "/".join(parts[:known])
+        real, linked = self._real[done], self._linked[done]
+        for i in range(known, len(parts)):
+            here = f"{real}{os.sep}{parts[i]}" if real != os.sep else f"{os.sep}{parts[i]}"
+            try:
+                is_link = os.path.islink(here)
+            except (OSError, ValueError):
+                is_link = False
+            if is_link:
+                real, linked = os.path.realpath(here), True
+            else:
+                real = here
+            if i < len(parts) - 1:  # a folder: kept for the next path under it
+                done = "/".join(parts[: i + 1])
+                self._real[done], self._linked[done] = real, linked
+        return real, linked
+
+    def inside(self, rel: str) -> bool:
+        if not rel or rel == ".":
+            return True
+        return self._within(self._resolve(rel)[0])
+
+    def through_link(self, rel: str) -> bool:
+        return bool(rel) and rel != "." and self._resolve(rel)[1]
+
+    def relative(self, path: Path | str, cwd: Path | str | None = None) -> str | None:
+        full = os.path.abspath(os.path.join(cwd or os.getcwd(), os.fspath(path)))
+        folder, name = os.path.split(full)
+        full = os.path.join(os.path.realpath(folder), name)
+        if full == self.real or not self._within(full):
+            return None
+        return os.path.relpath(full, self.real).replace(os.sep, "/")
+
+
+def inside_root(root: Path | str, rel: str) -> bool:
+    """`Containment(root).inside(rel)`, for one question."""
+    return Containment(root).inside(rel)

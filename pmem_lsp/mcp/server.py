@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..engine.names import clean_data
 from . import tools
 
 if TYPE_CHECKING:  # the SDK is an optional extra: imported at run time where it is used
@@ -46,29 +47,33 @@ WRITE_TOOLS = ("memory_preview", "memory_apply")  # their errors say `"applied":
 _READ_ONLY: dict[str, Any] = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
                               "openWorldHint": False}
 
+PAGED = (" Long lists come a page at a time: `offset` and `limit`; a reply that leaves items out says so in "
+         "its `page`, with the `next_offset` to ask for.")
+
 DESCRIPTIONS = {
     "memory_load": (
         "Load baseline memory: the text of every `_core/` file and the routes of `_index.md` (one line "
         "per on-demand file: path and description). Call it at the start of a session. Never loads "
-        "`_archive/`. Then read only the routed files the conversation needs, with memory_read."),
+        "`_archive/`. Then read only the routed files the conversation needs, with memory_read." + PAGED),
     "memory_read": (
         "Read one memory file, summary first. An active file with a valid `## Summary` returns only its "
         "bullets (`summary_only: true`): answer from them when they suffice; when the fact is absent, "
         "ambiguous or needs exact detail, say so and call again with `full: true`. Files without a valid "
         "summary, `_core/` and `_index.md` are returned whole. `path` is relative to the memory root. "
-        "`_archive/` only with `archived: true`, when the user explicitly asks."),
+        "`_archive/` only with `archived: true`, when the user explicitly asks. A long text comes in pieces: "
+        "`page.next_offset` is the `offset` of the next one."),
     "memory_status": (
         "What is saved: core files and their size, active files, and one line per routed file "
-        "(as `pmem status --format json`). Reads `_core/` and `_index.md` only."),
+        "(as `pmem status --format json`). Reads `_core/` and `_index.md` only." + PAGED),
     "memory_health": (
         "Memory health: a numbered proposal (keep active / archive / delete, a one-line reason each) and "
         "expired trash listed separately (as `pmem health --format json`). Changes nothing. Present it to "
         "the user and carry out only the items they confirm, one by one, with memory_preview "
-        "(operation archive, delete or purge) and memory_apply."),
+        "(operation archive, delete or purge) and memory_apply." + PAGED),
     "memory_check": (
         "Check memory files for problems (as `pmem check --format json`): all files, or `paths`; or check "
         "a proposed text before saving it, with `path` (where it would be saved) and `content`. Nothing "
-        "is written. Findings name a likely secret's kind, never its value."),
+        "is written. Findings name a likely secret's kind, never its value." + PAGED),
     "memory_preview": (
         "Preview a change to memory; nothing is written. Operations: save (`path`, the whole new "
         "`content`; `description` for its route, `route: false` for none), route (add the `_index.md` "
@@ -88,6 +93,9 @@ DESCRIPTIONS = {
 def _result(data: dict[str, Any], error: bool = False) -> "CallToolResult":
     from mcp.types import CallToolResult, TextContent
 
+    # A name that is not UTF-8 reaches here as lone surrogates, which the transport cannot
+    # encode (it ended the session): every string is made writable first (engine/names.py).
+    data = clean_data(data)
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, indent=2, ensure_ascii=False))],
                           structuredContent=data, isError=error)
 
@@ -171,10 +179,15 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
 
     Path_ = Annotated[str, Field(description="A memory file's path relative to the memory root, "
                                              "e.g. `projects/kiln.md`.")]
+    Offset = Annotated[int, Field(ge=0, description="Where to start: a reply that leaves items out says, in its "
+                                                    "`page`, the `next_offset` to ask for.")]
+    Limit = Annotated[int | None, Field(ge=1, le=tools.MAX_LIMIT,
+                                        description=f"At most this many items (default {tools.DEFAULT_LIMIT}; "
+                                                    "fewer when the reply would be too large).")]
 
     @tool("memory_load", "Load baseline memory", **_READ_ONLY)
-    async def memory_load() -> CallToolResult:
-        return await run_tool("memory_load", lambda: tools.load(root))
+    async def memory_load(offset: Offset = 0, limit: Limit = None) -> CallToolResult:
+        return await run_tool("memory_load", lambda: tools.load(root, offset, limit))
 
     @tool("memory_read", "Read a memory file (summary first)", **_READ_ONLY)
     async def memory_read(
@@ -182,16 +195,18 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
         full: Annotated[bool, Field(description="Return the whole file even when it has a valid summary.")] = False,
         archived: Annotated[bool, Field(description="Allow a path in `_archive/`: only when the user explicitly "
                                                     "asks about archived memory.")] = False,
+        offset: Annotated[int, Field(ge=0, description="A long text comes in pieces: the character to start "
+                                                       "from (the reply's `page.next_offset`).")] = 0,
     ) -> CallToolResult:
-        return await run_tool("memory_read", lambda: tools.read(root, path, full, archived))
+        return await run_tool("memory_read", lambda: tools.read(root, path, full, archived, offset))
 
     @tool("memory_status", "Memory status", **_READ_ONLY)
-    async def memory_status() -> CallToolResult:
-        return await run_tool("memory_status", lambda: tools.status(root))
+    async def memory_status(offset: Offset = 0, limit: Limit = None) -> CallToolResult:
+        return await run_tool("memory_status", lambda: tools.status(root, offset, limit))
 
     @tool("memory_health", "Memory health proposal", **_READ_ONLY)
-    async def memory_health() -> CallToolResult:
-        return await run_tool("memory_health", lambda: tools.health(root))
+    async def memory_health(offset: Offset = 0, limit: Limit = None) -> CallToolResult:
+        return await run_tool("memory_health", lambda: tools.health(root, offset, limit))
 
     @tool("memory_check", "Check memory files", **_READ_ONLY)
     async def memory_check(
@@ -201,8 +216,10 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
                                                       "saved.")] = None,
         content: Annotated[str | None, Field(description="A proposed text, checked as if it were at `path`; "
                                                          "nothing is written.")] = None,
+        offset: Offset = 0,
+        limit: Limit = None,
     ) -> CallToolResult:
-        return await run_tool("memory_check", lambda: tools.check(root, paths, path, content))
+        return await run_tool("memory_check", lambda: tools.check(root, paths, path, content, offset, limit))
 
     @tool("memory_preview", "Preview a change to memory", readOnlyHint=True, destructiveHint=False,
           idempotentHint=True, openWorldHint=False)

@@ -3,10 +3,16 @@ root that return JSON-ready data or raise `ToolFailure`. `server.py` wraps them 
 
 Every value they return has passed through `mask_data`: memory text (a core file, a route
 description, a preview's diff) can hold a likely secret, and no tool output ever shows one.
+
+Replies are bounded (docs/decisions.md, "Bounded replies"): the list a tool returns (routes,
+findings, health items) comes a page at a time (`offset`, `limit`), a long text in pieces
+(`offset`), and a reply that leaves something out says so in its `page` and how to ask for
+the rest. File names are shown as `engine/names.py` shows them.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections import OrderedDict
@@ -15,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.checking import check_files, root_relative
+from ..engine.folders import walk
 from ..engine.health import memory_health
-from ..engine.index_routes import parse_index
+from ..engine.index_routes import Route, parse_index
 from ..engine.lifecycle.fs_applier import ApplyError
 from ..engine.lifecycle.operations import context
 from ..engine.lifecycle.preview import (
@@ -30,13 +37,14 @@ from ..engine.lifecycle.preview import (
 )
 from ..engine.lifecycle.safety import Refusal, resolve_inside, validate_relative
 from ..engine.memory_file import MemoryFile
+from ..engine.names import shown
 from ..engine.report import build_report, diagnostics_data
 from ..engine.root_state import MAX_ANALYSED_BYTES, read_regular_text
 from ..engine.rules.summary import check_summary
 from ..engine.secrets import mask_data
 from ..engine.settings import Settings, SettingsError, resolve_settings
-from ..engine.status import memory_status
-from ..engine.zones import CORE_DIR, INDEX, Zone, is_markdown, zone_of
+from ..engine.status import LEADS_OUT, memory_status
+from ..engine.zones import CORE_DIR, INDEX, Containment, Zone, is_markdown, zone_of
 
 # The operations `memory_preview` takes (`init` is not one: the server needs a root to serve).
 OPERATIONS = ("save", "route", "upgrade", "archive", "delete", "recover", "purge")
@@ -45,6 +53,12 @@ OPERATIONS = ("save", "route", "upgrade", "archive", "delete", "recover", "purge
 SUMMARY_CODES = ("PM100", "PM101", "PM102", "PM103", "PM104", "PM105", "PM106")
 DEFAULT_ARCHIVE_REASON = "archived through `pmem mcp`"
 MAX_TOKENS = 64  # previews kept for memory_apply; older ones are forgotten
+# A reply's JSON is at most about this many characters (~25k tokens, what agents' MCP clients
+# take in one result): lists come in pages, long texts in pieces.
+MAX_REPLY_CHARS = 100_000
+DEFAULT_LIMIT = 100  # items of a list per reply, unless the call asks for another number
+MAX_LIMIT = 1000
+TEXT_CHARS = 60_000  # characters of a file's text per reply (memory_read, memory_load's core files)
 
 
 class ToolFailure(Exception):
@@ -77,67 +91,147 @@ def settings_of(root: Path) -> Settings:
         raise ToolFailure("settings", f"the memory root's settings cannot be used: {exc}") from None
 
 
-def _read(root: Path, rel: str) -> tuple[str, int, bool]:
-    """(text up to the cap, size in bytes, truncated) of a regular file already validated."""
+def _read(root: Path, rel: str, where: Containment | None = None) -> tuple[str, int, bool]:
+    """(text up to the cap, size in bytes, truncated) of a regular file already validated. A
+    path that leads out of the root (a link) is refused before anything is opened."""
+    if not (where or Containment(root)).inside(rel):
+        raise ToolFailure("inside-root", f"`{shown(rel)}` is {LEADS_OUT}")
     path = root / rel
     try:
-        size = os.lstat(path).st_size
+        size = os.stat(path).st_size
     except OSError as exc:
-        raise ToolFailure("unreadable", f"`{rel}` cannot be read ({exc.strerror})") from None
+        raise ToolFailure("unreadable", f"`{shown(rel)}` cannot be read ({exc.strerror})") from None
     text = read_regular_text(path)
     if text is None:
-        raise ToolFailure("unreadable", f"`{rel}` cannot be read")
+        raise ToolFailure("unreadable", f"`{shown(rel)}` cannot be read")
     return text, size, size > MAX_ANALYSED_BYTES
 
 
-def _inside(root: Path, path: Path) -> bool:
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(path)
-    return real.startswith(real_root.rstrip(os.sep) + os.sep)
-
-
-def _core_files(root: Path) -> list[str]:
+def _core_files(root: Path, where: Containment) -> list[str]:
+    if not where.inside(CORE_DIR):
+        return [CORE_DIR]  # reported as leading out, never listed
     out = []
-    for dirpath, dirnames, filenames in os.walk(root / CORE_DIR):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            if name.startswith(".") or not is_markdown(name) or not _inside(root, path):
-                continue
-            out.append(path.relative_to(root).as_posix())
+    for dirpath, dirnames, filenames in walk(root / CORE_DIR):
+        dirnames[:] = sorted(d for d in dirnames
+                             if not d.startswith(".") and not os.path.islink(os.path.join(dirpath, d)))
+        base = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        out += [f"{base}/{name}" for name in sorted(filenames) if not name.startswith(".") and is_markdown(name)]
     return out
 
 
-def load(root: Path) -> dict[str, Any]:
+def _limits(offset: object, limit: object) -> tuple[int, int]:
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        raise ToolFailure("arguments", "`offset` must be a whole number, 0 or more")
+    if limit is None:
+        return offset, DEFAULT_LIMIT
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+        raise ToolFailure("arguments", f"`limit` must be a whole number from 1 to {MAX_LIMIT}")
+    return offset, limit
+
+
+def _size(data: Any) -> int:
+    return len(json.dumps(data, ensure_ascii=False, default=str))
+
+
+def paged(data: dict[str, Any], keys: tuple[str, ...], tool: str, what: str, offset: object = 0,
+          limit: object = None) -> dict[str, Any]:
+    """`data` with the list at `keys` cut to one page: `limit` items from `offset`, fewer when
+    the reply would pass MAX_REPLY_CHARS. When anything is left out, `page` says what was
+    returned, how many there are, and the `offset` that gives the next ones."""
+    start, count = _limits(offset, limit)
+    holder: Any = data
+    for key in keys[:-1]:
+        holder = holder.get(key) if isinstance(holder, dict) else None
+    items = holder.get(keys[-1]) if isinstance(holder, dict) else None
+    if not isinstance(items, list):
+        return data  # no such list in this reply (nothing to page)
+    total = len(items)
+    chosen = items[start:start + count]
+    holder[keys[-1]] = chosen
+    while len(chosen) > 1 and _size(data) > MAX_REPLY_CHARS:
+        chosen = chosen[:max(1, len(chosen) // 2)]
+        holder[keys[-1]] = chosen
+    if start == 0 and len(chosen) == total:
+        return data
+    page: dict[str, Any] = {"list": ".".join(keys), "offset": start, "returned": len(chosen), "total": total}
+    following = start + len(chosen)
+    if following < total:
+        page["next_offset"] = following
+        page["note"] = (f"{len(chosen)} of {total} {what} returned (from {start}); call {tool} again with "
+                        f"offset {following} for the next ones")
+    elif chosen:
+        page["note"] = f"the last {len(chosen)} of {total} {what} (from {start})"
+    else:
+        page["note"] = f"nothing from offset {start}: there are {total} {what}"
+    data["page"] = page
+    return data
+
+
+def text_piece(text: str, offset: object, tool: str, limit: int = TEXT_CHARS) -> tuple[str, dict[str, Any] | None]:
+    """`limit` characters of `text` from `offset`, and the `page` that says what is left (None:
+    the whole text)."""
+    start, _ = _limits(offset, None)
+    if start == 0 and len(text) <= limit:
+        return text, None
+    piece = text[start:start + limit]
+    page: dict[str, Any] = {"offset": start, "returned": len(piece), "total": len(text)}
+    if start + len(piece) < len(text):
+        page["next_offset"] = start + len(piece)
+        page["note"] = (f"characters {start} to {start + len(piece)} of {len(text)}; call {tool} again with "
+                        f"offset {start + len(piece)} for the rest")
+    else:
+        page["note"] = f"the last characters of the text, from {start} of {len(text)}"
+    return piece, page
+
+
+def load(root: Path, offset: int = 0, limit: int | None = None) -> dict[str, Any]:
     """The format's loading: every file in `_core/` and the routes of `_index.md` — never
-    `_archive/`."""
+    `_archive/`. A core file or an index that is a link leading out of the root is named with
+    the reason, never read."""
+    where = Containment(root)
     core: list[dict[str, Any]] = []
-    for rel in _core_files(root):
+    for rel in _core_files(root, where):
         try:
-            text, size, truncated = _read(root, rel)
+            text, size, truncated = _read(root, rel, where)
         except ToolFailure as exc:
-            core.append({"path": rel, "text": None, "error": exc.message})
+            core.append({"path": shown(rel), "text": None, "error": exc.message})
             continue
-        core.append({"path": rel, "text": text, "bytes": size, **({"truncated": True} if truncated else {})})
+        piece, page = text_piece(text, 0, "memory_read")
+        row: dict[str, Any] = {"path": shown(rel), "text": piece, "bytes": size,
+                               **({"truncated": True} if truncated else {})}
+        if page is not None:
+            row.update(truncated=True, note=f"only the first {len(piece)} characters; read the rest with "
+                                            "memory_read (full: true, offset)")
+        core.append(row)
     index: dict[str, Any] = {"path": INDEX, "routes": []}
     try:
-        text, _size, _truncated = _read(root, INDEX)
-    except ToolFailure:
-        index["error"] = ("`_index.md` is missing, so no file can be loaded on demand"
+        text, _size_, _truncated = _read(root, INDEX, where)
+    except ToolFailure as exc:
+        index["error"] = (exc.message if exc.kind == "inside-root"
+                          else "`_index.md` is missing, so no file can be loaded on demand"
                           if not os.path.lexists(root / INDEX) else "`_index.md` cannot be read")
+        routes: tuple[Route, ...] = ()
     else:
-        for route in parse_index(MemoryFile(text)).routes:
-            row: dict[str, Any] = {"path": route.path, "description": route.description, "line": route.line + 1}
-            if route.path is None:
-                row.update(written=route.written, problem=route.problem)
-            index["routes"].append(row)
-    return mask_data({
-        "root": str(root),
+        routes = parse_index(MemoryFile(text)).routes
+    start, count = _limits(offset, limit)
+    # Only the page asked for is built (a 200k-line index holds tens of thousands of routes).
+    rows: list[dict[str, Any]] = [{} for _ in routes]
+    for i in range(start, min(len(routes), start + count)):
+        route = routes[i]
+        row = {"path": shown(route.path) if route.path is not None else None, "description": route.description,
+               "line": route.line + 1}
+        if route.path is None:
+            row.update(written=route.written, problem=route.problem)
+        rows[i] = row
+    index["routes"] = rows
+    data = {
+        "root": shown(str(root)),
         "core": core,
         "index": index,
         "next": "Baseline context is loaded (not every file). When the conversation matches a route, "
                 "read that file with memory_read: its summary first. `_archive/` is never loaded.",
-    })
+    }
+    return mask_data(paged(data, ("index", "routes"), "memory_load", "routes", offset, limit))
 
 
 def summary_of(doc: MemoryFile, rel: str) -> tuple[list[str] | None, list[str]]:
@@ -165,8 +259,9 @@ _WHY_FULL = {
 }
 
 
-def read(root: Path, raw: object, full: bool = False, archived: bool = False) -> dict[str, Any]:
-    """Summary-first reading (the format's "Summary-first on-demand loading")."""
+def read(root: Path, raw: object, full: bool = False, archived: bool = False, offset: int = 0) -> dict[str, Any]:
+    """Summary-first reading (the format's "Summary-first on-demand loading"); a long text comes
+    in pieces of TEXT_CHARS characters, from `offset`."""
     try:
         rel = validate_relative(raw)
     except Refusal as exc:
@@ -213,21 +308,48 @@ def read(root: Path, raw: object, full: bool = False, archived: bool = False) ->
     if truncated and not out["summary_only"]:
         out["truncated"] = True
         out["why"] += f" (only its first {MAX_ANALYSED_BYTES // (1024 * 1024)} MiB)"
+    if "text" in out:
+        out["text"], page = text_piece(out["text"], offset, "memory_read")
+        if page is not None:
+            out["page"] = page
+    out["path"] = shown(rel)
     return mask_data(out)
 
 
-def status(root: Path) -> dict[str, Any]:
-    """`pmem status --format json`."""
+UNROUTED_NAMED = 100  # unrouted files named in memory_status (all are counted)
+SIDE_LIST = 100  # items of a reply's other lists (expired trash, unreadable files), all counted
+
+
+def _capped(holder: dict[str, Any], key: str, what: str) -> None:
+    """Keep the first SIDE_LIST items of a list beside the paged one, saying how many there are."""
+    items = holder.get(key)
+    if isinstance(items, list) and len(items) > SIDE_LIST:
+        holder[key] = items[:SIDE_LIST]
+        holder[f"{key}Count"] = len(items)
+        holder[f"{key}Note"] = f"the first {SIDE_LIST} of {len(items)} {what}"
+
+
+def status(root: Path, offset: int = 0, limit: int | None = None) -> dict[str, Any]:
+    """`pmem status --format json`, its routes a page at a time."""
     try:
         excluded = resolve_settings(root).excluded
     except SettingsError:
         excluded = None  # as the CLI: the status is still given, without `exclude`
-    return mask_data(memory_status(root, excluded).as_dict())
+    data = memory_status(root, excluded).as_dict()
+    unrouted = data["active"]["unrouted"]
+    if len(unrouted) > UNROUTED_NAMED:
+        data["active"]["unrouted"] = unrouted[:UNROUTED_NAMED]
+        data["active"]["unroutedCount"] = len(unrouted)
+        data["active"]["unroutedNote"] = (f"the first {UNROUTED_NAMED} of {len(unrouted)} unrouted files; "
+                                          "memory_check lists each as a PM202 finding")
+    return mask_data(paged(data, ("routes",), "memory_status", "routes", offset, limit))
 
 
-def health(root: Path) -> dict[str, Any]:
-    """`pmem health --format json`."""
-    return mask_data(memory_health(root, settings_of(root)).as_dict())
+def health(root: Path, offset: int = 0, limit: int | None = None) -> dict[str, Any]:
+    """`pmem health --format json`, its items a page at a time."""
+    data = memory_health(root, settings_of(root)).as_dict()
+    _capped(data, "expiredTrash", "expired trash items; `pmem health --format json` lists them all")
+    return mask_data(paged(data, ("items",), "memory_health", "items", offset, limit))
 
 
 def _check_path(root: Path, raw: object) -> str:
@@ -240,7 +362,7 @@ def _check_path(root: Path, raw: object) -> str:
 
 
 def check(root: Path, paths: list[str] | None = None, path: str | None = None,
-          content: str | None = None) -> dict[str, Any]:
+          content: str | None = None, offset: int = 0, limit: int | None = None) -> dict[str, Any]:
     """`pmem check [PATH…] --format json`, or with `content` `pmem check --stdin-filename PATH`."""
     if content is not None and path is None:
         raise ToolFailure("arguments", "`content` needs `path`: where the text would be saved")
@@ -262,7 +384,10 @@ def check(root: Path, paths: list[str] | None = None, path: str | None = None,
         raise ToolFailure("source-exists", f"`{missing[0]}` is not a file in the memory root")
     files = result.state.markdown_count() if not wanted else len(wanted)
     report = build_report(str(root), files, result.findings, result.state.read_problems(wanted or None))
-    return mask_data(report.model_dump(mode="json"))
+    data = report.model_dump(mode="json")
+    _capped(data, "unreadable", "files that cannot be read; `pmem check --format json` lists them all")
+    _capped(data, "truncated", "files analysed only up to the cap")
+    return mask_data(paged(data, ("diagnostics",), "memory_check", "findings", offset, limit))
 
 
 # -- writing: previews and their tokens -------------------------------------------------------

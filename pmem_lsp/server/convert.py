@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
+from urllib.parse import unquote, unquote_to_bytes, urlsplit
 
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
@@ -23,6 +23,7 @@ from ..engine.findings import Finding, Severity
 from ..engine.fixes import Fix, TextEdit
 from ..engine.host import MemoryRoot
 from ..engine.line_index import LineIndex
+from ..engine.names import clean, uri_quote, uri_unquote
 from ..engine.navigation import Completion, DocLink, DocSymbol, HoverText, Location, WorkspaceSymbol
 from ..engine.navigation.completion import FOLDER
 from ..engine.navigation.symbols import FILE, ROUTE, SECTION, SUMMARY, TITLE
@@ -48,12 +49,24 @@ _SYMBOL_KINDS = {TITLE: lsp.SymbolKind.Namespace, SECTION: lsp.SymbolKind.String
 def uri_to_path(uri: str) -> Path | None:
     if not uri.startswith("file:"):
         return None
+    parsed = urlsplit(uri)
+    try:
+        unquote_to_bytes(parsed.path).decode("utf-8")
+    except UnicodeDecodeError:
+        # Escapes of bytes that are not UTF-8 (a name the file system holds as bytes): the
+        # exact bytes, as `path_to_uri` wrote them (pygls would read them as U+FFFD).
+        if not parsed.netloc or parsed.netloc == "localhost":
+            return Path(uri_unquote(parsed.path))
     fs = to_fs_path(uri)
     return Path(fs) if fs else None
 
 
 def path_to_uri(path: Path) -> str:
-    return from_fs_path(str(path)) or path.as_uri()
+    text = str(path)
+    if not text.isascii() and any("\ud800" <= c <= "\udfff" for c in text):
+        # A name that is not UTF-8 (held as lone surrogates): its exact bytes, percent-escaped.
+        return "file://" + uri_quote(text)
+    return from_fs_path(text) or path.as_uri()
 
 
 def uri_of(root: MemoryRoot, rel: str) -> str:
@@ -111,7 +124,7 @@ def positions(ls: PmemServer, state: RootState | None, rel: str) -> Positions:
 def to_diagnostic(at: Positions, f: Finding) -> lsp.Diagnostic:
     rule = RULES[f.code]
     data = {"name": rule.name, **(f.data or {})}
-    return lsp.Diagnostic(range=at.range(f.line, f.col, f.end_line, f.end_col), message=f.message,
+    return lsp.Diagnostic(range=at.range(f.line, f.col, f.end_line, f.end_col), message=clean(f.message),
                           severity=_SEVERITY[severity_of(f)], code=f.code, source=SOURCE, data=data)
 
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
+from ..engine.folders import make_folders
 from ..engine.host import MemoryRoot
 from ..engine.lifecycle.consequences import prune_emptied
 from ..engine.lifecycle.fs_applier import ApplyError, apply_plan, apply_step, describe, preflight, write_index
@@ -149,7 +150,7 @@ async def _move_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan, ste
     try:
         require_source(base, step.source)
         require_free(base, step.destination)
-        dest.parent.mkdir(parents=True, exist_ok=True)
+        make_folders(dest.parent)
         before = os.stat(source)
     except (Refusal, OSError) as exc:
         return str(exc)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from contextlib import asynccontextmanager
@@ -85,7 +86,7 @@ async def test_the_tools_are_listed_with_their_annotations(tmp_path, log):
     apply = listed["memory_apply"].annotations
     assert (apply.readOnlyHint, apply.destructiveHint, apply.idempotentHint) == (False, True, False)
     assert set(listed["memory_apply"].inputSchema["required"]) == {"token"}
-    assert set(listed["memory_read"].inputSchema["properties"]) == {"path", "full", "archived"}
+    assert set(listed["memory_read"].inputSchema["properties"]) == {"path", "full", "archived", "offset"}
     assert listed["memory_read"].inputSchema["required"] == ["path"]
     operation = listed["memory_preview"].inputSchema["properties"]["operation"]
     assert operation["enum"] == ["save", "route", "upgrade", "archive", "delete", "recover", "purge"]
@@ -390,7 +391,7 @@ async def test_an_unexpected_failure_names_its_kind_only(tmp_path, monkeypatch):
 
     from pmem_lsp.mcp import server, tools
 
-    def boom(root):
+    def boom(root, *_args):
         raise RuntimeError(f"text from memory: {FAKE_KEY}")
 
     monkeypatch.setattr(tools, "status", boom)
@@ -433,3 +434,139 @@ def test_a_root_that_is_not_a_folder_is_refused(tmp_path):
     done = subprocess.run([sys.executable, "-m", "pmem_lsp.mcp", "--root", str(tmp_path / "none")],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "does not exist" in done.stderr and done.stdout == ""
+
+
+# -- any name, reads inside, bounded replies (issue 23) ------------------------------------------
+BAD_NAME = b"notes/bad\xff name.md"  # not valid UTF-8
+
+
+def _bad_root(tmp_path: Path) -> Path:
+    root = make_root(tmp_path)
+    (root / "notes").mkdir(exist_ok=True)
+    with open(os.path.join(os.fsencode(root), BAD_NAME), "wb") as fh:
+        fh.write(b"# Bad name\n\nA note whose name is not UTF-8.\n")
+    return root
+
+
+async def test_an_undecodable_name_is_escaped_and_the_session_goes_on(tmp_path, log):
+    root = _bad_root(tmp_path)
+    async with session(root, log) as client:
+        for name, args in (("memory_status", {}), ("memory_check", {}), ("memory_load", {}),
+                           ("memory_health", {})):
+            error, data, text = await call(client, name, args)
+            assert not error, (name, data)
+        error, data, text = await call(client, "memory_check")
+        paths = {d["path"] for d in data["diagnostics"]}
+        assert "notes/bad\\xff name.md" in paths  # escaped, never lost
+        error, status, _ = await call(client, "memory_status")
+        assert "notes/bad\\xff name.md" in status["active"]["unrouted"]
+        # The session is alive afterwards: a later call still answers.
+        error, data, _ = await call(client, "memory_read", {"path": "projects/alpha.md"})
+        assert not error and data["summary_only"] is True
+
+
+OUTSIDE_MARKER = "OUTSIDE-ONLY-LINE-4417"
+
+
+def _outside(tmp_path: Path) -> Path:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text(f"# Elsewhere\n\n- [{OUTSIDE_MARKER}](projects/alpha.md) — {OUTSIDE_MARKER}\n"
+                       f"{OUTSIDE_MARKER}\n", encoding="utf-8")
+    return outside
+
+
+@pytest.mark.parametrize("linked", ["_index.md", "_core/profile.md"])
+async def test_a_link_leading_out_of_the_root_is_named_never_read(tmp_path, log, linked):
+    root = make_root(tmp_path)
+    outside = _outside(tmp_path)
+    (root / linked).unlink()
+    (root / linked).symlink_to(outside)
+    async with session(root, log) as client:
+        texts = []
+        for name, args in (("memory_load", {}), ("memory_status", {}), ("memory_check", {}),
+                           ("memory_read", {"path": linked}),
+                           ("memory_preview", {"operation": "save", "path": "notes/new.md",
+                                               "content": "# New\n\nA new note.\n"})):
+            _error, _data, text = await call(client, name, args)
+            texts.append(text)
+    assert all(OUTSIDE_MARKER not in t for t in texts), [t for t in texts if OUTSIDE_MARKER in t][0][:400]
+    load = json.loads(texts[0])
+    if linked == "_index.md":
+        assert "leads out of the memory root" in load["index"]["error"]
+    else:
+        assert any("leads out of the memory root" in (c.get("error") or "") for c in load["core"])
+
+
+def _big_index(tmp_path: Path, n: int) -> Path:
+    routes = "".join(f"- [Note {i}](notes/n{i:05d}.md) — the description of note number {i}\n" for i in range(n))
+    files = {"_index.md": "# Memory index\n\n" + routes}
+    files.update({f"notes/n{i:05d}.md": f"# Note {i}\n" for i in range(0, n, 97)})
+    return make_root(tmp_path, files)
+
+
+async def _all_pages(client: ClientSession, name: str, key: tuple[str, ...], limit: int | None = None):
+    items, offset, sizes = [], 0, []
+    args: dict[str, Any] = {} if limit is None else {"limit": limit}
+    for _ in range(1000):
+        error, data, text = await call(client, name, {**args, "offset": offset})
+        assert not error, data
+        sizes.append(len(text))
+        part = data
+        for k in key:
+            part = part[k]
+        items += part
+        page = data.get("page")
+        if page is None or "next_offset" not in page:
+            return items, sizes, data
+        assert page["note"] and page["total"] >= len(items)
+        offset = page["next_offset"]
+    raise AssertionError("paging never ended")
+
+
+async def test_status_load_and_check_replies_are_bounded_and_page_through_everything(tmp_path, log):
+    from pmem_lsp.mcp.tools import MAX_REPLY_CHARS
+
+    root = _big_index(tmp_path, 3000)
+    cli = memory_status(root, resolve_settings(root).excluded).as_dict()
+    async with session(root, log) as client:
+        routes, sizes, _ = await _all_pages(client, "memory_status", ("routes",))
+        assert routes == json.loads(json.dumps(cli["routes"]))  # every route, in order, once
+        assert len(sizes) > 1 and max(sizes) < MAX_REPLY_CHARS * 1.5
+        loaded, sizes, _ = await _all_pages(client, "memory_load", ("index", "routes"), limit=700)
+        assert [r["path"] for r in loaded] == [r["path"] for r in cli["routes"]]
+        assert max(sizes) < MAX_REPLY_CHARS * 1.5
+        found, sizes, last = await _all_pages(client, "memory_check", ("diagnostics",), limit=1000)
+        assert len(found) == sum(last["counts"].values()) and max(sizes) < MAX_REPLY_CHARS * 1.5
+        error, data, _ = await call(client, "memory_status", {"limit": 0})
+        assert error and data["error"]["kind"] == "arguments"
+
+
+async def test_a_long_file_is_read_in_pieces(tmp_path, log):
+    from pmem_lsp.mcp.tools import TEXT_CHARS
+
+    body = "".join(f"Line {i} of a long note, with some words to fill it.\n" for i in range(6000))
+    text = "# Long\n\n" + body
+    root = make_root(tmp_path, {"notes/long.md": text})
+    async with session(root, log) as client:
+        pieces, offset = [], 0
+        while True:
+            error, data, _ = await call(client, "memory_read", {"path": "notes/long.md", "offset": offset})
+            assert not error and len(data["text"]) <= TEXT_CHARS
+            pieces.append(data["text"])
+            if "next_offset" not in data.get("page", {}):
+                break
+            offset = data["page"]["next_offset"]
+    assert len(pieces) > 1 and "".join(pieces) == text
+
+
+async def test_a_huge_save_previews_its_size_head_and_tail_only(tmp_path, log):
+    lines = [f"Paragraph {i}: ordinary words about the garden and the kiln." for i in range(60000)]
+    content = "# Huge\n\n" + "\n".join(lines) + "\nTHE-LAST-LINE\n"
+    root = make_root(tmp_path)
+    async with session(root, log) as client:
+        error, data, text = await call(client, "memory_preview", {"operation": "save", "path": "notes/huge.md",
+                                                                  "content": content})
+    assert not error, data
+    assert len(text) < 60_000 < len(content)
+    assert "MiB" in data["preview"] and "# Huge" in data["preview"] and "THE-LAST-LINE" in data["preview"]
+    assert "not shown" in data["preview"] and "Paragraph 30000:" not in text

@@ -25,6 +25,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from ..folders import make_folders
 from .consequences import prune_emptied
 from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
 from .safety import CHANGED, COLLISION, ENCODING, Refusal, require_free, require_source, resolve_inside
@@ -65,7 +66,7 @@ def _fsync_dir(path: Path) -> None:
 
 
 def move_no_overwrite(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(dst.parent)
     try:
         os.link(src, dst, follow_symlinks=False)
     except FileExistsError:
@@ -198,7 +199,7 @@ def write_index(root: Path, step: WriteText) -> bool:
             raise Refusal(exc.rule, f"{exc.message}; it was not rewritten") from None
         if write.after == current:
             return False  # already as it should be (an agent added the route meanwhile)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folders(path.parent)
         try:
             write_atomic(path, write.after, bom=bom, create=current is None, expected=raw)
         except ChangedMeanwhile:

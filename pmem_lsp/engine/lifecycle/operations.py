@@ -25,6 +25,7 @@ from ..zones import (
     TRASH_DIR,
     Zone,
     archive_location,
+    inside_root,
     looks_like_root,
     original_of,
     trash_location,
@@ -47,6 +48,7 @@ from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
 from .safety import (
     CHANGED,
     COLLISION,
+    OUTSIDE_ROOT,
     SOURCE,
     STATE,
     Refusal,
@@ -87,6 +89,9 @@ class LifecycleContext:
 
 def disk_reader(root: Path) -> Callable[[str], str | None]:
     def read(rel: str) -> str | None:
+        if not inside_root(root, rel):  # a link out of the root is never read (nor shown in a preview)
+            raise Refusal(OUTSIDE_ROOT, f"`{rel}` is a symbolic link that leads out of the memory root; "
+                                        "pmem does not read or write it")
         try:
             return decode((root / rel).read_bytes())
         except FileNotFoundError:

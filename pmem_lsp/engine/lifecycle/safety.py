@@ -14,7 +14,7 @@ import stat
 import unicodedata
 from pathlib import Path
 
-from ..zones import ARCHIVE_DIR, ARCHIVE_INDEX, CORE_DIR, INDEX, TRASH_DIR, Zone, zone_of
+from ..zones import ARCHIVE_DIR, ARCHIVE_INDEX, CORE_DIR, INDEX, TRASH_DIR, Containment, Zone, zone_of
 
 # Rule names, as the refusal reports them.
 NOT_RELATIVE = "relative-path"  # point 1
@@ -74,6 +74,11 @@ def validate_relative(raw: object) -> str:
     # through, and would silently name a different file than ` notes.md`.
     if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in raw):
         raise Refusal(NOT_RELATIVE, "the path contains control characters")
+    if any("\ud800" <= c <= "\udfff" for c in raw):
+        # A name that is not UTF-8 (lone surrogates): the indexes it would be written into are
+        # UTF-8 text, so no record or route could hold it (docs/decisions.md, "Any name").
+        raise Refusal(NOT_RELATIVE, "the path is not valid UTF-8; its route and records could not be written "
+                                    "(the indexes are UTF-8 text): rename the file first")
     path = raw
     if not path.strip():
         raise Refusal(NOT_RELATIVE, "the path is empty")
@@ -120,21 +125,14 @@ def check_not_protected(rel: str) -> None:
 
 
 def resolve_inside(root: Path, rel: str) -> Path:
-    """Point 2: resolved (symlinks included), the path stays inside the root."""
-    real_root = Path(os.path.realpath(root))
-    resolved = Path(os.path.realpath(root / rel))
-    if resolved != real_root and real_root not in resolved.parents:
+    """Point 2: resolved (symlinks included), the path stays inside the root; and no part of
+    it is a symbolic link, even one that stays inside (it would change what the path names,
+    so the zone we checked would not be the zone we touch). `zones.Containment` decides."""
+    where = Containment(root)
+    if not where.inside(rel):
         raise Refusal(OUTSIDE_ROOT, f"`{rel}` resolves outside the memory root")
-    # A symlinked folder on the way that stays inside the root still changes what the path
-    # names; refuse it so the zone we checked is the zone we touch.
-    if os.path.relpath(resolved, real_root).replace(os.sep, "/") != rel:
+    if where.through_link(rel):
         raise Refusal(OUTSIDE_ROOT, f"`{rel}` goes through a symbolic link")
-    # realpath leaves a link loop (`loop.md -> loop.md`) unresolved, so look at each part too.
-    current = root
-    for part in rel.split("/"):
-        current = current / part
-        if os.path.islink(current):
-            raise Refusal(OUTSIDE_ROOT, f"`{rel}` goes through a symbolic link")
     return root / rel
 
 

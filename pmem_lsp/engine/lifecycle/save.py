@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from .operations import LifecycleContext  # which imports this module
 
 CONTENT = "content"  # the proposed text cannot be a memory file as given
-PREVIEW_LINES = 60  # lines of a new file or a diff shown in the text preview
 
 
 def _write(path: str, before: str | None, change: Change) -> WriteText:
@@ -80,17 +79,71 @@ def _check_content(rel: str, zone: Zone, content: object, settings: Settings) ->
     return content
 
 
+# A preview shows what a write does, never a whole huge text: its size, its head and its tail.
+PREVIEW_HEAD = 40  # lines of a new file (or of a long change) shown first
+PREVIEW_TAIL = 20  # ... and last
+PREVIEW_LINE_CHARS = 400  # a longer line is cut, with how much was left out
+DIFF_CHARS = 256 * 1024  # texts up to this size are diffed with difflib; larger ones by their common ends
+
+
+def _size(text: str) -> str:
+    n = len(text.encode("utf-8", "surrogatepass"))
+    return f"{n} bytes" if n < 1024 else f"{n / 1024:.1f} KiB" if n < 1024 * 1024 else f"{n / (1024 * 1024):.1f} MiB"
+
+
+def _cut_line(line: str) -> str:
+    if len(line) <= PREVIEW_LINE_CHARS:
+        return line
+    return f"{line[:PREVIEW_LINE_CHARS]} … ({len(line) - PREVIEW_LINE_CHARS} more characters)"
+
+
+def _head_tail(lines: list[str], what: str = "lines") -> list[str]:
+    """`lines`, or their head and tail with how many are left out between them."""
+    if len(lines) <= PREVIEW_HEAD + PREVIEW_TAIL:
+        return [_cut_line(line) for line in lines]
+    left_out = len(lines) - PREVIEW_HEAD - PREVIEW_TAIL
+    return ([_cut_line(line) for line in lines[:PREVIEW_HEAD]] + [f"… {left_out} {what} not shown …"]
+            + [_cut_line(line) for line in lines[-PREVIEW_TAIL:]])
+
+
 def _shown(text: str) -> list[str]:
-    lines = text.splitlines()
-    out = [f"    {line}" for line in lines[:PREVIEW_LINES]]
-    if len(lines) > PREVIEW_LINES:
-        out.append(f"    … ({len(lines) - PREVIEW_LINES} more lines)")
-    return out
+    return [f"    {line}" for line in _head_tail(text.splitlines())]
 
 
 def diff_lines(rel: str, before: str, after: str) -> list[str]:
-    return [line.rstrip("\n") for line in difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{rel}", f"b/{rel}", n=2)]
+    """A unified diff of `before` → `after`, bounded: large texts are compared by their common
+    first and last lines (linear; one hunk for what lies between), and a long diff shows its
+    head and tail."""
+    if len(before) + len(after) <= DIFF_CHARS:
+        diff = [line.rstrip("\n") for line in difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{rel}", f"b/{rel}", n=2)]
+    else:
+        diff = _ends_diff(rel, before.splitlines(), after.splitlines())
+    return _head_tail(diff, "diff lines")
+
+
+def _ends_diff(rel: str, old: list[str], new: list[str]) -> list[str]:
+    """One hunk: the lines between the common first and last lines, removed and added."""
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < limit - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    if start == len(old) == len(new):
+        return []
+    context_start = max(0, start - 2)
+    old_mid, new_mid = old[start:len(old) - end], new[start:len(new) - end]
+    after_context = old[len(old) - end:len(old) - end + 2]
+    head = old[context_start:start]
+    a_len = len(head) + len(old_mid) + len(after_context)
+    b_len = len(head) + len(new_mid) + len(after_context)
+    return [f"--- a/{rel}", f"+++ b/{rel}",
+            f"@@ -{context_start + 1 if a_len else context_start},{a_len} "
+            f"+{context_start + 1 if b_len else context_start},{b_len} @@",
+            *(f" {line}" for line in head), *(f"-{line}" for line in old_mid),
+            *(f"+{line}" for line in new_mid), *(f" {line}" for line in after_context)]
 
 
 def settings_or_defaults(root: Path) -> Settings:
@@ -122,12 +175,14 @@ def plan_save(ctx: LifecycleContext, raw: object, content: object, description: 
             steps.append(MakeDir(parent))
         steps.append(_write(rel, None, CreateText(text)))
         n = len(text.splitlines())
-        lines += [f"Save {rel} (a new file, {n} line{'s' if n != 1 else ''})", f"  create: {rel}", *_shown(text)]
+        lines += [f"Save {rel} (a new file, {n} line{'s' if n != 1 else ''}, {_size(text)})", f"  create: {rel}",
+                  *_shown(text)]
     elif before == text:
         lines.append(f"Save {rel}: it holds this text already; nothing to change")
     else:
         steps.append(_write(rel, before, ReplaceText(before, text)))
-        lines += [f"Save {rel} (replace its text; the diff)", *(f"    {d}" for d in diff_lines(rel, before, text))]
+        lines += [f"Save {rel} (replace its text, {_size(before)} → {_size(text)}; the diff)",
+                  *(f"    {d}" for d in diff_lines(rel, before, text))]
 
     facts = {"path": rel}
     if zone is Zone.CORE:

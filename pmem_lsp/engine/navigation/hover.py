@@ -18,6 +18,7 @@ from ..archive_index import TRASHED, ArchiveRecord, parse_date, record_location
 from ..catalogue import RULES
 from ..findings import Finding
 from ..memory_file import MemoryFile
+from ..names import clean, shown
 from ..root_state import FileEntry, RootState
 from ..secrets import mask_secrets
 from ..zones import ARCHIVE_INDEX, INDEX, Zone, archive_location, original_of, trash_location, zone_of
@@ -44,7 +45,9 @@ def escape(text: str) -> str:
 
 
 def code(text: str) -> str:
-    """`text` as one code span, whatever backticks it holds."""
+    """`text` (a path, a record's title) as one code span, whatever backticks it holds; a name
+    that is not printable UTF-8 shown escaped (engine/names.py), so a line break cannot end it."""
+    text = shown(text)
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
@@ -259,4 +262,4 @@ def hover(state: RootState, rel: str, line: int, char: int, findings: Findings,
         lines = []
     if not lines:
         return None
-    return HoverText("\n".join(lines).rstrip() + "\n", spot.line, spot.start, spot.end)
+    return HoverText(clean("\n".join(lines).rstrip() + "\n"), spot.line, spot.start, spot.end)

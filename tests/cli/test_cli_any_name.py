@@ -1,0 +1,187 @@
+"""Any name, any output; reads that stay inside; bounded status (issue 23), through `pmem` as a
+subprocess: a name that is not UTF-8 is escaped in every format (never lost, never a
+traceback), a line break in a name or title cannot add a line, a link out of the root is
+never read, and nothing recurses on deep folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from roots import base_files, remove_tree, summary_file, write_root
+
+pytestmark = pytest.mark.e2e  # every test here runs `pmem` as a subprocess
+
+
+def pmem(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", *args], capture_output=True,
+                          stdin=subprocess.DEVNULL, timeout=120, env={**os.environ, **(env or {})})
+
+
+def bad_file(root: Path, name: bytes, text: str) -> None:
+    full = os.path.join(os.fsencode(root), name)
+    os.makedirs(os.path.dirname(full), exist_ok=True)
+    with open(full, "wb") as fh:
+        fh.write(text.encode("utf-8"))
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    root = write_root(tmp_path / "memory", base_files())
+    bad_file(root, b"notes/bad\xff name.md", "# Bad\n\nSome text.\n")
+    return root
+
+
+@pytest.mark.parametrize("lang", ["C.UTF-8", "C"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_an_undecodable_name_is_escaped_in_every_check_format(root: Path, fmt: str, lang: str):
+    done = pmem("--root", str(root), "check", "--no-cache", "--format", fmt,
+                env={"LC_ALL": lang, "PYTHONIOENCODING": ""})
+    assert done.returncode == 0, done.stderr.decode("utf-8", "replace")
+    assert b"Traceback" not in done.stderr
+    out = done.stdout.decode("utf-8")  # valid UTF-8, whatever the locale
+    assert "\udcff" not in out and "\ufffd" not in out
+    if fmt == "json":
+        paths = {d["path"] for d in json.loads(out)["diagnostics"]}
+        assert "notes/bad\\xff name.md" in paths
+    elif fmt == "sarif":
+        uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                for r in json.loads(out)["runs"][0]["results"]}
+        assert "notes/bad%FF%20name.md" in uris  # the exact bytes
+    else:
+        assert "notes/bad\\xff name.md" in out
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_status_and_health_escape_undecodable_names(root: Path, fmt: str):
+    for command in ("status", "health"):
+        done = pmem("--root", str(root), command, "--format", fmt)
+        assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+        out = done.stdout.decode("utf-8")
+        assert "\udcff" not in out
+        if command == "status":
+            assert "notes/bad\\xff name.md" in (json.loads(out)["active"]["unrouted"] if fmt == "json" else out)
+
+
+def test_a_line_break_in_a_name_or_a_title_adds_no_line_to_status(tmp_path: Path):
+    files = base_files()
+    files["_index.md"] += "- [Forged](notes/forged.md) — a\x0bb\x85c\u2028d\x1b[31m\n"
+    files["notes/forged.md"] = summary_file("Forged")
+    root = write_root(tmp_path / "memory", files)
+    for name in (b"notes/x\nFORGED LINE.md", b"notes/y\rFORGED LINE.md"):
+        bad_file(root, name, "# Note\n")
+    clean = pmem("--root", str(write_root(tmp_path / "plain", base_files())), "status").stdout.decode()
+    out = pmem("--root", str(root), "status").stdout.decode("utf-8")
+    assert not any(line.startswith("FORGED") for line in out.splitlines()), out
+    assert not any(c in out for c in "\r\x0b\x85\u2028\x1b")
+    assert "notes/x\\x0aFORGED LINE.md" in out
+    # One line per routed file more than the plain root: nothing else was added.
+    assert len(out.splitlines()) == len(clean.splitlines()) + 2  # the new route, the not-routed line
+
+
+OUTSIDE = "OUTSIDE-ONLY-LINE-9031"
+
+
+@pytest.mark.parametrize("linked", ["_index.md", "_core/profile.md", "projects/alpha.md"])
+def test_a_link_out_of_the_root_is_never_read(tmp_path: Path, linked: str):
+    root = write_root(tmp_path / "memory", base_files())
+    outside = tmp_path / "outside.md"
+    outside.write_text(f"# {OUTSIDE}\n\n- [{OUTSIDE}](projects/alpha.md) — {OUTSIDE}\n", encoding="utf-8")
+    (root / linked).unlink()
+    (root / linked).symlink_to(outside)
+    runs = [pmem("--root", str(root), "status"), pmem("--root", str(root), "status", "--format", "json"),
+            pmem("--root", str(root), "check", "--no-cache", "--format", "json"),
+            subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "save", "notes/new.md",
+                            "--format", "json"], input=b"# New\n\nA note.\n", capture_output=True, timeout=120)]
+    for done in runs:
+        assert OUTSIDE.encode() not in done.stdout + done.stderr
+        assert b"Traceback" not in done.stderr
+    status = json.loads(runs[1].stdout)
+    if linked == "_index.md":
+        assert "leads out of the memory root" in status["indexError"]
+    elif linked.startswith("_core/"):
+        assert status["core"]["notRead"] == [{"path": linked, "note": status["core"]["notRead"][0]["note"]}]
+    else:
+        assert [r["note"] for r in status["routes"] if r["path"] == linked] == ["leaves the memory root"]
+
+
+def test_status_reads_the_index_only_up_to_the_cap(tmp_path: Path):
+    routes = "".join(f"- [Note {i}](notes/n{i}.md) — description {i} LATE-{i // 60000}\n" for i in range(70000))
+    files = base_files()
+    files["_index.md"] = "# Index\n\n" + routes + "- [Tail](notes/TAIL-ROUTE.md) — the last\n"
+    root = write_root(tmp_path / "memory", files)
+    assert (root / "_index.md").stat().st_size > 3 * 1024 * 1024
+    done = pmem("--root", str(root), "status", "--format", "json")
+    data = json.loads(done.stdout)
+    assert data["indexTruncated"]["read"] == 2 * 1024 * 1024
+    assert not any("TAIL-ROUTE" in r["path"] for r in data["routes"])
+    text = pmem("--root", str(root), "status").stdout.decode()
+    assert "only its first 2048.0 KB read" in text
+
+
+def test_deep_folders_raise_no_recursion_error(tmp_path: Path):
+    root = write_root(tmp_path / "memory", base_files())
+    depth = 1900
+    fd = os.open(root, os.O_RDONLY)
+    try:  # made with folder descriptors: the whole path is never spelled out
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            nxt = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        note = os.open("deep.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(note, b"# Deep\n")
+        os.close(note)
+    finally:
+        os.close(fd)
+    rel = "/".join(["d"] * depth) + "/deep.md"
+    try:
+        for args in (("check", "--no-cache"), ("check",), ("status",), ("health",), ("archive", rel, "--yes"),
+                     ("recover", rel, "--yes")):
+            done = pmem("--root", str(root), *args)
+            assert b"RecursionError" not in done.stderr and b"Traceback" not in done.stderr, \
+                (args, done.stderr[-500:])
+            assert done.returncode in (0, 1), (args, done.stderr[-500:])
+        assert (root / rel).is_file()
+    finally:  # pytest's own clean-up of old temporary folders recurses per level
+        remove_tree(root / "d")
+        remove_tree(root / "_archive/d")
+
+
+def _tree(root: Path) -> dict[bytes, bytes]:
+    out = {}
+    for folder, _dirs, files in os.walk(os.fsencode(root)):
+        for name in files:
+            with open(os.path.join(folder, name), "rb") as fh:
+                out[os.path.join(folder, name)] = fh.read()
+    return out
+
+
+@pytest.mark.parametrize("command", [["archive"], ["route", "add"], ["save"]])
+def test_a_write_to_an_undecodable_name_is_refused_with_nothing_changed(root: Path, command: list[str]):
+    """Its route and record would have to be written into UTF-8 indexes: refused before any move."""
+    before = _tree(root)
+    name = os.fsdecode(b"notes/bad\xff name.md")
+    done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), *command, name, "--yes"],
+                          input=b"# New text\n\nWords.\n", capture_output=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert b"not valid UTF-8" in done.stderr and b"Traceback" not in done.stderr
+    assert _tree(root) == before
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_huge_save_previews_its_size_head_and_tail(tmp_path: Path, fmt: str):
+    root = write_root(tmp_path / "memory", base_files())
+    content = "# Huge\n\n" + "".join(f"Paragraph {i} of plain words.\n" for i in range(200000)) + "THE-END\n"
+    done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "save", "notes/huge.md",
+                           "--format", fmt], input=content.encode(), capture_output=True, timeout=300)
+    assert done.returncode == 3, done.stderr[-400:]  # a preview, nothing written
+    out = done.stdout.decode("utf-8")
+    assert len(out) < 40_000 < len(content)
+    assert "MiB" in out and "# Huge" in out and "THE-END" in out and "Paragraph 100000 " not in out
+    assert not (root / "notes/huge.md").exists()
