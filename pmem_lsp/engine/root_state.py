@@ -347,7 +347,9 @@ class RootState:
 
     # -- building -----------------------------------------------------------
     @classmethod
-    def scan(cls, root: Path, settings: Settings) -> RootState:
+    def scan(cls, root: Path, settings: Settings, read: Callable[[str], bool] | None = None) -> RootState:
+        """`read`: when given, only the files it accepts are read; the others are known to be
+        there, as excluded files are (the hooks' narrow check of one write, engine/hooks.py)."""
         state = cls(root, settings)
         stack = [""]
         while stack:
@@ -368,7 +370,7 @@ class RootState:
                         if not settings.excluded(rel):
                             stack.append(rel)
                         continue
-                    if settings.excluded(rel):
+                    if settings.excluded(rel) or (read is not None and not read(rel)):
                         state.excluded.add(rel)
                         continue
                     is_link = de.is_symlink()

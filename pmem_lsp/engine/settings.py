@@ -201,3 +201,12 @@ def resolve_settings(root: Path, overrides: dict[str, Any] | None = None,
     over = _canonical(overrides)
     _validate(over, overrides_source)
     return _validate(_deep_merge(raw, over), "settings")
+
+
+def settings_from_text(text: str, source: str = SETTINGS_FILE) -> Settings:
+    """The settings a `.pmem.toml` text holds (SettingsError, a ValueError, when it holds none)."""
+    try:
+        raw = tomllib.loads(text.lstrip("\ufeff"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{source}: not valid TOML ({exc})") from exc
+    return _validate(_canonical(raw), source)
