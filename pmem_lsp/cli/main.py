@@ -198,12 +198,12 @@ def _main(argv: list[str] | None) -> int:
         return run_hook(root, args.event, sys.stdin, sys.stdout, sys.stderr)
     if args.command in _WRITES and (args.command == "init" or root.is_dir()):
         return _write(root, args, argv)
-    if not root.is_dir():
-        return _fail(f"memory root {root} does not exist or is not a folder")
-    if args.command == "mcp":
+    if args.command == "mcp":  # started without a root too: its tools say how to create one
         from ..mcp.server import run
 
         return run(root)
+    if not root.is_dir():
+        return _fail(f"memory root {root} does not exist or is not a folder")
     if args.command == "status":
         from .status import run_status
 

@@ -88,7 +88,7 @@ async def test_the_tools_are_listed_with_their_annotations(tmp_path, log):
     assert set(listed["memory_read"].inputSchema["properties"]) == {"path", "full", "archived"}
     assert listed["memory_read"].inputSchema["required"] == ["path"]
     operation = listed["memory_preview"].inputSchema["properties"]["operation"]
-    assert operation["enum"] == ["save", "route", "upgrade", "archive", "delete", "recover", "purge"]
+    assert operation["enum"] == ["save", "route", "upgrade", "archive", "delete", "recover", "purge", "init"]
     for tool in listed.values():
         assert tool.description and len(tool.description) < 1200, tool.name
 
@@ -427,9 +427,3 @@ def test_a_missing_sdk_is_named_as_missing(monkeypatch):
     monkeypatch.setattr(importlib.metadata, "version", not_installed)
     assert server._sdk_problem(ImportError("No module named 'mcp'")) == \
         "pmem mcp needs the MCP Python SDK 1.x: pip install 'pmem-lsp[mcp]'"
-
-
-def test_a_root_that_is_not_a_folder_is_refused(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "pmem_lsp.mcp", "--root", str(tmp_path / "none")],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and "does not exist" in done.stderr and done.stdout == ""
