@@ -32,6 +32,7 @@ BLOCK = 2  # Claude Code: a PreToolUse hook's exit 2 blocks the call
 HOOK_ERROR = 1  # a non-blocking error, shown to the user
 _ARCHIVE_ZONES = ("archive", "trash", "archive-index")
 REPORTED = ("error", "warning")  # post-write speaks of what needs the agent's attention
+SETTINGS_FILE = ".pmem.toml"  # engine/settings.py's, without importing the settings model (pydantic)
 
 
 def _inside(root: Path, path: Path) -> str | None:
@@ -135,7 +136,6 @@ def _block(err: TextIO, rel: str, why: str) -> int:
 
 def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -> int:
     from ..engine.hooks import added_text, new_secrets, resulting_text, secret_in_name, weakened_settings
-    from ..engine.settings import SETTINGS_FILE
 
     kind = secret_in_name(rel)
     if kind is not None:
@@ -164,7 +164,11 @@ def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -
     before = _current(write.path)
     after = resulting_text(write, before)
     # When the result cannot be worked out, what the write brings in is judged on its own.
-    found = new_secrets(before, after if after is not None else added_text(write), _settings(root, err))
+    judged = after if after is not None else added_text(write)
+    if os.path.lexists(root / SETTINGS_FILE):
+        found = new_secrets(before, judged, _settings(root, err))
+    else:  # the defaults, without loading the settings model (the agent waits on every write)
+        found = new_secrets(before, judged)
     if not found:
         return exit_codes.OK
     where = "; ".join(f"line {f.line + 1}: likely {f.kind} ({f.hint})" for f in found[:3])

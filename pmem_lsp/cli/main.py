@@ -131,24 +131,33 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"pmem {__version__}\n")
         return exit_codes.OK
     args = sys.argv[1:] if argv is None else argv
+    hook_text: str | None = None
     if "hook" in args[:3]:
         # A hook on a file outside the root is the common case: no parser, no redaction, no engine.
         from .hook import answer_outside, hook_call
 
         call = hook_call(args)
         if call is not None:
-            import io
-
-            text = sys.stdin.read()
-            answered = answer_outside(call[0], text)
+            hook_text = sys.stdin.read()
+            answered = answer_outside(call[0], hook_text)
             if answered is not None:
                 return answered
-            sys.stdin = io.StringIO(text)  # the whole way reads it again
     from ..engine.redaction import install as install_redaction
 
     install_redaction()  # no secret value in a log line or a traceback on stderr (docs/SECURITY.md)
     _printable_anywhere()
     try:
+        if hook_text is not None:
+            # A write inside the root: the hook as the parser would run it, without the parser
+            # (issue 25: the agent waits for it on every write of a memory file).
+            import io
+
+            from ..engine.zones import discover_root
+            from .hook import hook_call, run_hook
+
+            root_arg = hook_call(args)
+            assert root_arg is not None
+            return run_hook(discover_root(root_arg[0]), args[-1], io.StringIO(hook_text), sys.stdout, sys.stderr)
         return _main(argv)
     except BrokenPipeError:
         # The reader went away (`pmem check | head -1`): nothing more to say, and no traceback

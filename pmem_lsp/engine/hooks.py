@@ -22,6 +22,8 @@ rules, and for `_index.md` the route problems on the lines it wrote.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -172,7 +174,7 @@ class AddedSecret:
     marked: bool  # the write puts an allow marker beside it
 
 
-def _scan(text: str, settings: Settings) -> list[tuple[AddedSecret, str]]:
+def _scan(text: str, allow: Sequence[re.Pattern[str]]) -> list[tuple[AddedSecret, str]]:
     """Every likely secret in `text`, the allow marker not honoured, with its value and
     whether the marker is on its line (or a PEM block's BEGIN line)."""
     from .line_index import split_lines
@@ -180,7 +182,7 @@ def _scan(text: str, settings: Settings) -> list[tuple[AddedSecret, str]]:
 
     lines = split_lines(text)
     out = []
-    for m in find_secrets(lines, settings.secrets.allow_patterns, in_sentences=False, honour_marker=False):
+    for m in find_secrets(lines, allow, in_sentences=False, honour_marker=False):
         if m.line == m.end_line:
             value = lines[m.line][m.start:m.end]
         else:
@@ -191,17 +193,21 @@ def _scan(text: str, settings: Settings) -> list[tuple[AddedSecret, str]]:
     return out
 
 
-def new_secrets(before: str | None, after: str, settings: Settings) -> list[AddedSecret]:
+def new_secrets(before: str | None, after: str, settings: Settings | None = None, *,
+                enabled: bool = True, allow: Sequence[re.Pattern[str]] = ()) -> list[AddedSecret]:
     """The likely secrets this write adds: a value `before` did not hold (allowed or not: an
     agent's allow marker decides nothing), or one `before` held unmarked and the write marks
-    as allowed. The marker is a person's decision, taken in their editor."""
-    if not settings.secrets.enabled:
+    as allowed. The marker is a person's decision, taken in their editor. The secrets settings
+    come from `settings`, else from `enabled` and `allow` (the hook's, read without the model)."""
+    if settings is not None:
+        enabled, allow = settings.secrets.enabled, settings.secrets.allow_patterns
+    if not enabled:
         return []
-    found = _scan(after, settings)
+    found = _scan(after, allow)
     if not found:
         return []
     old: dict[str, bool] = {}
-    for secret, value in _scan(before, settings) if before else ():
+    for secret, value in _scan(before, allow) if before else ():
         old[value] = old.get(value, False) or secret.marked
     out = []
     for secret, value in found:
@@ -293,7 +299,29 @@ def written_file_findings(root: Path, settings: Settings, rel: str) -> list[Find
         return path in (rel, INDEX, ARCHIVE_INDEX) or path.startswith(core)
 
     state = RootState.scan(root, settings, read=read)
+    index = state.files.get(INDEX)
+    if rel != INDEX and index is not None and index.text is not None:
+        # Only the index lines that can route this file (it, or a folder holding it) decide
+        # its PM202; the index's own findings are not this write's news. A 10k-route index
+        # is then not parsed whole for one note.
+        state.set_buffer(INDEX, _routing_lines(index.text, rel))
     return [f for f in analyze(state) if f.path == rel and f.code != "PM503"]
+
+
+def _routing_lines(index: str, rel: str) -> str:
+    """The headings of `index` and the lines that name `rel` or one of its folders."""
+    names = [rel, rel.replace(" ", "%20")]
+    parts = rel.split("/")[:-1]
+    folders = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    folder_route = re.compile("|".join(re.escape(f) + r"/?(?=[)`>\]\s|]|$)" for f in folders)) if folders else None
+    kept = []
+    for line in index.split("\n"):
+        if (line.startswith("#") or any(n in line for n in names)
+                or (folder_route is not None and folder_route.search(line))):
+            kept.append(line)
+        else:
+            kept.append("")  # the line numbers stay those of the index
+    return "\n".join(kept)
 
 
 def original_text(data: dict[str, Any], write: ToolWrite, after: str) -> str | None:

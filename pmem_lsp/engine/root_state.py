@@ -17,12 +17,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from .line_index import LineIndex
 from .memory_file import MemoryFile
-from .settings import Settings
 from .zones import Zone, is_markdown, zone_of
+
+if TYPE_CHECKING:  # the settings model (pydantic) is not needed to read a file: hooks start fast
+    from .settings import Settings
 
 # A huge file (or editor buffer) is analysed up to this many bytes of UTF-8, so one 50 MB
 # paste cannot stall a check; the rest is not read. Its real size is still known (PM005).
