@@ -309,19 +309,17 @@ def written_file_findings(root: Path, settings: Settings, rel: str) -> list[Find
 
 
 def _routing_lines(index: str, rel: str) -> str:
-    """The headings of `index` and the lines that name `rel` or one of its folders."""
-    names = [rel, rel.replace(" ", "%20")]
+    """The headings of `index` and the lines that name `rel` or one of its folders; the other
+    lines left empty, so that line numbers stay those of the index."""
     parts = rel.split("/")[:-1]
     folders = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-    folder_route = re.compile("|".join(re.escape(f) + r"/?(?=[)`>\]\s|]|$)" for f in folders)) if folders else None
-    kept = []
-    for line in index.split("\n"):
-        if (line.startswith("#") or any(n in line for n in names)
-                or (folder_route is not None and folder_route.search(line))):
-            kept.append(line)
-        else:
-            kept.append("")  # the line numbers stay those of the index
-    return "\n".join(kept)
+    wanted = [re.escape(rel), re.escape(rel.replace(" ", "%20")), r"^#",
+              *(re.escape(f) + r"/?(?=[)`>\]\s|]|$)" for f in folders)]
+    keep = set()
+    for m in re.finditer("|".join(wanted), index, re.MULTILINE):
+        keep.add(index.count("\n", 0, m.start()))
+    lines = index.split("\n")
+    return "\n".join(line if i in keep else "" for i, line in enumerate(lines))
 
 
 def original_text(data: dict[str, Any], write: ToolWrite, after: str) -> str | None:

@@ -208,3 +208,28 @@ def test_an_edit_that_deletes_one_route_is_reported(root: Path):
     assert "projects/alpha.md" in reason and "PM202" in reason
     # Only the route this write removed: the other files' routes are no news.
     assert reason.count("removed its route") == 1
+
+
+def test_post_write_of_a_note_knows_its_route_from_a_narrow_look_at_the_index(root: Path):
+    # Only the index lines that can route the file are read for it: whatever form the route
+    # takes, the narrow look says what the whole-root check says.
+    from pmem_lsp.engine.checking import check_files
+    from pmem_lsp.engine.settings import resolve_settings
+
+    note = root / "projects/sub/kiln.md"
+    note.parent.mkdir(parents=True)
+    note.write_text(active_file("Kiln"), encoding="utf-8")
+    index = root / "_index.md"
+    base = index.read_text(encoding="utf-8")
+    call = claude("Write", {"file_path": str(note), "content": note.read_text(encoding="utf-8")}, "PostToolUse")
+    seen = set()
+    for routes in ("- `projects/sub/kiln.md` — kiln\n", "- [Kiln](projects/sub/kiln.md) — kiln\n",
+                   "- [Kiln](<projects/sub/kiln.md>) — kiln\n", "- [Sub](projects/sub/) — the sub folder\n",
+                   "- `projects/sub/` — the sub folder\n", "- [Other](projects/sub/kiln.md.bak) — not it\n",
+                   "- [K](projects/sub/kilns.md) — no\n", ""):
+        index.write_text(base + routes, encoding="utf-8")
+        _code, out, _err = hook(root, "post-write", call)
+        whole = check_files(root, resolve_settings(root), ["projects/sub/kiln.md"]).findings
+        assert ("PM202" in out) is any(f.code == "PM202" for f in whole), routes
+        seen.add("PM202" in out)
+    assert seen == {True, False}, "both answers were met"
