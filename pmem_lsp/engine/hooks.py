@@ -277,6 +277,8 @@ def weakened_settings(before: str | None, after: str) -> list[str]:
               ("largeFile.kb", old.large_file.kb, new.large_file.kb),
               ("stale.days", old.stale.days, new.stale.days),
               ("duplicates.threshold", old.duplicates.threshold, new.duplicates.threshold))
+    if old.diagnostics.scope == "root" and new.diagnostics.scope != "root":
+        out.append("it narrows what the language server reports")
     raised = [name for name, a, b in limits if b > a]
     if raised:
         out.append(f"it raises {', '.join(raised)}")

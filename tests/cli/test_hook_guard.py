@@ -166,6 +166,7 @@ def test_a_token_as_a_file_name_is_refused(root: Path):
     ('[severity]\nPM401 = "hint"\n', "severity of PM401"),
     ('[secrets]\nallow = ["ghp_"]\n', "allows more"),
     ("[core]\nmaxBytes = 999999\n", "core.maxBytes"),
+    ('[diagnostics]\nscope = "changes"\n', "narrows"),
 ])
 def test_a_write_that_weakens_the_roots_settings_is_refused(root: Path, toml: str, says: str):
     code, _out, err = hook(root, "pre-write", claude("Write", {"file_path": str(root / ".pmem.toml"), "content": toml}))
