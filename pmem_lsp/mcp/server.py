@@ -275,10 +275,11 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
         try:
             answer = await ctx.elicit(message=message, schema=Confirm)
         except McpError:
+            # Never how to switch the question off: the agent reads this (the setting is for
+            # people, documented in agents/README.md).
             raise tools.ToolFailure(
-                "not-confirmed", "the client could not ask the user to confirm; nothing was written. Preview "
-                                 f"again. (If this client never shows such questions, start the server with "
-                                 f"{ELICITATION_ENV}=off: the preview token alone then decides.)") from None
+                "not-confirmed", "the client could not ask the user to confirm; nothing was written. "
+                                 f"{tools.headless_advice(root, pending)}", command=pending.command) from None
         except (ValueError, pydantic.ValidationError):
             raise tools.ToolFailure("not-confirmed", "the client's answer was not a yes or no; nothing was "
                                                      "written. Preview again.") from None

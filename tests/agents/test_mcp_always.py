@@ -6,6 +6,7 @@ the answer says so and gives the `pmem` command a person runs to review and appl
 
 from __future__ import annotations
 
+import json
 import shlex
 import subprocess
 import sys
@@ -84,3 +85,45 @@ async def test_when_nobody_can_confirm_the_answer_gives_the_command_a_person_run
 @pytest.fixture
 def log(tmp_path: Path) -> Path:
     return tmp_path / "server-stderr.log"
+
+
+# Words that would tell the agent how to get a check out of its way.
+BYPASS = ("allow-secret", "<!--", "PMEM_MCP_ELICITATION", "enabled = false", "ignore =", "exclude =")
+TOKEN = "ghp_" + "J7QX2M4RZ8KD5N3VJ7QX2M4RZ8KD5N3Vabcd"
+
+
+async def test_nothing_the_model_reads_says_how_to_suppress_a_check(tmp_path, log):
+    root = make_root(tmp_path, {"notes/keys.md": f"# Keys\n\ntoken: {TOKEN}\n"})
+    seen: list[str] = []
+    async with session(root, log, headless("cancel")) as client:
+        init_tools = (await client.list_tools()).tools
+        seen += [t.description or "" for t in init_tools]
+        seen += [json.dumps(t.inputSchema) for t in init_tools]
+        for name, arguments in [("memory_check", {}), ("memory_check", {"path": "notes/new.md", "content": f"token: {TOKEN}"}),
+                                ("memory_preview", {"operation": "save", "path": "notes/new.md",
+                                                    "content": f"# New\n\ntoken: {TOKEN}\n"}),
+                                ("memory_read", {"path": "notes/keys.md"}), ("memory_status", {})]:
+            seen.append((await call(client, name, arguments))[2])
+        _, shown, text = await call(client, "memory_preview", {"operation": "save", "path": "notes/ok.md", "content": NOTE})
+        seen += [text, (await call(client, "memory_apply", {"token": shown["token"]}))[2]]
+    assert any("likely GitHub token" in t for t in seen), "the secret was found"
+    for text in seen:
+        assert TOKEN not in text
+        for word in BYPASS:
+            assert word not in text, (word, text[:300])
+
+
+def test_nor_does_the_cli_json_an_agent_reads(tmp_path):
+    root = make_root(tmp_path, {"notes/keys.md": f"# Keys\n\ntoken: {TOKEN}\n"})
+    outputs = []
+    for args, stdin in ((["check", "--format", "json"], ""), (["rules", "PM401"], ""),
+                        (["rules", "PM401", "--format", "json"], ""),
+                        (["save", "notes/new.md", "--format", "json"], f"# New\n\ntoken: {TOKEN} <!-- pmem: allow-secret -->\n")):
+        done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), *args], input=stdin,
+                              capture_output=True, text=True, timeout=120)
+        outputs.append(done.stdout + done.stderr)
+    assert "likely GitHub token" in outputs[0] and "no-secrets" in outputs[3]
+    for text in outputs:
+        assert TOKEN not in text
+        for word in BYPASS:
+            assert word not in text, (word, text[:300])
