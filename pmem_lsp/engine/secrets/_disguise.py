@@ -4,7 +4,7 @@ it, while a reader (a person, a model) still reads it as written.
 - Invisible characters (zero-width space, joiners, soft hyphen, word joiner, BOM) inside a
   word: `pass\u200bword: …`.
 - Look-alike letters from Cyrillic and Greek (`pаssword` with a Cyrillic `а`), and fullwidth
-  ASCII (`ｐａｓｓｗｏｒｄ`).
+  letters (`ｐａｓｓｗｏｒｄ`).
 - A token broken over two lines: `ghp_…` on one, the rest on the next.
 
 `fold(lines)` gives the lines with invisibles removed and look-alikes replaced by the ASCII
@@ -41,12 +41,14 @@ _LOOK_ALIKES = {
     "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O",
     "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
 }
-# Fullwidth ASCII (U+FF01..U+FF5E) is ASCII shifted by 0xFEE0.
+# Fullwidth letters and digits are ASCII shifted by 0xFEE0. Fullwidth punctuation (`：`, `（`)
+# is ordinary CJK writing, which the detectors read as it is.
+_FULLWIDTH = [*range(0xFF10, 0xFF1A), *range(0xFF21, 0xFF3B), *range(0xFF41, 0xFF5B)]
 _FOLD = {ord(k): v for k, v in _LOOK_ALIKES.items()}
-_FOLD.update({c: chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)})
+_FOLD.update({c: chr(c - 0xFEE0) for c in _FULLWIDTH})
 _FOLD.update({ord(c): "" for c in INVISIBLE})
 
-_DISGUISED = re.compile("[" + re.escape(INVISIBLE + "".join(_LOOK_ALIKES)) + "\uff01-\uff5e]")
+_DISGUISED = re.compile("[" + re.escape(INVISIBLE + "".join(_LOOK_ALIKES)) + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
 
 
 def fold_line(line: str) -> tuple[str, list[int]]:
@@ -86,15 +88,23 @@ def fold(lines: list[str], text: str) -> tuple[list[str], list[list[int] | None]
 
 # A line that ends in a run of token characters and a next line that begins (after indentation)
 # with another: joined, the two runs are at least this long, like the shortest token (20).
-_TOKEN_CHARS = r"A-Za-z0-9_\-+/="
-_BREAK = re.compile(rf"(?<![{_TOKEN_CHARS}])([{_TOKEN_CHARS}]{{4,}})\n([ \t]*)([{_TOKEN_CHARS}]{{4,}})")
+# Then one of them is at least half that: the regex anchors on the line break and asks for 4
+# characters on one side and 10 on the other, so prose ("word\nword") is passed over in C.
 MIN_JOINED = 20
+_T = r"[A-Za-z0-9_\-+/=]"
+_BREAK = re.compile(rf"\n(?:(?<={_T}{{10}}\n)[ \t]*(?={_T}{{4}})|(?<={_T}{{4}}\n)[ \t]*(?={_T}{{10}}))")
+_TAIL = re.compile(rf"{_T}*$")
+_HEAD = re.compile(rf"{_T}*")
 
 
 def joins(text: str) -> list[tuple[int, int]]:
     """(line index, indentation of the next line) for each line break that may cut a token."""
     out = []
     for m in _BREAK.finditer(text):
-        if len(m.group(1)) + len(m.group(3)) >= MIN_JOINED:
-            out.append((text.count("\n", 0, m.start(2) - 1), len(m.group(2))))
+        at = m.start()
+        line_start = text.rfind("\n", 0, at) + 1
+        tail = _TAIL.search(text, line_start, at)
+        head = _HEAD.match(text, m.end())
+        if tail is not None and head is not None and len(tail.group()) + len(head.group()) >= MIN_JOINED:
+            out.append((text.count("\n", 0, at), m.end() - at - 1))
     return out
