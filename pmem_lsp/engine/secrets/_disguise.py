@@ -97,14 +97,26 @@ _TAIL = re.compile(rf"{_T}*$")
 _HEAD = re.compile(rf"{_T}*")
 
 
+MAX_JOINS = 200  # per text: the views stay cheap whatever the text
+
+
 def joins(text: str) -> list[tuple[int, int]]:
-    """(line index, indentation of the next line) for each line break that may cut a token."""
-    out = []
+    """(line index, indentation of the next line) for each line break that may cut a token in
+    two. Breaks in a block of three or more such lines (a PEM body, a column of hashes) are
+    not: such a block is no token cut in two, and the PEM detector reads PEM blocks whole."""
+    found = []
+    ln = last = 0
     for m in _BREAK.finditer(text):
         at = m.start()
         line_start = text.rfind("\n", 0, at) + 1
         tail = _TAIL.search(text, line_start, at)
         head = _HEAD.match(text, m.end())
         if tail is not None and head is not None and len(tail.group()) + len(head.group()) >= MIN_JOINED:
-            out.append((text.count("\n", 0, at), m.end() - at - 1))
-    return out
+            ln += text.count("\n", last, at)
+            last = at
+            found.append((ln, m.end() - at - 1))
+        if len(found) > 4 * MAX_JOINS:
+            break
+    lines = {ln for ln, _indent in found}
+    out = [(ln, indent) for ln, indent in found if ln - 1 not in lines and ln + 1 not in lines]
+    return out[:MAX_JOINS]
