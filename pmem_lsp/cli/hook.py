@@ -143,7 +143,7 @@ def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -
 
         return _block(err, mask_secrets(rel), f"the file's name holds a likely {kind}, and every agent reads "
                                               "the names in memory. Choose a name that says what the file is about.")
-    if rel == SETTINGS_FILE:
+    if rel.lower() == SETTINGS_FILE:  # the same file on a case-insensitive file system
         before = _current(write.path)
         after = resulting_text(write, before)
         if after is None:

@@ -173,6 +173,12 @@ def test_a_write_that_weakens_the_roots_settings_is_refused(root: Path, toml: st
     assert code == 2 and says in err, err
 
 
+def test_the_settings_file_is_guarded_under_any_letter_case(root: Path):
+    # One file on a case-insensitive file system (macOS, Windows).
+    call = claude("Write", {"file_path": str(root / ".PMEM.toml"), "content": "[secrets]\nenabled = false\n"})
+    assert hook(root, "pre-write", call)[0] == 2
+
+
 def test_settings_that_check_as_much_or_more_pass(root: Path):
     settings = root / ".pmem.toml"
     settings.write_text('ignore = ["PM503"]\n', encoding="utf-8")
