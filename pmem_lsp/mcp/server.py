@@ -53,11 +53,23 @@ else:
     tools = _Deferred()
 
 
-def _warm_up() -> None:
+def _import_tools() -> None:
     try:
         from . import tools as _module  # noqa: F401
     except Exception:  # a tool call then reports it as an internal error
         log.debug("importing the tools failed", exc_info=True)
+
+
+_warming: list[threading.Thread] = []
+
+
+def _warm_up() -> None:
+    """Import the engine behind the tools in the background, once: after the tools are listed,
+    so that the listing does not share the interpreter with it (a call that comes first
+    imports it itself)."""
+    if not _warming:
+        _warming.append(threading.Thread(target=_import_tools, name="pmem-mcp-warm-up", daemon=True))
+        _warming[0].start()
 
 SDK_MISSING = "pmem mcp needs the MCP Python SDK 1.x: pip install 'pmem-lsp[mcp]'"
 ELICITATION_ENV = "PMEM_MCP_ELICITATION"  # "off": never ask; anything else: ask where the client can
@@ -169,6 +181,11 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
         return kept[0]
 
     class Server(FastMCP):
+        async def list_tools(self) -> Any:
+            listed = await super().list_tools()
+            _warm_up()
+            return listed
+
         # Any: CallToolResult too, which the low-level server takes and the SDK's annotation omits.
         async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
             # What the SDK would turn into an error text that quotes the arguments (a
@@ -353,7 +370,6 @@ def run(root: Path) -> int:
         return 2
     root = Path(root)
     server = build_server(root)
-    threading.Thread(target=_warm_up, name="pmem-mcp-warm-up", daemon=True).start()
     from ..engine.redaction import install as install_redaction
 
     install_redaction()  # after the SDK configured its log handlers, so they are covered too

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from contextlib import asynccontextmanager
@@ -51,7 +52,10 @@ def digest(root: Path) -> dict[str, str]:
 @asynccontextmanager
 async def session(root: Path, log: Path, elicitation_callback=None, env: dict[str, str] | None = None):
     params = StdioServerParameters(command=sys.executable, args=["-m", "pmem_lsp.mcp", "--root", str(root)],
-                                   env={**get_default_environment(), **(env or {})})
+                                   # The tests' own cache folder (tests/conftest.py): locks and a
+                                   # save's pending text never go to the user's.
+                                   env={**get_default_environment(), "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"],
+                                        **(env or {})})
     with open(log, "a", encoding="utf-8") as errlog:
         async with (stdio_client(params, errlog=errlog) as (read, write),
                     ClientSession(read, write, elicitation_callback=elicitation_callback) as client):
