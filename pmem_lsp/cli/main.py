@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .. import __version__
 from . import exit_codes
+
+if TYPE_CHECKING:  # argparse is imported where a parser is built: a hook inside the root needs none
+    import argparse
 
 # Imports of the engine happen inside the commands: `pmem --version` and a hook on a file
 # outside the root should not pay for pydantic and the rules (docs/design.md §7).
@@ -19,6 +21,8 @@ _SEVERITIES = ["error", "warning", "information", "hint"]  # engine.findings.Sev
 
 
 def _count_arg(value: str) -> int:
+    import argparse
+
     try:
         n = int(value)
     except ValueError:
@@ -33,6 +37,8 @@ def _codes(value: str) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="pmem", description="Check and safely edit a Persistent Memory root.")
     parser.add_argument("--version", action="version", version=f"pmem {__version__}")
     parser.add_argument("--root", help="memory root (default: $PMEM_ROOT, else ~/.persistent-memory)")
@@ -331,6 +337,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def serve_main(argv: list[str] | None = None) -> int:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="pmem-lsp", description="The Persistent Memory language server.")
     parser.add_argument("--version", action="version", version=f"pmem-lsp {__version__}")
     _add_serve_options(parser)
