@@ -8,11 +8,17 @@ cannot read) and blocks nothing. `post-write` cannot undo a write: it answers wi
 result for the agent to act on.
 
 A file outside the root costs a JSON parse and a path comparison: no engine import.
+
+Nothing these hooks say tells the agent how to get a check out of its way (issue 25): the
+agent reads every message, and a message that names the way round a check is a way round it.
+What a person may decide (a value that is not a secret, a weaker setting) is done in their
+editor or their own `.pmem.toml` edit, never through the agent's write.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -26,6 +32,7 @@ BLOCK = 2  # Claude Code: a PreToolUse hook's exit 2 blocks the call
 HOOK_ERROR = 1  # a non-blocking error, shown to the user
 _ARCHIVE_ZONES = ("archive", "trash", "archive-index")
 REPORTED = ("error", "warning")  # post-write speaks of what needs the agent's attention
+SETTINGS_FILE = ".pmem.toml"  # engine/settings.py's, without importing the settings model (pydantic)
 
 
 def _inside(root: Path, path: Path) -> str | None:
@@ -91,12 +98,12 @@ def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO) ->
     from ..engine.zones import zone_of
 
     zone = zone_of(rel).value
-    if zone == "hidden":
-        return exit_codes.OK  # an editor's or a tool's own settings: not memory
     try:
         if event == "pre-write":
             return _pre_write(root, rel, zone, write, err)
-        return _post_write(root, rel, write, out, err)
+        if zone == "hidden":
+            return exit_codes.OK  # an editor's or a tool's own settings: not memory
+        return _post_write(root, rel, data, write, out, err)
     except HookInputError as exc:
         err.write(f"pmem hook {event}: {exc}; nothing was checked\n")
         return HOOK_ERROR
@@ -118,52 +125,90 @@ def _current(path: Path) -> str | None:
     return read_regular_text(path)
 
 
-def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -> int:
-    from ..engine.hooks import new_secrets, resulting_text
+def _block(err: TextIO, rel: str, why: str) -> int:
     from .terminal import one_line
 
-    if zone in _ARCHIVE_ZONES:
-        err.write(f"pmem: blocked: `{one_line(rel)}` is in `_archive/`, which only `pmem archive`, `delete`, `recover` "
-                  "and `purge` change, so that the archive records stay right. Use those (preview first, "
-                  "then `--token` after the user's yes).\n")
-        return BLOCK
-    before = _current(write.path)
-    after = resulting_text(write, before)
-    if after is None:
-        return exit_codes.OK  # the edit cannot apply; the agent's tool says so itself
-    found = new_secrets(rel, before, after, _settings(root, err))
-    if not found:
-        return exit_codes.OK
-    where = "; ".join(f"line {f.line + 1}: {f.message}" for f in found[:3])
-    more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
-    # The finding's message names the kind and a masked hint, never the value, and says what to do.
-    err.write(f"pmem: blocked: this write would store a likely secret in memory, which every agent reads — "
-              f"`{one_line(rel)}` {where}{more}\n")
+    err.write(f"pmem: blocked: `{one_line(rel)}`: {why}\n")
     return BLOCK
 
 
-def _post_write(root: Path, rel: str, write: ToolWrite, out: TextIO, err: TextIO) -> int:
+def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -> int:
+    from ..engine.hooks import added_text, new_secrets, resulting_text, secret_in_name, weakened_settings
+
+    kind = secret_in_name(rel)
+    if kind is not None:
+        from ..engine.secrets import mask_secrets
+
+        return _block(err, mask_secrets(rel), f"the file's name holds a likely {kind}, and every agent reads "
+                                              "the names in memory. Choose a name that says what the file is about.")
+    if rel.lower() == SETTINGS_FILE:  # the same file on a case-insensitive file system
+        before = _current(write.path)
+        after = resulting_text(write, before)
+        if after is None:
+            return _block(err, rel, "pmem cannot tell what this edit does to the memory root's settings, "
+                                    "which are the person's to change. Ask them to make the change.")
+        weaker = weakened_settings(before, after)
+        if weaker:
+            return _block(err, rel, f"this write would make pmem check less ({'; '.join(weaker)}). The memory "
+                                    "root's settings are the person's to change, not an agent's: tell them "
+                                    "what you wanted and why.")
+        return exit_codes.OK
+    if zone == "hidden":
+        return exit_codes.OK  # an editor's or a tool's own settings: not memory
+    if zone in _ARCHIVE_ZONES:
+        return _block(err, rel, "it is in `_archive/`, which only `pmem archive`, `delete`, `recover` and "
+                                "`purge` change, so that the archive records stay right. Use those (preview "
+                                "first, then `--token` after the user's yes).")
+    before = _current(write.path)
+    after = resulting_text(write, before)
+    # When the result cannot be worked out, what the write brings in is judged on its own.
+    judged = after if after is not None else added_text(write)
+    if os.path.lexists(root / SETTINGS_FILE):
+        found = new_secrets(before, judged, _settings(root, err))
+    else:  # the defaults, without loading the settings model (the agent waits on every write)
+        found = new_secrets(before, judged)
+    if not found:
+        return exit_codes.OK
+    where = "; ".join(f"line {f.line + 1}: likely {f.kind} ({f.hint})" for f in found[:3])
+    more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+    marked = (" A write cannot declare a value not secret: only the person decides that, themselves."
+              if any(f.marked for f in found) else "")
+    # The kind and a masked hint, never the value.
+    return _block(err, rel, f"this write would store a likely secret in memory, which every agent reads — "
+                            f"{where}{more}. Leave the secret out (keep it in a password manager) and "
+                            f"write what it is for instead.{marked}")
+
+
+def _post_write(root: Path, rel: str, data: dict, write: ToolWrite, out: TextIO, err: TextIO) -> int:
     from ..engine.catalogue import RULES, severity_of
-    from ..engine.checking import check_files
-    from ..engine.hooks import written_lines
-    from ..engine.zones import INDEX
+    from ..engine.hooks import original_text, removed_routes, written_file_findings, written_lines
+    from ..engine.zones import INDEX, Zone, zone_of
     from .terminal import one_line
 
     after = _current(write.path)
     if after is None:
         return exit_codes.OK  # the write did not happen, or left no readable file
-    findings = check_files(root, _settings(root, err), [rel]).findings
+    findings = written_file_findings(root, _settings(root, err), rel)
     if rel == INDEX:
         # The index holds everyone's routes: speak of the lines this write put there.
         lines = written_lines(write, after)
         findings = [f for f in findings if lines is None or f.line in lines]
     findings = [f for f in findings if severity_of(f).value in REPORTED]
-    if not findings:
+    listed = [f"- {one_line(rel)}:{f.line + 1}: {f.code} {RULES[f.code].name}: {one_line(f.message)}"
+              for f in findings[:10]]
+    if len(findings) > 10:
+        listed.append(f"- … and {len(findings) - 10} more (`pmem check {rel}`)")
+    if rel == INDEX:
+        gone = [p for p in removed_routes(original_text(data, write, after), after)
+                if zone_of(p) is Zone.ACTIVE and (root / p).is_file()]
+        listed += [f"- {one_line(p)}: PM202 route-missing: this write removed its route from `_index.md`, so "
+                   "agents never load it" for p in gone[:10]]
+        if len(gone) > 10:
+            listed.append(f"- … and {len(gone) - 10} more files whose route this write removed")
+    if not listed:
         return exit_codes.OK
-    listed = "\n".join(f"- {one_line(rel)}:{f.line + 1}: {f.code} {RULES[f.code].name}: {one_line(f.message)}"
-                       for f in findings[:10])
-    more = f"\n- … and {len(findings) - 10} more (`pmem check {rel}`)" if len(findings) > 10 else ""
-    reason = (f"pmem found problems in `{one_line(rel)}` after this write:\n{listed}{more}\n"
+    body = "\n".join(listed)
+    reason = (f"pmem found problems in `{one_line(rel)}` after this write:\n{body}\n"
               "Fix them now (`pmem rules CODE` explains each; `pmem route add PATH` adds a missing route).")
     out.write(json.dumps({"decision": "block", "reason": reason}, ensure_ascii=False) + "\n")
     return exit_codes.OK

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .. import __version__
 from . import exit_codes
+
+if TYPE_CHECKING:  # argparse is imported where a parser is built: a hook inside the root needs none
+    import argparse
 
 # Imports of the engine happen inside the commands: `pmem --version` and a hook on a file
 # outside the root should not pay for pydantic and the rules (docs/design.md §7).
@@ -19,6 +21,8 @@ _SEVERITIES = ["error", "warning", "information", "hint"]  # engine.findings.Sev
 
 
 def _count_arg(value: str) -> int:
+    import argparse
+
     try:
         n = int(value)
     except ValueError:
@@ -33,6 +37,8 @@ def _codes(value: str) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="pmem", description="Check and safely edit a Persistent Memory root.")
     parser.add_argument("--version", action="version", version=f"pmem {__version__}")
     parser.add_argument("--root", help="memory root (default: $PMEM_ROOT, else ~/.persistent-memory)")
@@ -131,24 +137,33 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"pmem {__version__}\n")
         return exit_codes.OK
     args = sys.argv[1:] if argv is None else argv
+    hook_text: str | None = None
     if "hook" in args[:3]:
         # A hook on a file outside the root is the common case: no parser, no redaction, no engine.
         from .hook import answer_outside, hook_call
 
         call = hook_call(args)
         if call is not None:
-            import io
-
-            text = sys.stdin.read()
-            answered = answer_outside(call[0], text)
+            hook_text = sys.stdin.read()
+            answered = answer_outside(call[0], hook_text)
             if answered is not None:
                 return answered
-            sys.stdin = io.StringIO(text)  # the whole way reads it again
     from ..engine.redaction import install as install_redaction
 
     install_redaction()  # no secret value in a log line or a traceback on stderr (docs/SECURITY.md)
     _printable_anywhere()
     try:
+        if hook_text is not None:
+            # A write inside the root: the hook as the parser would run it, without the parser
+            # (issue 25: the agent waits for it on every write of a memory file).
+            import io
+
+            from ..engine.zones import discover_root
+            from .hook import hook_call, run_hook
+
+            root_arg = hook_call(args)
+            assert root_arg is not None
+            return run_hook(discover_root(root_arg[0]), args[-1], io.StringIO(hook_text), sys.stdout, sys.stderr)
         return _main(argv)
     except BrokenPipeError:
         # The reader went away (`pmem check | head -1`): nothing more to say, and no traceback
@@ -200,12 +215,12 @@ def _main(argv: list[str] | None) -> int:
         return run_hook(root, args.event, sys.stdin, sys.stdout, sys.stderr)
     if args.command in _WRITES and (args.command == "init" or root.is_dir()):
         return _write(root, args, argv)
-    if not root.is_dir():
-        return _fail(f"memory root {root} does not exist or is not a folder")
-    if args.command == "mcp":
+    if args.command == "mcp":  # started without a root too: its tools say how to create one
         from ..mcp.server import run
 
         return run(root)
+    if not root.is_dir():
+        return _fail(f"memory root {root} does not exist or is not a folder")
     if args.command == "status":
         from .status import run_status
 
@@ -324,6 +339,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def serve_main(argv: list[str] | None = None) -> int:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="pmem-lsp", description="The Persistent Memory language server.")
     parser.add_argument("--version", action="version", version=f"pmem-lsp {__version__}")
     _add_serve_options(parser)

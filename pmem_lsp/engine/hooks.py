@@ -2,9 +2,15 @@
 judged before it happens (`pre-write`) and reported after (`post-write`).
 
 The input is the agent's tool call as JSON (Claude Code's `PreToolUse`/`PostToolUse` shape):
-`{"tool_name": "Write"|"Edit"|"MultiEdit", "tool_input": {"file_path", "content" |
-"old_string"/"new_string"/"replace_all" | "edits": [...]}, "cwd"}`. Unknown fields are
-ignored; other tools are not ours to judge.
+`{"tool_name": "Write"|"Edit"|"MultiEdit"|"NotebookEdit", "tool_input": {"file_path",
+"content" | "old_string"/"new_string"/"replace_all" | "edits": [...]} | {"notebook_path",
+"new_source", "cell_id", "cell_type", "edit_mode"}, "cwd"}`. Unknown fields are ignored;
+other tools are not ours to judge.
+
+The edit is worked out the way the client applies it (issue 25): an empty `old_string`
+creates the file, an `old_string` with straight quotes matches the file's curly ones,
+`replace_all` replaces every occurrence. Where the result cannot be worked out, the text the
+write brings in is judged on its own: an unknown way of applying never lets a secret by.
 
 Before a write, the resulting text is computed and refused when it would put a new likely
 secret into memory (the format's "never store secrets") or when it writes into `_archive/`
@@ -16,6 +22,8 @@ rules, and for `_index.md` the route problems on the lines it wrote.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +32,7 @@ if TYPE_CHECKING:  # imported in the functions that need them: a hook starts fas
     from .findings import Finding
     from .settings import Settings
 
-WRITE_TOOLS = ("Write", "Edit", "MultiEdit")
+WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 
 
 class HookInputError(ValueError):
@@ -50,9 +58,10 @@ def read_tool_call(data: object) -> ToolWrite | None:
     tool_input = data.get("tool_input")
     if not isinstance(tool_input, dict):
         raise HookInputError(f"the {tool} call has no `tool_input` object")
-    raw = tool_input.get("file_path")
+    key = "notebook_path" if tool == "NotebookEdit" else "file_path"
+    raw = tool_input.get(key)
     if not isinstance(raw, str) or not raw:
-        raise HookInputError(f"the {tool} call has no `tool_input.file_path`")
+        raise HookInputError(f"the {tool} call has no `tool_input.{key}`")
     path = Path(os.path.expanduser(raw))
     if not path.is_absolute():
         cwd = data.get("cwd")
@@ -77,26 +86,76 @@ def _edits(write: ToolWrite) -> list[tuple[str, str, bool]]:
     return out
 
 
+# Claude Code's Edit matches an `old_string` written with straight quotes against a file's
+# curly ones (models type straight quotes): the same here, one character for one.
+_STRAIGHT = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
+                           "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"'})
+
+
+def _replace(text: str, old: str, new: str, every: bool) -> str | None:
+    if not old:
+        # Creating a file (Claude Code's Edit with an empty `old_string`), or writing into an
+        # empty one; on a file with text the client refuses, and taking it as an insertion
+        # at the start judges the new text all the same.
+        return new if not text.strip() else new + text
+    if old in text:
+        return text.replace(old, new) if every else text.replace(old, new, 1)
+    plain, plain_old = text.translate(_STRAIGHT), old.translate(_STRAIGHT)
+    if plain_old not in plain:
+        return None
+    out, at = [], 0
+    while True:
+        i = plain.find(plain_old, at)
+        if i < 0:
+            break
+        out += [text[at:i], new]
+        at = i + len(plain_old)
+        if not every:
+            break
+    return "".join(out) + text[at:]
+
+
 def resulting_text(write: ToolWrite, current: str | None) -> str | None:
-    """The file's text after the write; None when the write cannot apply (the file is missing
-    or an `old_string` is not in it): the agent's tool refuses such a call itself."""
+    """The file's text after the write; None when it cannot be worked out (an `old_string`
+    that is not in the file, a notebook): `added_text` is then judged on its own."""
     if write.tool == "Write":
         content = write.tool_input.get("content")
         if not isinstance(content, str):
             raise HookInputError("the Write call has no `tool_input.content` text")
         return content
+    if write.tool == "NotebookEdit":
+        return None
     text = current
     for old, new, every in _edits(write):
-        if text is None or (old and old not in text):
+        if text is None:
+            if old:
+                return None
+            text = ""
+        text = _replace(text, old, new, every)
+        if text is None:
             return None
-        text = text.replace(old, new) if every else text.replace(old, new, 1) if old else new + text
     return text
+
+
+def added_text(write: ToolWrite) -> str:
+    """Every text the write brings in, one after the other (for a write whose result is not
+    known: what it adds is all a secret could come from)."""
+    if write.tool == "NotebookEdit":
+        source = write.tool_input.get("new_source")
+        if source is not None and not isinstance(source, str):
+            raise HookInputError("the NotebookEdit call's `new_source` is not text")
+        return source or ""
+    if write.tool == "Write":
+        return resulting_text(write, None) or ""
+    return "\n".join(new for _old, new, _every in _edits(write))
 
 
 def written_lines(write: ToolWrite, after: str) -> set[int] | None:
     """The 0-based lines of `after` that the write put there (None: all of them, a Write)."""
     if write.tool == "Write":
         return None
+    if write.tool == "NotebookEdit":
+        return set()
     lines: set[int] = set()
     for _old, new, _every in _edits(write):
         start = after.find(new) if new else -1
@@ -107,24 +166,175 @@ def written_lines(write: ToolWrite, after: str) -> set[int] | None:
     return lines
 
 
-def new_secrets(rel: str, before: str | None, after: str, settings: Settings) -> list[Finding]:
-    """PM401 findings in `after` whose value `before` did not hold: the secrets this write adds."""
-    from .memory_file import MemoryFile
-    from .rules.secrets import check_secrets
-    from .zones import zone_of
-
-    zone = zone_of(rel)
-    found = check_secrets(rel, zone, MemoryFile(after), settings)
-    if not found:
-        return []
-    old = {_value(before, f) for f in check_secrets(rel, zone, MemoryFile(before), settings)} if before else set()
-    return [f for f in found if _value(after, f) not in old]
+@dataclass(frozen=True)
+class AddedSecret:
+    line: int  # 0-based, in the text judged
+    kind: str
+    hint: str  # masked: never the value
+    marked: bool  # the write puts an allow marker beside it
 
 
-def _value(text: str, finding: Finding) -> str:
+def _scan(text: str, allow: Sequence[re.Pattern[str]]) -> list[tuple[AddedSecret, str]]:
+    """Every likely secret in `text`, the allow marker not honoured, with its value and
+    whether the marker is on its line (or a PEM block's BEGIN line)."""
     from .line_index import split_lines
+    from .secrets import ALLOW_MARKER, find_secrets
 
     lines = split_lines(text)
-    if finding.line == finding.end_line:
-        return lines[finding.line][finding.col:finding.end_col] if finding.line < len(lines) else ""
-    return "\n".join(lines[finding.line:finding.end_line + 1])
+    out = []
+    for m in find_secrets(lines, allow, in_sentences=False, honour_marker=False):
+        if m.line == m.end_line:
+            value = lines[m.line][m.start:m.end]
+        else:
+            value = "\n".join([lines[m.line][m.start:], *lines[m.line + 1:m.end_line], lines[m.end_line][:m.end]])
+        near = lines[max(m.line - 1, 0):m.line + 1] if m.kind.startswith("PEM") else [lines[m.line]]
+        marked = any(ALLOW_MARKER in line for line in near)
+        out.append((AddedSecret(m.line, m.kind, m.hint, marked), "".join(value.split())))
+    return out
+
+
+def new_secrets(before: str | None, after: str, settings: Settings | None = None, *,
+                enabled: bool = True, allow: Sequence[re.Pattern[str]] = ()) -> list[AddedSecret]:
+    """The likely secrets this write adds: a value `before` did not hold (allowed or not: an
+    agent's allow marker decides nothing), or one `before` held unmarked and the write marks
+    as allowed. The marker is a person's decision, taken in their editor. The secrets settings
+    come from `settings`, else from `enabled` and `allow` (the hook's, read without the model)."""
+    if settings is not None:
+        enabled, allow = settings.secrets.enabled, settings.secrets.allow_patterns
+    if not enabled:
+        return []
+    found = _scan(after, allow)
+    if not found:
+        return []
+    old: dict[str, bool] = {}
+    for secret, value in _scan(before, allow) if before else ():
+        old[value] = old.get(value, False) or secret.marked
+    out = []
+    for secret, value in found:
+        if value not in old:
+            out.append(secret)
+        elif secret.marked and not old[value]:
+            out.append(secret)
+    return out
+
+
+def secret_in_name(rel: str) -> str | None:
+    """The kind of a likely secret in a file's path (a token as a file name), or None."""
+    from .secrets import find_secrets
+
+    found = find_secrets([rel], honour_marker=False)
+    return found[0].kind if found else None
+
+
+def removed_routes(before: str | None, after: str) -> list[str]:
+    """The routes (paths) of `_index.md` that `before` had and `after` has not."""
+    if not before:
+        return []
+    from .index_routes import parse_index
+    from .memory_file import MemoryFile
+
+    def paths(text: str) -> list[str]:
+        return [r.path for r in parse_index(MemoryFile(text)).routes if r.path]
+
+    kept = set(paths(after))
+    return [p for p in dict.fromkeys(paths(before)) if p not in kept]
+
+
+def weakened_settings(before: str | None, after: str) -> list[str]:
+    """What a new `.pmem.toml` text would stop pmem checking, compared with the current one
+    (or the defaults): secrets switched off or allowed, rules deselected or ignored, paths
+    excluded, severities lowered, limits raised. Empty when it checks as much as before; a text
+    that is not valid settings weakens nothing (the hooks and the server then use the
+    defaults, and `pmem check` reports it)."""
+    from .catalogue import RULES
+    from .settings import Settings, settings_from_text
+
+    try:
+        new = settings_from_text(after)
+    except ValueError:
+        return []
+    try:
+        old = settings_from_text(before) if before else Settings()
+    except ValueError:
+        old = Settings()
+    out = []
+    if old.secrets.enabled and not new.secrets.enabled:
+        out.append("it turns the secrets check off")
+    if set(new.secrets.allow) - set(old.secrets.allow):
+        out.append("it allows more values as not secret")
+    dropped = [c for c in RULES if old.enabled(c) and not new.enabled(c)]
+    if dropped:
+        out.append(f"it stops reporting {', '.join(dropped[:5])}{' …' if len(dropped) > 5 else ''}")
+    if set(new.exclude) - set(old.exclude):
+        out.append("it excludes more paths from checking")
+    lowered = [c for c in RULES if old.enabled(c) and new.enabled(c)
+               and new.severity.get(c, RULES[c].severity).rank < old.severity.get(c, RULES[c].severity).rank]
+    if lowered:
+        out.append(f"it lowers the severity of {', '.join(lowered[:5])}{' …' if len(lowered) > 5 else ''}")
+    limits = (("core.maxBytes", old.core.max_bytes, new.core.max_bytes),
+              ("index.maxLines", old.index.max_lines, new.index.max_lines),
+              ("index.maxBytes", old.index.max_bytes, new.index.max_bytes),
+              ("largeFile.kb", old.large_file.kb, new.large_file.kb),
+              ("stale.days", old.stale.days, new.stale.days),
+              ("duplicates.threshold", old.duplicates.threshold, new.duplicates.threshold))
+    if old.diagnostics.scope == "root" and new.diagnostics.scope != "root":
+        out.append("it narrows what the language server reports")
+    raised = [name for name, a, b in limits if b > a]
+    if raised:
+        out.append(f"it raises {', '.join(raised)}")
+    return out
+
+
+def written_file_findings(root: Path, settings: Settings, rel: str) -> list[Finding]:
+    """The findings of the one file a write touched, from a narrow look at the root: every
+    path is listed (a route or a link to it is not dangling), but only that file, the index,
+    the archive index and `_core/` are read (issue 25: a hook on a 10k-file root must answer
+    well within the client's timeout). What needs every file's text (PM503, near-duplicates)
+    is left to `pmem check` and the editor."""
+    from .analysis import analyze
+    from .root_state import RootState
+    from .zones import ARCHIVE_INDEX, CORE_DIR, INDEX
+
+    core = CORE_DIR + "/"
+
+    def read(path: str) -> bool:
+        return path in (rel, INDEX, ARCHIVE_INDEX) or path.startswith(core)
+
+    state = RootState.scan(root, settings, read=read)
+    index = state.files.get(INDEX)
+    if rel != INDEX and index is not None and index.text is not None:
+        # Only the index lines that can route this file (it, or a folder holding it) decide
+        # its PM202; the index's own findings are not this write's news. A 10k-route index
+        # is then not parsed whole for one note.
+        state.set_buffer(INDEX, _routing_lines(index.text, rel))
+    return [f for f in analyze(state) if f.path == rel and f.code != "PM503"]
+
+
+def _routing_lines(index: str, rel: str) -> str:
+    """The headings of `index` and the lines that name `rel` or one of its folders; the other
+    lines left empty, so that line numbers stay those of the index."""
+    parts = rel.split("/")[:-1]
+    folders = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    wanted = [re.escape(rel), re.escape(rel.replace(" ", "%20")), r"^#",
+              *(re.escape(f) + r"/?(?=[)`>\]\s|]|$)" for f in folders)]
+    keep = set()
+    for m in re.finditer("|".join(wanted), index, re.MULTILINE):
+        keep.add(index.count("\n", 0, m.start()))
+    lines = index.split("\n")
+    return "\n".join(line if i in keep else "" for i, line in enumerate(lines))
+
+
+def original_text(data: dict[str, Any], write: ToolWrite, after: str) -> str | None:
+    """What the file held before the write, as far as post-write can know it: the client's
+    `tool_response.originalFile` (Claude Code sends it for Write and Edit), else the texts
+    the edits replaced (enough to know which routes they took away); None when unknown."""
+    response = data.get("tool_response")
+    if isinstance(response, dict) and isinstance(response.get("originalFile"), str):
+        return response["originalFile"]
+    if write.tool not in ("Edit", "MultiEdit"):
+        return None
+    try:
+        edits = _edits(write)
+    except HookInputError:
+        return None
+    return "\n".join(old for old, _new, _every in edits)

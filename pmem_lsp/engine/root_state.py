@@ -17,13 +17,15 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from .folders import walk
 from .line_index import LineIndex
 from .memory_file import MemoryFile
-from .settings import Settings
 from .zones import Zone, inside_root, is_markdown, zone_of
+
+if TYPE_CHECKING:  # the settings model (pydantic) is not needed to read a file: hooks start fast
+    from .settings import Settings
 
 # A huge file (or editor buffer) is analysed up to this many bytes of UTF-8, so one 50 MB
 # paste cannot stall a check; the rest is not read. Its real size is still known (PM005).
@@ -348,7 +350,9 @@ class RootState:
 
     # -- building -----------------------------------------------------------
     @classmethod
-    def scan(cls, root: Path, settings: Settings) -> RootState:
+    def scan(cls, root: Path, settings: Settings, read: Callable[[str], bool] | None = None) -> RootState:
+        """`read`: when given, only the files it accepts are read; the others are known to be
+        there, as excluded files are (the hooks' narrow check of one write, engine/hooks.py)."""
         state = cls(root, settings)
         stack = [""]
         while stack:
@@ -369,7 +373,7 @@ class RootState:
                         if not settings.excluded(rel):
                             stack.append(rel)
                         continue
-                    if settings.excluded(rel):
+                    if settings.excluded(rel) or (read is not None and not read(rel)):
                         state.excluded.add(rel)
                         continue
                     is_link = de.is_symlink()

@@ -10,7 +10,7 @@ import re
 import sys
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -79,6 +79,15 @@ class SecretsSettings(_Section):
         return [re.compile(p) for p in self.allow]
 
 
+class DiagnosticsSettings(_Section):
+    scope: Literal["root", "changes"] = Field(
+        "root", description="What the language server publishes. `root`: every file's findings (editors). "
+                            "`changes`: all findings of the files this client opened or changed, and elsewhere "
+                            "only the findings that appeared since the server started, so an agent hears what "
+                            "its writes did, not the root's old problems (the Claude Code plugin sets it). "
+                            "`pmem check` and the hooks are not affected.")
+
+
 class Settings(_Section):
     root: str | None = Field(None, description="Memory root to check (default: PMEM_ROOT, else ~/.persistent-memory).")
     select: list[str] = Field(default_factory=lambda: ["PM"],
@@ -93,6 +102,7 @@ class Settings(_Section):
     stale: StaleSettings = Field(default_factory=StaleSettings)
     duplicates: DuplicatesSettings = Field(default_factory=DuplicatesSettings)
     secrets: SecretsSettings = Field(default_factory=SecretsSettings)
+    diagnostics: DiagnosticsSettings = Field(default_factory=DiagnosticsSettings)
     exclude: list[str] = Field(default_factory=list,
                                description="Globs of root-relative paths never read (`drafts/**`).")
 
@@ -201,3 +211,12 @@ def resolve_settings(root: Path, overrides: dict[str, Any] | None = None,
     over = _canonical(overrides)
     _validate(over, overrides_source)
     return _validate(_deep_merge(raw, over), "settings")
+
+
+def settings_from_text(text: str, source: str = SETTINGS_FILE) -> Settings:
+    """The settings a `.pmem.toml` text holds (SettingsError, a ValueError, when it holds none)."""
+    try:
+        raw = tomllib.loads(text.lstrip("\ufeff"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{source}: not valid TOML ({exc})") from exc
+    return _validate(_canonical(raw), source)

@@ -8,6 +8,14 @@ where the client can ask (elicitation) — in addition to the preview's token, n
 
 `PMEM_MCP_ELICITATION=off` in the server's environment stops it asking: for clients that
 advertise elicitation but decline every request on their own (the token then decides alone).
+
+Always there (issue 25): the server starts whether or not the memory root exists, and a tool
+called without one answers "no memory root at …; create it with …" (an `init` preview, applied
+like any other). What the tool listing needs (the SDK) is imported first; the engine behind
+the tools (`tools.py`) is imported in the background once the server runs, so that a client's
+first request finds the tools listed. When nobody can confirm a change (a headless run that
+dismisses or declines every question), the answer says so and gives the `pmem` command a
+person runs to review and apply it.
 """
 
 # No `from __future__ import annotations` here: the SDK reads the tools' signatures, whose
@@ -17,12 +25,12 @@ import json
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine.names import clean_data
-from . import tools
 
 if TYPE_CHECKING:  # the SDK is an optional extra: imported at run time where it is used
     from mcp.server.fastmcp import Context, FastMCP
@@ -30,6 +38,40 @@ if TYPE_CHECKING:  # the SDK is an optional extra: imported at run time where it
     from mcp.types import CallToolResult
 
 log = logging.getLogger(__name__)
+
+
+class _Deferred:
+    """`tools`, imported on first use (the engine is not needed to list the tools)."""
+
+    def __getattr__(self, name: str) -> Any:
+        from . import tools as module
+
+        return getattr(module, name)
+
+
+if TYPE_CHECKING:
+    from . import tools
+else:
+    tools = _Deferred()
+
+
+def _import_tools() -> None:
+    try:
+        from . import tools as _module  # noqa: F401
+    except Exception:  # a tool call then reports it as an internal error
+        log.debug("importing the tools failed", exc_info=True)
+
+
+_warming: list[threading.Thread] = []
+
+
+def _warm_up() -> None:
+    """Import the engine behind the tools in the background, once: after the tools are listed,
+    so that the listing does not share the interpreter with it (a call that comes first
+    imports it itself)."""
+    if not _warming:
+        _warming.append(threading.Thread(target=_import_tools, name="pmem-mcp-warm-up", daemon=True))
+        _warming[0].start()
 
 SDK_MISSING = "pmem mcp needs the MCP Python SDK 1.x: pip install 'pmem-lsp[mcp]'"
 ELICITATION_ENV = "PMEM_MCP_ELICITATION"  # "off": never ask; anything else: ask where the client can
@@ -140,9 +182,19 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
     if elicitation is None:
         elicitation = os.environ.get(ELICITATION_ENV, "").strip().lower() not in ("off", "0", "no", "false")
     root = Path(root)
-    previews = tools.Previews()
+    kept: list[tools.Previews] = []
+
+    def previews() -> "tools.Previews":
+        if not kept:
+            kept.append(tools.Previews())
+        return kept[0]
 
     class Server(FastMCP):
+        async def list_tools(self) -> Any:
+            listed = await super().list_tools()
+            _warm_up()
+            return listed
+
         # Any: CallToolResult too, which the low-level server takes and the SDK's annotation omits.
         async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
             # What the SDK would turn into an error text that quotes the arguments (a
@@ -161,10 +213,17 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
 
     server = Server("pmem", instructions=INSTRUCTIONS, log_level="WARNING")
 
-    async def run_tool(name: str, work: Callable[[], dict[str, Any]]) -> CallToolResult:
-        """`work` in a worker thread (a large root must not stall the session), as a result."""
+    async def run_tool(name: str, work: Callable[[], dict[str, Any]], needs_root: bool = True) -> CallToolResult:
+        """`work` in a worker thread (a large root must not stall the session), as a result.
+        `needs_root`: answer "no memory root" first when there is none."""
+
+        def checked() -> dict[str, Any]:
+            if needs_root:
+                tools.require_root(root)
+            return work()
+
         try:
-            return _result(await anyio.to_thread.run_sync(work))
+            return _result(await anyio.to_thread.run_sync(checked))
         except tools.ToolFailure as exc:
             return _error(name, exc)
         except Exception as exc:  # any other failure is a tool error, never the end
@@ -224,8 +283,8 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
     @tool("memory_preview", "Preview a change to memory", readOnlyHint=True, destructiveHint=False,
           idempotentHint=True, openWorldHint=False)
     async def memory_preview(
-        operation: Annotated[Literal["save", "route", "upgrade", "archive", "delete", "recover", "purge"],
-                             Field(description="What to do.")],
+        operation: Annotated[Literal["save", "route", "upgrade", "archive", "delete", "recover", "purge", "init"],
+                             Field(description="What to do (`init`: create the memory root when there is none).")],
         path: Annotated[str | None, Field(description="The file, relative to the memory root (all operations "
                                                       "but upgrade). delete, recover and purge take the "
                                                       "original path or the `_archive/…` location.")] = None,
@@ -237,13 +296,13 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
         route: Annotated[bool, Field(description="save: add the `_index.md` route for a new active file.")] = True,
     ) -> CallToolResult:
         return await run_tool("memory_preview", lambda: tools.make_preview(
-            root, previews, operation, path, content, description, reason, route))
+            root, previews(), operation, path, content, description, reason, route), needs_root=operation != "init")
 
     class Confirm(BaseModel):
         confirm: bool = Field(title="Apply this change",
                               description="Yes writes exactly the change shown; no leaves memory as it is.")
 
-    async def confirmed(ctx: Context, pending: tools.Pending) -> None:
+    async def confirmed(ctx: Context, pending: "tools.Pending") -> None:
         """Ask the user, where the client can; raise ToolFailure unless they said yes."""
         if not elicitation or not _can_elicit(ctx):
             return
@@ -251,19 +310,26 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
         try:
             answer = await ctx.elicit(message=message, schema=Confirm)
         except McpError:
+            # Never how to switch the question off: the agent reads this (the setting is for
+            # people, documented in agents/README.md).
             raise tools.ToolFailure(
-                "not-confirmed", "the client could not ask the user to confirm; nothing was written. Preview "
-                                 f"again. (If this client never shows such questions, start the server with "
-                                 f"{ELICITATION_ENV}=off: the preview token alone then decides.)") from None
+                "not-confirmed", "the client could not ask the user to confirm; nothing was written. "
+                                 f"{tools.headless_advice(root, pending)}", command=pending.command) from None
         except (ValueError, pydantic.ValidationError):
             raise tools.ToolFailure("not-confirmed", "the client's answer was not a yes or no; nothing was "
                                                      "written. Preview again.") from None
         if answer.action == "accept" and answer.data.confirm is True:
             return
+        # A headless run (`claude -p`, `codex exec`) dismisses or declines every question: nobody
+        # was there. The answer says so and how a person applies the change themselves.
+        headless = tools.headless_advice(root, pending)
         if answer.action == "cancel":
-            raise tools.ToolFailure("cancelled", "the user dismissed the confirmation; nothing was written. "
-                                                 "Preview again if they still want the change.")
-        raise tools.ToolFailure("declined", "the user declined this change; nothing was written.")
+            raise tools.ToolFailure("cancelled", "the confirmation was dismissed, or nobody was there to answer it "
+                                                 f"(a headless run); nothing was written. {headless}",
+                                    command=pending.command)
+        raise tools.ToolFailure("declined", "the change was declined (by the user, or by a client that declines "
+                                            f"when nobody is there); nothing was written. {headless}",
+                                command=pending.command)
 
     @tool("memory_apply", "Apply a confirmed preview", readOnlyHint=False, destructiveHint=True,
           idempotentHint=False, openWorldHint=False)
@@ -273,13 +339,14 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
         ctx: Context,
     ) -> CallToolResult:
         try:
-            pending = previews.take(token)  # spent now, whatever happens next
+            pending = previews().take(token)  # spent now, whatever happens next
             await confirmed(ctx, pending)
         except tools.ToolFailure as exc:
             return _error("memory_apply", exc)
         except Exception as exc:
             return _internal("memory_apply", exc)
-        return await run_tool("memory_apply", lambda: tools.apply(root, pending, token))
+        return await run_tool("memory_apply", lambda: tools.apply(root, pending, token),
+                              needs_root=pending.request.op != "init")
 
     return server
 
@@ -312,17 +379,14 @@ def _sdk_problem(exc: ImportError) -> str:
 
 
 def run(root: Path) -> int:
-    """Serve `root` over stdio until the client closes it. 2 when the SDK is missing or the
-    root is no folder."""
+    """Serve `root` over stdio until the client closes it, whether or not the root exists yet
+    (each tool then says so and how to create it). 2 when the SDK is missing."""
     try:
         _sdk()
     except ImportError as exc:
         sys.stderr.write(f"{_sdk_problem(exc)}\n")
         return 2
     root = Path(root)
-    if not root.is_dir():
-        sys.stderr.write(f"pmem mcp: the memory root {root} does not exist or is not a folder\n")
-        return 2
     server = build_server(root)
     from ..engine.redaction import install as install_redaction
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,13 +43,14 @@ from ..engine.names import shown
 from ..engine.report import build_report, diagnostics_data
 from ..engine.root_state import MAX_ANALYSED_BYTES, read_regular_text
 from ..engine.rules.summary import check_summary
-from ..engine.secrets import mask_data
+from ..engine.secrets import mask_data, mask_text
 from ..engine.settings import Settings, SettingsError, resolve_settings
 from ..engine.status import LEADS_OUT, memory_status
 from ..engine.zones import CORE_DIR, INDEX, Containment, Zone, is_markdown, zone_of
 
-# The operations `memory_preview` takes (`init` is not one: the server needs a root to serve).
-OPERATIONS = ("save", "route", "upgrade", "archive", "delete", "recover", "purge")
+# The operations `memory_preview` takes (`init` creates the root the server is started for).
+OPERATIONS = ("save", "route", "upgrade", "archive", "delete", "recover", "purge", "init")
+PENDING_DIR = "pending"  # in the user's cache folder: a save's text, for the command a person runs
 # The codes that make a Summary invalid under the format's rule (3 to 6 factual bullets right
 # after the title and metadata, nothing else in it, one of it): the file is then read whole.
 SUMMARY_CODES = ("PM100", "PM101", "PM102", "PM103", "PM104", "PM105", "PM106")
@@ -82,7 +85,19 @@ class ToolFailure(Exception):
         return cls(data["kind"], data["message"], **extra)
 
 
-# -- masking ------------------------------------------------------------------------------
+def require_root(root: Path) -> None:
+    """No memory root (a new user, or PMEM_ROOT not passed to the server): said plainly, with
+    how to create it — a previewed write like any other."""
+    if root.is_dir():
+        return
+    what = "is not a folder" if os.path.lexists(root) else "does not exist"
+    raise ToolFailure("no-root", f"no memory root at {root} (it {what}); create it with memory_preview "
+                                 "(operation `init`), shown to the user, and memory_apply after their yes — or a "
+                                 f"person runs `pmem --root {shlex.quote(str(root))} init`. If the memory is "
+                                 "elsewhere, set PMEM_ROOT in this server's environment (the client's MCP "
+                                 "configuration) and restart it.")
+
+
 # -- reading --------------------------------------------------------------------------------
 def settings_of(root: Path) -> Settings:
     try:
@@ -395,6 +410,7 @@ def check(root: Path, paths: list[str] | None = None, path: str | None = None,
 class Pending:
     request: Request
     preview: str  # what the user is shown (masked)
+    command: str = ""  # what a person runs to review and apply it themselves (cli_command)
 
 
 class Previews:
@@ -415,7 +431,8 @@ class Previews:
         pending = self._by_token.pop(token, None) if isinstance(token, str) else None
         if pending is None:
             raise ToolFailure("unknown-token", "this token is not a preview this server gave, or it was used "
-                                               "already; call memory_preview again and show the user the new preview")
+                                               "already (a token works only in the server session that previewed "
+                                               "it); call memory_preview again and show the user the new preview")
         return pending
 
 
@@ -423,7 +440,7 @@ def _request(operation: str, path: str | None, content: str | None, description:
              reason: str | None, route: bool) -> Request:
     if operation not in OPERATIONS:
         raise ToolFailure("arguments", f"unknown operation `{operation}`; one of: {', '.join(OPERATIONS)}")
-    if operation != "upgrade" and path is None:
+    if operation not in ("upgrade", "init") and path is None:
         raise ToolFailure("arguments", f"{operation} needs a `path`")
     if operation == "save" and content is None:
         raise ToolFailure("arguments", "save needs the file's whole new `content`")
@@ -431,7 +448,8 @@ def _request(operation: str, path: str | None, content: str | None, description:
         raise ToolFailure("arguments", f"`content` is for save only, not {operation}")
     if operation == "archive" and not (reason or "").strip():
         reason = DEFAULT_ARCHIVE_REASON
-    return Request(operation, path if operation != "upgrade" else None, reason if operation == "archive" else None,
+    return Request(operation, path if operation not in ("upgrade", "init") else None,
+                   reason if operation == "archive" else None,
                    content, description if operation in ("save", "route") else None,
                    route if operation == "save" else True)
 
@@ -451,10 +469,71 @@ def make_preview(root: Path, previews: Previews, operation: str, path: str | Non
     if shown.token is None:
         data["next"] = "Nothing to do: there is nothing to apply."
     else:
-        previews.remember(shown.token, Pending(request, data["preview"]))
+        command = cli_command(root, request)
+        previews.remember(shown.token, Pending(request, data["preview"], command))
+        data["command"] = command
         data["next"] = ("Show the user this preview (and any findings) and ask them to confirm. Only after "
-                        "their explicit yes, call memory_apply with this token. Never apply without asking.")
+                        "their explicit yes, call memory_apply with this token. Never apply without asking. "
+                        "If nobody can answer here (a headless run), give the user `command`: it shows them "
+                        "this change and applies it after their yes.")
     return data
+
+
+def _pending_file(root: Path, text: str) -> Path:
+    """A save's proposed text in the user's cache folder (never the root: agents read it),
+    readable by the user only; files older than a week are removed as new ones come."""
+    import hashlib
+
+    from ..engine.user_cache import pmem_cache_dir
+
+    folder = Path(pmem_cache_dir()) / PENDING_DIR
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    now = time.time()
+    for old in folder.glob("*.md"):
+        try:
+            if now - old.stat().st_mtime > 7 * 86400:
+                old.unlink()
+        except OSError:
+            pass
+    digest = hashlib.sha256(f"{root}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    path = folder / f"save-{digest}.md"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+        out.write(text)
+    return path
+
+
+def cli_command(root: Path, request: Request) -> str:
+    """The `pmem` command that shows a person this change and applies it after their yes in
+    the terminal: the same request, so the same preview (a save's text is kept in the user's
+    cache folder for it)."""
+    args = ["pmem", "--root", str(root)]
+    op, path = request.op, request.path if isinstance(request.path, str) else None
+    if op == "save" and isinstance(request.content, str):
+        args += ["save", path or ""]
+        if not request.route:
+            args.append("--no-route")
+        elif request.description:
+            args += ["--route", request.description]
+        args += ["--content-file", str(_pending_file(root, request.content))]
+    elif op == "route":
+        args += ["route", "add", path or ""]
+        if request.description:
+            args += ["--description", request.description]
+    else:
+        args.append(op)
+        if path is not None:
+            args.append(path)
+        if op == "archive" and request.reason:
+            args += ["--reason", request.reason]
+    return mask_text(shlex.join(args))
+
+
+def headless_advice(root: Path, pending: Pending) -> str:
+    """What to do when nobody could confirm: the person applies the change themselves."""
+    return (f"If nobody is at this session to confirm (a headless run such as `claude -p` or `codex exec`), tell "
+            f"the user to run `{pending.command}` in a terminal: it shows them this change and applies it after "
+            "their yes. A token works only in the session that previewed it.")
 
 
 def apply(root: Path, pending: Pending, token: str) -> dict[str, Any]:

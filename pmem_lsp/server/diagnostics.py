@@ -6,6 +6,7 @@ changes diagnostics in others (docs/design.md §8), so the server decides what t
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,7 +31,7 @@ def publish_findings(server: PmemServer, root: MemoryRoot, grouped: dict[str, li
     published = server.published.setdefault(root.path, {})
     paths = set(grouped) | set(published) if only is None else only
     for rel in sorted(paths):
-        findings = tuple(grouped.get(rel, ()))
+        findings = _in_scope(server, root, rel, tuple(grouped.get(rel, ())))
         if published.get(rel, ()) == findings and not force:
             continue
         at = positions(server, root.state, rel)
@@ -42,6 +43,44 @@ def publish_findings(server: PmemServer, root: MemoryRoot, grouped: dict[str, li
             published[rel] = findings
         else:
             published.pop(rel, None)
+
+
+# `diagnostics.scope = "changes"` (an agent's client, issue 25): per root, the findings each
+# file had when the server first analysed it, and the files this client opened or changed.
+_baseline: WeakKeyDictionary[MemoryRoot, dict[str, Counter[tuple[str, str]]]] = WeakKeyDictionary()
+_touched: WeakKeyDictionary[MemoryRoot, set[str]] = WeakKeyDictionary()
+
+
+def record_baseline(root: MemoryRoot) -> None:
+    """The root's findings as first analysed: old problems, not news to an agent's client."""
+    if root in _baseline or root.analysis is None:
+        return
+    _baseline[root] = {rel: Counter((f.code, f.message) for f in found)
+                       for rel, found in root.analysis.final.items() if found}
+
+
+def _in_scope(server: PmemServer, root: MemoryRoot, rel: str, findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """Everything, for an editor; for an agent's client (`changes`) all of a file it opened or
+    changed, and elsewhere only what was not there when the server first analysed the root."""
+    if root.settings.diagnostics.scope != "changes":
+        return findings
+    touched = _touched.setdefault(root, set())
+    if rel not in touched and (root.path / rel in server.host.buffers or root.resolved / rel in server.host.buffers):
+        touched.add(rel)
+    if rel in touched:
+        return findings
+    base = _baseline.get(root)
+    if base is None:
+        return ()  # before the first analysis lands every finding is an old one
+    left = Counter(base.get(rel, Counter()))
+    out = []
+    for f in findings:
+        key = (f.code, f.message)
+        if left[key] > 0:
+            left[key] -= 1
+        else:
+            out.append(f)
+    return tuple(out)
 
 
 def publish_paths(server: PmemServer, root: MemoryRoot, paths: set[str]) -> None:

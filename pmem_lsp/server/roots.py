@@ -16,7 +16,7 @@ from ..engine.root_state import RootState
 from ..engine.settings import Settings, SettingsError, resolve_settings
 from ..engine.zones import discover_root, looks_like_root
 from .convert import uri_to_path
-from .diagnostics import log_read_problems, publish_findings, publish_paths
+from .diagnostics import log_read_problems, publish_findings, publish_paths, record_baseline
 from .watcher import stop_watching, watch_root
 
 if TYPE_CHECKING:
@@ -180,5 +180,6 @@ async def scan_root(server: PmemServer, root: MemoryRoot) -> None:
         gc.collect()
     gc.freeze()
     server.scan_event(root).set()
+    record_baseline(root)  # before the first publication: `diagnostics.scope = "changes"` starts from it
     publish_paths(server, root, server.host.take_unpublished(root))
     log_read_problems(server, root)  # unreadable and capped files, each named with the reason

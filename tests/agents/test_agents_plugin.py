@@ -134,7 +134,7 @@ def test_the_hooks_guard_writes_before_and_after():
         [group] = groups
         # Only letters, digits and `|`: Claude Code matches the exact tool names.
         assert re.fullmatch(r"[A-Za-z|]+", group["matcher"])
-        assert {"Write", "Edit"} <= set(group["matcher"].split("|"))
+        assert {"Write", "Edit", "MultiEdit", "NotebookEdit"} == set(group["matcher"].split("|"))
         [handler] = group["hooks"]
         assert handler["type"] == "command"
         # Shell form (every Claude Code version runs it); `args` is newer.
@@ -237,7 +237,8 @@ def test_the_readme_shows_the_three_set_ups():
     text = (AGENTS / "README.md").read_text(encoding="utf-8")
     assert text.startswith("# Use it from your agent")
     headings = re.findall(r"^## (.+)$", text, flags=re.M)
-    assert [h.split(":")[0] for h in headings] == ["1. Claude Code plugin", "2. MCP only", "3. Hooks only"]
+    assert [h.split(":")[0] for h in headings] == ["1. Claude Code plugin", "2. MCP only", "3. Hooks only",
+                                                  "What is guarded, and what is not"]
     for block in code_blocks(text):
         stripped = block.strip()
         if stripped.startswith("{"):

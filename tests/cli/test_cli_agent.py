@@ -210,8 +210,11 @@ def test_pre_write_lets_clean_writes_and_unrelated_edits_through(root: Path):
     path.write_text(active_file("Alpha", body=f"## Context\ngithub_token = {SECRET}\n"), encoding="utf-8")
     edit = claude("Edit", {"file_path": str(path), "old_string": "## Context", "new_string": "## Background"})
     assert hook(root, "pre-write", edit).returncode == 0
-    allowed = claude("Write", {"file_path": str(root / "notes/docs.md"),
-                               "content": f"# Docs\n\nexample: `{SECRET}` <!-- pmem: allow-secret -->\n"})
+    # A value the person allowed (in their editor) stays allowed when the agent writes around it.
+    (root / "notes").mkdir(exist_ok=True)
+    docs = root / "notes/docs.md"
+    docs.write_text(f"# Docs\n\nexample: `{SECRET}` <!-- pmem: allow-secret -->\n", encoding="utf-8")
+    allowed = claude("Write", {"file_path": str(docs), "content": docs.read_text(encoding="utf-8") + "More.\n"})
     assert hook(root, "pre-write", allowed).returncode == 0
 
 

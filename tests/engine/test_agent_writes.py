@@ -118,14 +118,21 @@ def test_save_refuses_and_writes_nothing(tmp_path, path, content, rule):
     assert digest(root) == before
 
 
-def test_an_allowed_secret_shape_can_be_saved(tmp_path):
-    root = make_root(tmp_path, {})
+def test_a_secret_shape_the_person_allowed_can_be_saved_again_but_not_newly_allowed(tmp_path):
     text = f"# Docs\n\nThe example key in the AWS docs: `{FAKE_KEY}` <!-- pmem: allow-secret -->\n"
-    shown = preview(context(root, TODAY), Request("save", "notes/aws-docs.md", content=text))
+    root = make_root(tmp_path, {"notes/aws-docs.md": text})
+    shown = preview(context(root, TODAY), Request("save", "notes/aws-docs.md", content=text + "More.\n"))
     assert shown.token is not None
     apply_previewed(root, shown.request, shown.token, TODAY)
-    assert (root / "notes/aws-docs.md").read_text(encoding="utf-8") == text
-    assert "notes/aws-docs.md" in (root / "_index.md").read_text(encoding="utf-8")  # routed, as previewed
+    assert (root / "notes/aws-docs.md").read_text(encoding="utf-8") == text + "More.\n"
+    assert "notes/aws-docs.md" in (root / "_index.md").read_text(encoding="utf-8")
+    # A saved text cannot mark a value as not secret: that is the person's, in their editor.
+    with pytest.raises(Refusal) as refused:
+        preview(context(root, TODAY), Request("save", "notes/new-docs.md", content=text))
+    assert refused.value.rule == "no-secrets" and FAKE_KEY not in refused.value.message
+    with pytest.raises(Refusal) as named:
+        preview(context(root, TODAY), Request("save", f"notes/{FAKE_KEY}.md", content="# Keys\n\nNone.\n"))
+    assert named.value.rule == "no-secrets" and FAKE_KEY not in named.value.message
 
 
 def test_a_change_between_preview_and_apply_makes_the_token_stale(tmp_path):

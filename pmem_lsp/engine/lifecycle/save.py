@@ -106,6 +106,18 @@ def _head_tail(lines: list[str], what: str = "lines") -> list[str]:
             + [_cut_line(line) for line in lines[-PREVIEW_TAIL:]])
 
 
+def _refuse_marked_secret(before: str | None, text: str, settings: Settings) -> None:
+    """A save that marks a likely secret as allowed, where the file did not: refused. The
+    marker is the person's decision, taken in their editor, never a saved text's (issue 25)."""
+    from ..hooks import new_secrets
+
+    marked = [f for f in new_secrets(before, text, settings) if f.marked]
+    if marked:
+        first = marked[0]
+        raise Refusal(SECRET, f"line {first.line + 1}: likely {first.kind} ({first.hint}); a saved text cannot "
+                              "declare a value not secret, only the person can; nothing was saved")
+
+
 def _shown(text: str) -> list[str]:
     return [f"    {line}" for line in _head_tail(text.splitlines())]
 
@@ -158,6 +170,7 @@ def settings_or_defaults(root: Path) -> Settings:
 def plan_save(ctx: LifecycleContext, raw: object, content: object, description: str | None = None,
               route: bool = True, settings: Settings | None = None) -> Plan:
     rel, zone = _destination(ctx, raw)
+    refuse_secret("file name", rel)  # a token as a file's name is a secret every listing shows
     refuse_secret("route description", description)
     settings = settings or settings_or_defaults(ctx.root)
     text = _check_content(rel, zone, content, settings)
@@ -165,6 +178,7 @@ def plan_save(ctx: LifecycleContext, raw: object, content: object, description: 
     if os.path.lexists(path):
         require_source(ctx.root, rel)  # a regular file, not a folder or a link
     before = ctx.read_text(rel)
+    _refuse_marked_secret(before, text, settings)
     steps: list[Step] = []
     lines: list[str] = []
     if before is None:

@@ -19,9 +19,10 @@ RULES = (
     Rule("PM401", "secret", E,
              "This looks like a password, API key, token, private key or credentialed URL. Memory "
              "is plain text read by every agent the person uses, so a secret here travels far "
-             "(the format's core rule 6). Remove it and keep it in a password manager; if it is "
-             "not a secret, allow it on this line with `<!-- pmem: allow-secret -->`. The "
-             "message names the kind and shows at most the first four characters."),
+             "(the format's core rule 6). Remove it and keep it in a password manager. A value that "
+             "only looks like a secret is the person's to allow, from their editor's quick fix; "
+             "agents are never told how. The message names the kind and shows at "
+             "most the first four characters."),
 )
 
 
@@ -33,7 +34,7 @@ def check_secrets(path: str, zone: Zone, doc: MemoryFile, settings: Settings) ->
     return [
         Finding(path, m.line, m.start, m.end_line, m.end, "PM401",
                 f"likely {m.kind} ({m.hint}): every agent reads memory, so remove it and keep it in a "
-                "password manager (or allow it with <!-- pmem: allow-secret -->)")
+                "password manager")
         for m in find_secrets(doc.lines, secrets.allow_patterns, in_sentences=False)
     ]
 

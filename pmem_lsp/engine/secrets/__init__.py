@@ -19,6 +19,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from . import _disguise
 from ._checks import looks_random
 from ._generic import PREFILTER as _GENERIC_KEYWORDS
 from ._generic import find_assignments, find_flags, find_in_table, find_url_credentials
@@ -55,7 +56,7 @@ def mask(value: str) -> str:
 def mask_secrets(line: str) -> str:
     """The line with every likely secret replaced by its masked hint (docs/design.md §6): for text
     shown to the user (previews, hover, status) that quotes memory."""
-    for m in sorted(find_secrets([line]), key=lambda m: m.start, reverse=True):
+    for m in sorted(find_secrets([line], honour_marker=False), key=lambda m: m.start, reverse=True):
         if m.end_line == 0:
             line = line[:m.start] + mask(line[m.start:m.end]) + line[m.end:]
     return line
@@ -66,7 +67,7 @@ def mask_text(text: str) -> str:
     by its masked hint — the ones that span lines too (a PEM private key block, which a line on
     its own does not show)."""
     lines = text.split("\n")
-    matches = find_secrets(lines)
+    matches = find_secrets(lines, honour_marker=False)  # the marker is for checks, never for what is shown
     for m in sorted(matches, key=lambda m: (m.line, m.start), reverse=True):
         if m.end_line == m.line:
             line = lines[m.line]
@@ -158,7 +159,47 @@ def _lines_with(hay: bytes, needle: bytes, n_lines: int, out: set[int], data: by
 
 
 def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
-                 in_sentences: bool = True) -> list[SecretMatch]:
+                 in_sentences: bool = True, honour_marker: bool = True) -> list[SecretMatch]:
+    """All likely secrets in a file given as lines (no line endings), in disguise too
+    (`_disguise.py`: invisible characters, look-alike letters, a token broken over two lines).
+    `honour_marker=False`: ALLOW_MARKER is not honoured (masking, and judging an agent's
+    write: the marker is a person's decision). See `_find_secrets` for the rest."""
+    found = _find_secrets(lines, allow, in_sentences=in_sentences, honour_marker=honour_marker)
+    if not lines:
+        return found
+    text = "\n".join(lines)
+    extra: list[SecretMatch] = []
+    folded = _disguise.fold(lines, text)
+    if folded is not None:
+        flines, maps = folded
+        for m in _find_secrets(flines, allow, in_sentences=in_sentences, honour_marker=honour_marker):
+            a_map, e_map = maps[m.line], maps[m.end_line]
+            start = a_map[m.start] if a_map is not None else m.start
+            end = e_map[m.end - 1] + 1 if e_map is not None and m.end > 0 else m.end
+            extra.append(SecretMatch(m.line, start, m.end_line, end, m.kind, m.hint))
+    for ln, indent in _disguise.joins(text):
+        head, tail = lines[ln], lines[ln + 1][indent:]
+        if honour_marker and (ALLOW_MARKER in head or ALLOW_MARKER in tail):
+            continue
+        for m in _find_secrets([head + tail], allow, in_sentences=in_sentences, honour_marker=honour_marker):
+            if m.start < len(head) < m.end:
+                extra.append(SecretMatch(ln, m.start, ln + 1, m.end - len(head) + indent, m.kind, m.hint))
+    if not extra:
+        return found
+    out = list(found)
+    for m in extra:
+        if not any(_same_place(m, o) for o in out):
+            out.append(m)
+    out.sort(key=lambda m: (m.line, m.start))
+    return out
+
+
+def _same_place(a: SecretMatch, b: SecretMatch) -> bool:
+    return (a.line, a.start) < (b.end_line, b.end) and (b.line, b.start) < (a.end_line, a.end)
+
+
+def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
+                  in_sentences: bool = True, honour_marker: bool = True) -> list[SecretMatch]:
     """All likely secrets in a file given as lines (no line endings). A line containing
     ALLOW_MARKER is skipped (for a PEM block: the BEGIN line). A value matching any `allow`
     regex (re.search on the value) is skipped. Sorted by position.
@@ -243,7 +284,7 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     if not found:
         return []
     allowed: set[int] = set()
-    if ALLOW_MARKER.encode() in data:
+    if honour_marker and ALLOW_MARKER.encode() in data:
         _lines_with(data, ALLOW_MARKER.encode(), n, allowed)
     return _resolve(found, allowed, allow)
 
