@@ -35,7 +35,8 @@ def _codes(value: str) -> list[str]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pmem", description="Check and safely edit a Persistent Memory root.")
     parser.add_argument("--version", action="version", version=f"pmem {__version__}")
-    parser.add_argument("--root", help="memory root (default: $PMEM_ROOT, else ~/.persistent-memory)")
+    parser.add_argument("--root", help="memory root (default: $PMEM_ROOT, else $PERSISTENT_MEMORY_HOME, "
+                                        "else ~/.persistent-memory)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = sub.add_parser("check", help="report problems in the memory root")

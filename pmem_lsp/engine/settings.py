@@ -10,7 +10,7 @@ import re
 import sys
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -80,7 +80,8 @@ class SecretsSettings(_Section):
 
 
 class Settings(_Section):
-    root: str | None = Field(None, description="Memory root to check (default: PMEM_ROOT, else ~/.persistent-memory).")
+    root: str | None = Field(None, description="Memory root to check (default: PMEM_ROOT, else "
+                                                     "PERSISTENT_MEMORY_HOME, else ~/.persistent-memory).")
     select: list[str] = Field(default_factory=lambda: ["PM"],
                               description="Rule codes or code prefixes to report (`PM1` = PM100–PM199).")
     ignore: list[str] = Field(default_factory=list,
@@ -95,6 +96,11 @@ class Settings(_Section):
     secrets: SecretsSettings = Field(default_factory=SecretsSettings)
     exclude: list[str] = Field(default_factory=list,
                                description="Globs of root-relative paths never read (`drafts/**`).")
+    dialect: Literal["auto", "v0.10", "pmem"] = Field(
+        "auto", description="How pmem writes archive records, new route lines and dates: `v0.10` (the "
+                            "format's `### path` records, `- path — summary` routes, front matter dates), "
+                            "`pmem` (its own `## path` records and `[Title](path)` routes), or `auto`: the "
+                            "dialect the root already uses, v0.10 when it shows none.")
 
     @field_validator("select", "ignore")
     @classmethod

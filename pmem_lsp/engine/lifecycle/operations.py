@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..archive_index import ArchiveRecord, parse_date, record_location
-from ..index_edit import find_records, format_record, line_text, newline_of, route_for, routes_to
+from ..archive_index import V010, ArchiveRecord, parse_date, record_location
+from ..index_edit import find_records, format_record, line_text, newline_of, root_dialect, route_for, routes_to
 from ..memory_file import MemoryFile
 from ..root_state import decode
 from ..zones import (
@@ -95,6 +95,18 @@ def disk_reader(root: Path) -> Callable[[str], str | None]:
 
 def context(root: Path, today: dt.date | None = None) -> LifecycleContext:
     return LifecycleContext(root, today or dt.date.today(), disk_reader(root))
+
+
+def dialect_of(ctx: LifecycleContext) -> str:
+    """The dialect this root is written in (index_edit.root_dialect), from its `.pmem.toml`
+    and its two indexes; settings that cannot be read count as `auto` (the check says why)."""
+    from ..settings import SettingsError, resolve_settings
+
+    try:
+        setting: str | None = resolve_settings(ctx.root).dialect
+    except SettingsError:
+        setting = None
+    return root_dialect(setting, ctx.read_text(ARCHIVE_INDEX), ctx.read_text(INDEX))
 
 
 def one_line(text: str) -> str:
@@ -219,7 +231,8 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
     if routes:
         fields.append(("index-line", saved))
     fields += [("archived", ctx.today.isoformat()), ("reason", why)]
-    record = format_record(rel, fields, nl)
+    dialect = dialect_of(ctx)
+    record = format_record(rel, fields, nl, dialect)
     steps: list[Step] = [Move(rel, dest), _write(ARCHIVE_INDEX, archive_text, AddRecord(dest, record))]
     if routes:
         steps.append(_write(INDEX, index_text, RemoveRoutes(rel, tuple(route_lines))))
@@ -229,7 +242,7 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
         lines += [f"    {line}" for line in route_lines]
     else:
         lines.append("  _index.md: no route to remove")
-    lines.append(f"  _archive/_index.md: add a record (reason: {why})")
+    lines.append(f"  _archive/_index.md: add a {'v0.10 ' if dialect == V010 else ''}record (reason: {why})")
     lines.append(f"  To undo: recover {rel} — restores the file" + (" and this route line exactly" if routes else ""))
     return Plan("archive", rel, tuple(steps), "\n".join(lines), "Archive", f"archived {rel} to {dest}",
                 {"index-line": saved, "destination": dest})
@@ -292,11 +305,12 @@ def plan_recover(ctx: LifecycleContext, raw: object) -> Plan:
         raise Refusal(COLLISION, f"cannot recover: `{original}` is occupied by another file; rename one of them first")
 
     index_text = ctx.read_text(INDEX)
-    saved = record.get("index-line") if record is not None else None
+    saved = record.saved_route if record is not None else None
     proposed = saved is None
     if proposed:
         text = ctx.read_text(location)
-        route = route_for(index_text or "", original, MemoryFile(text) if text is not None else None)
+        route = route_for(index_text or "", original, MemoryFile(text) if text is not None else None,
+                          dialect=dialect_of(ctx))
     else:
         route = (saved or "").rstrip("\r\n")
     already = bool(index_text) and bool(routes_to(index_text or "", original))

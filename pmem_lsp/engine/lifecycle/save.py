@@ -44,6 +44,12 @@ CONTENT = "content"  # the proposed text cannot be a memory file as given
 PREVIEW_LINES = 60  # lines of a new file or a diff shown in the text preview
 
 
+def _dialect(ctx: LifecycleContext) -> str:
+    from .operations import dialect_of
+
+    return dialect_of(ctx)
+
+
 def _write(path: str, before: str | None, change: Change) -> WriteText:
     return WriteText(path, before, apply_change(change, path, before), change)
 
@@ -140,7 +146,7 @@ def plan_save(ctx: LifecycleContext, raw: object, content: object, description: 
         elif not route:
             lines.append("  _index.md: no route (--no-route): agents will not load it on demand (PM202)")
         else:
-            line = route_for(index_text or "", rel, MemoryFile(text), description)
+            line = route_for(index_text or "", rel, MemoryFile(text), description, _dialect(ctx))
             steps.append(_write(INDEX, index_text, AddRoute(rel, line)))
             lines += ["  _index.md: add the route", f"    {line}"]
             facts["route"] = line
@@ -162,7 +168,7 @@ def plan_route(ctx: LifecycleContext, raw: object, description: str | None = Non
     text = ctx.read_text(rel)
     if text is None:
         raise Refusal(SOURCE, f"`{rel}` does not exist")
-    line = route_for(index_text or "", rel, MemoryFile(text), description)
+    line = route_for(index_text or "", rel, MemoryFile(text), description, _dialect(ctx))
     steps = (_write(INDEX, index_text, AddRoute(rel, line)),)
     where = "add the route" if index_text is not None else "create it with the route"
     preview = "\n".join([f"Route {rel} in _index.md", f"  _index.md: {where}", f"    {line}"])
