@@ -47,9 +47,11 @@ V010_ORDER = ("original", "status", "archived", "reason", "index-line", "deleted
 RECOVERY_DAYS = 30  # a deleted file stays recoverable this long (spec: "30-day recovery deadline")
 
 _RE_FIELD = re.compile(
-    # The separator takes the colon (and a bold marker after it) but no spaces after them,
-    # so `index-line:` keeps everything after its one separating space, indentation included.
-    r"^(?:\*\*|__)?(?P<key>[A-Za-z][A-Za-z0-9 _-]{0,39}?)[ \t]*(?:(?:\*\*|__)[ \t]*[:：]|[:：](?:[ \t]*(?:\*\*|__))?)"
+    # The separator takes the colon (and, for a bold key, the bold marker after it) but no
+    # spaces after them, so `index-line:` keeps everything after its one separating space,
+    # indentation included. A value of a plain key may start with `**` (`reason: **x** y`).
+    r"^(?P<bold>\*\*|__)?(?P<key>[A-Za-z][A-Za-z0-9 _-]{0,39}?)[ \t]*"
+    r"(?(bold)(?:(?:\*\*|__)[ \t]*[:：]|[:：](?:[ \t]*(?:\*\*|__))?)|[:：])"
 )
 
 

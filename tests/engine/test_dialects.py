@@ -12,13 +12,15 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import reference_cli as ref
 from engine_helpers import findings, scan
-from pmem_lsp.engine.archive_index import NO_ROUTE, PMEM, V010, parse_archive_index
+from pmem_lsp.engine.archive_index import NO_ROUTE, PMEM, V010, parse_archive_index, record_location
 from pmem_lsp.engine.catalogue import quick_fixes
 from pmem_lsp.engine.health import memory_health
-from pmem_lsp.engine.index_edit import root_dialect
+from pmem_lsp.engine.index_edit import append_record, format_record, root_dialect
 from pmem_lsp.engine.lifecycle.fs_applier import apply_plan
 from pmem_lsp.engine.lifecycle.operations import context, make_plan
 from pmem_lsp.engine.lifecycle.safety import Refusal
@@ -262,3 +264,60 @@ def test_persistent_memory_home_after_pmem_root(tmp_path: Path) -> None:
     assert discover_root(None, {"PERSISTENT_MEMORY_HOME": home, "PMEM_ROOT": "/x/pmem"}) == Path("/x/pmem")
     assert discover_root("/x/opt", {"PERSISTENT_MEMORY_HOME": home, "PMEM_ROOT": "/x/pmem"}) == Path("/x/opt")
     assert discover_root(None, {"HOME": str(tmp_path)}).name == ".persistent-memory"
+
+
+# -- property: what pmem writes reads back alike with both readers, and never merges -----------
+_TEXT = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Cf", "Zl", "Zp")), min_size=1, max_size=40)
+_WORD = st.text(st.characters(whitelist_categories=("Ll", "Lu", "Lo", "Nd"), whitelist_characters="-_ "),
+                min_size=1, max_size=12).map(str.strip).filter(bool)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+_RECORD = st.fixed_dictionaries({
+    "original": st.tuples(st.sampled_from(["projects", "notes", "ideas"]), _WORD).map(lambda t: f"{t[0]}/{t[1]}.md"),
+    "status": st.sampled_from(["archived", "trashed"]),
+    "reason": _TEXT.map(_one_line).filter(bool),
+    "route": st.one_of(st.none(), _TEXT.map(lambda t: "- " + _one_line(t) + " — x")),
+    "dialect": st.sampled_from([PMEM, V010]),
+})
+
+
+@settings(max_examples=200, deadline=None)
+@example(records=[{"original": "notes/a.md", "status": "archived", "reason": "**bold** start", "route": None,
+                   "dialect": PMEM}, {"original": "notes/b.md", "status": "trashed", "reason": "__x", "dialect": V010,
+                                      "route": "- notes/b.md — b"}], preamble="")
+@given(records=st.lists(_RECORD, min_size=1, max_size=6, unique_by=lambda r: r["original"]),
+       preamble=st.sampled_from(["", "# Archive Index\n", "# Archive index\n\nOld files.\n"]))
+def test_every_written_record_reads_back_alike_and_alone(records, preamble) -> None:
+    text = preamble
+    for r in records:
+        fields = [("status", r["status"]), ("original", r["original"]),
+                  ("location", ("_archive/_trash/" if r["status"] == "trashed" else "_archive/") + r["original"])]
+        if r["route"] is not None:
+            fields.append(("index-line", r["route"]))
+        fields += [("archived", "2026-11-01"), ("reason", r["reason"])]
+        if r["status"] == "trashed":
+            fields += [("deleted", "2026-11-02"), ("recover-by", "2026-12-02")]
+        text = append_record(text, format_record(r["original"], fields, "\n", r["dialect"]))
+    # pmem's reader: every record, alone, with its values.
+    parsed = {p.title: p for p in parse_archive_index(MemoryFile(text))}
+    assert set(parsed) == {r["original"] for r in records}
+    for r in records:
+        p = parsed[r["original"]]
+        assert p.dialect == r["dialect"]
+        assert (p.status, p.get("original"), p.get("reason"), p.saved_route) == (
+            r["status"], r["original"], r["reason"], r["route"])
+        assert record_location(p) == ("_archive/_trash/" if r["status"] == "trashed" else "_archive/") + r["original"]
+    # The reference CLI's reader: every v0.10 record with its values, and no other record inside a block.
+    seen = ref.records(text)
+    assert set(seen) == {r["original"] for r in records if r["dialect"] == V010}
+    for r in records:
+        if r["dialect"] == V010:
+            got = seen[r["original"]]
+            assert (got["state"], got["reason"], got["active_index_line"]) == (
+                r["status"], r["reason"], r["route"] if r["route"] is not None else NO_ROUTE)
+    for block in ref.parse(text).blocks:
+        assert not [line for line in block.body if line.startswith("#")]
