@@ -51,6 +51,11 @@ class StaleSettings(_Section):
                       "(the last commit in a git repository, else the modification time).")
 
 
+class StatusSettings(_Section):
+    days: int = Field(14, ge=1, description="PM506: days since a project's status source (`role: current-status`) "
+                      "was last updated or verified before it needs verifying.")
+
+
 class DuplicatesSettings(_Section):
     threshold: float = Field(0.9, ge=0.5, le=1.0,
                              description="PM503: text similarity (Jaccard of word 3-shingles, 0.5 to 1) at or above "
@@ -92,6 +97,7 @@ class Settings(_Section):
     index: IndexSettings = Field(default_factory=IndexSettings)
     large_file: LargeFileSettings = Field(default_factory=LargeFileSettings, alias="largeFile")
     stale: StaleSettings = Field(default_factory=StaleSettings)
+    status: StatusSettings = Field(default_factory=StatusSettings)
     duplicates: DuplicatesSettings = Field(default_factory=DuplicatesSettings)
     secrets: SecretsSettings = Field(default_factory=SecretsSettings)
     exclude: list[str] = Field(default_factory=list,
