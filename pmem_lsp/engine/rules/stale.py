@@ -4,10 +4,11 @@ A date the file states about itself comes first (docs/design.md §2.5): its fron
 `updated` or `verified`, else a legacy `> last_verified:` / `> source_date:` line — the dates
 the format's reference CLI reads, so both report the same files. Without one, when the root
 is a git repository (it holds `.git`), the last commit that touched a file decides: a clone
-or checkout sets every modification time to "now", so mtimes say nothing there. The dates come from one `git log` pass over the whole root, plus one `git status` for
-the files changed since their last commit (those, and files git does not track, count by
-their modification time). Neither command writes anything (`--no-optional-locks`). Without
-git, or when git fails, the modification time decides.
+or checkout sets every modification time to "now", so mtimes say nothing there. The dates
+come from one `git log` pass over the whole root, plus one `git status` for the files
+changed since their last commit (those, and files git does not track, count by their
+modification time). Neither command writes anything (`--no-optional-locks`). Without git,
+or when git fails, the modification time decides.
 """
 
 from __future__ import annotations
