@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..index_edit import route_for, routes_to
-from ..memory_file import MemoryFile
+from ..memory_file import MemoryFile, set_updated
 from ..rules.secrets import check_secrets
 from ..settings import Settings, SettingsError, resolve_settings
 from ..zones import INDEX, Zone, is_markdown, zone_of
@@ -118,6 +118,11 @@ def plan_save(ctx: LifecycleContext, raw: object, content: object, description: 
     if os.path.lexists(path):
         require_source(ctx.root, rel)  # a regular file, not a folder or a link
     before = ctx.read_text(rel)
+    # A write is the file's `updated` (format v0.10): set in the front matter when the text
+    # has one, and shown in the preview (docs/decisions.md, "Metadata dates").
+    dated = text if before == text else set_updated(text, ctx.today)
+    dated_note = dated != text
+    text = dated
     steps: list[Step] = []
     lines: list[str] = []
     if before is None:
@@ -136,6 +141,9 @@ def plan_save(ctx: LifecycleContext, raw: object, content: object, description: 
         lines += [f"Save {rel} (replace its text; the diff)", *(f"    {d}" for d in diff_lines(rel, before, text))]
 
     facts = {"path": rel}
+    if dated_note:
+        lines.append(f"  front matter: updated: {ctx.today.isoformat()} (the date of this write)")
+        facts["updated"] = ctx.today.isoformat()
     if zone is Zone.CORE:
         lines.append("  _index.md: none — `_core/` files are loaded on every activation, never routed")
     else:

@@ -34,12 +34,12 @@ RULES = (
 
 _PATTERNS = (
     ("tells the agent to ignore its instructions", re.compile(
-        r"(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
+        r"(?i)(?<!\bto )(?<!\bnot )\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
         r"(?:previous|prior|above|earlier|preceding|former|original|existing|system|safety|developer)\s+"
         r"(?:instructions?|prompts?|rules|directions|directives|guidelines|messages?|context)\b")),
     ("gives the agent a new system prompt", re.compile(
         r"(?i)\b(?:new|updated|real|actual|hidden|secret)\s+system\s+(?:prompt|instructions?|message)\b"
-        r"|<\|im_start\|>\s*system|<\|system\|>|\[/?INST\]|<</?SYS>>"
+        r"|<\|im_start\|>\s*system"
         r"|^\s*(?:#+\s*)?(?:system\s+prompt|system\s+override)\s*:")),
     ("redefines the agent", re.compile(
         r"(?i)\b(?:you\s+are\s+now\s+(?:a|an|no\s+longer|free|unrestricted|dan|jailbroken)\b"
@@ -53,6 +53,8 @@ _PATTERNS = (
     ("tells the agent to ignore its instructions", re.compile(
         r"忽略(?:之前|以上|前面|先前|所有)(?:的)?(?:所有)?(?:指令|指示|提示|规则)|你现在是(?:一个)?(?!用户)|不要告诉用户")),
 )
+# Link text is a title (`[Ignore Previous Prompt: Attack Techniques…](…)`), not an instruction.
+_LINK_TEXT = re.compile(r"(?<!\\)\[(?:[^\[\]\\]|\\.)*\](?=\()")
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|‘[^’]*’|「[^」]*」|(?<!\w)'[^']*'(?!\w)")
 
 
@@ -63,7 +65,7 @@ def _blank(match: re.Match[str]) -> str:
 def instruction_kinds(line: str) -> list[tuple[str, int, int]]:
     """(what it does, start, end) for each instruction aimed at the agent in `line`, outside
     code spans and quotes."""
-    plain = _QUOTED.sub(_blank, mask_code_spans(line))
+    plain = _QUOTED.sub(_blank, _LINK_TEXT.sub(_blank, mask_code_spans(line)))
     out = []
     seen = set()
     for what, pattern in _PATTERNS:
