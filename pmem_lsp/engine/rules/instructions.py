@@ -34,7 +34,8 @@ RULES = (
 
 _PATTERNS = (
     ("tells the agent to ignore its instructions", re.compile(
-        r"(?i)(?<!\bto )(?<!\bnot )\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
+        r"(?i)(?<!\bto )(?<!\bnot )\b(?:ignore|disregard|forget|override|bypass)\s+"
+        r"(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
         r"(?:previous|prior|above|earlier|preceding|former|original|existing|system|safety|developer)\s+"
         r"(?:instructions?|prompts?|rules|directions|directives|guidelines|messages?|context)\b")),
     ("gives the agent a new system prompt", re.compile(
