@@ -13,7 +13,7 @@ from . import exit_codes
 
 # Imports of the engine happen inside the commands: `pmem --version` and a hook on a file
 # outside the root should not pay for pydantic and the rules (docs/design.md §7).
-_LIFECYCLE = ("upgrade", "archive", "delete", "recover", "purge", "init")
+_LIFECYCLE = ("upgrade", "archive", "delete", "recover", "purge", "init", "migrate")
 _WRITES = (*_LIFECYCLE, "save", "route")
 _SEVERITIES = ["error", "warning", "information", "hint"]  # engine.findings.Severity, in order
 
@@ -86,9 +86,13 @@ def build_parser() -> argparse.ArgumentParser:
                      ("delete", "move an archived file to the trash (recoverable for 30 days)"),
                      ("recover", "bring an archived or trashed file back with its route"),
                      ("purge", "permanently delete a trashed file past its recover-by date"),
-                     ("init", "create a new memory root")):
+                     ("init", "create a new memory root"),
+                     ("migrate", "rewrite the archive records (and, for v0.10, the route lines) in one dialect")):
         cmd = sub.add_parser(op, help=text)
-        if op not in ("upgrade", "init"):
+        if op == "migrate":
+            cmd.add_argument("--to", dest="path", choices=["v0.10", "pmem"],
+                             help="the dialect to write (default: the root's, docs/decisions.md \"Dialects\")")
+        elif op not in ("upgrade", "init"):
             cmd.add_argument("path", help="path relative to the root (original path or current location)")
         if op == "archive":
             cmd.add_argument("--reason", help="why it is archived (kept in the record)")

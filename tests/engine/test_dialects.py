@@ -321,3 +321,59 @@ def test_every_written_record_reads_back_alike_and_alone(records, preamble) -> N
                 r["status"], r["reason"], r["route"] if r["route"] is not None else NO_ROUTE)
     for block in ref.parse(text).blocks:
         assert not [line for line in block.body if line.startswith("#")]
+
+
+# -- migrate and init ------------------------------------------------------------------------------
+MIXED = ("# Archive Index\n\n### projects/new.md\n- original_path: projects/new.md\n- state: archived\n"
+         "- archived_at: 2026-11-01\n- reason: x\n- active_index_line: - projects/new.md — n\n\n"
+         "## projects/old.md\n- status: trashed\n- original: projects/old.md\n- location: _archive/_trash/projects/old.md\n"
+         "- index-line: - [Old](projects/old.md) — old\n- archived: 2026-10-01\n- reason: y\n"
+         "- deleted: 2026-10-02\n- recover-by: 2026-11-01\n- extra-key: kept\n")
+
+
+@pytest.mark.parametrize("target", [V010, PMEM])
+def test_migrate_previews_then_converts_every_record_keeping_every_field(tmp_path: Path, target: str) -> None:
+    root = v010_root(tmp_path, archive=MIXED)
+    write_root(root, {"_archive/projects/new.md": "# N\n", "_archive/_trash/projects/old.md": "# O\n"})
+    before = {r.title: {(f.key, f.value) for f in r.fields} for r in parse_archive_index(MemoryFile(MIXED))}
+    plan = make_plan(context(root, DAY), "migrate", target)
+    assert text(root, AI) == MIXED  # a plan changes nothing
+    assert "rewrite 1 record(s)" in plan.preview
+    apply_plan(root, plan)
+    after = parse_archive_index(MemoryFile(text(root, AI)))
+    assert {r.dialect for r in after} == {target}
+    for r in after:
+        fields = {(f.key, f.value) for f in r.fields}
+        assert fields - {("location", "_archive/_trash/projects/old.md"), ("location", "_archive/projects/new.md")} == \
+            before[r.title] - {("location", "_archive/_trash/projects/old.md")}
+    assert [c for c, _ in pm3(root) if c in ("PM306", "PM307")] == []
+    if target == V010:
+        assert ref.records(text(root, AI))["projects/old.md"]["recover_deadline"] == "2026-11-01"
+    else:
+        assert ref.records(text(root, AI)) == {}
+    assert make_plan(context(root, DAY), "migrate", target).steps == ()
+
+
+def test_migrate_to_v010_rewrites_route_lines_the_reference_reads(tmp_path: Path) -> None:
+    index = "# Memory index\n\n- [A](projects/a.md) — the a project\n* `projects/b.md`: b\n- [C](<notes/c d.md>) — spaced\n"
+    root = v010_root(tmp_path, index=index)
+    write_root(root, {"notes/c d.md": "# CD\n"})
+    apply_plan(root, make_plan(context(root, DAY), "migrate", V010))
+    assert text(root, "_index.md") == ("# Memory index\n\n- projects/a.md — the a project\n- projects/b.md — b\n"
+                                       "- [C](<notes/c d.md>) — spaced\n")
+    assert ref.status_routes(root)[:2] == [("projects/a.md", True), ("projects/b.md", True)]
+
+
+def test_migrate_refuses_an_unknown_dialect(tmp_path: Path) -> None:
+    with pytest.raises(Refusal):
+        make_plan(context(v010_root(tmp_path), DAY), "migrate", "v9")
+
+
+def test_a_root_made_by_init_is_written_in_v010(tmp_path: Path) -> None:
+    root = tmp_path / "new"
+    apply_plan(root, make_plan(context(root, DAY), "init"))
+    write_root(root, {"projects/a.md": "# A\n\n## Summary\n- one\n- two\n- three\n"})
+    pmem(root, "route", "projects/a.md")
+    assert ref.status_routes(root) == [("projects/a.md", True)]
+    pmem(root, "archive", "projects/a.md", "done")
+    assert ref.records(text(root, AI))["projects/a.md"]["active_index_line"] == "- projects/a.md — one"
