@@ -15,6 +15,7 @@ from ..archive_index import (
     TRASHED,
     V010,
     ArchiveRecord,
+    dialect_of_records,
     parse_date,
     record_location,
     reference_blocks,
@@ -175,7 +176,9 @@ def _dialect_findings(state: RootState, records: list[ArchiveRecord], lines: lis
         return []
     out: list[Finding] = []
     merged = _merged_into(records, lines)
-    dialect = _dialect(state)
+    # The root's dialect (index_edit.root_dialect): with records, they decide unless the setting does.
+    setting = state.settings.dialect
+    dialect = setting if setting in (PMEM, V010) else (dialect_of_records(records) or V010)
     mixed = len({r.dialect for r in records}) > 1
     for record in records:
         here = record.heading_line
