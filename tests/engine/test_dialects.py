@@ -176,7 +176,7 @@ def test_upstream_record_then_pmem_record_never_merge(tmp_path: Path) -> None:
         root = v010_root(tmp_path / action)
         ref.archive(root, "projects/a.md", "done", DAY)
         pmem(root, "archive", "projects/b.md", "done too")
-        def b_fields() -> list[tuple[str, str]]:
+        def b_fields(root: Path = root) -> list[tuple[str, str]]:
             (b,) = [r for r in parse_archive_index(MemoryFile(text(root, AI))) if r.title == "projects/b.md"]
             return [(f.key, f.value) for f in b.fields]
 
