@@ -389,3 +389,29 @@ def test_reference_delete_then_pmem_recover_from_the_trash(tmp_path: Path) -> No
     assert plan.facts["proposed"] == "no" and (root / "notes/c.md").is_file()
     assert text(root, "_index.md").splitlines()[-1] == "- notes/c.md — c notes"
     assert ref.records(text(root, AI)) == {}
+
+
+_PATH = st.tuples(st.sampled_from(["projects", "notes", "笔记"]),
+                  st.text(st.characters(whitelist_categories=("Ll", "Lu", "Lo", "Nd"), whitelist_characters="-_.()"),
+                          min_size=1, max_size=12)).map(lambda t: f"{t[0]}/{t[1]}.md")
+
+
+@settings(max_examples=200, deadline=None)
+@given(path=_PATH, desc=_TEXT.map(_one_line).filter(bool), form=st.sampled_from(["link", "code", "angle", "wiki"]))
+def test_migrated_route_lines_read_alike_with_both_readers(tmp_path_factory, path: str, desc: str, form: str) -> None:
+    from pmem_lsp.engine.index_edit import format_target, reads_back
+    from pmem_lsp.engine.index_routes import parse_index
+    from pmem_lsp.engine.lifecycle.operations import migrate_routes
+
+    target = format_target(form, path, "Title")
+    line = f"- {target} — {desc}"
+    if not reads_back(line, path) or "—" in desc:
+        return
+    new, changed = migrate_routes(f"# Memory Index\n\n{line}\n")
+    routes = parse_index(MemoryFile(new)).routes
+    assert [r.path for r in routes] == [path]
+    if changed:
+        root = tmp_path_factory.mktemp("idx")
+        (root / "_index.md").write_text(new, encoding="utf-8")
+        assert [p for p, _ in ref.status_routes(root)] == [path]
+        assert " ".join(routes[0].description.split()) == desc

@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import reference_cli as ref
 from engine_helpers import findings, only, rows, scan
@@ -110,7 +112,8 @@ def test_a_status_source_older_than_the_setting(tmp_path: Path) -> None:
                                 "projects/c/status.md": front(role="current-status")})
     found = only(findings(root, today=TODAY), "PM506")
     assert sorted(f.path for f in found) == ["projects/a/status.md", "projects/c/status.md"]
-    assert found[0].data is None or "21 days ago" in next(f.message for f in found if f.path == "projects/a/status.md")
+    assert "on 2026-11-10, 21 days ago" in next(f.message for f in found if f.path == "projects/a/status.md")
+    assert "states no `updated` or `verified`" in next(f.message for f in found if f.path == "projects/c/status.md")
     assert only(findings(root, {"status": {"days": 30}}, today=TODAY), "PM506")[0].path == "projects/c/status.md"
 
 
@@ -198,3 +201,36 @@ def test_a_save_of_a_file_with_front_matter_shows_and_sets_updated(tmp_path: Pat
     assert "nothing to change" in same.preview
     plain = make_plan(context(root, TODAY), "save", "notes/y.md", content="# Y\n\nNo front matter.\n")
     assert "updated" not in plain.preview
+
+
+# -- properties: a date pmem writes is the date both readers read ----------------------------------
+_VALUE = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp"), blacklist_characters="\r\n"),
+                 max_size=20).map(str.strip)
+_KEY = st.sampled_from(["title", "created", "verified", "role", "tags", "updated"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys=st.lists(st.tuples(_KEY, _VALUE), max_size=5), day=st.dates(dt.date(1990, 1, 1), dt.date(2100, 1, 1)),
+       body=st.sampled_from(["# A\n", "# A\n\n> last_verified: 2001-01-01\n", ""]))
+def test_a_set_updated_is_read_by_both_readers(tmp_path_factory, keys, day, body) -> None:
+    fm = "".join(f"{k}: {v}\n" for k, v in keys if k not in ("updated", "verified"))
+    text = set_updated(f"---\n{fm}---\n{body}", day)
+    doc = MemoryFile(text)
+    assert doc.front_matter["updated"][1] == day.isoformat()
+    assert doc.stated_date is not None and doc.stated_date.date == day
+    path = tmp_path_factory.mktemp("dated") / "x.md"
+    path.write_text(text, encoding="utf-8")
+    assert ref.file_date(path) == day
+    # Everything else is kept, in order.
+    assert [line for line in text.splitlines() if not line.startswith("updated: ")] == \
+        f"---\n{fm}---\n{body}".splitlines()
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.text(max_size=30))
+def test_a_date_value_is_a_date_only_when_iso(value: str) -> None:
+    from pmem_lsp.engine.memory_file import parse_date_value
+
+    got = parse_date_value(value)
+    if got is not None:
+        assert got.isoformat() in value
