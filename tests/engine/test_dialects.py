@@ -415,3 +415,12 @@ def test_migrated_route_lines_read_alike_with_both_readers(tmp_path_factory, pat
         (root / "_index.md").write_text(new, encoding="utf-8")
         assert [p for p, _ in ref.status_routes(root)] == [path]
         assert " ".join(routes[0].description.split()) == desc
+
+
+def test_records_under_a_grouping_heading_the_reference_never_finds_are_not_merged(tmp_path: Path) -> None:
+    archive = ("# Archive index\n\n### 2026\n\n#### projects/a.md\n- status: archived\n- original: projects/a.md\n"
+               "- location: _archive/projects/a.md\n- index-line: - [A](projects/a.md) — a\n- archived: 2026-11-01\n"
+               "- reason: x\n")
+    root = v010_root(tmp_path, archive=archive, index="- [B](projects/b.md) — b\n")
+    write_root(root, {"_archive/projects/a.md": "# A\n", "projects/a.md": None})
+    assert [c for c, _ in pm3(root)] == []

@@ -384,7 +384,8 @@ def _needs_conversion(text: str, target: str) -> ArchiveRecord | None:
     blocks = reference_blocks(lines)
     for record in find_records(text):
         under_reference = lines[record.heading_line].startswith("### ")
-        merged = not under_reference and any(a < record.heading_line < b for a, b, _ in blocks)
+        merged = not under_reference and any(a < record.heading_line < b for a, b, original in blocks
+                                             if original is not None)
         if record.dialect != target or merged or (record.dialect == V010 and not under_reference):
             return record
     return None

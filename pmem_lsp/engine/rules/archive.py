@@ -158,14 +158,16 @@ def check_archive(state: RootState, records: list[ArchiveRecord],
 
 def _merged_into(records: list[ArchiveRecord], lines: list[str]) -> dict[int, str]:
     """Heading line of each record the reference CLI reads as part of another record's `### `
-    block → that block's heading text (docs/decisions.md, "Dialects")."""
+    block (one it finds by `original_path`, and so may rewrite or drop) → that block's heading
+    text (docs/decisions.md, "Dialects")."""
     blocks = reference_blocks(lines)
     out: dict[int, str] = {}
     for record in records:
         if lines[record.heading_line].startswith("### "):
             continue
-        for start, end, _original in blocks:
-            if start < record.heading_line < end:
+        for start, end, original in blocks:
+            # A block without `original_path` is never found, so never rewritten, by it.
+            if original is not None and start < record.heading_line < end:
                 out[record.heading_line] = lines[start][4:].strip()
                 break
     return out
