@@ -56,7 +56,9 @@ _PATTERNS = (
 )
 # Link text is a title (`[Ignore Previous Prompt: Attack Techniques…](…)`), not an instruction.
 _LINK_TEXT = re.compile(r"(?<!\\)\[(?:[^\[\]\\]|\\.)*\](?=\()")
-_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|‘[^’]*’|「[^」]*」|(?<!\w)'[^']*'(?!\w)")
+# A quote ends at its closing mark, and a scan from an opening mark stops at the next opening
+# one, so a line of unclosed `“““…` costs linear time.
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^“”]*”|‘[^‘’]*’|「[^「」]*」|(?<!\w)'[^']*'(?!\w)")
 
 
 def _blank(match: re.Match[str]) -> str:
