@@ -48,7 +48,7 @@ def parse_args(op: str, args: tuple[Any, ...]) -> LifecycleArgs:
 def server_context(ls: PmemServer, root: MemoryRoot) -> LifecycleContext:
     """Plans read the disk: it is what agents read and what the change is made on
     (docs/design.md §5.1). A file the plan touches with unsaved edits in the editor stops it (`run`)."""
-    return LifecycleContext(root.path, dt.date.today(), disk_reader(root.path))
+    return LifecycleContext(root.path, dt.date.today(), disk_reader(root.path), root.settings.dialect)
 
 
 def _plans(ls: PmemServer, root: MemoryRoot, op: str, args: LifecycleArgs) -> bool:

@@ -92,6 +92,9 @@ class LifecycleContext:
     # The text of a root-relative file, None when it does not exist. The server reads open
     # buffers first, so a plan is made against what the user sees.
     read_text: Callable[[str], str | None]
+    # The `dialect` setting when the caller has the settings (the server's: `.pmem.toml` with the
+    # editor's on top); None reads the root's `.pmem.toml`.
+    dialect: str | None = None
 
 
 def disk_reader(root: Path) -> Callable[[str], str | None]:
@@ -115,10 +118,12 @@ def dialect_of(ctx: LifecycleContext) -> str:
     and its two indexes; settings that cannot be read count as `auto` (the check says why)."""
     from ..settings import SettingsError, resolve_settings
 
-    try:
-        setting: str | None = resolve_settings(ctx.root).dialect
-    except SettingsError:
-        setting = None
+    setting: str | None = ctx.dialect
+    if setting is None:
+        try:
+            setting = resolve_settings(ctx.root).dialect
+        except SettingsError:
+            setting = None
     return root_dialect(setting, ctx.read_text(ARCHIVE_INDEX), ctx.read_text(INDEX))
 
 
