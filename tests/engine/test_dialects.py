@@ -424,3 +424,14 @@ def test_records_under_a_grouping_heading_the_reference_never_finds_are_not_merg
     root = v010_root(tmp_path, archive=archive, index="- [B](projects/b.md) — b\n")
     write_root(root, {"_archive/projects/a.md": "# A\n", "projects/a.md": None})
     assert [c for c, _ in pm3(root)] == []
+
+
+def test_a_v010_record_hovers_in_its_own_spelling() -> None:
+    from pmem_lsp.engine.navigation.hover import record_card
+
+    archive = ("### notes/x.md\n- original_path: notes/x.md\n- state: trashed\n- archived_at: 2026-11-01\n"
+               "- reason: old\n- active_index_line: - notes/x.md — x\n- deleted_at: 2026-11-02\n"
+               "- recover_deadline: 2026-12-02\n")
+    (record,) = parse_archive_index(MemoryFile(archive))
+    card = "\n".join(record_card(record, DAY))
+    assert "- original_path: `notes/x.md`" in card and "- recover_deadline: 2026-12-02 — 12 days left" in card
