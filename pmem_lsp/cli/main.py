@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # argparse is imported where a parser is built: a hook inside
 
 # Imports of the engine happen inside the commands: `pmem --version` and a hook on a file
 # outside the root should not pay for pydantic and the rules (docs/design.md §7).
-_LIFECYCLE = ("upgrade", "archive", "delete", "recover", "purge", "init")
+_LIFECYCLE = ("upgrade", "archive", "delete", "recover", "purge", "init", "migrate")
 _WRITES = (*_LIFECYCLE, "save", "route")
 _SEVERITIES = ["error", "warning", "information", "hint"]  # engine.findings.Severity, in order
 
@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="pmem", description="Check and safely edit a Persistent Memory root.")
     parser.add_argument("--version", action="version", version=f"pmem {__version__}")
-    parser.add_argument("--root", help="memory root (default: $PMEM_ROOT, else ~/.persistent-memory)")
+    parser.add_argument("--root", help="memory root (default: $PMEM_ROOT, else $PERSISTENT_MEMORY_HOME, "
+                                        "else ~/.persistent-memory)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = sub.add_parser("check", help="report problems in the memory root")
@@ -91,9 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
                      ("delete", "move an archived file to the trash (recoverable for 30 days)"),
                      ("recover", "bring an archived or trashed file back with its route"),
                      ("purge", "permanently delete a trashed file past its recover-by date"),
-                     ("init", "create a new memory root")):
+                     ("init", "create a new memory root"),
+                     ("migrate", "rewrite the archive records (and, for v0.10, the route lines) in one dialect")):
         cmd = sub.add_parser(op, help=text)
-        if op not in ("upgrade", "init"):
+        if op == "migrate":
+            cmd.add_argument("--to", dest="path", choices=["v0.10", "pmem"],
+                             help="the dialect to write (default: the root's, docs/decisions.md \"Dialects\")")
+        elif op not in ("upgrade", "init"):
             cmd.add_argument("path", help="path relative to the root (original path or current location)")
         if op == "archive":
             cmd.add_argument("--reason", help="why it is archived (kept in the record)")

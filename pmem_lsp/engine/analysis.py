@@ -36,6 +36,7 @@ from .root_state import FileEntry, RootState
 from .rule import FileCheck, TextCheck
 from .rules.archive import check_archive
 from .rules.duplicates import DuplicateIndex
+from .rules.freshness import StatusSources
 from .rules.links import LINK_ZONES, link_paths
 from .rules.routes import check_routes
 from .rules.stale import GitDates, git_dates
@@ -127,6 +128,8 @@ class Analysis:
         if self._dups_on:
             self.work["duplicates"] += 1
             self.duplicates.build()
+        # PM505 reads which files of a project claim to be its status source (rules/freshness.py).
+        self.status_sources = StatusSources(state) if self.enabled["PM505"] else None
         self._recheck_indexes()
         self.structure = self._structure()
         for rel in list(state.files):
@@ -281,6 +284,8 @@ class Analysis:
         old_routed, old_recorded = self.routed, self.recorded
         touched = set(changed)
         self._changed_here |= changed
+        if self.status_sources is not None:
+            touched |= self.status_sources.update(changed)
         if self._dups_on:
             if defer_duplicates and not existence:
                 self.duplicates_due |= changed

@@ -1,9 +1,20 @@
-"""`_archive/_index.md` records (docs/design.md §2.4), read tolerantly.
+"""`_archive/_index.md` records (docs/design.md §2.4, §2.5), read tolerantly, in both dialects.
 
 A record is a heading (level 2 or deeper) followed by `- key: value` items. Keys are read in
 any case, bold or not, with `_` or spaces for `-`; unknown keys are kept so a rewrite does
 not lose them. A heading with no known field is a record only when it names a `.md` file;
 otherwise it is a grouping heading (`## Archived`).
+
+Two dialects name the same fields: pmem's own (`## path`, `status`, `original`, `location`,
+`index-line`, `archived`, `deleted`, `recover-by`) and the format's v0.10 one (`### path`,
+`state`, `original_path`, `active_index_line`, `archived_at`, `deleted_at`, `recover_deadline`;
+no location: it follows from the path and the state). Fields are read under pmem's names
+whatever the dialect (`RecordField.key`); `written_key` keeps the spelling for rewrites.
+
+The format's reference CLI reads records differently (docs/decisions.md, "Dialects"): only
+lines starting with `### ` open a record, every line up to the next one belongs to it, and a
+field is a line starting exactly with `- name: `. `reference_blocks` says what it sees, so that
+nothing pmem writes is read as part of another record by it.
 """
 
 from __future__ import annotations
@@ -22,12 +33,25 @@ if TYPE_CHECKING:
 
 KNOWN_KEYS = ("status", "original", "location", "index-line", "archived", "reason", "deleted", "recover-by")
 ARCHIVED, TRASHED = "archived", "trashed"
+PMEM, V010 = "pmem", "v0.10"  # the two record dialects (docs/decisions.md, "Dialects")
+DIALECTS = (PMEM, V010)
+# pmem's name → the v0.10 name (normalised: `_` read as `-`); `reason` is spelled alike.
+V010_NAMES = {"status": "state", "original": "original_path", "index-line": "active_index_line",
+              "archived": "archived_at", "deleted": "deleted_at", "recover-by": "recover_deadline",
+              "reason": "reason"}
+_ALIASES = {normalise: key for key, name in V010_NAMES.items() if (normalise := name.replace("_", "-")) != key}
+# The reference CLI's `active_index_line` for a file archived with no route: no saved line.
+NO_ROUTE = "(no active index line)"
+# Field order of a v0.10 record, as the format's reference CLI writes one.
+V010_ORDER = ("original", "status", "archived", "reason", "index-line", "deleted", "recover-by")
 RECOVERY_DAYS = 30  # a deleted file stays recoverable this long (spec: "30-day recovery deadline")
 
 _RE_FIELD = re.compile(
-    # The separator takes the colon (and a bold marker after it) but no spaces after them,
-    # so `index-line:` keeps everything after its one separating space, indentation included.
-    r"^(?:\*\*|__)?(?P<key>[A-Za-z][A-Za-z0-9 _-]{0,39}?)[ \t]*(?:(?:\*\*|__)[ \t]*[:：]|[:：](?:[ \t]*(?:\*\*|__))?)"
+    # The separator takes the colon (and, for a bold key, the bold marker after it) but no
+    # spaces after them, so `index-line:` keeps everything after its one separating space,
+    # indentation included. A value of a plain key may start with `**` (`reason: **x** y`).
+    r"^(?P<bold>\*\*|__)?(?P<key>[A-Za-z][A-Za-z0-9 _-]{0,39}?)[ \t]*"
+    r"(?(bold)(?:(?:\*\*|__)[ \t]*[:：]|[:：](?:[ \t]*(?:\*\*|__))?)|[:：])"
 )
 
 
@@ -65,12 +89,40 @@ class ArchiveRecord:
         return value.strip().lower() if value is not None else None
 
     @property
+    def saved_route(self) -> str | None:
+        """The exact route line to restore; None when the record has none (legacy, or the
+        v0.10 `(no active index line)`)."""
+        value = self.get("index-line")
+        return None if value is None or value.strip() == NO_ROUTE else value
+
+    @property
     def is_legacy(self) -> bool:
-        return self.get("index-line") is None
+        return self.saved_route is None
+
+    @property
+    def dialect(self) -> str:
+        """v0.10 when any field is spelled the v0.10 way (`original_path`, `state`, …), or when
+        it has no field and sits under a `### ` heading; else pmem's own."""
+        if any(normalise_key(f.written_key) in _ALIASES for f in self.fields):
+            return V010
+        if any(f.key in KNOWN_KEYS and f.key != "reason" for f in self.fields):
+            return PMEM
+        return V010 if self.heading_level == 3 else PMEM
 
 
 def normalise_key(key: str) -> str:
     return re.sub(r"[\s_]+", "-", key.strip().lower())
+
+
+def canonical_key(key: str) -> str:
+    """The field's pmem name: `original_path` → `original`, `state` → `status`, …"""
+    key = normalise_key(key)
+    return _ALIASES.get(key, key)
+
+
+def written_name(key: str, dialect: str) -> str:
+    """How `key` (a pmem name) is spelled in a record of `dialect`."""
+    return V010_NAMES.get(key, key) if dialect == V010 else key
 
 
 def _clean_path(value: str) -> str:
@@ -86,7 +138,7 @@ def parse_field(content: str, line: int) -> RecordField | None:
     m = _RE_FIELD.match(content)
     if not m:
         return None
-    key = normalise_key(m.group("key"))
+    key = canonical_key(m.group("key"))
     rest = content[m.end():]
     if key == "index-line":
         # The exact route line removed from _index.md: everything after "index-line: ".
@@ -128,6 +180,28 @@ def parse_date(value: str | None) -> dt.date | None:
         return dt.date.fromisoformat(value.strip())
     except ValueError:
         return None
+
+
+def reference_blocks(lines: list[str]) -> list[tuple[int, int, str | None]]:
+    """The records as the format's reference CLI reads them: (heading line, end line, its
+    `original_path` or None) for every line that starts with `### `, up to the next such line.
+    A record under another heading inside that span is, to it, part of the block."""
+    starts = [i for i, line in enumerate(lines) if line.startswith("### ")]
+    out = []
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        original = next((line[len("- original_path: "):].strip() for line in lines[start + 1:end]
+                         if line.startswith("- original_path: ")), None)
+        out.append((start, end, original))
+    return out
+
+
+def dialect_of_records(records: list[ArchiveRecord]) -> str | None:
+    """The dialect most records are written in (v0.10 on a tie); None without records."""
+    if not records:
+        return None
+    v010 = sum(1 for r in records if r.dialect == V010)
+    return V010 if v010 * 2 >= len(records) else PMEM
 
 
 def record_location(record: ArchiveRecord) -> str | None:

@@ -9,13 +9,29 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from .archive_index import ArchiveRecord, parse_archive_index
+from .archive_index import (
+    DIALECTS,
+    NO_ROUTE,
+    PMEM,
+    TRASHED,
+    V010,
+    V010_ORDER,
+    ArchiveRecord,
+    dialect_of_records,
+    parse_archive_index,
+    written_name,
+)
 from .index_routes import ANGLE, BARE, CODE_SPAN, LINK, WIKI, Route, parse_index
 from .line_index import newline_of, split_keepends
 from .memory_file import MemoryFile
 from .secrets import find_secrets
+from .zones import ARCHIVE_INDEX, INDEX
+
+if TYPE_CHECKING:
+    from .root_state import RootState
 
 _RE_LIST_MARKER = re.compile(r"^\s*([-*+]|\d{1,9}[.)])\s")
 DEFAULT_SEPARATOR = " — "
@@ -89,12 +105,14 @@ def format_target(form: str, path: str, title: str) -> str:
     return target
 
 
-def route_style(index_text: str) -> tuple[str, str, str]:
-    """(list marker, target form, separator) that most existing routes use."""
+def route_style(index_text: str, dialect: str = PMEM) -> tuple[str, str, str]:
+    """(list marker, target form, separator) that most existing routes use; with none, the
+    root's dialect's: `- path — …` in v0.10 (the line its reference CLI reads), else
+    `- [Title](path) — …`."""
     doc = MemoryFile(index_text)
     routes = [r for r in parse_index(doc).routes if not r.table]
     if not routes:
-        return "-", LINK, DEFAULT_SEPARATOR
+        return "-", BARE if dialect == V010 else LINK, DEFAULT_SEPARATOR
     markers: Counter[str] = Counter()
     separators: Counter[str] = Counter()
     for r in routes:
@@ -111,11 +129,12 @@ def route_style(index_text: str) -> tuple[str, str, str]:
             separators.most_common(1)[0][0] if separators else DEFAULT_SEPARATOR)
 
 
-def propose_route(index_text: str, path: str, title: str | None, description: str | None) -> str:
+def propose_route(index_text: str, path: str, title: str | None, description: str | None,
+                  dialect: str = PMEM) -> str:
     """A route line for `path` in the style most routes use; `- [Title](path) — description`
     when there is none. The description is the first Summary bullet, else the title. A title
     or bullet that holds a likely secret is not copied: the index is read by every agent."""
-    marker, form, separator = route_style(index_text)
+    marker, form, separator = route_style(index_text, dialect)
     title = " ".join((_no_secret(title) or path.rsplit("/", 1)[-1].removesuffix(".md")).split())
     desc = " ".join((_no_secret(description) or title).split())
     line = f"{marker} {format_target(form, path, title)}{separator}{desc}"
@@ -125,14 +144,40 @@ def propose_route(index_text: str, path: str, title: str | None, description: st
     return line
 
 
-def route_for(index_text: str, path: str, doc: MemoryFile | None, description: str | None = None) -> str:
+def route_for(index_text: str, path: str, doc: MemoryFile | None, description: str | None = None,
+              dialect: str = PMEM) -> str:
     """The route line for the memory file `path` (parsed as `doc`, None when unreadable): its
     title, and `description` or else its first Summary bullet. One rule for the PM202 fix,
     `pmem route add`, `pmem save` and a recover without a saved route line."""
     title = doc.title_text if doc is not None else None
     if description is None and doc is not None and doc.summary is not None and doc.summary.bullets:
         description = doc.summary.bullets[0].text or None
-    return propose_route(index_text, path, title, description)
+    return propose_route(index_text, path, title, description, dialect)
+
+
+def root_dialect(setting: str | None, archive_text: str | None, index_text: str | None) -> str:
+    """The dialect pmem writes a root in (docs/decisions.md, "Dialects"): the `dialect`
+    setting when it names one; else the one most records of `_archive/_index.md` use (v0.10 on
+    a tie); with no record, pmem's own when most routes of `_index.md` are `[Title](path)`
+    links (the line pmem used to write), else v0.10 — the format's current release."""
+    if setting in DIALECTS:
+        return setting
+    found = dialect_of_records(find_records(archive_text)) if archive_text else None
+    if found is not None:
+        return found
+    routes = [r for r in parse_index(MemoryFile(index_text)).routes if not r.table] if index_text else []
+    if routes and Counter(r.form for r in routes).most_common(1)[0][0] == LINK:
+        return PMEM
+    return V010
+
+
+def state_dialect(state: RootState) -> str:
+    """`root_dialect` of a scanned root: its settings and the two indexes it holds."""
+    def text(rel: str) -> str | None:
+        entry = state.files.get(rel)
+        return entry.text if entry is not None else None
+
+    return root_dialect(state.settings.dialect, text(ARCHIVE_INDEX), text(INDEX))
 
 
 def _no_secret(text: str | None) -> str | None:
@@ -175,20 +220,72 @@ def insert_route(index_text: str, path: str, route_line: str) -> str:
 
 
 # -- records ------------------------------------------------------------------
-def format_record(original: str, fields: list[tuple[str, str]], nl: str = "\n") -> str:
-    body = "".join(f"- {key}: {value}{nl}" if value else f"- {key}:{nl}" for key, value in fields)
-    return f"## {original}{nl}{body}"
+def _derived_location(original: str, status: str | None) -> str:
+    return f"_archive/_trash/{original}" if status == TRASHED else f"_archive/{original}"
+
+
+def format_record(original: str, fields: list[tuple[str, str]], nl: str = "\n", dialect: str = PMEM) -> str:
+    """A record for `original` with `fields` (pmem's key names) in `dialect`. A v0.10 record
+    is the format's `### path` block, fields in its order and spelling; it has no `location`
+    (kept only when it is not the one its path and state imply) and says
+    `(no active index line)` rather than leaving the route out."""
+    if dialect != V010:
+        body = "".join(f"- {key}: {value}{nl}" if value else f"- {key}:{nl}" for key, value in fields)
+        return f"## {original}{nl}{body}"
+    values = dict(fields)
+    values.setdefault("index-line", NO_ROUTE)
+    if values.get("location") == _derived_location(original, values.get("status")):
+        del values["location"]
+    ordered = [k for k in V010_ORDER if k in values] + [k for k in values if k not in V010_ORDER]
+    body = "".join(f"- {written_name(k, V010)}: {values[k]}{nl}" for k in ordered)
+    return f"### {original}{nl}{body}"
+
+
+def _reference_heading(line: str) -> bool:
+    return line.startswith("### ")
 
 
 def append_record(archive_text: str, record_text: str) -> str:
+    """Add a record at the end, where no reader takes it for part of another record: a record
+    under any heading but `### ` goes before the first `### ` line, since the reference CLI
+    reads every line after a `### ` heading up to the next one as that block."""
     nl = newline_of(archive_text) if archive_text else "\n"
+    # The record may already carry the file's line ending: normalise, never double a `\r`.
+    record_text = re.sub(r"\r\n|\r|\n", lambda _: nl, record_text)
+    if not _reference_heading(record_text):
+        lines = split_keepends(archive_text)
+        first = next((i for i, line in enumerate(lines) if _reference_heading(line)), None)
+        if first is not None:
+            head = "".join(lines[:first])
+            if head.strip() and not head.endswith(nl + nl):
+                head += nl
+            return head + record_text + nl + "".join(lines[first:])
     text = archive_text
     if text and not text.endswith(("\n", "\r")):
         text += nl
     if text and not text.endswith(nl + nl) and text.strip():
         text += nl
-    # The record may already carry the file's line ending: normalise, never double a `\r`.
-    return text + re.sub(r"\r\n|\r|\n", lambda _: nl, record_text)
+    return text + record_text
+
+
+def convert_record(archive_text: str, record: ArchiveRecord, dialect: str) -> str:
+    """`record` rewritten in `dialect`, every field kept (unknown ones as written; a
+    `(no active index line)` dropped for pmem's dialect, where no `index-line` says it), moved
+    to where `append_record` puts a new one."""
+    fields: list[tuple[str, str]] = []
+    for f in record.fields:
+        if f.key == "index-line" and record.saved_route is None:
+            continue
+        fields.append((f.key, f.value))
+    values = dict(fields)
+    original = values.get("original") or record.title
+    if dialect == PMEM:
+        values.setdefault("original", original)
+        values.setdefault("location", _derived_location(original, (values.get("status") or "").lower() or None))
+        order = ("status", "original", "location", "index-line", "archived", "reason", "deleted", "recover-by")
+        fields = [(k, values[k]) for k in order if k in values] + [(k, v) for k, v in fields if k not in order]
+    text = format_record(original, fields, newline_of(archive_text), dialect)
+    return append_record(remove_record(archive_text, record), text)
 
 
 def find_records(archive_text: str) -> list[ArchiveRecord]:
@@ -200,18 +297,21 @@ def update_record(archive_text: str, record: ArchiveRecord, values: dict[str, st
     not, are kept as written); new ones are added after the record's last field."""
     lines = split_keepends(archive_text)
     nl = newline_of(archive_text)
+    dialect = record.dialect
     pending = dict(values)
+    if dialect == V010 and record.field("location") is None:
+        pending.pop("location", None)  # a v0.10 record's location follows from its path and state
     for f in record.fields:
         if f.key in pending:
             indent = re.match(r"^\s*[-*+]\s+", lines[f.line])
             prefix = indent.group(0) if indent else "- "
             eol = lines[f.line][len(_strip_eol(lines[f.line])):] or nl
-            lines[f.line] = f"{prefix}{f.key}: {pending.pop(f.key)}{eol}"
+            lines[f.line] = f"{prefix}{written_name(f.key, dialect)}: {pending.pop(f.key)}{eol}"
     if pending:
         last = record.fields[-1].line if record.fields else record.heading_line
         if not lines[last].endswith(("\n", "\r")):
             lines[last] += nl
-        added = "".join(f"- {k}: {v}{nl}" for k, v in pending.items())
+        added = "".join(f"- {written_name(k, dialect)}: {v}{nl}" for k, v in pending.items())
         lines.insert(last + 1, added)
     return "".join(lines)
 

@@ -1,12 +1,15 @@
-"""One memory file: front matter, title, metadata, summary sections and links (docs/design.md §2.1–2.2)."""
+"""One memory file: front matter, title, metadata, summary sections and links (docs/design.md §2.1–2.2),
+and its dates (§2.5): front matter `created`/`updated`/`verified`, the legacy
+`> last_verified:` / `> source_date:` lines."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from .line_index import LineIndex, split_lines
+from .line_index import LineIndex, split_keepends, split_lines
 from .markdown import CODE, HEADING, HTML, PARAGRAPH, BlockScan, Heading, ListItem, scan_blocks
 
 SUMMARY_TITLES = ("Summary", "摘要")
@@ -33,6 +36,43 @@ RE_INLINE_LINK = re.compile(
 _RE_REFDEF = re.compile(
     r"""^ {0,3}\[(?!\^)(?:[^\[\]\\]|\\.)+\]:[ \t]*(?:<(?P<angle>[^<>\n]*)>|(?P<bare>[^\s<][^\s]*))"""
     r"""(?:[ \t]+(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\((?:[^()\\]|\\.)*\)))?[ \t]*$""")
+
+
+# v0.10 dates: top-level front matter keys, and the legacy blockquote lines (docs/decisions.md,
+# "Metadata dates"). A value is an ISO date, optionally quoted or followed by a time.
+FRONT_MATTER_DATES = ("created", "updated", "verified")
+LEGACY_DATES = ("last_verified", "source_date")
+_RE_FRONT_DATE = re.compile(r"^(?P<key>created|updated|verified)[ \t]*:(?P<value>.*)$")
+_RE_LEGACY_DATE = re.compile(r"^[ ]{0,3}>[ \t]*(?P<key>last_verified|source_date)[ \t]*:(?P<value>.*)$")
+_RE_FRONT_KEY = re.compile(r"^(?P<key>[A-Za-z_][\w-]*)[ \t]*:(?P<value>.*)$")
+_RE_DATE_VALUE = re.compile(
+    r"""^(?P<q>["']?)(?P<date>\d{4}-\d{2}-\d{2})"""
+    r"""(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?[ ]?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?(?P=q)$""")
+
+
+@dataclass(frozen=True, slots=True)
+class DateField:
+    """One date a file states about itself: `key` is `created`, `updated`, `verified`,
+    `last_verified` or `source_date`; `date` is None when the value is not a date."""
+
+    key: str
+    line: int
+    value: str
+    date: dt.date | None
+
+
+def parse_date_value(value: str) -> dt.date | None:
+    """An ISO date (`2026-01-03`, quoted or not, a time after it allowed); None otherwise."""
+    value = value.strip()
+    if " #" in value:
+        value = value.split(" #", 1)[0].strip()  # a YAML comment
+    m = _RE_DATE_VALUE.match(value)
+    if m is None:
+        return None
+    try:
+        return dt.date.fromisoformat(m.group("date"))
+    except ValueError:
+        return None
 
 
 @dataclass(slots=True, unsafe_hash=True)  # not frozen: see markdown.Heading
@@ -232,6 +272,53 @@ class MemoryFile:
         return min(i, n)
 
     @cached_property
+    def front_matter(self) -> dict[str, tuple[int, str]]:
+        """Top-level `key: value` lines of the front matter: key → (line, value stripped);
+        the first line of a key wins."""
+        out: dict[str, tuple[int, str]] = {}
+        for i in range(1, max(self.front_matter_end - 1, 1)):
+            m = _RE_FRONT_KEY.match(self.lines[i])
+            if m and m.group("key") not in out:
+                out[m.group("key")] = (i, m.group("value").strip())
+        return out
+
+    @cached_property
+    def date_fields(self) -> list[DateField]:
+        """Every date the file states: front matter `created`/`updated`/`verified`, then the
+        legacy `> last_verified:` / `> source_date:` lines outside code."""
+        out: list[DateField] = []
+        for i in range(1, max(self.front_matter_end - 1, 1)):
+            m = _RE_FRONT_DATE.match(self.lines[i])
+            if m:
+                out.append(DateField(m.group("key"), i, m.group("value").strip(),
+                                     parse_date_value(m.group("value"))))
+        for i in range(self.front_matter_end, len(self.lines)):
+            line = self.lines[i]
+            if ">" not in line[:4] or self.line_kind(i) == CODE:
+                continue
+            m = _RE_LEGACY_DATE.match(line)
+            if m:
+                out.append(DateField(m.group("key"), i, m.group("value").strip(),
+                                     parse_date_value(m.group("value"))))
+        return out
+
+    @cached_property
+    def stated_date(self) -> DateField | None:
+        """The date that dates the file (docs/decisions.md, "Metadata dates"): the first front
+        matter `updated` or `verified` that is a date, else the first legacy line that is one —
+        as the format's reference CLI reads them."""
+        fields = [f for f in self.date_fields if f.date is not None and f.key in ("updated", "verified")]
+        if not fields:
+            fields = [f for f in self.date_fields if f.date is not None and f.key in LEGACY_DATES]
+        return fields[0] if fields else None
+
+    @property
+    def role(self) -> str | None:
+        """The front matter `role` (v0.10: `current-status` marks a project's status source)."""
+        found = self.front_matter.get("role")
+        return found[1].strip("'\"").strip() if found is not None else None
+
+    @cached_property
     def line_index(self) -> LineIndex:
         return LineIndex(self.text, self.lines)
 
@@ -311,6 +398,26 @@ class MemoryFile:
             if any(link.definition for link in found):
                 last_definition = n
         return out
+
+
+def set_updated(text: str, day: dt.date) -> str:
+    """`text` with its front matter's `updated` set to `day` (the line added before the closing
+    `---` when there is none); unchanged when the text has no front matter."""
+    doc = MemoryFile(text)
+    end = doc.front_matter_end
+    if end == 0:
+        return text
+    lines = split_keepends(text)
+    found = doc.front_matter.get("updated")
+    if found is not None:
+        line = lines[found[0]]
+        eol = line[len(line.rstrip("\r\n")):]
+        lines[found[0]] = f"updated: {day.isoformat()}{eol}"
+    else:
+        closing = lines[end - 1]
+        eol = closing[len(closing.rstrip("\r\n")):] or "\n"
+        lines.insert(end - 1, f"updated: {day.isoformat()}{eol}")
+    return "".join(lines)
 
 
 def _front_matter_end(lines: list[str]) -> int:

@@ -51,6 +51,11 @@ class StaleSettings(_Section):
                       "(the last commit in a git repository, else the modification time).")
 
 
+class StatusSettings(_Section):
+    days: int = Field(14, ge=1, description="PM506: days since a project's status source (`role: current-status`) "
+                      "was last updated or verified before it needs verifying.")
+
+
 class DuplicatesSettings(_Section):
     threshold: float = Field(0.9, ge=0.5, le=1.0,
                              description="PM503: text similarity (Jaccard of word 3-shingles, 0.5 to 1) at or above "
@@ -89,7 +94,8 @@ class DiagnosticsSettings(_Section):
 
 
 class Settings(_Section):
-    root: str | None = Field(None, description="Memory root to check (default: PMEM_ROOT, else ~/.persistent-memory).")
+    root: str | None = Field(None, description="Memory root to check (default: PMEM_ROOT, else "
+                                                     "PERSISTENT_MEMORY_HOME, else ~/.persistent-memory).")
     select: list[str] = Field(default_factory=lambda: ["PM"],
                               description="Rule codes or code prefixes to report (`PM1` = PM100–PM199).")
     ignore: list[str] = Field(default_factory=list,
@@ -100,11 +106,17 @@ class Settings(_Section):
     index: IndexSettings = Field(default_factory=IndexSettings)
     large_file: LargeFileSettings = Field(default_factory=LargeFileSettings, alias="largeFile")
     stale: StaleSettings = Field(default_factory=StaleSettings)
+    status: StatusSettings = Field(default_factory=StatusSettings)
     duplicates: DuplicatesSettings = Field(default_factory=DuplicatesSettings)
     secrets: SecretsSettings = Field(default_factory=SecretsSettings)
     diagnostics: DiagnosticsSettings = Field(default_factory=DiagnosticsSettings)
     exclude: list[str] = Field(default_factory=list,
                                description="Globs of root-relative paths never read (`drafts/**`).")
+    dialect: Literal["auto", "v0.10", "pmem"] = Field(
+        "auto", description="How pmem writes archive records, new route lines and dates: `v0.10` (the "
+                            "format's `### path` records, `- path — summary` routes, front matter dates), "
+                            "`pmem` (its own `## path` records and `[Title](path)` routes), or `auto`: the "
+                            "dialect the root already uses, v0.10 when it shows none.")
 
     @field_validator("select", "ignore")
     @classmethod

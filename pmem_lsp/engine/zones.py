@@ -79,9 +79,11 @@ def looks_like_root(path: Path) -> bool:
 
 
 def discover_root(option: str | None, environ: dict[str, str] | None = None) -> Path:
-    """`--root`, else `PMEM_ROOT`, else `~/.persistent-memory` (docs/design.md §2)."""
+    """`--root`, else `PMEM_ROOT`, else `PERSISTENT_MEMORY_HOME` (the format's own name for it
+    since v0.10, which its reference CLI reads), else `~/.persistent-memory` (docs/design.md §2).
+    The CLI, the MCP server, the language server and the hooks all find their root here."""
     env = os.environ if environ is None else environ
-    chosen = option or env.get("PMEM_ROOT") or DEFAULT_ROOT
+    chosen = option or env.get("PMEM_ROOT") or env.get("PERSISTENT_MEMORY_HOME") or DEFAULT_ROOT
     return Path(os.path.expanduser(chosen)).absolute()
 
 

@@ -9,7 +9,8 @@ from .server import run
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pmem_lsp.mcp", description="Serve a memory root over MCP (stdio).")
-    parser.add_argument("--root", help="the memory root (default: $PMEM_ROOT, else ~/.persistent-memory)")
+    parser.add_argument("--root", help="the memory root (default: $PMEM_ROOT, else "
+                                              "$PERSISTENT_MEMORY_HOME, else ~/.persistent-memory)")
     args = parser.parse_args(argv)
     return run(discover_root(args.root))
 

@@ -49,7 +49,8 @@ def server_context(ls: PmemServer, root: MemoryRoot) -> LifecycleContext:
     """Plans read the disk: it is what agents read and what the change is made on
     (docs/design.md §5.1). A file the plan touches with unsaved edits in the editor stops it (`run`).
     The session's scanned state tells the preview which links a move breaks, without a rescan."""
-    return LifecycleContext(root.path, dt.date.today(), disk_reader(root.path), root.state)
+    return LifecycleContext(root.path, dt.date.today(), disk_reader(root.path),
+                            state=root.state, dialect=root.settings.dialect)
 
 
 def _plans(ls: PmemServer, root: MemoryRoot, op: str, args: LifecycleArgs) -> bool:

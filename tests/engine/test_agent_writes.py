@@ -174,10 +174,12 @@ def test_route_add_routes_an_unrouted_file_once(tmp_path):
     root = make_root(tmp_path, {"_index.md": "# Memory index\n\n## Projects\n",
                                 "projects/alpha.md": active_file("Alpha")})
     shown = preview(context(root, TODAY), Request("route", "projects/alpha.md", description="the alpha work"))
-    assert shown.plan.facts["route"] == "- [Alpha](projects/alpha.md) — the alpha work"
+    # An index with no route yet and no archive record shows no dialect: the v0.10 line, which
+    # the format's reference CLI reads (docs/decisions.md, "Dialects").
+    assert shown.plan.facts["route"] == "- projects/alpha.md — the alpha work"
     apply_previewed(root, shown.request, shown.token, TODAY)
     assert (root / "_index.md").read_text(encoding="utf-8") == (
-        "# Memory index\n\n## Projects\n- [Alpha](projects/alpha.md) — the alpha work\n")
+        "# Memory index\n\n## Projects\n- projects/alpha.md — the alpha work\n")
     again = preview(context(root, TODAY), Request("route", "projects/alpha.md"))
     assert again.empty and again.token is None and "routes it already" in again.plan.preview
     with pytest.raises(Refusal):

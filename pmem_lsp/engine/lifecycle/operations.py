@@ -13,8 +13,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..archive_index import ArchiveRecord, parse_date, record_location
-from ..index_edit import find_records, format_record, line_text, newline_of, route_for, routes_to
+from ..archive_index import DIALECTS, PMEM, V010, ArchiveRecord, parse_date, record_location, reference_blocks
+from ..index_edit import (
+    convert_record,
+    find_records,
+    format_record,
+    line_text,
+    newline_of,
+    reads_back,
+    root_dialect,
+    route_for,
+    routes_to,
+)
+from ..index_routes import parse_index
+from ..line_index import split_keepends
 from ..memory_file import MemoryFile
 from ..root_state import RootState, decode
 from ..zones import (
@@ -39,6 +51,7 @@ from .changes import (
     CreateText,
     RemoveRecord,
     RemoveRoutes,
+    ReplaceText,
     UpdateRecord,
     apply_change,
     record_fields,
@@ -85,6 +98,9 @@ class LifecycleContext:
     # The root's files as a session already holds them (the server's scanned state), for what a
     # preview says beyond its own steps (the links a move breaks); None: read them from the disk.
     state: RootState | None = None
+    # The `dialect` setting when the caller has the settings (the server's: `.pmem.toml` with the
+    # editor's on top); None reads the root's `.pmem.toml`.
+    dialect: str | None = None
 
 
 def disk_reader(root: Path) -> Callable[[str], str | None]:
@@ -104,6 +120,20 @@ def disk_reader(root: Path) -> Callable[[str], str | None]:
 
 def context(root: Path, today: dt.date | None = None) -> LifecycleContext:
     return LifecycleContext(root, today or dt.date.today(), disk_reader(root))
+
+
+def dialect_of(ctx: LifecycleContext) -> str:
+    """The dialect this root is written in (index_edit.root_dialect), from its `.pmem.toml`
+    and its two indexes; settings that cannot be read count as `auto` (the check says why)."""
+    from ..settings import SettingsError, resolve_settings
+
+    setting: str | None = ctx.dialect
+    if setting is None:
+        try:
+            setting = resolve_settings(ctx.root).dialect
+        except SettingsError:
+            setting = None
+    return root_dialect(setting, ctx.read_text(ARCHIVE_INDEX), ctx.read_text(INDEX))
 
 
 def one_line(text: str) -> str:
@@ -228,7 +258,8 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
     if routes:
         fields.append(("index-line", saved))
     fields += [("archived", ctx.today.isoformat()), ("reason", why)]
-    record = format_record(rel, fields, nl)
+    dialect = dialect_of(ctx)
+    record = format_record(rel, fields, nl, dialect)
     steps: list[Step] = [Move(rel, dest), _write(ARCHIVE_INDEX, archive_text, AddRecord(dest, record))]
     if routes:
         steps.append(_write(INDEX, index_text, RemoveRoutes(rel, tuple(route_lines))))
@@ -238,7 +269,7 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
         lines += [f"    {line}" for line in route_lines]
     else:
         lines.append("  _index.md: no route to remove")
-    lines.append(f"  _archive/_index.md: add a record (reason: {why})")
+    lines.append(f"  _archive/_index.md: add a {'v0.10 ' if dialect == V010 else ''}record (reason: {why})")
     lines += preview_lines(links_broken_by(root, [rel], ctx.state))
     lines.append(f"  To undo: recover {rel} — restores the file" + (" and this route line exactly" if routes else ""))
     return Plan("archive", rel, tuple(steps), "\n".join(lines), "Archive", f"archived {rel} to {dest}",
@@ -303,11 +334,12 @@ def plan_recover(ctx: LifecycleContext, raw: object) -> Plan:
         raise Refusal(COLLISION, f"cannot recover: `{original}` is occupied by another file; rename one of them first")
 
     index_text = ctx.read_text(INDEX)
-    saved = record.get("index-line") if record is not None else None
+    saved = record.saved_route if record is not None else None
     proposed = saved is None
     if proposed:
         text = ctx.read_text(location)
-        route = route_for(index_text or "", original, MemoryFile(text) if text is not None else None)
+        route = route_for(index_text or "", original, MemoryFile(text) if text is not None else None,
+                          dialect=dialect_of(ctx))
     else:
         route = (saved or "").rstrip("\r\n")
     already = bool(index_text) and bool(routes_to(index_text or "", original))
@@ -361,6 +393,89 @@ def plan_purge(ctx: LifecycleContext, raw: object) -> Plan:
     return Plan("purge", location, steps, preview, "Delete permanently", f"permanently deleted {location}")
 
 
+# -- migrate: the whole root in one dialect (docs/decisions.md, "Dialects") ------------------------
+def _needs_conversion(text: str, target: str) -> ArchiveRecord | None:
+    """The first record not in `target`, or one the reference CLI would read as part of another."""
+    lines = MemoryFile(text).lines
+    blocks = reference_blocks(lines)
+    for record in find_records(text):
+        under_reference = lines[record.heading_line].startswith("### ")
+        merged = not under_reference and any(a < record.heading_line < b for a, b, original in blocks
+                                             if original is not None)
+        if record.dialect != target or merged or (record.dialect == V010 and not under_reference):
+            return record
+    return None
+
+
+def migrate_records(text: str, target: str) -> tuple[str, list[str]]:
+    """`text` (an archive index) with every record in `target` and none merged: the new text
+    and the records converted, in order."""
+    done: list[str] = []
+    for _ in range(2 * len(find_records(text)) + 2):
+        record = _needs_conversion(text, target)
+        if record is None:
+            break
+        text = convert_record(text, record, target)
+        done.append(record.title)
+    return text, done
+
+
+def migrate_routes(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """`_index.md` with every route line in the v0.10 form `- path — description` that the
+    format's reference CLI reads, where the path allows it (no white space) and the line has
+    a description; the (old, new) lines changed."""
+    lines = split_keepends(text)
+    doc = MemoryFile(text)
+    changed: list[tuple[str, str]] = []
+    for route in parse_index(doc).routes:
+        path, desc = route.path, " ".join((route.description or "").split())
+        if route.table or not path or not desc or any(c.isspace() for c in path):
+            continue
+        old = doc.lines[route.line]
+        indent = old[:len(old) - len(old.lstrip())]
+        new = f"{indent}- {path} — {desc}"
+        if new == old or not reads_back(new.strip(), path):
+            continue
+        eol = lines[route.line][len(lines[route.line].rstrip("\r\n")):]
+        lines[route.line] = new + eol
+        changed.append((old, new))
+    return "".join(lines), changed
+
+
+def plan_migrate(ctx: LifecycleContext, raw: object = None) -> Plan:
+    """Convert every archive record to one dialect (`raw`: `v0.10` or `pmem`; default the
+    root's), move records either reader would merge, and in v0.10 write every route line the
+    way the reference CLI reads it. Memory files are never touched."""
+    target = raw if raw is not None else dialect_of(ctx)
+    if target not in DIALECTS:
+        raise Refusal(STATE, f"`{target}` is not a dialect; use v0.10 or pmem")
+    assert isinstance(target, str)
+    steps: list[Step] = []
+    lines = [f"Migrate the root's indexes to the {target} dialect"]
+    archive_text = ctx.read_text(ARCHIVE_INDEX)
+    if archive_text is not None:
+        new, converted = migrate_records(archive_text, target)
+        if converted:
+            steps.append(_write(ARCHIVE_INDEX, archive_text, ReplaceText(archive_text, new)))
+            lines.append(f"  _archive/_index.md: rewrite {len(converted)} record(s) in the {target} dialect:")
+            lines += [f"    {title}" for title in converted]
+    index_text = ctx.read_text(INDEX)
+    if target == V010 and index_text is not None:
+        new_index, routes = migrate_routes(index_text)
+        if routes:
+            steps.append(_write(INDEX, index_text, ReplaceText(index_text, new_index)))
+            lines.append(f"  _index.md: rewrite {len(routes)} route line(s) as `- path — summary`:")
+            for old, new_line in routes:
+                lines += [f"    was: {old.strip()}", f"    now: {new_line.strip()}"]
+    if not steps:
+        return Plan("migrate", None, (), f"Migrate: nothing to do — the indexes are in the {target} dialect already.",
+                    "Migrate", "nothing to do")
+    lines.append("No memory file is moved or rewritten; every field and unknown key of a record is kept.")
+    if target == PMEM:
+        lines.append("The format's reference CLI does not read pmem's own records.")
+    return Plan("migrate", None, tuple(steps), "\n".join(lines), "Migrate", f"migrated the indexes to {target}")
+
+
 def make_plan(ctx: LifecycleContext, op: str, path: object = None, reason: str | None = None, *,
               content: object = None, description: str | None = None, route: bool = True) -> Plan:
     """The plan for one request. `content`, `description` and `route` are `save`'s and
@@ -383,6 +498,8 @@ def make_plan(ctx: LifecycleContext, op: str, path: object = None, reason: str |
         return plan_purge(ctx, path)
     if op == "init":
         return plan_init(ctx)
+    if op == "migrate":
+        return plan_migrate(ctx, path)  # `path` carries the target dialect
     raise ValueError(f"unknown lifecycle operation {op!r}")
 
 

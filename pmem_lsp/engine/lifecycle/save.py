@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..index_edit import route_for, routes_to
-from ..memory_file import MemoryFile
+from ..memory_file import MemoryFile, set_updated
 from ..rules.secrets import check_secrets
 from ..settings import Settings, SettingsError, resolve_settings
 from ..zones import INDEX, Zone, is_markdown, zone_of
@@ -41,6 +41,12 @@ if TYPE_CHECKING:
     from .operations import LifecycleContext  # which imports this module
 
 CONTENT = "content"  # the proposed text cannot be a memory file as given
+
+
+def _dialect(ctx: LifecycleContext) -> str:
+    from .operations import dialect_of
+
+    return dialect_of(ctx)
 
 
 def _write(path: str, before: str | None, change: Change) -> WriteText:
@@ -179,6 +185,11 @@ def plan_save(ctx: LifecycleContext, raw: object, content: object, description: 
         require_source(ctx.root, rel)  # a regular file, not a folder or a link
     before = ctx.read_text(rel)
     _refuse_marked_secret(before, text, settings)
+    # A write is the file's `updated` (format v0.10): set in the front matter when the text
+    # has one, and shown in the preview (docs/decisions.md, "Metadata dates").
+    dated = text if before == text else set_updated(text, ctx.today)
+    dated_note = dated != text
+    text = dated
     steps: list[Step] = []
     lines: list[str] = []
     if before is None:
@@ -199,6 +210,9 @@ def plan_save(ctx: LifecycleContext, raw: object, content: object, description: 
                   *(f"    {d}" for d in diff_lines(rel, before, text))]
 
     facts = {"path": rel}
+    if dated_note:
+        lines.append(f"  front matter: updated: {ctx.today.isoformat()} (the date of this write)")
+        facts["updated"] = ctx.today.isoformat()
     if zone is Zone.CORE:
         lines.append("  _index.md: none — `_core/` files are loaded on every activation, never routed")
     else:
@@ -209,7 +223,7 @@ def plan_save(ctx: LifecycleContext, raw: object, content: object, description: 
         elif not route:
             lines.append("  _index.md: no route (--no-route): agents will not load it on demand (PM202)")
         else:
-            line = route_for(index_text or "", rel, MemoryFile(text), description)
+            line = route_for(index_text or "", rel, MemoryFile(text), description, _dialect(ctx))
             steps.append(_write(INDEX, index_text, AddRoute(rel, line)))
             lines += ["  _index.md: add the route", f"    {line}"]
             facts["route"] = line
@@ -231,7 +245,7 @@ def plan_route(ctx: LifecycleContext, raw: object, description: str | None = Non
     text = ctx.read_text(rel)
     if text is None:
         raise Refusal(SOURCE, f"`{rel}` does not exist")
-    line = route_for(index_text or "", rel, MemoryFile(text), description)
+    line = route_for(index_text or "", rel, MemoryFile(text), description, _dialect(ctx))
     steps = (_write(INDEX, index_text, AddRoute(rel, line)),)
     where = "add the route" if index_text is not None else "create it with the route"
     preview = "\n".join([f"Route {rel} in _index.md", f"  _index.md: {where}", f"    {line}"])

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TypeVar, cast
 
 from ..findings import Finding
-from ..index_edit import format_target, route_style
+from ..index_edit import format_target, route_style, state_dialect
 from ..index_routes import INDEX_MODEL_KEY, WIKI
 from ..root_state import FileEntry, RootState
 from ..secrets import mask_secrets
@@ -136,7 +136,8 @@ def _active_paths(state: RootState) -> Collection[str]:
 
 def _route_style_of(state: RootState) -> tuple[str, str, str]:
     """(list marker, target form, separator) most routes use, as the add-route fix writes them."""
-    return _index_fact(state, "nav.style", lambda: route_style(state.files[INDEX].text or ""))
+    return _index_fact(state, "nav.style", lambda: route_style(state.files[INDEX].text or "",
+                                                                    state_dialect(state)))
 
 
 def _index_paths(state: RootState, partial: str, start: int, end: int, mode: str,

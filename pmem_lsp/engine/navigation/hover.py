@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..archive_index import TRASHED, ArchiveRecord, parse_date, record_location
+from ..archive_index import TRASHED, ArchiveRecord, parse_date, record_location, written_name
 from ..catalogue import RULES
 from ..findings import Finding
 from ..memory_file import MemoryFile
@@ -206,9 +206,9 @@ def record_card(record: ArchiveRecord, today: dt.date) -> list[str]:
             date = parse_date(value)
             if date is not None:
                 shown += f" — {days_left(date, today)}"
-        out.append(f"- {key}: {shown}")
+        out.append(f"- {written_name(key, record.dialect)}: {shown}")  # as the record spells it
     if record.status == TRASHED and parse_date(record.get("recover-by")) is None:
-        out.append("- recover-by: *missing or not a date*")
+        out.append(f"- {written_name('recover-by', record.dialect)}: *missing or not a date*")
     if record.is_legacy:
         out.append("- *legacy record: no saved route line (recover proposes one)*")
     return out

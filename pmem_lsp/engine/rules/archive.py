@@ -1,15 +1,38 @@
-"""PM301–PM305: `_archive/_index.md` records against the archived files (docs/design.md §2.4), and
-their fixes: add a record for an archived file, remove a record whose file is gone."""
+"""PM301–PM307: `_archive/_index.md` records against the archived files (docs/design.md §2.4,
+§2.5), and their fixes: add a record for an archived file, remove a record whose file is gone,
+convert a record to the root's dialect. Records of both dialects are read alike
+(archive_index.py); PM306 and PM307 say where the two dialects' readers would disagree."""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import TYPE_CHECKING
 
-from ..archive_index import ARCHIVED, RECOVERY_DAYS, TRASHED, ArchiveRecord, parse_date, record_location
+from ..archive_index import (
+    ARCHIVED,
+    PMEM,
+    RECOVERY_DAYS,
+    TRASHED,
+    V010,
+    ArchiveRecord,
+    dialect_of_records,
+    parse_date,
+    record_location,
+    reference_blocks,
+    written_name,
+)
 from ..findings import Finding, Severity, at_line, file_finding
 from ..fixes import Fix, text_fix, text_of
-from ..index_edit import append_record, find_records, format_record, line_text, remove_record, routes_to
+from ..index_edit import (
+    append_record,
+    convert_record,
+    find_records,
+    format_record,
+    line_text,
+    remove_record,
+    routes_to,
+    state_dialect,
+)
 from ..line_index import newline_of
 from ..paths import normalize_target
 from ..root_state import FileEntry, RootState
@@ -36,16 +59,29 @@ RULES = (
     Rule("PM305", "recover-blocked", I,
              "The original path of this archived file is occupied by another file, so recovering "
              "it would collide. Rename one of them first."),
+    Rule("PM306", "archive-dialect-mixed", W,
+             "`_archive/_index.md` holds records of both dialects: pmem's own (`## path`, `status`, "
+             "`original`, `index-line`, …) and the format's v0.10 blocks (`### path`, `state`, "
+             "`original_path`, `active_index_line`, …). The format's reference CLI (`memory`) finds "
+             "only v0.10 records, so it cannot recover, delete or see the others. The fix rewrites "
+             "this record in the root's dialect, after you confirm it; `pmem migrate` converts them all."),
+    Rule("PM307", "archive-record-merged", W,
+             "The format's reference CLI reads every line after a `### ` heading up to the next one "
+             "as one record, so it reads this record as part of the record above it: a recover or "
+             "delete of that one by it would drop or corrupt this one. The fix rewrites this record "
+             "where both readers see it alone, after you confirm it."),
 )
 
 
 def _record_problems(record: ArchiveRecord) -> list[str]:
     problems: list[str] = []
     status = record.status
-    required = ["status", "original", "location", "archived"]
+    dialect = record.dialect
+    # A v0.10 record has no location: it follows from the path and the state.
+    required = ["status", "original", "archived"] if dialect == V010 else ["status", "original", "location", "archived"]
     if status == TRASHED:
         required += ["deleted", "recover-by"]
-    missing = [k for k in required if not record.get(k)]
+    missing = [written_name(k, dialect) for k in required if not record.get(k)]
     if missing:
         problems.append("missing " + ", ".join(missing))
     if status and status not in (ARCHIVED, TRASHED):
@@ -53,7 +89,7 @@ def _record_problems(record: ArchiveRecord) -> list[str]:
     for key in ("archived", "deleted", "recover-by"):
         value = record.get(key)
         if value and parse_date(value) is None:
-            problems.append(f"{key} `{value}` is not a YYYY-MM-DD date")
+            problems.append(f"{written_name(key, dialect)} `{value}` is not a YYYY-MM-DD date")
     original = record.get("original")
     if original:
         path, problem = normalize_target(original)
@@ -88,12 +124,13 @@ def check_archive(state: RootState, records: list[ArchiveRecord],
             recorded.add(location)
         problems = _record_problems(record)
         if problems:
-            legacy = " (legacy record: no index-line)" if record.is_legacy else ""
+            legacy = f" (legacy record: no {written_name('index-line', record.dialect)})" if record.is_legacy else ""
             out.append(at_line(ARCHIVE_INDEX, lines, here, "PM303",
                                f"record for `{record.title}`: " + "; ".join(problems) + legacy))
         elif record.is_legacy:
             out.append(at_line(ARCHIVE_INDEX, lines, here, "PM303",
-                               f"legacy record for `{record.title}`: no index-line, "
+                               f"legacy record for `{record.title}`: no "
+                               f"{written_name('index-line', record.dialect)}, "
                                "so recover will propose a route for confirmation",
                                severity=Severity.INFORMATION))
         present = location is not None and state.is_file(location)
@@ -113,9 +150,59 @@ def check_archive(state: RootState, records: list[ArchiveRecord],
             out.append(at_line(ARCHIVE_INDEX, lines, here, "PM305",
                                f"cannot recover: `{original}` is occupied by another file"))
 
+    out += _dialect_findings(state, records, lines)
     if index_doc is None and state.is_file(ARCHIVE_INDEX):
         return out, None
     return out, recorded
+
+
+def _merged_into(records: list[ArchiveRecord], lines: list[str]) -> dict[int, str]:
+    """Heading line of each record the reference CLI reads as part of another record's `### `
+    block (one it finds by `original_path`, and so may rewrite or drop) → that block's heading
+    text (docs/decisions.md, "Dialects")."""
+    blocks = reference_blocks(lines)
+    out: dict[int, str] = {}
+    for record in records:
+        if lines[record.heading_line].startswith("### "):
+            continue
+        for start, end, original in blocks:
+            # A block without `original_path` is never found, so never rewritten, by it.
+            if original is not None and start < record.heading_line < end:
+                out[record.heading_line] = lines[start][4:].strip()
+                break
+    return out
+
+
+def _dialect_findings(state: RootState, records: list[ArchiveRecord], lines: list[str]) -> list[Finding]:
+    if not records:
+        return []
+    out: list[Finding] = []
+    merged = _merged_into(records, lines)
+    # The root's dialect (index_edit.root_dialect): with records, they decide unless the setting does.
+    setting = state.settings.dialect
+    dialect = setting if setting in (PMEM, V010) else (dialect_of_records(records) or V010)
+    mixed = len({r.dialect for r in records}) > 1
+    for record in records:
+        here = record.heading_line
+        if here in merged:
+            out.append(at_line(ARCHIVE_INDEX, lines, here, "PM307",
+                               f"the format's reference CLI reads the record for `{record.title}` as part of "
+                               f"the record `{merged[here]}` above it", data={"dialect": dialect}))
+        elif record.dialect == V010 and not lines[here].startswith("### "):
+            out.append(at_line(ARCHIVE_INDEX, lines, here, "PM307",
+                               f"the v0.10 record for `{record.title}` is not under a `### ` heading, so the "
+                               "format's reference CLI does not see it", data={"dialect": dialect}))
+        if mixed and record.dialect != dialect:
+            other = "pmem's own" if record.dialect == PMEM else "the format's v0.10"
+            out.append(at_line(ARCHIVE_INDEX, lines, here, "PM306",
+                               f"the record for `{record.title}` is in {other} dialect, and this root is "
+                               f"written in {'v0.10' if dialect == V010 else 'pmem'}'s", data={"dialect": dialect}))
+    return out
+
+
+def _dialect(state: RootState) -> str:
+    """The root's dialect (index_edit.root_dialect) from its settings and its two indexes."""
+    return state_dialect(state)
 
 
 def check_unrecorded(analysis: Analysis, entry: FileEntry) -> list[Finding]:
@@ -151,12 +238,13 @@ def add_record(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
     if routes:
         fields.append(("index-line", line_text(index_text or "", routes[0].line)))
     fields += [("archived", today.isoformat()), ("reason", RECORD_REASON)]
+    dialect = _dialect(state)
     title = "Add record to _archive/_index.md"
     if zone is Zone.TRASH:
         recover_by = today + dt.timedelta(days=RECOVERY_DAYS)
         fields += [("deleted", today.isoformat()), ("recover-by", recover_by.isoformat())]
         title += f" (trashed today: recoverable until {recover_by.isoformat()})"
-    record = format_record(original, fields, newline_of(archive_text))
+    record = format_record(original, fields, newline_of(archive_text), dialect)
     return text_fix(title, finding.code, ARCHIVE_INDEX, archive_text,
                      append_record(archive_text, record), True)
 
@@ -177,4 +265,19 @@ def remove_dangling_record(state: RootState, finding: Finding, today: dt.date) -
     return text_fix(title, "PM302", ARCHIVE_INDEX, text, remove_record(text, record), preferred=back)
 
 
-FIXES = {"PM301": add_record, "PM302": remove_dangling_record}
+def convert_to_dialect(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
+    """PM306, PM307: the record rewritten in the root's dialect, where both readers see it alone."""
+    text = text_of(state, ARCHIVE_INDEX)
+    if text is None:
+        return []
+    record = next((r for r in find_records(text) if r.heading_line == finding.line), None)
+    if record is None:
+        return []
+    dialect = (finding.data or {}).get("dialect") or _dialect(state)
+    name = "v0.10" if dialect == V010 else "pmem's"
+    return text_fix(f"Rewrite the record for {record.title} in {name} dialect", finding.code, ARCHIVE_INDEX,
+                    text, convert_record(text, record, dialect), True)
+
+
+FIXES = {"PM301": add_record, "PM302": remove_dangling_record, "PM306": convert_to_dialect,
+         "PM307": convert_to_dialect}

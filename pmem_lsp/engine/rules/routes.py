@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING
 
 from ..findings import Finding, at_line, file_finding
 from ..fixes import Fix, TextEdit, text_fix, text_of
-from ..index_edit import insert_route, link_destination, reads_back, remove_lines, route_for, routes_to
+from ..index_edit import (
+    insert_route,
+    link_destination,
+    reads_back,
+    remove_lines,
+    route_for,
+    routes_to,
+    state_dialect,
+)
 from ..index_routes import LINK, WIKI, IndexModel, Route, parse_index
 from ..paths import ABSOLUTE, EMPTY, OUTSIDE, URL
 from ..root_state import FileEntry, RootState
@@ -259,7 +267,7 @@ def route_fix(state: RootState, rel: str) -> Fix | None:
     text = text_of(state, INDEX)
     if entry is None or entry.zone is not Zone.ACTIVE or not entry.markdown or text is None or routes_to(text, rel):
         return None
-    route = route_for(text, rel, entry.doc)
+    route = route_for(text, rel, entry.doc, dialect=state_dialect(state))
     fixes = text_fix("Add route to _index.md", "PM202", INDEX, text, insert_route(text, rel, route), True)
     return fixes[0] if fixes else None
 

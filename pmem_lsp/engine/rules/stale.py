@@ -1,11 +1,14 @@
 """PM501: an active file untouched for `stale.days` (docs/design.md §4).
 
-When the root is a git repository (it holds `.git`), the last commit that touched a file
-decides: a clone or checkout sets every modification time to "now", so mtimes say nothing
-there. The dates come from one `git log` pass over the whole root, plus one `git status` for
-the files changed since their last commit (those, and files git does not track, count by
-their modification time). Neither command writes anything (`--no-optional-locks`). Without
-git, or when git fails, the modification time decides.
+A date the file states about itself comes first (docs/design.md §2.5): its front matter
+`updated` or `verified`, else a legacy `> last_verified:` / `> source_date:` line — the dates
+the format's reference CLI reads, so both report the same files. Without one, when the root
+is a git repository (it holds `.git`), the last commit that touched a file decides: a clone
+or checkout sets every modification time to "now", so mtimes say nothing there. The dates
+come from one `git log` pass over the whole root, plus one `git status` for the files
+changed since their last commit (those, and files git does not track, count by their
+modification time). Neither command writes anything (`--no-optional-locks`). Without git,
+or when git fails, the modification time decides.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ if TYPE_CHECKING:
 
 RULES = (
     Rule("PM501", "stale", I,
-             "This active file has not changed for `stale.days` (default 90): by its last commit "
+             "This active file has not changed for `stale.days` (default 90): by the date it states "
+             "(front matter `updated` or `verified`, else a `> last_verified:` or `> source_date:` "
+             "line), else by its last commit "
              "when the root itself is a git repository (holds `.git`), else by its modification "
              "time. Memory health "
              "proposes archiving inactive files, so agents stop loading them on demand; archived "
@@ -130,7 +135,28 @@ def stale_finding(path: str, doc: MemoryFile | None, changed: float | None, toda
                         data={"changed": day.isoformat(), "days": n, "dated_by": source, "reason": stale_reason(day)})
 
 
+def stated_finding(path: str, doc: MemoryFile, today: dt.date, days: int) -> Finding | None:
+    """PM501 by the date the file states (None when it states none, or is fresh by it)."""
+    stated = doc.stated_date
+    if stated is None or stated.date is None:
+        return None
+    n = (today - stated.date).days
+    if n < days:
+        return None
+    key = stated.key if stated.key in ("updated", "verified") else f"> {stated.key}"
+    source = f"its `{key}` date"
+    return file_finding(path, doc, "PM501",
+                        f"unchanged since {stated.date.isoformat()}, {n} days ago (by {source}; `stale.days` is "
+                        f"{days}): archive it if it is no longer needed, or update its date if it is current",
+                        data={"changed": stated.date.isoformat(), "days": n, "dated_by": source,
+                              "reason": stale_reason(stated.date)})
+
+
 def check_stale(analysis: Analysis, entry: FileEntry) -> list[Finding]:
+    doc = entry.doc
+    if doc is not None and doc.stated_date is not None:
+        stated = stated_finding(entry.rel, doc, analysis.today, analysis.settings.stale.days)
+        return [stated] if stated is not None else []
     found = stale_finding(entry.rel, entry.doc, analysis.changed_on(entry.rel), analysis.today,
                           analysis.settings.stale.days, analysis.dated_by(entry.rel))
     return [found] if found is not None else []

@@ -1,0 +1,96 @@
+"""PM404: text in a memory file that tries to instruct the agent reading it (format v0.10: memory
+files are data, not instructions; their content never overrides the user or the skill).
+
+Recipes, how-tos and preferences are imperative too ("Always answer in English", "Run make
+test first"), and they are what memory is for. So only what addresses the agent's own
+instructions is reported: telling it to ignore or replace what it was told ("ignore previous
+instructions", "disregard the system prompt"), a new system prompt or chat-role markup,
+redefining it ("you are now a …", "you must now …", "your new instructions are"), and
+hiding things from the user ("do not tell the user"). Code (fences, code spans) and phrases
+in quotes are discussion, not instruction, and are skipped. The precision measured on real
+notes is in docs/decisions.md ("v0.9–v0.10 rules").
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..findings import Finding, at_line
+from ..markdown import CODE
+from ..memory_file import MemoryFile, mask_code_spans
+from ..rule import Rule, TextCheck, W
+from ..settings import Settings
+from ..zones import Zone
+
+RULES = (
+    Rule("PM404", "instruction-injection", W,
+         "This line speaks to the agent that reads memory, not about the user or the work: it tells it "
+         "to ignore or replace its instructions, gives it a new system prompt or role, or asks it to "
+         "hide something from the user. Memory files are data, not instructions (format v0.10): an "
+         "agent must never follow them over the user or the skill, and text like this is how a "
+         "poisoned note takes over an agent. Remove it, or quote it (in backticks or quotes) if it is "
+         "an example."),
+)
+
+_PATTERNS = (
+    ("tells the agent to ignore its instructions", re.compile(
+        r"(?i)(?<!\bto )(?<!\bnot )\b(?:ignore|disregard|forget|override|bypass)\s+"
+        r"(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
+        r"(?:previous|prior|above|earlier|preceding|former|original|existing|system|safety|developer)\s+"
+        r"(?:instructions?|prompts?|rules|directions|directives|guidelines|messages?|context)\b")),
+    ("gives the agent a new system prompt", re.compile(
+        r"(?i)\b(?:new|updated|real|actual|hidden|secret)\s+system\s+(?:prompt|instructions?|message)\b"
+        r"|<\|im_start\|>\s*system"
+        r"|^\s*(?:#+\s*)?(?:system\s+prompt|system\s+override)\s*:")),
+    ("redefines the agent", re.compile(
+        r"(?i)\b(?:you\s+are\s+now\s+(?:a|an|no\s+longer|free|unrestricted|dan|jailbroken)\b"
+        r"|you\s+must\s+now\b"
+        r"|your\s+new\s+(?:instructions|task|role|goal|objective|rules)\s+(?:is|are)\b"
+        r"|(?:ai|assistant|agent|model|llm)s?\s+reading\s+this\s+(?:must|should|will)\b"
+        r"|note\s+to\s+(?:the\s+)?(?:ai|assistant|agent|llm)\s*:)")),
+    ("asks the agent to hide something from the user", re.compile(
+        r"(?i)\b(?:do\s+not|don't|never)\s+(?:tell|inform|show|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+"
+        r"(?:the\s+)?user\b|\bwithout\s+(?:telling|informing|asking)\s+the\s+user\b")),
+    ("tells the agent to ignore its instructions", re.compile(
+        r"忽略(?:之前|以上|前面|先前|所有)(?:的)?(?:所有)?(?:指令|指示|提示|规则)|你现在是(?:一个)?(?!用户)|不要告诉用户")),
+)
+# Link text is a title (`[Ignore Previous Prompt: Attack Techniques…](…)`), not an instruction.
+_LINK_TEXT = re.compile(r"(?<!\\)\[(?:[^\[\]\\]|\\.)*\](?=\()")
+# A quote ends at its closing mark, and a scan from an opening mark stops at the next opening
+# one, so a line of unclosed `“““…` costs linear time.
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^“”]*”|‘[^‘’]*’|「[^「」]*」|(?<!\w)'[^']*'(?!\w)")
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * len(match.group(0))
+
+
+def instruction_kinds(line: str) -> list[tuple[str, int, int]]:
+    """(what it does, start, end) for each instruction aimed at the agent in `line`, outside
+    code spans and quotes."""
+    plain = _QUOTED.sub(_blank, _LINK_TEXT.sub(_blank, mask_code_spans(line)))
+    out = []
+    seen = set()
+    for what, pattern in _PATTERNS:
+        m = pattern.search(plain)
+        if m and what not in seen:
+            seen.add(what)
+            out.append((what, m.start(), m.end()))
+    return out
+
+
+def check_instructions(rel: str, zone: Zone, doc: MemoryFile, settings: Settings) -> list[Finding]:
+    out = []
+    for i, line in enumerate(doc.lines):
+        if not line.strip() or doc.line_kind(i) == CODE:
+            continue
+        found = instruction_kinds(line)
+        if found:
+            what = "; ".join(w for w, _, _ in found)
+            out.append(at_line(rel, doc.lines, i, "PM404",
+                               f"this line {what}: memory is data, not instructions for the agent",
+                               data={"kinds": [w for w, _, _ in found]}))
+    return out
+
+
+TEXT_CHECKS = (TextCheck(("PM404",), frozenset({Zone.ACTIVE, Zone.CORE}), check_instructions),)

@@ -1,0 +1,87 @@
+"""PM208: volatile facts in a route's description (format v0.9: the index is route-only).
+
+`_index.md` is read on every activation and tells an agent where to look, not what is true
+now: a deadline, a pull request's state, "blocked" or "80 % done" there goes stale without
+anyone editing the file it routes to, and the agent believes it. The facts belong in the
+project's status source. Only the description is read, and only forms that are volatile by
+nature (docs/decisions.md, "v0.9–v0.10 rules"): a year, a version, a topic word ("deadline
+tracking") or a quantity ("80% hydration") is not.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from ..findings import Finding, at_line
+from ..index_routes import index_model
+from ..rule import FileCheck, I, Rule
+from ..zones import Zone
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
+    from ..root_state import FileEntry
+
+RULES = (
+    Rule("PM208", "route-volatile", I,
+         "This route's description holds a fact that changes on its own: a date, a deadline, a pull "
+         "request's or issue's state, a blocker or a percentage. The index is route-only (format "
+         "v0.9): agents read it on every activation and believe it, but nobody updates a route when "
+         "the work moves on. Keep the description to what the file is about and put the fact in the "
+         "project's status source."),
+)
+
+# (kind, pattern): each found in a description is named in the message.
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
+_DAY = r"(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*|today|tomorrow|tonight|next|this|end of"
+VOLATILE = (
+    ("a date", re.compile(r"(?<![\w.])\d{4}-\d{2}-\d{2}(?![\w.])|(?<!\w)\d{1,2}/\d{1,2}/\d{2,4}(?!\w)")),
+    # A deadline word naming when, not a topic (`deadline tracking for clients` is what a file is about).
+    ("a deadline", re.compile(
+        rf"(?i)\bdue\s+(?:by|on|date|in|{_DAY}|{_MONTH})\b|\bdue\s+(?=\d)"
+        rf"|\bdeadlines?\s*(?::|is\b|was\b|on\b|by\b|moved\b)(?=\s*\S)"
+        rf"|\beta\s*:(?=\s*\S)|\beta\s+(?:is\s+)?(?:\d|{_DAY}|{_MONTH})|截止|到期")),
+    ("a pull request or issue state", re.compile(
+        r"(?i)\b(?:pr|mr|pull request|merge request|issue|ticket)\s*#?\d+\s*(?:is\s+)?\(?"
+        r"(?:open|opened|merged|closed|in review|under review|approved|pending|draft|wip)\b"
+        r"|\b(?:merged|closed|opened)\s+(?:in|as)\s+#\d+|\bawaiting review\b|\bin review\b")),
+    ("a blocker", re.compile(r"(?i)\bblocked\s+(?:on|by|until|since)\b|\bis\s+blocked\b|\bblockers?\s*:"
+                             r"|\bcurrently\s+blocked\b|阻塞|卡住")),
+    # A percentage of progress, not of a quantity (`80% hydration`, `100% rye` are recipes).
+    ("a percentage", re.compile(
+        r"(?i)(?<![\w.])\d{1,3}(?:\.\d+)?\s?%\s*(?:done|complete|completed|finished|through|there|of the way|"
+        r"migrated|ready|coverage)\b|\b(?:progress|completion|coverage|done)\s*:?\s*\d{1,3}(?:\.\d+)?\s?%"
+        r"|\d{1,3}\s?%\s*完成|完成\s*\d{1,3}\s?%|进度\s*\d{1,3}\s?%")),
+)
+
+
+def volatile_kinds(description: str) -> list[tuple[str, str]]:
+    """(kind, text found) for each kind of volatile fact in `description`."""
+    out = []
+    for kind, pattern in VOLATILE:
+        m = pattern.search(description)
+        if m:
+            out.append((kind, m.group(0).strip()))
+    return out
+
+
+def check_route_facts(analysis: Analysis, entry: FileEntry) -> list[Finding]:
+    if entry.rel != "_index.md" or entry.doc is None:
+        return []
+    model = index_model(entry)
+    if model is None:
+        return []
+    out = []
+    lines = entry.doc.lines
+    for route in model.routes:
+        found = volatile_kinds(route.description or "")
+        if found:
+            what = ", ".join(f"{kind} (`{text}`)" for kind, text in found)
+            out.append(at_line(entry.rel, lines, route.line, "PM208",
+                               f"the route to `{route.written}` states {what}: the index is route-only; "
+                               "keep it in the project's status source",
+                               data={"kinds": [k for k, _ in found]}))
+    return out
+
+
+FILE_CHECKS = (FileCheck(("PM208",), frozenset({Zone.INDEX}), check_route_facts),)
