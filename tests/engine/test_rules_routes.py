@@ -6,7 +6,7 @@ import os
 import stat
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import pmem_lsp.engine.root_state as root_state_module
@@ -498,6 +498,13 @@ _FORMS = ["link", "link-dot", "link-angle", "link-escaped", "angle", "code", "wi
           "bare", "table-link", "table-wiki-label", "table-bare"]
 
 
+# CommonMark's HTML block start conditions 1 and 6: these names after `<` and before a space.
+_HTML_BLOCK_TAGS = set("""address article aside base basefont blockquote body caption center col colgroup dd details
+dialog dir div dl dt fieldset figcaption figure footer form frame frameset h1 h2 h3 h4 h5 h6 head header hr html
+iframe legend li link main menu menuitem nav noframes ol optgroup option p param search section summary table
+tbody td tfoot th thead title tr track ul pre script style textarea""".split())
+
+
 @settings(max_examples=300, deadline=None)
 @given(segments=st.lists(_SEGMENT, min_size=1, max_size=3), space=st.booleans(),
        form=st.sampled_from(_FORMS), separator=st.sampled_from(_SEPARATORS), description=_DESCRIPTION,
@@ -506,6 +513,9 @@ def test_generated_routes_round_trip(segments, space, form, separator, descripti
     if space and form in ("link-angle", "link-escaped", "angle", "wiki", "wiki-label"):
         segments = segments[:-1] + [segments[-1] + " file"]
     path = "/".join(segments) + ".md"
+    # `- <p file.md>` starts an HTML block in CommonMark (a `<p` tag with an attribute), not a
+    # route: a bracketed name whose first word is an HTML block tag is not a target.
+    assume(not (form == "angle" and " " in segments[0] and segments[0].split(" ")[0].lower() in _HTML_BLOCK_TAGS))
     stem = path[:-3]
     if form == "link-escaped":
         written = path.replace(" ", "%20")
