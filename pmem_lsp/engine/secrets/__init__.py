@@ -25,8 +25,8 @@ from ._generic import find_assignments, find_flags, find_in_table, find_url_cred
 from ._pem import find_pem
 from ._tokens import TOKEN_RULES, body_ok
 
-__all__ = ["ALLOW_MARKER", "SecretMatch", "find_secrets", "mask", "mask_secrets", "mask_text", "redact_line",
-           "REDACTED"]
+__all__ = ["ALLOW_MARKER", "WEAK_REASONS", "SecretMatch", "find_secrets", "mask", "mask_secrets", "mask_text",
+           "redact_line", "REDACTED"]
 
 ALLOW_MARKER = "<!-- pmem: allow-secret -->"
 REDACTED = "[REDACTED]"
@@ -40,6 +40,10 @@ class SecretMatch:
     end: int  # character offset just after the value in `end_line`
     kind: str  # human name: "AWS access key id", "GitHub token", "PEM private key", "password", …
     hint: str  # masked hint only: first four characters + length, e.g. "AKIA… (20 characters)"
+    # Strong evidence: a provider's documented format, a private key block, a credential in a
+    # URL. Weak: only a secret-named key, option or column says so; `reason` says which.
+    strong: bool = True
+    reason: str = ""
 
 
 def mask(value: str) -> str:
@@ -110,7 +114,13 @@ def redact_line(line: str, matches_on_that_line: Iterable[SecretMatch], *, index
 # A match before overlaps are resolved: (priority, anchor line, line, start, end_line, end, kind, value).
 _Found = tuple[int, int, int, int, int, int, str, str]
 # Priorities: lower wins an overlap.
-_P_PEM, _P_TOKEN, _P_URL, _P_AWS_PAIR, _P_GENERIC = 0, 1, 100, 101, 102
+_P_PEM, _P_TOKEN, _P_URL, _P_AWS_PAIR, _P_GENERIC, _P_FLAG, _P_CELL = 0, 1, 100, 101, 102, 103, 104
+# Why a finding of weak evidence was made (docs/decisions.md, "Secrets: strong and weak evidence").
+WEAK_REASONS = {
+    _P_GENERIC: "named only by its key, in no known format",
+    _P_FLAG: "named only by a command-line option, in no known format",
+    _P_CELL: "named only by its table column, in no known format",
+}
 
 _AWS_SECRET_NEAR_ID = re.compile(r"(?<![A-Za-z0-9/+])(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
 
@@ -229,10 +239,10 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
                 found.append((_P_GENERIC, ln, ln, a, ln, e, kind, line[a:e]))
         if "--" in line:
             for a, e, kind in find_flags(line):
-                found.append((_P_GENERIC, ln, ln, a, ln, e, kind, line[a:e]))
+                found.append((_P_FLAG, ln, ln, a, ln, e, kind, line[a:e]))
         if "|" in line:
             for tl, a, e, kind in find_in_table(lines, ln):
-                found.append((_P_GENERIC, tl, tl, a, tl, e, kind, lines[tl][a:e]))
+                found.append((_P_CELL, tl, tl, a, tl, e, kind, lines[tl][a:e]))
         if "Key=" in line:  # Azure connection strings (AccountKey=, SharedAccessKey=)
             for i in _AZURE_RULES:
                 rule = TOKEN_RULES[i]
@@ -264,7 +274,7 @@ def _resolve(found: list[_Found], allowed_lines: set[int], allow: Sequence[re.Pa
     # thousands of matches is not quadratic).
     taken: dict[int, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
     out: list[SecretMatch] = []
-    for _prio, anchor, ln, a, eln, e, kind, value in sorted(found, key=lambda f: (f[0], f[2], f[3])):
+    for prio, anchor, ln, a, eln, e, kind, value in sorted(found, key=lambda f: (f[0], f[2], f[3])):
         lo, hi = (ln, a), (eln, e)
         if any(_overlaps(taken.get(i), lo, hi) for i in range(ln, eln + 1)):
             continue
@@ -278,6 +288,7 @@ def _resolve(found: list[_Found], allowed_lines: set[int], allow: Sequence[re.Pa
             continue
         if allow and any(p.search(value) for p in allow):
             continue
-        out.append(SecretMatch(ln, a, eln, e, kind, mask(value)))
+        reason = WEAK_REASONS.get(prio, "")
+        out.append(SecretMatch(ln, a, eln, e, kind, mask(value), not reason, reason))
     out.sort(key=lambda m: (m.line, m.start))
     return out

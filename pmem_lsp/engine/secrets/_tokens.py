@@ -137,6 +137,8 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
 
 def body_ok(rule: TokenRule, m: re.Match[str]) -> bool:
     body = m.group("b")
+    if m.string.startswith(("...", "…"), m.end("v")):
+        return False  # elided in documentation: `sk-ant-api03-Zx8…`, the rest left out
     if not token_body_ok(body) or is_example(m.group("v")):
         return False
     return rule.check is None or rule.check(m)
