@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     health = sub.add_parser("health", help="propose what to keep, archive or delete (changes nothing)")
     health.add_argument("--format", choices=["text", "json"], default="text")
+    health.add_argument("--all", action="store_true", dest="all_items",
+                        help="list every item (the text shows the first of each group; JSON always has all)")
 
     save = sub.add_parser("save", help="save a memory file (content on stdin), with its route for a new file")
     save.add_argument("path", help="where to save it, relative to the root (`projects/x.md`, `_core/profile.md`)")
@@ -295,7 +297,7 @@ def _check_or_health(root: Path, args: argparse.Namespace, cached: bool = False)
     if args.command == "health":
         from .health import run_health
 
-        return run_health(root, settings, args.format, sys.stdout)
+        return run_health(root, settings, args.format, sys.stdout, all_items=args.all_items)
     from .check import run_check_command
 
     states: list = []
