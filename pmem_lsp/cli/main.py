@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="comma-separated rule codes or prefixes to report, instead of the root's `select`")
     check.add_argument("--ignore", type=_codes,
                        help="comma-separated rule codes or prefixes to skip, added to the root's `ignore`")
+    check.add_argument("--sort", choices=["file", "severity"], default="file",
+                       help="order of the findings: by file and position (default), or errors first")
     check.add_argument("--min-severity", choices=_SEVERITIES, default="hint", help="hide findings below this severity")
     check.add_argument("--fail-on", choices=_SEVERITIES, default="error",
                        help="exit 1 when a finding at or above this severity is reported (default: error)")
@@ -303,7 +305,8 @@ def _check_or_health(root: Path, args: argparse.Namespace, cached: bool = False)
     states: list = []
     status = run_check_command(root, settings, args.paths, args.stdin_filename, args.format,
                                Severity(args.min_severity), Severity(args.fail_on), statistics=args.statistics,
-                               max_per_code=args.max_per_code, out=out_stream, err=err_stream, states=states)
+                               max_per_code=args.max_per_code, out=out_stream, err=err_stream, states=states,
+                               sort=args.sort)
     if cache is not None:
         out, err = out_buffer.getvalue(), err_buffer.getvalue()
         sys.stderr.write(err)

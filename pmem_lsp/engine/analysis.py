@@ -67,7 +67,7 @@ def apply_settings(findings: list[Finding], settings: Settings,
     for f in findings:
         if not on[f.code]:
             continue
-        severity = settings.severity.get(f.code) or severity_of(f)
+        severity = settings.severity_for(f.code) or severity_of(f)
         out.append(f if f.severity is severity else replace(f, severity=severity))
     out.sort(key=Finding.sort_key)
     return out

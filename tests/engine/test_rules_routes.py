@@ -32,8 +32,8 @@ def index_root(tmp_path, *lines: str, files: dict | None = None):
     return make_root(tmp_path, {INDEX: index, **(files or {})})
 
 
-def route_findings(tmp_path, *lines, files=None):
-    return [f for f in findings(index_root(tmp_path, *lines, files=files)) if f.code.startswith("PM2")]
+def route_findings(tmp_path, *lines, files=None, overrides=None):
+    return [f for f in findings(index_root(tmp_path, *lines, files=files), overrides) if f.code.startswith("PM2")]
 
 
 # -- route forms and separators: valid routes give nothing ----------------------------------
@@ -431,13 +431,39 @@ def test_pm205_not_when_the_file_is_active_again(tmp_path):
 # -- PM206 route-malformed ------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("line, start, end", [
+    ("- [X](notes/x.md)", 6, 16),
+    ("- [X](notes/x.md) —", 6, 16),
+    ("- [X](notes/x.md) :   ", 6, 16),
+    ("- [[notes/x]]", 4, 11),
+    ("- notes/x.md", 2, 12),
+    ("| notes/x.md | |", 2, 12),
+])
+def test_pm208_a_route_without_a_description_is_named_for_what_it_is(tmp_path, line, start, end):
+    found = route_findings(tmp_path, line, "- [X](notes/x.md) — the real route", files={"notes/x.md": X})
+    assert only(found, "PM206") == []
+    (f,) = only(found, "PM208")
+    assert ranges([f]) == [(INDEX, "PM208", 6, start, 6, end)]
+    assert f.message == "route has no description: add a short one after the target (` — what it is`)"
+    assert f.severity.value == "warning"
+
+
+@pytest.mark.parametrize("overrides, expected", [
+    ({"select": ["PM206"]}, "warning"),  # a config written before PM208 existed keeps seeing it
+    ({"select": ["PM208"]}, "warning"),
+    ({"ignore": ["PM206"]}, None),
+    ({"ignore": ["PM208"]}, None),
+    ({"severity": {"PM206": "information"}}, "information"),
+    ({"severity": {"PM206": "information", "PM208": "error"}}, "error"),
+])
+def test_pm208_follows_settings_written_for_pm206(tmp_path, overrides, expected):
+    found = route_findings(tmp_path, "- [X](notes/x.md)", "- [X](notes/x.md) — the real route",
+                           files={"notes/x.md": X}, overrides=overrides)
+    got = [f.severity.value for f in found if f.code == "PM208"]
+    assert got == ([] if expected is None else [expected])
+
+
 @pytest.mark.parametrize("line, start, end, reason", [
-    ("- [X](notes/x.md)", 6, 16, "route has no description"),
-    ("- [X](notes/x.md) —", 6, 16, "route has no description"),
-    ("- [X](notes/x.md) :   ", 6, 16, "route has no description"),
-    ("- [[notes/x]]", 4, 11, "route has no description"),
-    ("- notes/x.md", 2, 12, "route has no description"),
-    ("| notes/x.md | |", 2, 12, "route has no description"),
     ("- see [X](notes/x.md) — x", 2, 25, "list item mentions a file but does not start with a target"),
     ("- X note: notes/x.md", 2, 20, "list item mentions a file but does not start with a target"),
     ("- X note → [[notes/x]]", 2, 22, "list item mentions a file but does not start with a target"),

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..findings import Finding, at_line, file_finding
 from ..fixes import Fix, TextEdit, text_fix, text_of
 from ..index_edit import insert_route, link_destination, reads_back, remove_lines, route_for, routes_to
-from ..index_routes import LINK, WIKI, IndexModel, Route, parse_index
+from ..index_routes import LINK, NO_DESCRIPTION, WIKI, IndexModel, Route, parse_index
 from ..paths import ABSOLUTE, EMPTY, OUTSIDE, URL
 from ..root_state import FileEntry, RootState
 from ..rule import E, FileCheck, I, Rule, W
@@ -36,12 +36,19 @@ RULES = (
              "This route points to a file that now lives in `_archive/`. Archived files must not "
              "be routed: remove the line (recover the file to route it again)."),
     Rule("PM206", "route-malformed", W,
-             "An index line mentions a file but does not start with a target, or a route has no "
-             "description. A route is one line: a target (`[Title](path)`, `<path>`, `` `path` ``, "
-             "`[[path]]` or a bare `path.md`), then a separator and a short description."),
+             "An index line mentions a file but does not start with a target, or starts with one "
+             "that cannot be read. A route is one line: a target (`[Title](path)`, `<path>`, "
+             "`` `path` ``, `[[path]]` or a bare `path.md`), then a separator and a short "
+             "description."),
     Rule("PM207", "route-description-long", I,
              "This route's description is over 160 characters. The index is read on every "
              "activation; keep each route to one short line."),
+    Rule("PM208", "route-description-missing", W,
+             "This route has a target but no description, so an agent reading the index cannot "
+             "tell what the file holds without opening it. Add a separator and a short "
+             "description after the target (`- [Title](path) — what it is`). Until issue 26 this "
+             "was part of PM206: settings that select, ignore or set the severity of PM206 "
+             "still cover it."),
 )
 
 
@@ -127,7 +134,11 @@ def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], se
                                f"route description is {len(route.description)} characters; "
                                f"keep it under {MAX_DESCRIPTION}"))
     for bad in model.malformed:
-        out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM206", bad.reason))
+        if bad.reason == NO_DESCRIPTION:
+            out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM208",
+                               "route has no description: add a short one after the target (` — what it is`)"))
+        else:
+            out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM206", bad.reason))
 
     return out, set(seen), dangling_names
 
