@@ -594,3 +594,36 @@ def test_a_route_pmem_writes_parses_back_to_the_same_path(folder, name, style, t
     for form in ("link", "code", "wiki", "angle", "bare"):
         target = format_target(form, path, title)
         assert [r.path for r in parse_index(doc(f"- {target} — x\n")).routes] == [path], target
+
+
+# -- PM201 on a `%` route whose literal name exists (issue 26) ---------------------------------
+
+@pytest.mark.parametrize("line", [
+    "- `notes/19%22 Server Rack.md` — the rack",
+    "- [Rack](<notes/19%22 Server Rack.md>) — the rack",
+    "- [Rack](notes/19%22%20Server%20Rack.md) — the rack",
+    "- [[notes/19%22 Server Rack]] — the rack",
+])
+def test_pm201_names_the_file_whose_literal_name_holds_the_escape(tmp_path, line):
+    from engine_helpers import scan
+    from pmem_lsp.engine.index_routes import parse_index
+    from pmem_lsp.engine.memory_file import MemoryFile
+    from pmem_lsp.engine.rules.routes import FIXES
+    literal = "notes/19%22 Server Rack.md"
+    root = index_root(tmp_path, line, files={literal: X})
+    found = [f for f in findings(root) if f.code == "PM201"]
+    assert [f.message for f in found] == [
+        '`notes/19" Server Rack.md` does not exist, but `notes/19%22 Server Rack.md` does: the route\'s `%` '
+        "escapes are decoded; write each `%` of the name as `%25` to route that file"]
+    import datetime as dt
+    fixes = FIXES["PM201"](scan(root), found[0], dt.date(2026, 12, 1))
+    assert fixes[0].title == f"Point to `{literal}`" and fixes[0].preferred
+    (edit,) = fixes[0].edits
+    index = (root / INDEX).read_text().split("\n")
+    fixed = index[edit.line][:edit.col] + edit.new_text + index[edit.line][edit.end_col:]
+    assert [r.path for r in parse_index(MemoryFile(fixed + "\n")).routes] == [literal]
+
+
+def test_pm201_without_a_literal_twin_keeps_its_message(tmp_path):
+    found = [f for f in route_findings(tmp_path, "- `notes/19%22 Rack.md` — the rack") if f.code == "PM201"]
+    assert [f.message for f in found] == ['`notes/19" Rack.md` does not exist']
