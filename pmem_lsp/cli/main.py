@@ -95,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
             cmd.add_argument("path", help="path relative to the root (original path or current location)")
         if op == "archive":
             cmd.add_argument("--reason", help="why it is archived (kept in the record)")
+        if op == "recover":
+            cmd.add_argument("--add-route", action="store_true",
+                             help="also add the proposed route for a file that had none when it was archived")
     for cmd in (save, route_add, *(sub.choices[op] for op in _LIFECYCLE)):
         cmd.add_argument("--format", choices=["text", "json"], default="text")
         confirm = cmd.add_mutually_exclusive_group()
@@ -228,7 +231,8 @@ def _write(root: Path, args: argparse.Namespace, argv: list[str] | None) -> int:
     if args.command == "archive" and not reason:
         reason = "archived with `pmem archive`"  # the engine's default says "from the editor"
     request = Request(args.command, getattr(args, "path", None), reason, content,
-                      getattr(args, "description", None), not getattr(args, "no_route", False))
+                      getattr(args, "description", None), not getattr(args, "no_route", False),
+                      add_route=getattr(args, "add_route", False))
     return run_write(root, request, fmt=args.format, yes=args.yes, token=args.token, argv=argv)
 
 
