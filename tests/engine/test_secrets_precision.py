@@ -9,10 +9,15 @@ Every secret-looking value is built from pieces, so that no scanner of this file
 
 from __future__ import annotations
 
+import random as _random
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine_helpers import findings
 from pmem_lsp.engine.secrets import find_secrets
+from pmem_lsp.engine.secrets._tokens import TOKEN_RULES, token_matches
 from roots import make_root
 
 # Values a person would really leak, split so that scanners of this file stay quiet.
@@ -148,3 +153,30 @@ def test_a_credentialed_url_with_an_impossible_port_is_an_invented_example():
     assert pm401("mongodb://coolguy:" + "abceasyas123" + "@ohyeah.example:0u812/awesome") == []
     pw = "abceasy" + "as123"
     assert pm401("mongodb://coolguy:" + pw + "@db.example:27017/awesome") == [(pw, "database URL password")]
+
+
+# -- linear on long lines (issue 26): the same matches, found only where they can start ----------
+
+_PIECES = ["AK" + "IA", "gh" + "p_", "sk" + "-ant-api03-", "sk" + "_live_", "do" + "p_v1_", "xo" + "xb-", "xoxe.",
+           "https://hooks." + "slack.com/services/", "https://canary.discordapp.com/api/" + "webhooks/1234567/",
+           "123456789:", "A", "?sig=", "Account" + "Key=", "ey" + "J", ".", "-", "_", " ", '"', ":", "/", "="]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_PIECES), st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef0123456789",
+                                                            min_size=1, max_size=40)), max_size=40))
+def test_token_matches_finds_what_finditer_finds(parts):
+    line = "".join(parts)
+    for rule in TOKEN_RULES:
+        assert [m.span() for m in token_matches(rule, line)] == [m.span() for m in rule.regex.finditer(line)], rule.kind
+
+
+def test_a_token_in_a_megabyte_line_of_json_is_found_and_ranges_are_exact():
+    r = _random.Random(26)
+    ids = ["".join(r.choice("abcdefXYZ0123456789_-") for _ in range(21)) for _ in range(20000)]
+    cells = [f'{{"id":"{ident}","x":{i},"text":"Server rack {i}"}}' for i, ident in enumerate(ids)]
+    cells.insert(12345, f'{{"note":"deploy {GH}"}}')
+    line = '{"type":"excalidraw","elements":[' + ",".join(cells) + "]}"
+    assert len(line) > 1_000_000
+    found = find_secrets([line], in_sentences=False)
+    assert [(line[m.start:m.end], m.kind) for m in found] == [(GH, "GitHub token")]

@@ -23,7 +23,7 @@ from ._checks import looks_random
 from ._generic import PREFILTER as _GENERIC_KEYWORDS
 from ._generic import find_assignments, find_flags, find_in_table, find_url_credentials
 from ._pem import find_pem
-from ._tokens import TOKEN_RULES, body_ok
+from ._tokens import TOKEN_RULES, body_ok, token_matches
 
 __all__ = ["ALLOW_MARKER", "WEAK_REASONS", "SecretMatch", "find_secrets", "mask", "mask_secrets", "mask_text",
            "redact_line", "REDACTED"]
@@ -157,14 +157,20 @@ def _lines_with(hay: bytes, needle: bytes, n_lines: int, out: set[int], data: by
         data = hay
     pos = hay.find(needle)
     ln = last = 0
-    step = len(needle)
     while pos != -1:
         ln += data.count(b"\n", last, pos)
         last = pos
         if ln >= n_lines:
             break
         out.add(ln)
-        pos = hay.find(needle, pos + step)
+        # The line is in: go on from the next one (a long line holding the needle thousands
+        # of times is found once, not once per occurrence).
+        nl = data.find(b"\n", pos)
+        if nl == -1:
+            break
+        ln += 1
+        last = nl + 1
+        pos = hay.find(needle, nl + 1)
 
 
 def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
@@ -194,12 +200,18 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     for ln in sorted(token_lines):
         line = lines[ln]
         todo: set[int] = set()
+        where: dict[str, list[int]] = {}  # each keyword on the line: where it is, found once
         for kw, ids in _GATES:
-            if kw in line:
+            p = line.find(kw)
+            if p != -1:
                 todo.update(ids)
+                at = where[kw] = []
+                while p != -1:
+                    at.append(p)
+                    p = line.find(kw, p + 1)
         for i in sorted(todo):
             rule = TOKEN_RULES[i]
-            for m in rule.regex.finditer(line):
+            for m in token_matches(rule, line, where):
                 if body_ok(rule, m):
                     found.append((_P_TOKEN + i, ln, ln, m.start("v"), ln, m.end("v"), rule.kind, m.group("v")))
                     if rule.kind == "AWS access key id":
@@ -246,7 +258,7 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
         if "Key=" in line:  # Azure connection strings (AccountKey=, SharedAccessKey=)
             for i in _AZURE_RULES:
                 rule = TOKEN_RULES[i]
-                for m in rule.regex.finditer(line):
+                for m in token_matches(rule, line):
                     if body_ok(rule, m):
                         found.append((_P_TOKEN + i, ln, ln, m.start("v"), ln, m.end("v"), rule.kind, m.group("v")))
 

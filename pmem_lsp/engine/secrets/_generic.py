@@ -420,15 +420,26 @@ def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None,
             yield a, b, kind
 
 
-_FLAG = re.compile(r"(?<![\w-])--(?P<key>[a-z][a-z\-]*)[ \t]+(?P<v>[^\s\"'`]+)")
+_FLAG = re.compile(r"--(?P<key>[a-z][a-z\-]*)[ \t]+(?P<v>[^\s\"'`]+)")
 
 
 def find_flags(line: str) -> Iterator[tuple[int, int, str]]:
-    """`--password s3cr3t…`, `--token …` on a command line (the `=` form is an assignment)."""
-    for m in _FLAG.finditer(line):
-        kind = classify_key(m.group("key"))
-        if kind is not None and looks_random(m.group("v")):
-            yield m.start("v"), m.end("v"), kind
+    """`--password s3cr3t…`, `--token …` on a command line (the `=` form is an assignment).
+    Tried at each `--` not glued to a word or another dash (found with `str.find`: a regex
+    starting with a lookbehind would be tried at every character of a long line)."""
+    p = line.find("--")
+    while p != -1:
+        before = line[p - 1] if p else ""
+        if not (before == "-" or before == "_" or before.isalnum()):
+            m = _FLAG.match(line, p)
+            if m is not None:
+                kind = classify_key(m.group("key"))
+                if kind is not None and looks_random(m.group("v")):
+                    yield m.start("v"), m.end("v"), kind
+        q = p + 2
+        while q < len(line) and line[q] == "-":
+            q += 1
+        p = line.find("--", q)
 
 
 # Tables -------------------------------------------------------------------------------------
