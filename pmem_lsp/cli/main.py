@@ -68,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     health.add_argument("--format", choices=["text", "json"], default="text")
     health.add_argument("--all", action="store_true", dest="all_items",
                         help="list every item (the text shows the first of each group; JSON always has all)")
+    health.add_argument("--no-cache", action="store_true",
+                        help="propose again even when nothing changed since the last run (also PMEM_NO_CACHE=1)")
 
     save = sub.add_parser("save", help="save a memory file (content on stdin), with its route for a new file")
     save.add_argument("path", help="where to save it, relative to the root (`projects/x.md`, `_core/profile.md`)")
@@ -260,7 +262,8 @@ def _check_or_health(root: Path, args: argparse.Namespace, cached: bool = False)
     """`pmem check` or `pmem health`. `cached`: the `pmem` process itself (not `main([...])`
     called from Python) may replay the last identical whole-root check (check_cache.py)."""
     cache = None
-    if (cached and args.command == "check" and not args.no_cache and args.stdin_filename is None):
+    if (cached and args.command in ("check", "health") and not args.no_cache
+            and getattr(args, "stdin_filename", None) is None):
         from .check_cache import CheckCache, disabled_by_env
 
         if not disabled_by_env():
@@ -300,17 +303,18 @@ def _check_or_health(root: Path, args: argparse.Namespace, cached: bool = False)
     err_stream: TextIO = err_buffer if cache is not None else sys.stderr
     if not looks_like_root(root):
         err_stream.write(f"pmem: warning: {root} has no _index.md, _core/ or _archive/; is it a memory root?\n")
+    states: list = []
     if args.command == "health":
         from .health import run_health
 
-        return run_health(root, settings, args.format, sys.stdout, all_items=args.all_items)
-    from .check import run_check_command
+        status = run_health(root, settings, args.format, out_stream, all_items=args.all_items, states=states)
+    else:
+        from .check import run_check_command
 
-    states: list = []
-    status = run_check_command(root, settings, args.paths, args.stdin_filename, args.format,
-                               Severity(args.min_severity), Severity(args.fail_on), statistics=args.statistics,
-                               max_per_code=args.max_per_code, out=out_stream, err=err_stream, states=states,
-                               sort=args.sort)
+        status = run_check_command(root, settings, args.paths, args.stdin_filename, args.format,
+                                   Severity(args.min_severity), Severity(args.fail_on), statistics=args.statistics,
+                                   max_per_code=args.max_per_code, out=out_stream, err=err_stream, states=states,
+                                   sort=args.sort)
     if cache is not None:
         out, err = out_buffer.getvalue(), err_buffer.getvalue()
         sys.stderr.write(err)
