@@ -29,7 +29,8 @@ less than `RACY_SECONDS` before the run began, or when the root changed while it
 No replay at all when the root holds a symbolic link (its target can change without the link
 changing), a `.git` (PM501 then reads commit dates), or a folder that cannot be listed.
 
-Off with `--no-cache` (on both commands) or `PMEM_NO_CACHE=1` (a setting of the process, not of the root: not in `.pmem.toml`).
+Off with `--no-cache` (on both commands) or `PMEM_NO_CACHE=1` (a setting of the process, not
+of the root: not in `.pmem.toml`).
 """
 
 from __future__ import annotations
