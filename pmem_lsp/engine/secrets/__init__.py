@@ -144,6 +144,7 @@ def _gates() -> tuple[tuple[str, tuple[int, ...]], ...]:
 
 
 _GATES = _gates()
+_GATES_B = tuple((kw.encode(), kw, ids) for kw, ids in _GATES)
 # Azure connection-string keys have no run guarantee ("+" and "/" break it): tried on key lines.
 _AZURE_RULES = tuple(i for i, rule in enumerate(TOKEN_RULES) if rule.keywords[0].endswith("Key="))
 _GENERIC_ASCII = tuple(k.encode() for k in _GENERIC_KEYWORDS if k.isascii())
@@ -197,11 +198,14 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     aws_lines: list[int] = []
     token_lines: set[int] = set()
     _lines_with(data.translate(_RUN_TABLE), _RUN_NEEDLE, n, token_lines, data)
+    # The keywords in the file at all, looked for once rather than on each candidate line
+    # (an index of `%20` routes has a candidate on every line); one line: on that line only.
+    gates = [(kw, ids) for kwb, kw, ids in _GATES_B if kwb in data] if len(token_lines) > 1 else _GATES
     for ln in sorted(token_lines):
         line = lines[ln]
         todo: set[int] = set()
         where: dict[str, list[int]] = {}  # each keyword on the line: where it is, found once
-        for kw, ids in _GATES:
+        for kw, ids in gates:
             p = line.find(kw)
             if p != -1:
                 todo.update(ids)
