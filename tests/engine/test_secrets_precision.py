@@ -180,3 +180,34 @@ def test_a_token_in_a_megabyte_line_of_json_is_found_and_ranges_are_exact():
     assert len(line) > 1_000_000
     found = find_secrets([line], in_sentences=False)
     assert [(line[m.start:m.end], m.kind) for m in found] == [(GH, "GitHub token")]
+
+
+class _CountingRegex:
+    """A rule's regex that counts the tries `token_matches` makes."""
+
+    def __init__(self, regex):
+        self.regex, self.tries = regex, 0
+
+    def match(self, line, pos):
+        self.tries += 1
+        return self.regex.match(line, pos)
+
+
+def test_token_matches_does_work_in_proportion_to_the_keywords_not_the_line_squared():
+    import dataclasses
+
+    rules = [dataclasses.replace(rule, regex=_CountingRegex(rule.regex)) for rule in TOKEN_RULES]
+    r = _random.Random(7)
+    base64 = "".join(r.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") for _ in range(50_000))
+    tries = []
+    for copies in (1, 2, 4):
+        line = base64 * copies
+        for rule in rules:
+            rule.regex.tries = 0
+            token_matches(rule, line)
+        tries.append(sum(rule.regex.tries for rule in rules))
+        # Never more than (reach + 1) tries per keyword occurrence.
+        bound = sum((rule.reach + 1) * sum(line.count(kw) for kw in rule.keywords) for rule in rules)
+        assert tries[-1] <= bound
+    assert tries[0] > 0
+    assert tries[1] <= 2.1 * tries[0] and tries[2] <= 4.2 * tries[0]
