@@ -207,7 +207,7 @@ def _table_route(line_text: str, line: int) -> Route | MalformedLine | None:
                  route.problem, description, True)
 
 
-# The reason of a route that only lacks its description (PM208, not PM206).
+# The reason of a route that only lacks its description (PM209, not PM206).
 NO_DESCRIPTION = "route has no description"
 
 

@@ -80,8 +80,8 @@ class SecretsSettings(_Section):
 
 
 # Codes split out of an older one: settings that name the older code keep covering the new
-# one (PM208 route-description-missing was part of PM206 route-malformed; docs/decisions.md).
-SPLIT_FROM = {"PM208": "PM206"}
+# one (PM209 route-description-missing was part of PM206 route-malformed; docs/decisions.md).
+SPLIT_FROM = {"PM209": "PM206"}
 
 
 class Settings(_Section):

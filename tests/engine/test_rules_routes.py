@@ -442,24 +442,24 @@ def test_pm205_not_when_the_file_is_active_again(tmp_path):
 def test_pm208_a_route_without_a_description_is_named_for_what_it_is(tmp_path, line, start, end):
     found = route_findings(tmp_path, line, "- [X](notes/x.md) — the real route", files={"notes/x.md": X})
     assert only(found, "PM206") == []
-    (f,) = only(found, "PM208")
-    assert ranges([f]) == [(INDEX, "PM208", 6, start, 6, end)]
+    (f,) = only(found, "PM209")
+    assert ranges([f]) == [(INDEX, "PM209", 6, start, 6, end)]
     assert f.message == "route has no description: add a short one after the target (` — what it is`)"
     assert f.severity.value == "warning"
 
 
 @pytest.mark.parametrize("overrides, expected", [
-    ({"select": ["PM206"]}, "warning"),  # a config written before PM208 existed keeps seeing it
-    ({"select": ["PM208"]}, "warning"),
+    ({"select": ["PM206"]}, "warning"),  # a config written before PM209 existed keeps seeing it
+    ({"select": ["PM209"]}, "warning"),
     ({"ignore": ["PM206"]}, None),
-    ({"ignore": ["PM208"]}, None),
+    ({"ignore": ["PM209"]}, None),
     ({"severity": {"PM206": "information"}}, "information"),
-    ({"severity": {"PM206": "information", "PM208": "error"}}, "error"),
+    ({"severity": {"PM206": "information", "PM209": "error"}}, "error"),
 ])
 def test_pm208_follows_settings_written_for_pm206(tmp_path, overrides, expected):
     found = route_findings(tmp_path, "- [X](notes/x.md)", "- [X](notes/x.md) — the real route",
                            files={"notes/x.md": X}, overrides=overrides)
-    got = [f.severity.value for f in found if f.code == "PM208"]
+    got = [f.severity.value for f in found if f.code == "PM209"]
     assert got == ([] if expected is None else [expected])
 
 

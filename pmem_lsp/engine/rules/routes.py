@@ -43,7 +43,7 @@ RULES = (
     Rule("PM207", "route-description-long", I,
              "This route's description is over 160 characters. The index is read on every "
              "activation; keep each route to one short line."),
-    Rule("PM208", "route-description-missing", W,
+    Rule("PM209", "route-description-missing", W,
              "This route has a target but no description, so an agent reading the index cannot "
              "tell what the file holds without opening it. Add a separator and a short "
              "description after the target (`- [Title](path) — what it is`). Until issue 26 this "
@@ -164,7 +164,7 @@ def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], se
                                f"keep it under {MAX_DESCRIPTION}"))
     for bad in model.malformed:
         if bad.reason == NO_DESCRIPTION:
-            out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM208",
+            out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM209",
                                "route has no description: add a short one after the target (` — what it is`)"))
         else:
             out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM206", bad.reason))
