@@ -30,13 +30,32 @@ MAX_PER_CODE = 10  # text output: findings shown per rule before the rest are co
 
 
 def _summary(findings: list[Finding], files: int) -> str:
+    """The headline: errors and warnings (what needs fixing) counted first, hints and
+    information (suggestions) apart, so that a root full of hints does not read as broken."""
     counts = Counter(severity_of(f) for f in findings)
-    total = len(findings)
-    detail = ", ".join(_count(counts[s], s)
-                       for s in (Severity.ERROR, Severity.WARNING, Severity.INFORMATION, Severity.HINT))
-    noun = "problem" if total == 1 else "problems"
     where = f"{files} Markdown file" + ("" if files == 1 else "s")
-    return f"{total} {noun} ({detail}) in {where}\n" if total else f"No problems in {where}\n"
+    if not findings:
+        return f"No problems in {where}\n"
+    errors, warnings = counts[Severity.ERROR], counts[Severity.WARNING]
+    if errors or warnings:
+        head = f"{_count(errors, Severity.ERROR)} and {_count(warnings, Severity.WARNING)} in {where}"
+    else:
+        head = f"No errors or warnings in {where}"
+    notes = [_count(counts[s], s) for s in (Severity.INFORMATION, Severity.HINT) if counts[s]]
+    if notes:
+        head += f"; {'also ' if errors or warnings else ''}{' and '.join(notes)}"
+    return head + "\n"
+
+
+SORTS = ("file", "severity")
+
+
+def sorted_findings(findings: list[Finding], sort: str) -> list[Finding]:
+    """`file`: by path and position (the analysis' order); `severity`: errors first, then
+    warnings, information and hints, each by path and position."""
+    if sort == "severity":
+        return sorted(findings, key=lambda f: (-severity_of(f).rank, f.sort_key()))
+    return findings
 
 
 def _line(f: Finding) -> str:
@@ -102,11 +121,11 @@ def _github(findings: list[Finding], root: Path, out: TextIO) -> None:
 def run_check(state: RootState, fmt: str, min_severity: Severity, fail_on: Severity,
               out: TextIO = sys.stdout, err: TextIO = sys.stderr, *, statistics: bool = False,
               max_per_code: int = MAX_PER_CODE, findings: list[Finding] | None = None,
-              paths: list[str] | None = None) -> int:
+              paths: list[str] | None = None, sort: str = "file") -> int:
     """Report `findings` (default: the whole root's) of `state`; `paths`: the files they were
-    narrowed to, which the counts and the unreadable list are about."""
+    narrowed to, which the counts and the unreadable list are about; `sort`: see SORTS."""
     found = analyze(state) if findings is None else findings
-    findings = [f for f in found if (severity_of(f)).rank >= min_severity.rank]
+    findings = sorted_findings([f for f in found if (severity_of(f)).rank >= min_severity.rank], sort)
     problems = state.read_problems(paths)
     files = state.markdown_count() if paths is None else len(paths)
     if fmt == "json":
@@ -131,7 +150,8 @@ def run_check(state: RootState, fmt: str, min_severity: Severity, fail_on: Sever
 def run_check_command(root: Path, settings: Settings, raw_paths: list[str], stdin_filename: str | None, fmt: str,
                       min_severity: Severity, fail_on: Severity, *, statistics: bool = False,
                       max_per_code: int = MAX_PER_CODE, stdin: BinaryIO | None = None,
-                      out: TextIO = sys.stdout, err: TextIO = sys.stderr, states: list | None = None) -> int:
+                      out: TextIO = sys.stdout, err: TextIO = sys.stderr, states: list | None = None,
+                      sort: str = "file") -> int:
     """`pmem check [PATH…] [--stdin-filename PATH]`: the whole root, some files of it, or a
     proposed text checked as if it were at PATH (nothing written). `states` receives the
     root state checked (the check cache asks it which outside paths PM403 looked at)."""
@@ -159,4 +179,4 @@ def run_check_command(root: Path, settings: Settings, raw_paths: list[str], stdi
         err.write(f"pmem: error: {shown(missing[0])} is not a file in the memory root\n")
         return exit_codes.ERROR
     return run_check(result.state, fmt, min_severity, fail_on, out, err, statistics=statistics,
-                     max_per_code=max_per_code, findings=result.findings, paths=paths or None)
+                     max_per_code=max_per_code, findings=result.findings, paths=paths or None, sort=sort)

@@ -1,5 +1,6 @@
-"""The persistent cache of `pmem check`: when nothing the check reads has changed since the
-last run of the same command, the stored output is replayed (docs/performance.md, "Cache").
+"""The persistent cache of `pmem check` and `pmem health`: when nothing they read has changed
+since the last run of the same command, the stored output is replayed (docs/performance.md,
+"Cache"). Health reads what check reads (the same scan and analysis), so the same key holds.
 
 Agents' hooks and CI run `pmem check` on roots that rarely change. Whether anything changed
 is decided by one walk of the root taking each entry's `lstat` — no file is read, nothing is
@@ -28,7 +29,8 @@ less than `RACY_SECONDS` before the run began, or when the root changed while it
 No replay at all when the root holds a symbolic link (its target can change without the link
 changing), a `.git` (PM501 then reads commit dates), or a folder that cannot be listed.
 
-Off with `--no-cache` or `PMEM_NO_CACHE=1` (a setting of the process, not of the root: not in `.pmem.toml`).
+Off with `--no-cache` (on both commands) or `PMEM_NO_CACHE=1` (a setting of the process, not
+of the root: not in `.pmem.toml`).
 """
 
 from __future__ import annotations

@@ -6,18 +6,26 @@ import json
 from pathlib import Path
 from typing import TextIO
 
-from ..engine.health import memory_health
+from ..engine.analysis import Analysis
+from ..engine.health import DEFAULT_PER_GROUP, health_report
 from ..engine.names import clean_data
+from ..engine.root_state import RootState
 from ..engine.secrets import mask_data
 from ..engine.settings import Settings
 from . import exit_codes
 from .terminal import lines
 
 
-def run_health(root: Path, settings: Settings, fmt: str, out: TextIO) -> int:
-    report = memory_health(root, settings)
+def run_health(root: Path, settings: Settings, fmt: str, out: TextIO, all_items: bool = False,
+               states: list | None = None) -> int:
+    """`states` receives the root state read (the cache asks it which outside paths PM403
+    looked at, as for `pmem check`)."""
+    state = RootState.scan(root, settings)
+    if states is not None:
+        states.append(state)
+    report = health_report(Analysis(state))
     if fmt == "json":
         out.write(json.dumps(clean_data(mask_data(report.as_dict())), indent=2, ensure_ascii=False) + "\n")
     else:
-        out.write(lines(report.text()))
+        out.write(lines(report.text(None if all_items else DEFAULT_PER_GROUP)))
     return exit_codes.OK

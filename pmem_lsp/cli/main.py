@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="comma-separated rule codes or prefixes to report, instead of the root's `select`")
     check.add_argument("--ignore", type=_codes,
                        help="comma-separated rule codes or prefixes to skip, added to the root's `ignore`")
+    check.add_argument("--sort", choices=["file", "severity"], default="file",
+                       help="order of the findings: by file and position (default), or errors first")
     check.add_argument("--min-severity", choices=_SEVERITIES, default="hint", help="hide findings below this severity")
     check.add_argument("--fail-on", choices=_SEVERITIES, default="error",
                        help="exit 1 when a finding at or above this severity is reported (default: error)")
@@ -71,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     health = sub.add_parser("health", help="propose what to keep, archive or delete (changes nothing)")
     health.add_argument("--format", choices=["text", "json"], default="text")
+    health.add_argument("--all", action="store_true", dest="all_items",
+                        help="list every item (the text shows the first of each group; JSON always has all)")
+    health.add_argument("--no-cache", action="store_true",
+                        help="propose again even when nothing changed since the last run (also PMEM_NO_CACHE=1)")
 
     save = sub.add_parser("save", help="save a memory file (content on stdin), with its route for a new file")
     save.add_argument("path", help="where to save it, relative to the root (`projects/x.md`, `_core/profile.md`)")
@@ -102,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
             cmd.add_argument("path", help="path relative to the root (original path or current location)")
         if op == "archive":
             cmd.add_argument("--reason", help="why it is archived (kept in the record)")
+        if op == "recover":
+            cmd.add_argument("--add-route", action="store_true",
+                             help="also add the proposed route for a file that had none when it was archived")
     for cmd in (save, route_add, *(sub.choices[op] for op in _LIFECYCLE)):
         cmd.add_argument("--format", choices=["text", "json"], default="text")
         confirm = cmd.add_mutually_exclusive_group()
@@ -246,7 +255,8 @@ def _write(root: Path, args: argparse.Namespace, argv: list[str] | None) -> int:
     if args.command == "archive" and not reason:
         reason = "archived with `pmem archive`"  # the engine's default says "from the editor"
     request = Request(args.command, getattr(args, "path", None), reason, content,
-                      getattr(args, "description", None), not getattr(args, "no_route", False))
+                      getattr(args, "description", None), not getattr(args, "no_route", False),
+                      add_route=getattr(args, "add_route", False))
     return run_write(root, request, fmt=args.format, yes=args.yes, token=args.token, argv=argv)
 
 
@@ -274,7 +284,8 @@ def _check_or_health(root: Path, args: argparse.Namespace, cached: bool = False)
     """`pmem check` or `pmem health`. `cached`: the `pmem` process itself (not `main([...])`
     called from Python) may replay the last identical whole-root check (check_cache.py)."""
     cache = None
-    if (cached and args.command == "check" and not args.no_cache and args.stdin_filename is None):
+    if (cached and args.command in ("check", "health") and not args.no_cache
+            and getattr(args, "stdin_filename", None) is None):
         from .check_cache import CheckCache, disabled_by_env
 
         if not disabled_by_env():
@@ -314,16 +325,18 @@ def _check_or_health(root: Path, args: argparse.Namespace, cached: bool = False)
     err_stream: TextIO = err_buffer if cache is not None else sys.stderr
     if not looks_like_root(root):
         err_stream.write(f"pmem: warning: {root} has no _index.md, _core/ or _archive/; is it a memory root?\n")
+    states: list = []
     if args.command == "health":
         from .health import run_health
 
-        return run_health(root, settings, args.format, sys.stdout)
-    from .check import run_check_command
+        status = run_health(root, settings, args.format, out_stream, all_items=args.all_items, states=states)
+    else:
+        from .check import run_check_command
 
-    states: list = []
-    status = run_check_command(root, settings, args.paths, args.stdin_filename, args.format,
-                               Severity(args.min_severity), Severity(args.fail_on), statistics=args.statistics,
-                               max_per_code=args.max_per_code, out=out_stream, err=err_stream, states=states)
+        status = run_check_command(root, settings, args.paths, args.stdin_filename, args.format,
+                                   Severity(args.min_severity), Severity(args.fail_on), statistics=args.statistics,
+                                   max_per_code=args.max_per_code, out=out_stream, err=err_stream, states=states,
+                                   sort=args.sort)
     if cache is not None:
         out, err = out_buffer.getvalue(), err_buffer.getvalue()
         sys.stderr.write(err)

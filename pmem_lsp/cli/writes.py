@@ -130,7 +130,8 @@ def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = Fa
             return exit_codes.OK
     try:
         plan, done = carry_out(context(root), shown.plan, request.path, request.reason, content=request.content,
-                               description=request.description, route=request.route)
+                               description=request.description, route=request.route,
+                               add_route=request.add_route)
     except ApplyError as exc:
         return io.refused(exc, "failed")
     except Refusal as exc:

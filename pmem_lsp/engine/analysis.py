@@ -68,7 +68,7 @@ def apply_settings(findings: list[Finding], settings: Settings,
     for f in findings:
         if not on[f.code]:
             continue
-        severity = settings.severity.get(f.code) or severity_of(f)
+        severity = settings.severity_for(f.code) or severity_of(f)
         out.append(f if f.severity is severity else replace(f, severity=severity))
     out.sort(key=Finding.sort_key)
     return out
@@ -105,6 +105,7 @@ class Analysis:
         self._links_on = self.enabled["PM402"]
         self._text_checks: tuple[TextCheck, ...] = _enabled(self.enabled, TEXT_CHECKS)
         self._file_checks: tuple[FileCheck, ...] = _enabled(self.enabled, FILE_CHECKS)
+        self._text_zones: dict[Zone, bool] = {}
         self.per_file: dict[str, list[Finding]] = {}
         self.routed: set[str] | None = None  # None: no readable `_index.md`
         self.dangling_names: set[str] = set()  # file names of the routes to nothing
@@ -190,13 +191,24 @@ class Analysis:
     def _file_findings(self, entry: FileEntry) -> list[Finding]:
         """The file's text checks (kept with its text) and file checks (run again each time)."""
         out: list[Finding] = []
-        doc = entry.doc if entry.markdown else None
+        # Parsed only when a selected rule reads the text here (`--select PM2,PM3` parses no
+        # note: PM202 asks for a file's title only when it reports it).
+        doc = entry.doc if entry.markdown and self._reads_text(entry.zone) else None
         if doc is not None:
             out += entry.cached("local", lambda: self._local(entry, doc))
         for check in self._file_checks:
             if entry.zone in check.zones and (doc is not None or not check.needs_text):
                 out += check.run(self, entry)
         return out
+
+    def _reads_text(self, zone: Zone) -> bool:
+        """Does a selected text check, or a file check that needs the text, run in `zone`?"""
+        known = self._text_zones.get(zone)
+        if known is None:
+            known = self._text_zones[zone] = (
+                any(zone in c.zones for c in self._text_checks)
+                or any(zone in c.zones and c.needs_text for c in self._file_checks))
+        return known
 
     def _local(self, entry: FileEntry, doc: MemoryFile) -> list[Finding]:
         """The file's text checks, run once per text (`_file_findings` keeps them with it)."""

@@ -32,8 +32,21 @@ from .settings import Settings
 from .zones import ARCHIVE_DIR, ARCHIVE_INDEX, TRASH_DIR, Zone, zone_of
 
 KEEP, ARCHIVE, DELETE = "keep active", "archive", "delete"
-_ORDER = {DELETE: 0, ARCHIVE: 1, KEEP: 2}
 HEALTH_CODES = ("PM501", "PM502", "PM503")
+# Why an item is proposed, in the order the report shows them (the most relevant first): a
+# duplicate wastes what every agent reads, a concluded file says itself that it is done,
+# staleness is only a guess from dates; the copy to keep comes last.
+DUPLICATE, CONCLUDED, STALE, ORIGINAL = "duplicate", "concluded", "stale", "original"
+GROUPS = {
+    DUPLICATE: "Duplicates — archive the copy",
+    CONCLUDED: "Concluded — archive",
+    STALE: "Stale — archive, the longest unchanged first",
+    ORIGINAL: "Keep active — the copy a duplicate duplicates",
+}
+_GROUP_ORDER = {g: i for i, g in enumerate(GROUPS)}
+# How many items of each group the text shows by default (`pmem health --all`: every item;
+# the JSON always holds every item).
+DEFAULT_PER_GROUP = 10
 
 
 def _command(command: str | None, arguments: dict[str, str] | None, editor: bool) -> Any:
@@ -57,10 +70,12 @@ class HealthItem:
     signals: tuple[str, ...]  # the rule codes that made it a candidate
     command: str | None = None  # what carries it out (None for keep active)
     arguments: dict[str, str] | None = None
+    group: str = STALE  # DUPLICATE, CONCLUDED, STALE or ORIGINAL: why it is proposed
 
     def as_dict(self, editor: bool = False) -> dict[str, Any]:
         return {"number": self.number, "path": self.path, "proposal": self.proposal, "reason": self.reason,
-                "signals": list(self.signals), "command": _command(self.command, self.arguments, editor)}
+                "group": self.group, "signals": list(self.signals),
+                "command": _command(self.command, self.arguments, editor)}
 
 
 @dataclass(frozen=True)
@@ -84,29 +99,66 @@ class HealthReport:
     lifecycle_ready: bool  # `_archive/`, its trash and its index exist (else: upgrade first)
     items: tuple[HealthItem, ...]
     expired_trash: tuple[TrashItem, ...]
+    active_files: int = 0  # active Markdown files in the root (what "everything is stale" counts)
+
+    def groups(self) -> list[tuple[str, list[HealthItem]]]:
+        """The items by why they are proposed, in the report's order (GROUPS), none empty."""
+        by: dict[str, list[HealthItem]] = {}
+        for item in self.items:
+            by.setdefault(item.group, []).append(item)
+        return [(g, by[g]) for g in GROUPS if g in by]
+
+    @property
+    def all_stale(self) -> bool:
+        """Every active file is stale: a reference corpus, or a root nobody has touched for
+        months. The report says so in one line rather than listing each file."""
+        stale = sum(1 for i in self.items if i.group == STALE)
+        return self.active_files > 1 and stale >= self.active_files
 
     def as_dict(self, editor: bool = False) -> dict[str, Any]:
         """Plain data. Each item's `command` carries it out: a `pmem` command line (what an
         agent or a person runs; it previews and asks first), or with `editor` the server's
-        command and its arguments (what a code action runs)."""
+        command and its arguments (what a code action runs). Every item, whatever the text
+        shows."""
         return {"root": str(self.root), "today": self.today.isoformat(), "lifecycleReady": self.lifecycle_ready,
+                "activeFiles": self.active_files, "allStale": self.all_stale,
+                "groups": [{"group": g, "title": GROUPS[g], "count": len(items)} for g, items in self.groups()],
                 "items": [i.as_dict(editor) for i in self.items],
                 "expiredTrash": [t.as_dict(editor) for t in self.expired_trash]}
 
-    def text(self) -> str:
+    def text(self, per_group: int | None = DEFAULT_PER_GROUP) -> str:
         """The report as printed, with likely secrets masked: it names paths and quotes route
-        descriptions and file lines, and any of them can hold one."""
-        return mask_text(self._text())
+        descriptions and file lines, and any of them can hold one. `per_group`: at most that
+        many items of each group (None: every item); the rest are counted."""
+        return mask_text(self._text(per_group))
 
-    def _text(self) -> str:
+    def _text(self, per_group: int | None) -> str:
         out = [f"Memory health: {self.root} ({self.today.isoformat()})"]
         if not self.lifecycle_ready:
             out.append("The lifecycle structure is incomplete: run `pmem upgrade` before archiving anything.")
         if self.items:
-            out.append("Proposal — nothing changes until you confirm each item:")
+            counts = ", ".join(f"{len(items)} {g}" for g, items in self.groups())
+            out.append(f"Proposal: {len(self.items)} item{'s' if len(self.items) != 1 else ''} ({counts}) — "
+                       "nothing changes until you confirm each one.")
             width = len(str(len(self.items)))
-            for item in self.items:
-                out.append(f"  {item.number:>{width}}. {item.proposal}: {shown(item.path)} — {item.reason}")
+            cut = False
+            for group, items in self.groups():
+                if group == STALE and self.all_stale and per_group is not None:
+                    newest = items[-1].reason.removeprefix("stale: unchanged since ")
+                    out.append(f"Everything is stale: none of the {self.active_files} active files changed since "
+                               f"{newest}. Archive what is finished, or raise `stale.days` for a root of "
+                               "reference notes (`pmem health --all` lists them).")
+                    cut = True
+                    continue
+                out.append(f"{GROUPS[group]} ({len(items)}):")
+                listed = items if per_group is None else items[:per_group]
+                for item in listed:
+                    out.append(f"  {item.number:>{width}}. {item.proposal}: {shown(item.path)} — {item.reason}")
+                if len(listed) < len(items):
+                    cut = True
+                    out.append(f"  … and {len(items) - len(listed)} more")
+            if cut:
+                out.append("`pmem health --all` lists every item; `--format json` holds every item.")
             out.append("Carry out an item with its code action in the editor, or "
                        "`pmem archive PATH --reason \"…\"` (each asks for confirmation).")
         else:
@@ -159,19 +211,23 @@ def health_report(analysis: Analysis, findings: dict[str, list[Finding]] | None 
         for f in found:
             if f.code in HEALTH_CODES:
                 signals.setdefault(rel, {}).setdefault(f.code, f)
-    rows: list[tuple[str, str, str, tuple[str, ...], str | None]] = []  # path, proposal, reason, codes, archive reason
+    # path, proposal, reason, codes, archive reason, group, relevance (lower first)
+    rows: list[tuple[str, str, str, tuple[str, ...], str | None, str, int]] = []
     originals: dict[str, str] = {}
     for rel, codes in signals.items():
         reasons = {code: archive_reason(f) for code, f in codes.items()}
+        relevance = 0
         if "PM503" in codes:
-            proposal, primary = DELETE, "PM503"
+            proposal, primary, group = DELETE, "PM503", DUPLICATE
             original = (codes["PM503"].data or {}).get("original")
             if isinstance(original, str):
                 originals.setdefault(original, rel)
         elif "PM502" in codes:
-            proposal, primary = ARCHIVE, "PM502"
+            proposal, primary, group = ARCHIVE, "PM502", CONCLUDED
         else:
-            proposal, primary = ARCHIVE, "PM501"
+            proposal, primary, group = ARCHIVE, "PM501", STALE
+            days = (codes["PM501"].data or {}).get("days")
+            relevance = -days if isinstance(days, int) else 0
         reason = reasons[primary] or codes[primary].message
         line = reason
         if proposal == DELETE:
@@ -179,19 +235,20 @@ def health_report(analysis: Analysis, findings: dict[str, list[Finding]] | None 
         extra = [_short(codes[code], reasons[code]) for code in sorted(codes) if code != primary]
         if extra:
             line += "; also " + ", ".join(extra)
-        rows.append((rel, proposal, line, tuple(sorted(codes)), reason))
+        rows.append((rel, proposal, line, tuple(sorted(codes)), reason, group, relevance))
     for original, copy in originals.items():
         if original not in signals and original in state.files:
-            rows.append((original, KEEP, f"the copy to keep: {copy} duplicates it", (), None))
-    rows.sort(key=lambda r: (_ORDER[r[1]], r[0]))
+            rows.append((original, KEEP, f"the copy to keep: {copy} duplicates it", (), None, ORIGINAL, 0))
+    rows.sort(key=lambda r: (_GROUP_ORDER[r[5]], r[6], r[0]))
     items = tuple(
         HealthItem(n, rel, proposal, line, codes,
                    None if proposal == KEEP else "pmem.archive",
-                   None if proposal == KEEP else {"path": rel, "reason": reason or line})
-        for n, (rel, proposal, line, codes, reason) in enumerate(rows, 1)
+                   None if proposal == KEEP else {"path": rel, "reason": reason or line}, group)
+        for n, (rel, proposal, line, codes, reason, group, _) in enumerate(rows, 1)
     )
     ready = state.exists(ARCHIVE_DIR) and state.exists(TRASH_DIR) and state.is_file(ARCHIVE_INDEX)
-    return HealthReport(state.root, today, ready, items, tuple(_expired_trash(state, today)))
+    active = sum(1 for rel in state.files if rel.endswith(".md") and zone_of(rel) is Zone.ACTIVE)
+    return HealthReport(state.root, today, ready, items, tuple(_expired_trash(state, today)), active)
 
 
 def _short(finding: Finding, reason: str | None) -> str:

@@ -219,6 +219,35 @@ def insert_route(index_text: str, path: str, route_line: str) -> str:
     return "".join(before) + route_line + nl + "".join(lines[insert_at:])
 
 
+def route_neighbours(index_text: str, line: int) -> tuple[str | None, str | None]:
+    """The lines right above and right below route line `line` (None where that is blank or
+    the file's edge): where a recover puts the line back (`insert_route_near`)."""
+    lines = [x.rstrip("\r\n") for x in split_keepends(index_text)]
+    above = lines[line - 1] if 0 < line <= len(lines) and lines[line - 1].strip() else None
+    below = lines[line + 1] if line + 1 < len(lines) and lines[line + 1].strip() else None
+    return above, below
+
+
+def insert_route_near(index_text: str, path: str, route_line: str, after: str | None, before: str | None) -> str:
+    """`route_line` back where it was: right after the line `after` (its old neighbour above),
+    else right before `before` (the one below), each only when exactly one line of the index
+    is that line; else where `insert_route` puts a route."""
+    lines = split_keepends(index_text)
+    bare = [x.rstrip("\r\n") for x in lines]
+    for neighbour, offset in ((after, 1), (before, 0)):
+        if neighbour is None:
+            continue
+        found = [i for i, x in enumerate(bare) if x == neighbour]
+        if len(found) == 1:
+            at = found[0] + offset
+            head = lines[:at]
+            nl = newline_of(index_text)
+            if head and not head[-1].endswith(("\n", "\r")):
+                head[-1] += nl
+            return "".join(head) + route_line + nl + "".join(lines[at:])
+    return insert_route(index_text, path, route_line)
+
+
 # -- records ------------------------------------------------------------------
 def _derived_location(original: str, status: str | None) -> str:
     return f"_archive/_trash/{original}" if status == TRASHED else f"_archive/{original}"

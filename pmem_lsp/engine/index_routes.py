@@ -207,6 +207,10 @@ def _table_route(line_text: str, line: int) -> Route | MalformedLine | None:
                  route.problem, description, True)
 
 
+# The reason of a route that only lacks its description (PM209, not PM206).
+NO_DESCRIPTION = "route has no description"
+
+
 def parse_index(doc: MemoryFile) -> IndexModel:
     routes: list[Route] = []
     malformed: list[MalformedLine] = []
@@ -225,7 +229,7 @@ def parse_index(doc: MemoryFile) -> IndexModel:
             elif route is not None:
                 routes.append(route)
                 if not route.description:
-                    malformed.append(MalformedLine(i, route.start, route.end, "route has no description"))
+                    malformed.append(MalformedLine(i, route.start, route.end, NO_DESCRIPTION))
             elif _RE_MENTIONS_FILE.search(_RE_ANCHOR_LINK.sub("", mask_code_spans(content))):
                 end = len(line_text.rstrip())
                 malformed.append(MalformedLine(
@@ -238,7 +242,7 @@ def parse_index(doc: MemoryFile) -> IndexModel:
             elif row is not None:
                 routes.append(row)
                 if not row.description:
-                    malformed.append(MalformedLine(i, row.start, row.end, "route has no description"))
+                    malformed.append(MalformedLine(i, row.start, row.end, NO_DESCRIPTION))
     return IndexModel(tuple(routes), tuple(malformed))
 
 

@@ -33,7 +33,7 @@ def test_text_format_lines_and_exit_code(root: Path):
     assert result.returncode == 0  # warnings only; default --fail-on is error
     assert result.stdout.splitlines() == [
         "projects/two.md:5:1: PM102 summary-bullet-count warning: the summary has 2 bullets; it needs 3 to 6",
-        "1 problem (0 errors, 1 warning, 0 information, 0 hints) in 6 Markdown files",
+        "0 errors and 1 warning in 6 Markdown files",
     ]
 
 
@@ -186,10 +186,36 @@ def test_text_output_shows_ten_findings_of_a_code_and_counts_the_rest(legacy_roo
     assert lines[-3:] == [
         "… 15 more PM100 summary-missing (25 in all; `pmem check --select PM100 --max-per-code 0` lists them)",
         "… 2 more PM202 route-missing (12 in all; `pmem check --select PM202 --max-per-code 0` lists them)",
-        "37 problems (0 errors, 12 warnings, 0 information, 25 hints) in 30 Markdown files",
+        "0 errors and 12 warnings in 30 Markdown files; also 25 hints",
     ]
     everything = pmem("--root", str(legacy_root), "check", "--max-per-code", "0").stdout.splitlines()
     assert len(everything) == 38 and not any(line.startswith("…") for line in everything)
+
+
+def test_headline_counts_hints_and_information_apart_from_what_needs_fixing(legacy_root: Path):
+    hints = pmem("--root", str(legacy_root), "check", "--select", "PM100").stdout.splitlines()
+    assert hints[-1] == "No errors or warnings in 30 Markdown files; 25 hints"
+    (legacy_root / "_index.md").write_text((legacy_root / "_index.md").read_text() + "- [X](x.md) — gone\n")
+    (legacy_root / "_core/profile.md").unlink(missing_ok=True)
+    (legacy_root / "_core/preferences.md").unlink(missing_ok=True)
+    mixed = pmem("--root", str(legacy_root), "check", "--select", "PM100,PM201,PM003").stdout.splitlines()
+    assert mixed[-1] == f"1 error and 0 warnings in {mixed[-1].split(' in ')[1].split(' ')[0]} Markdown files; " \
+        "also 2 information and 25 hints"
+
+
+def test_sort_severity_puts_errors_first(legacy_root: Path):
+    (legacy_root / "_index.md").write_text((legacy_root / "_index.md").read_text() + "- [X](zz/x.md) — gone\n")
+    by_file = pmem("--root", str(legacy_root), "check", "--max-per-code", "0").stdout.splitlines()[:-1]
+    by_severity = pmem("--root", str(legacy_root), "check", "--max-per-code", "0", "--sort", "severity")
+    lines = by_severity.stdout.splitlines()[:-1]
+    assert by_severity.returncode == 1
+    assert sorted(lines) == sorted(by_file) and lines != by_file
+    ranks = {"error": 0, "warning": 1, "information": 2, "hint": 3}
+    found = [ranks[line.split(": ")[1].split()[-1]] for line in lines]
+    assert found == sorted(found) and found[0] == 0 and " PM201 " in lines[0]
+    # Within a severity, by file and position.
+    warnings = [line for line in lines if line.split(": ")[1].endswith("warning")]
+    assert warnings == [line for line in by_file if line.split(": ")[1].endswith("warning")]
 
 
 def test_json_keeps_every_finding(legacy_root: Path):
@@ -202,7 +228,7 @@ def test_statistics_counts_each_code(legacy_root: Path):
     assert result.stdout.splitlines() == [
         "25  PM100  summary-missing  hint",
         "12  PM202  route-missing  warning",
-        "37 problems (0 errors, 12 warnings, 0 information, 25 hints) in 30 Markdown files",
+        "0 errors and 12 warnings in 30 Markdown files; also 25 hints",
     ]
     assert result.returncode == 0
 

@@ -95,10 +95,36 @@ def test_round_trip_with_yes(root: Path):
     assert result.returncode == 0, result.stderr
     assert "restore the saved route line exactly" in result.stdout and ROUTE in result.stdout
     assert (root / "projects/alpha.md").read_bytes() == data
-    assert sorted((root / "_index.md").read_text(encoding="utf-8").splitlines()) == sorted(index.splitlines())
+    assert (root / "_index.md").read_text(encoding="utf-8") == index  # the line back where it was
     assert (root / AI).read_bytes() == archive_index
     check = pmem("--root", str(root), "check", "--fail-on", "warning")
     assert check.returncode == 0, check.stdout
+
+
+@pytest.mark.e2e
+def test_a_file_archived_without_a_route_comes_back_without_one_unless_add_route(root: Path):
+    index = (root / "_index.md").read_text(encoding="utf-8")
+    unrouted = index.replace("- [Beta](projects/beta.md) — the beta project\n", "")
+    (root / "_index.md").write_text(unrouted, encoding="utf-8")
+    assert pmem("--root", str(root), "archive", "projects/beta.md", "--yes").returncode == 0
+    shown = pmem("--root", str(root), "recover", "projects/beta.md")
+    assert shown.returncode == 3
+    assert "the file had no route when it was archived; none is added" in shown.stdout
+    assert "recover with --add-route; it would add this PROPOSED route:" in shown.stdout
+    done = pmem("--root", str(root), "recover", "projects/beta.md", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert (root / "_index.md").read_text(encoding="utf-8") == unrouted
+    assert pmem("--root", str(root), "archive", "projects/beta.md", "--yes").returncode == 0
+    added = pmem("--root", str(root), "recover", "projects/beta.md", "--add-route", "--yes")
+    assert added.returncode == 0, added.stderr
+    assert "add this PROPOSED route (asked for with --add-route)" in added.stdout
+    assert "(projects/beta.md)" in (root / "_index.md").read_text(encoding="utf-8")
+    # The agent's two steps bind the choice: the token of the plain preview adds no route.
+    assert pmem("--root", str(root), "archive", "projects/beta.md", "--yes").returncode == 0
+    (root / "_index.md").write_text(unrouted, encoding="utf-8")
+    preview = json.loads(pmem("--root", str(root), "recover", "projects/beta.md", "--format", "json").stdout)
+    wrong = pmem("--root", str(root), "recover", "projects/beta.md", "--add-route", "--token", preview["token"])
+    assert wrong.returncode == 2 and (root / "_archive/projects/beta.md").is_file()
 
 
 @pytest.mark.e2e

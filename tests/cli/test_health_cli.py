@@ -67,15 +67,20 @@ def test_health_text_is_a_numbered_proposal_with_trash_apart(root: Path):
     lines = result.stdout.splitlines()
     since = dt.date.fromtimestamp(time.time() - 150 * DAY).isoformat()
     assert lines[0] == f"Memory health: {root} ({dt.date.today().isoformat()})"
-    assert lines[1] == "Proposal — nothing changes until you confirm each item:"
-    assert lines[2:6] == [
+    assert lines[1] == ("Proposal: 4 items (1 duplicate, 1 concluded, 1 stale, 1 original) — "
+                        "nothing changes until you confirm each one.")
+    assert lines[2:10] == [
+        "Duplicates — archive the copy (1):",
         "  1. delete: notes/cranes-copy.md — duplicate of projects/cranes.md; archive it first, delete it from the archive later",
-        f"  2. archive: notes/beta.md — stale: unchanged since {since}",
-        "  3. archive: projects/done.md — concluded: Status: shipped",
+        "Concluded — archive (1):",
+        "  2. archive: projects/done.md — concluded: Status: shipped",
+        "Stale — archive, the longest unchanged first (1):",
+        f"  3. archive: notes/beta.md — stale: unchanged since {since}",
+        "Keep active — the copy a duplicate duplicates (1):",
         "  4. keep active: projects/cranes.md — the copy to keep: notes/cranes-copy.md duplicates it",
     ]
     trash = lines.index("Expired trash — permanent removal needs its own confirmation (`pmem purge PATH`):")
-    assert trash > 6
+    assert trash > 10
     assert lines[trash + 1:] == ["  - _archive/_trash/projects/ancient.md (was projects/ancient.md): "
                                  f"recover-by {(dt.date.today() - dt.timedelta(days=3)).isoformat()}, expired 3 days ago"]
     assert digest(root) == before
@@ -86,8 +91,11 @@ def test_health_json(root: Path):
     data = json.loads(pmem("--root", str(root), "health", "--format", "json").stdout)
     assert data["root"] == str(root) and data["lifecycleReady"] is True
     assert [(i["number"], i["proposal"], i["path"], i["signals"]) for i in data["items"]] == [
-        (1, "delete", "notes/cranes-copy.md", ["PM503"]), (2, "archive", "notes/beta.md", ["PM501"]),
-        (3, "archive", "projects/done.md", ["PM502"]), (4, "keep active", "projects/cranes.md", [])]
+        (1, "delete", "notes/cranes-copy.md", ["PM503"]), (2, "archive", "projects/done.md", ["PM502"]),
+        (3, "archive", "notes/beta.md", ["PM501"]), (4, "keep active", "projects/cranes.md", [])]
+    assert [i["group"] for i in data["items"]] == ["duplicate", "concluded", "stale", "original"]
+    assert [(g["group"], g["count"]) for g in data["groups"]] == [
+        ("duplicate", 1), ("concluded", 1), ("stale", 1), ("original", 1)]
     # A command line an agent or a person runs (it previews and asks first), not a server command.
     assert data["items"][0]["command"] == ["pmem", "archive", "notes/cranes-copy.md", "--reason",
                                            "duplicate of projects/cranes.md"]
@@ -96,6 +104,24 @@ def test_health_json(root: Path):
         "path": "_archive/_trash/projects/ancient.md", "original": "projects/ancient.md",
         "recoverBy": (dt.date.today() - dt.timedelta(days=3)).isoformat(), "daysExpired": 3,
         "command": ["pmem", "purge", "_archive/_trash/projects/ancient.md"]}]
+
+
+@pytest.mark.e2e
+def test_health_all_lists_what_the_bounded_text_counts(root: Path):
+    for i in range(14):
+        (root / f"notes/old{i:02}.md").write_text(f"# Old {i}\n\nSomething kept for later, number {i}.\n")
+        older(root, f"notes/old{i:02}.md", 200 + i)
+    short = pmem("--root", str(root), "health").stdout
+    full = pmem("--root", str(root), "health", "--all").stdout
+    assert "Stale — archive, the longest unchanged first (15):" in short
+    assert "  … and 5 more" in short and "`pmem health --all` lists every item" in short
+    assert sum(": notes/old" in line for line in short.splitlines()) == 10
+    lines = short.splitlines()
+    first = lines[lines.index("Stale — archive, the longest unchanged first (15):") + 1]
+    assert "archive: notes/old13.md" in first  # the longest unchanged first
+    assert sum(": notes/old" in line for line in full.splitlines()) == 14 and "more" not in full
+    data = json.loads(pmem("--root", str(root), "health", "--format", "json").stdout)
+    assert sum(i["path"].startswith("notes/old") for i in data["items"]) == 14
 
 
 @pytest.mark.e2e

@@ -69,3 +69,24 @@ def test_enabled_codes_ask_the_settings_once_and_answer_the_same():
         on = EnabledCodes(s)
         assert all(on[code] == s.enabled(code) for code in RULES)
         assert set(on) == set(RULES)
+
+
+def test_select_skips_the_parse_no_selected_rule_needs(tmp_path):
+    """`pmem check --select PM2,PM3` (issue 26): no note is parsed for rules that are not
+    selected; only the indexes and what a finding needs (PM202 points at a title)."""
+    from engine_helpers import scan
+    from pmem_lsp.engine.analysis import analyze
+    from roots import active_file, make_root
+
+    notes = {f"notes/n{i}.md": active_file(f"Note {i}") for i in range(30)}
+    root = make_root(tmp_path, {**notes, "notes/loose.md": active_file("Loose")})
+    index = (root / "_index.md").read_text(encoding="utf-8")
+    (root / "_index.md").write_text(index.replace("- [Loose](notes/loose.md) — about loose\n", ""), encoding="utf-8")
+    state = scan(root, {"select": ["PM2", "PM3"]})
+    found = analyze(state)
+    assert {f.code for f in found} == {"PM202"}
+    parsed = sorted(rel for rel, entry in state.files.items() if entry._doc is not None)
+    assert [p for p in parsed if p != "_archive/_index.md"] == ["_index.md", "notes/loose.md"]
+    everything = scan(root)
+    analyze(everything)
+    assert sum(entry._doc is not None for entry in everything.files.values()) > 30

@@ -278,3 +278,37 @@ def _codes(out: str) -> list[str]:
     import json
 
     return [d["code"] for d in json.loads(out)["diagnostics"]]
+
+
+def run_health(root: Path, cache: Path, *extra: str) -> tuple[str, str, int]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PMEM_CACHE_DIR": str(cache / "pmem"),
+           "PMEM_CACHE_RACY_SECONDS": str(RACY)}
+    env.pop("PMEM_NO_CACHE", None)
+    done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "health", *extra],
+                          capture_output=True, text=True, env=env, cwd=root, timeout=120)
+    return done.stdout, done.stderr, done.returncode
+
+
+@e2e
+def test_health_is_cached_like_check():
+    """Issue 26: `pmem health` on an unchanged root is replayed, a change is not."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root, cache, outside = Path(tmp, "root"), Path(tmp, "cache"), Path(tmp, "outside.md")
+        build(root, outside)
+        old = time.time() - 200 * 86400
+        os.utime(root / "notes/gamma.md", (old, old))  # stale: a health item
+        time.sleep(RACY * 2)
+        first = run_health(root, cache, "--format", "json")
+        assert first[2] == 0 and '"notes/gamma.md"' in first[0]
+        records = list((cache / "pmem").glob("*"))
+        assert len(records) == 1
+        stamp = records[0].stat().st_ino
+        assert run_health(root, cache, "--format", "json") == first
+        assert records[0].stat().st_ino == stamp  # replayed, not stored again
+        text = run_health(root, cache)
+        assert text != first and len(list((cache / "pmem").glob("*"))) == 2  # another command line
+        os.utime(root / "notes/gamma.md")  # no longer stale
+        time.sleep(RACY * 2)
+        changed = run_health(root, cache, "--format", "json")
+        assert '"notes/gamma.md"' not in changed[0]
+        assert changed == run_health(root, cache, "--format", "json", "--no-cache")

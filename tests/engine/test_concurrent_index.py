@@ -211,7 +211,9 @@ def test_recover_puts_the_route_back_among_the_agents_lines(root: Path):
     text = agent_edits(root / "_index.md", lambda t: t.replace("gamma things\n", "gamma things\n" + AGENT + "\n"))
     apply_plan(root, replan(context(root, TODAY), plan, "projects/old.md"))
     after = (root / "_index.md").read_text(encoding="utf-8")
-    assert after == text.replace(AGENT + "\n", AGENT + "\n" + ROUTE + "\n")  # end of `## Projects`
+    # Back where it was (after Alpha, its old neighbour above), the agent's line kept (issue 26).
+    alpha = "- [Alpha](projects/alpha.md) — the alpha project\n"
+    assert after == text.replace(alpha, alpha + ROUTE + "\n")
     assert (root / "projects/old.md").is_file()
 
 

@@ -132,6 +132,8 @@ def test_records_carry_the_section_2_4_fields(tmp_path):
         "- original: projects/alpha.md\n"
         "- location: _archive/projects/alpha.md\n"
         "- index-line: - [Alpha project](projects/alpha.md) — the alpha work\n"
+        "- index-after: ## Projects\n"
+        "- index-before: - [Gamma](projects/gamma.md) — gamma things\n"
         "- archived: 2026-11-20\n"
         "- reason: project finished\n"
     )
@@ -147,6 +149,8 @@ def test_records_carry_the_section_2_4_fields(tmp_path):
         "- original: projects/alpha.md\n"
         "- location: _archive/_trash/projects/alpha.md\n"
         "- index-line: - [Alpha project](projects/alpha.md) — the alpha work\n"
+        "- index-after: ## Projects\n"
+        "- index-before: - [Gamma](projects/gamma.md) — gamma things\n"
         "- archived: 2026-11-20\n"
         "- reason: project finished\n"
         "- deleted: 2026-11-25\n"
@@ -238,28 +242,80 @@ def test_legacy_recover_without_a_matching_section_goes_at_the_end_in_the_defaul
     assert (root / "_index.md").read_text(encoding="utf-8").rstrip("\n").splitlines()[-1] == expected
 
 
-def test_a_saved_route_is_restored_at_the_end_of_its_section(tmp_path):
+def test_a_saved_route_goes_back_where_it_was(tmp_path):
     root = root_with(tmp_path)
+    before = (root / "_index.md").read_text(encoding="utf-8")
     run(root, "archive", "projects/alpha.md")
-    run(root, "recover", "projects/alpha.md")
-    index = (root / "_index.md").read_text(encoding="utf-8")
-    assert section_lines(index, "## Projects") == ["- [Gamma](projects/gamma.md) — gamma things",
-                                                   "- [Alpha project](projects/alpha.md) — the alpha work"]
+    plan = run(root, "recover", "projects/alpha.md")
+    assert "back after: ## Projects" in plan.preview
+    assert (root / "_index.md").read_text(encoding="utf-8") == before
     assert "PROPOSED" not in make_plan(context(root, ARCHIVED_ON), "archive", "projects/alpha.md").preview
 
 
-def test_a_file_archived_without_a_route_gets_no_index_line_and_recover_proposes_one(tmp_path):
-    # docs/design.md §2.4: never an empty `index-line:` (it would read as "restore an empty line");
-    # the record is then a legacy one, and recover proposes a route for the user to confirm.
+@pytest.mark.parametrize("which", ["first", "middle", "last"])
+def test_recover_restores_the_index_byte_for_byte_wherever_the_line_was(tmp_path, which):
+    lines = ["- [Alpha project](projects/alpha.md) — the alpha work", "- [Gamma](projects/gamma.md) — gamma things",
+             "- [Delta](projects/delta.md) — delta things"]
+    order = {"first": [0, 1, 2], "middle": [1, 0, 2], "last": [1, 2, 0]}[which]
+    index = INDEX.replace("- [Alpha project](projects/alpha.md) — the alpha work\n- [Gamma](projects/gamma.md) — "
+                          "gamma things\n", "".join(lines[i] + "\n" for i in order))
+    root = root_with(tmp_path, {"projects/alpha.md": ALPHA, "projects/delta.md": active_file("Delta")}, index=index)
+    run(root, "archive", "projects/alpha.md")
+    assert "alpha" not in (root / "_index.md").read_text(encoding="utf-8")
+    run(root, "recover", "projects/alpha.md")
+    assert (root / "_index.md").read_text(encoding="utf-8") == index
+
+
+def test_recover_falls_back_to_the_other_neighbour_then_to_the_end_of_the_section(tmp_path):
+    root = root_with(tmp_path)
+    run(root, "archive", "projects/alpha.md")
+    # The heading above it was renamed meanwhile: the line below still places it.
+    index = (root / "_index.md").read_text(encoding="utf-8").replace("## Projects", "## Projects (2026)")
+    (root / "_index.md").write_text(index, encoding="utf-8")
+    run(root, "recover", "projects/alpha.md")
+    assert section_lines((root / "_index.md").read_text(encoding="utf-8"), "## Projects (2026)") == [
+        "- [Alpha project](projects/alpha.md) — the alpha work", "- [Gamma](projects/gamma.md) — gamma things"]
+    # Both neighbours gone: the end of the file's section, as for a route without a record.
+    root = root_with(tmp_path / "b")
+    run(root, "archive", "projects/alpha.md")
+    index = (root / "_index.md").read_text(encoding="utf-8").replace("## Projects\n- [Gamma](projects/gamma.md) — "
+                                                                    "gamma things\n", "## projects\n- gamma\n")
+    (root / "_index.md").write_text(index, encoding="utf-8")
+    run(root, "recover", "projects/alpha.md")
+    assert section_lines((root / "_index.md").read_text(encoding="utf-8"), "## projects") == [
+        "- gamma", "- [Alpha project](projects/alpha.md) — the alpha work"]
+
+
+def test_a_file_archived_without_a_route_comes_back_without_one_unless_asked(tmp_path):
+    # Never an empty `index-line:` (it would read as "restore an empty line"): `routed: no`
+    # says the file had none, so the root returns to that state (issue 26).
     index = INDEX.replace("- [Alpha project](projects/alpha.md) — the alpha work\n", "")
     root = root_with(tmp_path, {"projects/alpha.md": ALPHA}, index=index)
     plan = run(root, "archive", "projects/alpha.md")
     assert plan.facts["index-line"] == "" and [type(s) for s in plan.steps] == [Move, WriteText]
-    assert "index-line" not in (root / AI).read_text(encoding="utf-8")
+    record = (root / AI).read_text(encoding="utf-8")
+    assert "index-line" not in record and "- routed: no\n" in record
     plan = make_plan(context(root), "recover", "projects/alpha.md")
-    assert "PROPOSED" in plan.preview
-    assert [(type(s), getattr(s, "path", None)) for s in plan.steps] == [
+    assert "the file had no route when it was archived; none is added" in plan.preview
+    assert "recover with --add-route; it would add this PROPOSED route:" in plan.preview
+    assert [(type(s), getattr(s, "path", None)) for s in plan.steps] == [(Move, None), (WriteText, AI)]
+    asked = make_plan(context(root), "recover", "projects/alpha.md", add_route=True)
+    assert "add this PROPOSED route (asked for with --add-route)" in asked.preview
+    assert [(type(s), getattr(s, "path", None)) for s in asked.steps] == [
         (Move, None), (WriteText, "_index.md"), (WriteText, AI)]
+    apply_plan(root, plan)
+    assert (root / "_index.md").read_text(encoding="utf-8") == index
+
+
+def test_a_legacy_record_without_a_saved_line_still_proposes_a_route(tmp_path):
+    root = root_with(tmp_path)
+    run(root, "archive", "projects/alpha.md")
+    text = (root / AI).read_text(encoding="utf-8")
+    legacy = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("- index-"))
+    (root / AI).write_text(legacy, encoding="utf-8")
+    plan = make_plan(context(root), "recover", "projects/alpha.md")
+    assert "add this PROPOSED route (the record has no saved route line)" in plan.preview
+    assert [getattr(s, "path", None) for s in plan.steps] == [None, "_index.md", AI]
 
 
 # -- purge -------------------------------------------------------------------------------------

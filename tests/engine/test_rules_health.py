@@ -445,24 +445,74 @@ def test_health_report_classifies_each_candidate_with_its_command(tmp_path):
         (1, DELETE, "notes/cranes-copy.md",
          "duplicate of projects/cranes.md; archive it first, delete it from the archive later",
          "pmem.archive", {"path": "notes/cranes-copy.md", "reason": "duplicate of projects/cranes.md"}),
-        (2, ARCHIVE, "notes/beta.md", f"stale: unchanged since {since}",
-         "pmem.archive", {"path": "notes/beta.md", "reason": f"stale: unchanged since {since}"}),
-        (3, ARCHIVE, "projects/berths.md", "concluded: Status: done; also unchanged for 200 days",
+        # Grouped by why, the most relevant first: concluded, then stale by age (oldest first).
+        (2, ARCHIVE, "projects/berths.md", "concluded: Status: done; also unchanged for 200 days",
          "pmem.archive", {"path": "projects/berths.md", "reason": "concluded: Status: done"}),
         # The original is stale too, so it is a candidate of its own rather than "keep".
-        (4, ARCHIVE, "projects/cranes.md", f"stale: unchanged since {(TODAY - dt.timedelta(days=120)).isoformat()}",
+        (3, ARCHIVE, "projects/cranes.md", f"stale: unchanged since {(TODAY - dt.timedelta(days=120)).isoformat()}",
          "pmem.archive", {"path": "projects/cranes.md",
                           "reason": f"stale: unchanged since {(TODAY - dt.timedelta(days=120)).isoformat()}"}),
+        (4, ARCHIVE, "notes/beta.md", f"stale: unchanged since {since}",
+         "pmem.archive", {"path": "notes/beta.md", "reason": f"stale: unchanged since {since}"}),
     ]
     assert [(t.path, t.recover_by.isoformat(), t.days_expired, t.command, t.arguments) for t in report.expired_trash] == [
         ("_archive/_trash/projects/ancient.md", "2026-10-01", 61, "pmem.purge",
          {"path": "_archive/_trash/projects/ancient.md"})]
     assert report.lifecycle_ready
+    assert [i.group for i in report.items] == ["duplicate", "concluded", "stale", "stale"]
     text = report.text()
+    assert "Proposal: 4 items (1 duplicate, 1 concluded, 2 stale)" in text
+    assert text.index("Duplicates — archive the copy (1):") < text.index("Concluded — archive (1):") \
+        < text.index("Stale — archive, the longest unchanged first (2):")
     assert "  1. delete: notes/cranes-copy.md — duplicate of projects/cranes.md;" in text
     assert text.index("Expired trash") > text.index("  4. archive")
     assert "  - _archive/_trash/projects/ancient.md (was projects/ancient.md): recover-by 2026-10-01, expired 61 days ago" in text
     assert "recent.md" not in text  # not expired yet
+
+
+def stale_root(tmp_path: Path, n: int, fresh: int = 1) -> Path:
+    """A root of `n` stale notes (n+1 … 2n+100 days old) beside `fresh` current ones."""
+    files = {f"notes/n{i:03}.md": active_file(f"Note {i}") for i in range(n)}
+    files.update({f"projects/f{i}.md": active_file(f"Fresh {i}") for i in range(fresh)})
+    root = make_root(tmp_path, {**files, "projects/alpha.md": None, "notes/beta.md": None})
+    for i in range(n):
+        age(root, f"notes/n{i:03}.md", 100 + i)
+    return root
+
+
+def test_health_text_is_grouped_bounded_and_oldest_first_while_json_keeps_every_item(tmp_path):
+    root = stale_root(tmp_path, 25)
+    report = health_report(Analysis(scan(root), TODAY))
+    assert len(report.items) == 25 and not report.all_stale
+    text = report.text()
+    listed = [line for line in text.splitlines() if ". archive: notes/" in line]
+    # The ten longest unchanged, in that order, then a count of the rest.
+    assert [line.split("archive: ")[1].split(" ")[0] for line in listed] == [
+        f"notes/n{i:03}.md" for i in range(24, 14, -1)]
+    assert "  … and 15 more" in text and "`pmem health --all` lists every item" in text
+    everything = report.text(None)
+    assert sum(". archive: notes/" in line for line in everything.splitlines()) == 25
+    assert "more" not in everything
+    data = report.as_dict()
+    assert len(data["items"]) == 25 and data["groups"] == [
+        {"group": "stale", "title": "Stale — archive, the longest unchanged first", "count": 25}]
+    assert data["allStale"] is False and data["activeFiles"] == 26
+
+
+def test_health_of_a_root_where_everything_is_stale_says_so_in_one_line(tmp_path):
+    root = stale_root(tmp_path, 40, fresh=0)
+    report = health_report(Analysis(scan(root), TODAY))
+    assert report.all_stale and len(report.items) == 40
+    text = report.text()
+    newest = (TODAY - dt.timedelta(days=100)).isoformat()
+    lines = text.splitlines()
+    assert [line for line in lines if line.startswith("Everything is stale")] == [
+        f"Everything is stale: none of the 40 active files changed since {newest}. Archive what is finished, "
+        "or raise `stale.days` for a root of reference notes (`pmem health --all` lists them)."]
+    assert not any(". archive: " in line for line in lines)
+    assert len(lines) < 10
+    assert sum(". archive: " in line for line in report.text(None).splitlines()) == 40
+    assert report.as_dict()["allStale"] is True
 
 
 def test_health_keeps_the_original_of_a_duplicate(tmp_path):

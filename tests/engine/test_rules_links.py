@@ -164,3 +164,18 @@ def test_a_link_without_md_resolves_to_the_note_foam_and_obsidian_write(tmp_path
                                                  "notes/note b.md": active_file("B"),
                                                  "notes/note-c.md": active_file("C")})
     assert [f.message for f in found] == ["link target `notes/note-gone` does not exist in the memory root"]
+
+
+@pytest.mark.parametrize("body", [
+    'The [[Server Rack|rack]]("19 inch") holds it.\n',
+    "Siehe [[Netzwerk|Netz]](Keller) für Details.\n",
+    "参见 [[项目计划|计划]](草稿) 的说明。\n",
+    "Also [[notes/gone]](gone.md) in passing.\n",
+])
+def test_a_wiki_link_followed_by_parentheses_is_not_a_link_to_them(tmp_path, body):
+    assert link_findings(tmp_path, body) == []
+
+
+def test_a_markdown_link_whose_text_only_holds_brackets_is_still_checked(tmp_path):
+    found = link_findings(tmp_path, "See [the [big] plan](plan.md) and [[x]](y.md).\n")
+    assert [f.message for f in found] == ["link target `notes/plan.md` does not exist in the memory root"]

@@ -32,8 +32,8 @@ def index_root(tmp_path, *lines: str, files: dict | None = None):
     return make_root(tmp_path, {INDEX: index, **(files or {})})
 
 
-def route_findings(tmp_path, *lines, files=None):
-    return [f for f in findings(index_root(tmp_path, *lines, files=files)) if f.code.startswith("PM2")]
+def route_findings(tmp_path, *lines, files=None, overrides=None):
+    return [f for f in findings(index_root(tmp_path, *lines, files=files), overrides) if f.code.startswith("PM2")]
 
 
 # -- route forms and separators: valid routes give nothing ----------------------------------
@@ -431,13 +431,39 @@ def test_pm205_not_when_the_file_is_active_again(tmp_path):
 # -- PM206 route-malformed ------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("line, start, end", [
+    ("- [X](notes/x.md)", 6, 16),
+    ("- [X](notes/x.md) —", 6, 16),
+    ("- [X](notes/x.md) :   ", 6, 16),
+    ("- [[notes/x]]", 4, 11),
+    ("- notes/x.md", 2, 12),
+    ("| notes/x.md | |", 2, 12),
+])
+def test_pm208_a_route_without_a_description_is_named_for_what_it_is(tmp_path, line, start, end):
+    found = route_findings(tmp_path, line, "- [X](notes/x.md) — the real route", files={"notes/x.md": X})
+    assert only(found, "PM206") == []
+    (f,) = only(found, "PM209")
+    assert ranges([f]) == [(INDEX, "PM209", 6, start, 6, end)]
+    assert f.message == "route has no description: add a short one after the target (` — what it is`)"
+    assert f.severity.value == "warning"
+
+
+@pytest.mark.parametrize("overrides, expected", [
+    ({"select": ["PM206"]}, "warning"),  # a config written before PM209 existed keeps seeing it
+    ({"select": ["PM209"]}, "warning"),
+    ({"ignore": ["PM206"]}, None),
+    ({"ignore": ["PM209"]}, None),
+    ({"severity": {"PM206": "information"}}, "information"),
+    ({"severity": {"PM206": "information", "PM209": "error"}}, "error"),
+])
+def test_pm208_follows_settings_written_for_pm206(tmp_path, overrides, expected):
+    found = route_findings(tmp_path, "- [X](notes/x.md)", "- [X](notes/x.md) — the real route",
+                           files={"notes/x.md": X}, overrides=overrides)
+    got = [f.severity.value for f in found if f.code == "PM209"]
+    assert got == ([] if expected is None else [expected])
+
+
 @pytest.mark.parametrize("line, start, end, reason", [
-    ("- [X](notes/x.md)", 6, 16, "route has no description"),
-    ("- [X](notes/x.md) —", 6, 16, "route has no description"),
-    ("- [X](notes/x.md) :   ", 6, 16, "route has no description"),
-    ("- [[notes/x]]", 4, 11, "route has no description"),
-    ("- notes/x.md", 2, 12, "route has no description"),
-    ("| notes/x.md | |", 2, 12, "route has no description"),
     ("- see [X](notes/x.md) — x", 2, 25, "list item mentions a file but does not start with a target"),
     ("- X note: notes/x.md", 2, 20, "list item mentions a file but does not start with a target"),
     ("- X note → [[notes/x]]", 2, 22, "list item mentions a file but does not start with a target"),
@@ -578,3 +604,36 @@ def test_a_route_pmem_writes_parses_back_to_the_same_path(folder, name, style, t
     for form in ("link", "code", "wiki", "angle", "bare"):
         target = format_target(form, path, title)
         assert [r.path for r in parse_index(doc(f"- {target} — x\n")).routes] == [path], target
+
+
+# -- PM201 on a `%` route whose literal name exists (issue 26) ---------------------------------
+
+@pytest.mark.parametrize("line", [
+    "- `notes/19%22 Server Rack.md` — the rack",
+    "- [Rack](<notes/19%22 Server Rack.md>) — the rack",
+    "- [Rack](notes/19%22%20Server%20Rack.md) — the rack",
+    "- [[notes/19%22 Server Rack]] — the rack",
+])
+def test_pm201_names_the_file_whose_literal_name_holds_the_escape(tmp_path, line):
+    from engine_helpers import scan
+    from pmem_lsp.engine.index_routes import parse_index
+    from pmem_lsp.engine.memory_file import MemoryFile
+    from pmem_lsp.engine.rules.routes import FIXES
+    literal = "notes/19%22 Server Rack.md"
+    root = index_root(tmp_path, line, files={literal: X})
+    found = [f for f in findings(root) if f.code == "PM201"]
+    assert [f.message for f in found] == [
+        '`notes/19" Server Rack.md` does not exist, but `notes/19%22 Server Rack.md` does: the route\'s `%` '
+        "escapes are decoded; write each `%` of the name as `%25` to route that file"]
+    import datetime as dt
+    fixes = FIXES["PM201"](scan(root), found[0], dt.date(2026, 12, 1))
+    assert fixes[0].title == f"Point to `{literal}`" and fixes[0].preferred
+    (edit,) = fixes[0].edits
+    index = (root / INDEX).read_text().split("\n")
+    fixed = index[edit.line][:edit.col] + edit.new_text + index[edit.line][edit.end_col:]
+    assert [r.path for r in parse_index(MemoryFile(fixed + "\n")).routes] == [literal]
+
+
+def test_pm201_without_a_literal_twin_keeps_its_message(tmp_path):
+    found = [f for f in route_findings(tmp_path, "- `notes/19%22 Rack.md` — the rack") if f.code == "PM201"]
+    assert [f.message for f in found] == ['`notes/19" Rack.md` does not exist']

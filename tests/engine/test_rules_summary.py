@@ -337,3 +337,67 @@ def test_pm106_not_for_a_variant_over_prose(tmp_path, heading):
     # `## 概要` over a paragraph is an overview (issue 13): renaming it would make it a PM103.
     text = f"# Title\n\n{heading}\nこのプロジェクトは在庫管理のためのものです。\n\n## 詳細\n- x\n"
     assert summary_rows(tmp_path, text) == [(F, 0, "PM100")]
+
+
+# -- a closing summary and comments (issue 26) ----------------------------------------------
+
+LONG_BODY = {
+    "en": ("# Rack build", "## Parts", "A line about the parts we used, number {i}.", "## Summary",
+           "- It works.\n- It is quiet.\n- It cost less than planned.\n"),
+    "de": ("# Serverschrank", "## Teile", "Eine Zeile über die Teile, Nummer {i}.", "## Summary",
+           "- Er läuft.\n- Er ist leise.\n- Er war billiger als geplant.\n"),
+    "zh": ("# 机柜搭建", "## 零件", "关于零件的一行说明，第 {i} 条。", "## 摘要",
+           "- 能用。\n- 很安静。\n- 比预算便宜。\n"),
+}
+
+
+def long_note(lang: str, lines: int = 24, after: str = "") -> str:
+    title, section, line, summary, bullets = LONG_BODY[lang]
+    body = "\n".join(line.format(i=i) for i in range(lines))
+    return f"{title}\n\n{section}\n{body}\n\n{summary}\n{bullets}{after}"
+
+
+@pytest.mark.parametrize("lang", list(LONG_BODY))
+def test_a_closing_summary_at_the_end_of_a_long_document_is_not_misplaced(tmp_path, lang):
+    text = long_note(lang)
+    root = make_root(tmp_path, {F: text})
+    found = only(findings(root), "PM1")
+    line = text.split("\n").index(LONG_BODY[lang][3])
+    assert rows(found) == [(F, line, "PM100")]
+    assert found[0].severity.value == "hint" and "closes the file" in found[0].message
+    assert found[0].data == {"closing": True}
+
+
+def test_the_closing_summary_hint_offers_to_move_it_up(tmp_path):
+    from engine_helpers import scan
+    from pmem_lsp.engine.rules.summary import FIXES
+    text = long_note("en")
+    root = make_root(tmp_path, {F: text})
+    (f,) = only(findings(root), "PM1")
+    import datetime as dt
+    (fix,) = FIXES["PM100"](scan(root), f, dt.date(2026, 12, 1))
+    assert fix.title == "Move the closing summary up"
+    assert any("## Summary" in e.new_text for e in fix.edits)
+
+
+@pytest.mark.parametrize("text", [
+    # Short: a summary after one short section is still misplaced.
+    "# T\n\n## Context\n- a\n\n## Summary\n- one\n- two\n- three\n",
+    # Not the last section: a summary in the middle of a long document.
+    long_note("en", after="\n## More\nText.\n"),
+])
+def test_a_summary_that_does_not_close_a_long_document_is_still_pm101(tmp_path, text):
+    assert [r[2] for r in summary_rows(tmp_path, text)] == ["PM101"]
+
+
+@pytest.mark.parametrize("comment", [
+    "<!-- keep this to five bullets -->\n",
+    "<!--\nNotiz: höchstens fünf Punkte\n-->\n",
+    "<!-- 最多五条 -->\n",
+])
+def test_html_comments_inside_a_summary_are_not_content(tmp_path, comment):
+    text = "# T\n\n## Summary\n" + comment + BULLETS3 + "\n" + comment + "\n## Next\nText.\n"
+    assert summary_rows(tmp_path, text) == []
+    # Prose beside a comment still is.
+    text = "# T\n\n## Summary\n" + comment + "A sentence.\n" + BULLETS3 + "\n## Next\n"
+    assert [r[2] for r in summary_rows(tmp_path / "b", text)] == ["PM103"]

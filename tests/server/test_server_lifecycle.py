@@ -61,7 +61,8 @@ async def test_archive_delete_recover_round_trip(client: LanguageClient, root: P
     record = (root / "_archive/_index.md").read_text(encoding="utf-8")
     assert ("## projects/old.md\n- status: archived\n- original: projects/old.md\n"
             "- location: _archive/projects/old.md\n"
-            f"- index-line: {ROUTE}\n- archived: {today.isoformat()}\n- reason: project finished\n") in record
+            f"- index-line: {ROUTE}\n- index-after: - [Alpha](projects/alpha.md) — the alpha project\n"
+            f"- archived: {today.isoformat()}\n- reason: project finished\n") in record
 
     ui.answer = "Delete"
     outcome = await command(client, "delete", {"path": "projects/old.md"})

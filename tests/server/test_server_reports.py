@@ -62,9 +62,9 @@ async def test_status_and_health_return_their_report_and_show_it(shared: Session
     health = await execute(client, "pmem.health", {"root": str(root)})
     assert health["text"].startswith(f"Memory health: {root} (")
     assert [(i["number"], i["proposal"], i["path"]) for i in health["items"]] == [
-        (1, "delete", "notes/cranes-copy.md"), (2, "archive", "projects/alpha.md"),
-        (3, "archive", "projects/done.md"), (4, "keep active", "projects/cranes.md")]
-    assert health["items"][2]["command"] == {"command": "pmem.archive", "arguments": [
+        (1, "delete", "notes/cranes-copy.md"), (2, "archive", "projects/done.md"),
+        (3, "archive", "projects/alpha.md"), (4, "keep active", "projects/cranes.md")]
+    assert health["items"][1]["command"] == {"command": "pmem.archive", "arguments": [
         {"path": "projects/done.md", "reason": "concluded: Status: done"}]}
     assert health["expiredTrash"] == []
     await wait_for(client, lambda: len(client.messages) >= shown_before + 2)

@@ -16,13 +16,14 @@ filesystem applier (before the first step and at each write) and the server's wo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..archive_index import ArchiveRecord, record_location
 from ..index_edit import (
     append_record,
     find_records,
     insert_route,
+    insert_route_near,
     line_text,
     remove_lines,
     remove_record,
@@ -63,18 +64,25 @@ class RemoveRoutes:
 @dataclass(frozen=True)
 class AddRoute:
     """Add `line` at the end of the section of `target`'s top folder, unless a route to `target`
-    exists already (recover never adds a second one)."""
+    exists already (recover never adds a second one). A recover gives the line's old
+    neighbours (`after`: the line above it, `before`: the one below): it goes back there."""
 
     target: str
     line: str
+    after: str | None = None
+    before: str | None = None
 
 
 @dataclass(frozen=True)
 class AddRecord:
-    """Append the record `text` for the file at `location`; no record for it may exist."""
+    """Append the record `text` for the file at `location`; no record for it may exist.
+    `placed`: the same record with where its route line was (its neighbours in `_index.md`),
+    written instead when given. Not part of what the user confirms: an agent's line added next
+    to the route meanwhile changes the neighbours, not the change (docs/decisions.md)."""
 
     location: str
     text: str
+    placed: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -128,6 +136,8 @@ def apply_change(change: Change, path: str, current: str | None) -> str:
             return insert_route(INDEX_SKELETON, change.target, change.line)
         if routes_to(current, change.target):
             return current  # a route to it exists already (an agent added one): none is added
+        if change.after is not None or change.before is not None:
+            return insert_route_near(current, change.target, change.line, change.after, change.before)
         return insert_route(current, change.target, change.line)
     if current is None:
         raise _changed(path, "the file is gone")
@@ -150,7 +160,7 @@ def apply_change(change: Change, path: str, current: str | None) -> str:
     if isinstance(change, AddRecord):
         if any(record_location(r) == change.location for r in find_records(current)):
             raise _changed(path, f"a record for `{change.location}` appeared")
-        return append_record(current, change.text)
+        return append_record(current, change.placed or change.text)
     if isinstance(change, UpdateRecord):
         record = _the_record(path, current, change.location, change.fields)
         return update_record(current, record, dict(change.values))

@@ -15,12 +15,14 @@ from .plan import Plan
 
 def carry_out(ctx: LifecycleContext, confirmed: Plan, path: object = None, reason: str | None = None, *,
               content: object = None, description: str | None = None,
-              route: bool = True) -> tuple[Plan, list[str]]:
+              route: bool = True, add_route: bool = False) -> tuple[Plan, list[str]]:
     """Apply what the user confirmed; returns the plan that ran and the steps done. Raises a
     Refusal (nothing changed) or an ApplyError (stopped part-way, the state says what to fix)."""
     if confirmed.op == "init":  # the root itself is being made: there is no lock file yet
-        plan = replan(ctx, confirmed, path, reason, content=content, description=description, route=route)
+        plan = replan(ctx, confirmed, path, reason, content=content, description=description, route=route,
+                      add_route=add_route)
         return plan, apply_plan(ctx.root, plan)
     with RootLock(ctx.root):
-        plan = replan(ctx, confirmed, path, reason, content=content, description=description, route=route)
+        plan = replan(ctx, confirmed, path, reason, content=content, description=description, route=route,
+                      add_route=add_route)
         return plan, apply_plan(ctx.root, plan)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..archive_index import DIALECTS, PMEM, V010, ArchiveRecord, parse_date, record_location, reference_blocks
+from ..archive_index import DIALECTS, NO_ROUTE, PMEM, V010, ArchiveRecord, parse_date, record_location, reference_blocks
 from ..index_edit import (
     convert_record,
     find_records,
@@ -23,6 +23,7 @@ from ..index_edit import (
     reads_back,
     root_dialect,
     route_for,
+    route_neighbours,
     routes_to,
 )
 from ..index_routes import parse_index
@@ -252,15 +253,22 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
     refuse_secret("reason", reason)  # it is kept in the record, which agents read
     why = one_line(reason or "") or "archived from the editor"
     nl = newline_of(archive_text)
-    # A file that had no route gets no `index-line` (never an empty one): its recover then
-    # proposes a route for confirmation, as for a legacy record (docs/design.md §2.4).
+    # A file that had no route gets no `index-line` (never an empty one) but `routed: no`: its
+    # recover then adds none unless asked (docs/decisions.md). The route line's neighbours
+    # are kept, so that a recover puts it back where it was.
     fields = [("status", "archived"), ("original", rel), ("location", dest)]
+    place: list[tuple[str, str]] = []
     if routes:
         fields.append(("index-line", saved))
-    fields += [("archived", ctx.today.isoformat()), ("reason", why)]
+        above, below = route_neighbours(index_text or "", routes[0].line)
+        place = [(key, value) for key, value in ((INDEX_AFTER, above), (INDEX_BEFORE, below)) if value]
+    else:
+        fields.append((ROUTED, "no"))
+    tail = [("archived", ctx.today.isoformat()), ("reason", why)]
     dialect = dialect_of(ctx)
-    record = format_record(rel, fields, nl, dialect)
-    steps: list[Step] = [Move(rel, dest), _write(ARCHIVE_INDEX, archive_text, AddRecord(dest, record))]
+    record = format_record(rel, fields + tail, nl, dialect)
+    placed = format_record(rel, fields + place + tail, nl, dialect) if place else ""
+    steps: list[Step] = [Move(rel, dest), _write(ARCHIVE_INDEX, archive_text, AddRecord(dest, record, placed))]
     if routes:
         steps.append(_write(INDEX, index_text, RemoveRoutes(rel, tuple(route_lines))))
     lines = [f"Archive {rel}", f"  move: {rel} → {dest}"]
@@ -313,7 +321,14 @@ def plan_delete(ctx: LifecycleContext, raw: object) -> Plan:
                 {"destination": dest, "recover-by": recover_by.isoformat()})
 
 
-def plan_recover(ctx: LifecycleContext, raw: object) -> Plan:
+# pmem's own record keys for where a route line was (issue 26): unknown-key-tolerant readers
+# keep them on rewrite (docs/design.md §2.4).
+INDEX_AFTER, INDEX_BEFORE, ROUTED = "index-after", "index-before", "routed"
+
+
+def plan_recover(ctx: LifecycleContext, raw: object, add_route: bool = False) -> Plan:
+    """`add_route`: a file archived with no route (`routed: no`) comes back with none unless
+    this asks for the proposed one (`pmem recover PATH --add-route`)."""
     root = ctx.root
     found = locate(ctx, raw, "recover")
     if found.active and found.archived_copy:
@@ -335,30 +350,43 @@ def plan_recover(ctx: LifecycleContext, raw: object) -> Plan:
 
     index_text = ctx.read_text(INDEX)
     saved = record.saved_route if record is not None else None
+    # Archived with no route: `routed: no` (pmem's dialect) or the format's `(no active index
+    # line)` (v0.10). It comes back with none unless the person asks for one.
+    unrouted = saved is None and record is not None and (
+        (record.get(ROUTED) or "").strip().lower() == "no" or (record.get("index-line") or "").strip() == NO_ROUTE)
     proposed = saved is None
+    offer = ""
     if proposed:
         text = ctx.read_text(location)
         route = route_for(index_text or "", original, MemoryFile(text) if text is not None else None,
                           dialect=dialect_of(ctx))
+        if unrouted and not add_route:
+            offer, route = route, ""
     else:
         route = (saved or "").rstrip("\r\n")
+    after = record.get(INDEX_AFTER) if record is not None and not proposed else None
+    before = record.get(INDEX_BEFORE) if record is not None and not proposed else None
     already = bool(index_text) and bool(routes_to(index_text or "", original))
     steps: list[Step] = [Move(location, original)]
     if route.strip() and not already:
-        steps.append(_write(INDEX, index_text, AddRoute(original, route)))
+        steps.append(_write(INDEX, index_text, AddRoute(original, route, after, before)))
     archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
     if record is not None:
         steps.append(_write(ARCHIVE_INDEX, archive_text, RemoveRecord(location, record_fields(record))))
     lines = [f"Recover {original}", f"  move: {location} → {original}"]
     if not route.strip():
         lines.append("  _index.md: the file had no route when it was archived; none is added")
+        if offer.strip() and not already:
+            lines += ["  To add a route as well, recover with --add-route; it would add this PROPOSED route:",
+                      f"    {offer}"]
     elif already:
         lines.append("  _index.md: a route to it exists already; none is added")
     elif proposed:
-        lines += ["  _index.md: add this PROPOSED route (the record has no saved route line):",
-                  f"    {route}"]
+        why = "asked for with --add-route" if unrouted else "the record has no saved route line"
+        lines += [f"  _index.md: add this PROPOSED route ({why}):", f"    {route}"]
     else:
-        lines += ["  _index.md: restore the saved route line exactly:", f"    {route}"]
+        where = f", back after: {after}" if after else (f", back before: {before}" if before else "")
+        lines += [f"  _index.md: restore the saved route line exactly{where}:", f"    {route}"]
     lines.append("  _archive/_index.md: remove the record" if record is not None
                  else "  _archive/_index.md: no record to remove")
     return Plan("recover", location, tuple(steps), "\n".join(lines), "Recover", f"recovered {original}",
@@ -477,7 +505,8 @@ def plan_migrate(ctx: LifecycleContext, raw: object = None) -> Plan:
 
 
 def make_plan(ctx: LifecycleContext, op: str, path: object = None, reason: str | None = None, *,
-              content: object = None, description: str | None = None, route: bool = True) -> Plan:
+              content: object = None, description: str | None = None, route: bool = True,
+              add_route: bool = False) -> Plan:
     """The plan for one request. `content`, `description` and `route` are `save`'s and
     `route`'s (docs/design.md §6.1); the other operations take a path and a reason."""
     if op in ("save", "route"):
@@ -493,7 +522,7 @@ def make_plan(ctx: LifecycleContext, op: str, path: object = None, reason: str |
     if op == "delete":
         return plan_delete(ctx, path)
     if op == "recover":
-        return plan_recover(ctx, path)
+        return plan_recover(ctx, path, add_route)
     if op == "purge":
         return plan_purge(ctx, path)
     if op == "init":
@@ -508,11 +537,13 @@ def _writes_by_path(plan: Plan) -> dict[str, tuple]:
 
 
 def replan(ctx: LifecycleContext, confirmed: Plan, path: object = None, reason: str | None = None, *,
-           content: object = None, description: str | None = None, route: bool = True) -> Plan:
+           content: object = None, description: str | None = None, route: bool = True,
+           add_route: bool = False) -> Plan:
     """The safety contract again, at the moment of execution: plan anew and require that the
     new plan does what the user confirmed — the same moves and the same index changes (route
     lines, records), wherever the other lines of the indexes have moved meanwhile."""
-    fresh = make_plan(ctx, confirmed.op, path, reason, content=content, description=description, route=route)
+    fresh = make_plan(ctx, confirmed.op, path, reason, content=content, description=description, route=route,
+                      add_route=add_route)
     again = "nothing was changed — review the new preview and confirm again"
     # The confirmed index changes, made on the indexes as they are now: says which route line
     # or record changed (changes.py). Lines an agent added or reordered meanwhile are fine.

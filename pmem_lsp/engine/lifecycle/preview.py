@@ -47,10 +47,11 @@ class Request:
     content: object = None  # save: the proposed text
     description: str | None = None  # save, route: the route's description
     route: bool = True  # save: add a route for a new active file
+    add_route: bool = False  # recover: add the proposed route for a file archived with none
 
     def plan(self, ctx: LifecycleContext) -> Plan:
         return make_plan(ctx, self.op, self.path, self.reason, content=self.content,
-                         description=self.description, route=self.route)
+                         description=self.description, route=self.route, add_route=self.add_route)
 
     def arguments(self) -> dict[str, Any]:
         """What the token binds: the arguments, the content by its hash."""
@@ -58,7 +59,8 @@ class Request:
         return {"path": self.path if isinstance(self.path, str) else None, "reason": self.reason,
                 "content": (None if content is None
                             else hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()),
-                "description": self.description, "route": self.route}
+                "description": self.description, "route": self.route,
+                **({"add_route": True} if self.add_route else {})}
 
 
 class StalePreview(Refusal):

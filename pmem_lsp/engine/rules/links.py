@@ -31,6 +31,13 @@ LINK_ZONES = frozenset({Zone.ACTIVE, Zone.CORE})
 _normalize = functools.lru_cache(maxsize=4096)(normalize_target)
 
 
+def is_wikilink_text(text: str) -> bool:
+    """`[[Target|Label]]("text")`: CommonMark reads a link to `"text"` whose text is
+    `[Target|Label]`, but the author wrote a wiki link followed by parentheses (Obsidian
+    and Foam show the wiki link and the parentheses as text). Not a link to what follows."""
+    return len(text) >= 2 and text[0] == "[" and text[-1] == "]"
+
+
 def link_paths(entry: FileEntry) -> tuple[tuple[Link, str], ...]:
     """The file's relative links with the root-relative path each names (URLs, absolute
     paths, anchors and empty targets left out), normalised once per text and kept with the
@@ -45,6 +52,8 @@ def _link_paths(entry: FileEntry) -> tuple[tuple[Link, str], ...]:
     base = posixpath.dirname(entry.rel)
     out = []
     for link in doc.links:
+        if is_wikilink_text(link.text):
+            continue
         path, problem = _normalize(link.target, base)
         if problem is None and path is not None:
             out.append((link, path))

@@ -19,8 +19,8 @@ from ..index_edit import (
     routes_to,
     state_dialect,
 )
-from ..index_routes import LINK, WIKI, IndexModel, Route, parse_index
-from ..paths import ABSOLUTE, EMPTY, OUTSIDE, URL
+from ..index_routes import LINK, NO_DESCRIPTION, WIKI, IndexModel, Route, parse_index
+from ..paths import ABSOLUTE, EMPTY, OUTSIDE, URL, normalize_target
 from ..root_state import FileEntry, RootState
 from ..rule import E, FileCheck, I, Rule, W
 from ..zones import INDEX, Zone, archive_location, is_markdown, trash_location, zone_of
@@ -44,12 +44,19 @@ RULES = (
              "This route points to a file that now lives in `_archive/`. Archived files must not "
              "be routed: remove the line (recover the file to route it again)."),
     Rule("PM206", "route-malformed", W,
-             "An index line mentions a file but does not start with a target, or a route has no "
-             "description. A route is one line: a target (`[Title](path)`, `<path>`, `` `path` ``, "
-             "`[[path]]` or a bare `path.md`), then a separator and a short description."),
+             "An index line mentions a file but does not start with a target, or starts with one "
+             "that cannot be read. A route is one line: a target (`[Title](path)`, `<path>`, "
+             "`` `path` ``, `[[path]]` or a bare `path.md`), then a separator and a short "
+             "description."),
     Rule("PM207", "route-description-long", I,
              "This route's description is over 160 characters. The index is read on every "
              "activation; keep each route to one short line."),
+    Rule("PM209", "route-description-missing", W,
+             "This route has a target but no description, so an agent reading the index cannot "
+             "tell what the file holds without opening it. Add a separator and a short "
+             "description after the target (`- [Title](path) — what it is`). Until issue 26 this "
+             "was part of PM206: settings that select, ignore or set the severity of PM206 "
+             "still cover it."),
 )
 
 
@@ -90,6 +97,24 @@ def renamed_candidate(state: RootState, path: str, by_name: dict[str, list[str]]
     return found[0] if len(found) == 1 else None
 
 
+def literal_targets(route: Route) -> list[str]:
+    """The paths a route's target names when its `%` escapes are read literally (the file
+    `19%22 Server Rack.md`, routed as written): every escape kept, or every escape but `%20`
+    (a space written the link's way) kept. Empty when it has no `%`."""
+    if "%" not in route.written or route.path is None:
+        return []
+    out = []
+    for written in (route.written.replace("%", "%25"), route.written.replace("%", "%25").replace("%2520", "%20")):
+        literal, problem = normalize_target(written)
+        if problem is not None or literal is None or literal == route.path:
+            continue
+        if route.path.endswith(".md") and not literal.endswith(".md"):
+            literal += ".md"  # a wiki link leaves `.md` out
+        if literal not in out:
+            out.append(literal)
+    return out
+
+
 def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], set[str], set[str]]:
     """Findings on `_index.md` itself, the set of routed paths (for PM202 per file), and the
     file names of the routes to nothing (a file of that name appearing or vanishing changes
@@ -121,11 +146,22 @@ def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], se
                 out.append(Finding(INDEX, *r, "PM205", f"`{path}` was archived (now `{where}`): remove this route"))
             else:
                 dangling_names.add(posixpath.basename(path))
-                if by_name is None:
-                    by_name = active_by_name(state)
-                candidate = renamed_candidate(state, path, by_name)
-                hint = f"; did it move to `{candidate}`?" if candidate else ""
-                out.append(Finding(INDEX, *r, "PM201", f"`{path}` does not exist{hint}"))
+                literals = literal_targets(route)
+                # The literal name appearing or vanishing changes the message, as a rename's does.
+                dangling_names.update(posixpath.basename(p) for p in literals)
+                literal = next((p for p in literals if state.is_file(p)), None)
+                if literal is not None:
+                    # `19%22 Server Rack.md`: the file's name holds what reads as an escape.
+                    out.append(Finding(INDEX, *r, "PM201",
+                                       f"`{path}` does not exist, but `{literal}` does: the route's `%` escapes "
+                                       "are decoded; write each `%` of the name as `%25` to route that file",
+                                       data={"literal": literal}))
+                else:
+                    if by_name is None:
+                        by_name = active_by_name(state)
+                    candidate = renamed_candidate(state, path, by_name)
+                    hint = f"; did it move to `{candidate}`?" if candidate else ""
+                    out.append(Finding(INDEX, *r, "PM201", f"`{path}` does not exist{hint}"))
         if path in seen:
             out.append(Finding(INDEX, *r, "PM203", f"`{path}` is already routed on line {seen[path] + 1}"))
         else:
@@ -135,7 +171,11 @@ def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], se
                                f"route description is {len(route.description)} characters; "
                                f"keep it under {MAX_DESCRIPTION}"))
     for bad in model.malformed:
-        out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM206", bad.reason))
+        if bad.reason == NO_DESCRIPTION:
+            out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM209",
+                               "route has no description: add a short one after the target (` — what it is`)"))
+        else:
+            out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM206", bad.reason))
 
     return out, set(seen), dangling_names
 
@@ -239,7 +279,8 @@ def _repoint(state: RootState, finding: Finding) -> list[Fix]:
     doc = state.doc(INDEX)
     assert doc is not None  # _route_at found the route in it
     routed = {r.path for r in parse_index(doc).routes if r.path}
-    candidates = repoint_candidates(state, route.path or "", routed)
+    literal = (finding.data or {}).get("literal")
+    candidates = [literal] if isinstance(literal, str) else repoint_candidates(state, route.path or "", routed)
     fixes = []
     line = doc.lines[route.line]
     for n, candidate in enumerate(candidates):
@@ -249,7 +290,12 @@ def _repoint(state: RootState, finding: Finding) -> list[Fix]:
                         _written_path(route, line, candidate))
         new_line = line[:route.start] + edit.new_text + line[route.end:]
         if not reads_back(new_line, candidate):
-            continue
+            # A name holding `%` (or what reads as an escape): written with `%25`.
+            escaped = _written_path(route, line, candidate.replace("%", "%25"))
+            new_line = line[:route.start] + escaped + line[route.end:]
+            if not reads_back(new_line, candidate):
+                continue
+            edit = TextEdit(INDEX, route.line, route.start, route.line, route.end, escaped)
         fixes.append(Fix(f"Point to `{candidate}`", finding.code, (edit,), n == 0 and len(candidates) == 1))
     return fixes
 

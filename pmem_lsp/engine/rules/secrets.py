@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ..findings import Finding
+from ..findings import Finding, Severity
 from ..fixes import Fix, TextEdit, text_of
 from ..line_index import split_keepends
 from ..memory_file import MemoryFile
@@ -21,8 +21,10 @@ RULES = (
              "is plain text read by every agent the person uses, so a secret here travels far "
              "(the format's core rule 6). Remove it and keep it in a password manager. A value that "
              "only looks like a secret is the person's to allow, from their editor's quick fix; "
-             "agents are never told how. The message names the kind and shows at "
-             "most the first four characters."),
+             "agents are never told how. The message names the kind and shows at most the first "
+             "four characters. It is an error where the evidence is strong (a provider's documented "
+             "token format, a private key block, a credential in a URL) and a warning, with its "
+             "reason, where only a secret-named key, option or table column points at the value."),
 )
 
 
@@ -31,12 +33,19 @@ def check_secrets(path: str, zone: Zone, doc: MemoryFile, settings: Settings) ->
     secrets = settings.secrets
     if not secrets.enabled:
         return []
-    return [
-        Finding(path, m.line, m.start, m.end_line, m.end, "PM401",
-                f"likely {m.kind} ({m.hint}): every agent reads memory, so remove it and keep it in a "
-                "password manager")
-        for m in find_secrets(doc.lines, secrets.allow_patterns, in_sentences=False)
-    ]
+    out = []
+    for m in find_secrets(doc.lines, secrets.allow_patterns, in_sentences=False):
+        if m.strong:
+            message = (f"likely {m.kind} ({m.hint}): every agent reads memory, so remove it and keep it "
+                       "in a password manager")
+            severity = None
+        else:
+            message = (f"possible {m.kind} ({m.hint}; {m.reason}): every agent reads memory, so if it is "
+                       "a secret remove it and keep it in a password manager")
+            severity = Severity.WARNING
+        data = {"kind": m.kind, "evidence": "strong" if m.strong else "weak", "reason": m.reason}
+        out.append(Finding(path, m.line, m.start, m.end_line, m.end, "PM401", message, severity, data))
+    return out
 
 
 TEXT_CHECKS = (TextCheck(("PM401",), ALL_ZONES, check_secrets),)

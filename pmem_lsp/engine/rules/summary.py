@@ -9,7 +9,7 @@ import re
 from ..findings import Finding, at_line, file_finding
 from ..fixes import Fix, TextEdit, text_fix, text_of
 from ..line_index import LineIndex, newline_of, split_keepends
-from ..markdown import Heading
+from ..markdown import HTML, Heading
 from ..memory_file import MemoryFile
 from ..root_state import RootState
 from ..rule import H, I, Rule, TextCheck, W
@@ -78,6 +78,44 @@ def summary_variant(doc: MemoryFile) -> Heading | None:
     return None
 
 
+# A closing summary ends a long document: at least this many non-blank lines come before it.
+MIN_CLOSING_LINES = 20
+
+
+def closing_summary(doc: MemoryFile, heading: Heading) -> bool:
+    """A `## Summary` that closes a long document rather than opening it: the last heading of
+    the file, after at least one other section and MIN_CLOSING_LINES lines of text (a
+    conclusion, a common way to end a long text). Not a misplaced summary (PM101); see
+    docs/decisions.md."""
+    others = [h for h in doc.headings if h.top_level and h is not doc.title and h.line != heading.line]
+    if heading.line <= doc.preamble_end or not others or any(h.line > heading.line for h in others):
+        return False
+    if doc.section_end(heading) != len(doc.lines):
+        return False
+    return sum(1 for line in doc.lines[:heading.line] if line.strip()) >= MIN_CLOSING_LINES
+
+
+def content_runs(doc: MemoryFile, runs: tuple[tuple[int, int], ...]) -> list[tuple[int, int]]:
+    """`runs` (first, last line) without the HTML comments in them: a comment is a note to
+    the author, not content (`<!-- keep to five bullets -->`), so it is not PM103."""
+    lines = doc.lines
+    out: list[tuple[int, int]] = []
+    for a, b in runs:
+        i = a
+        while i <= b:
+            if doc.line_kind(i) == HTML and lines[i].lstrip().startswith("<!--"):
+                while i <= b and "-->" not in lines[i]:
+                    i += 1
+                i += 1
+                continue
+            if out and out[-1][1] == i - 1:
+                out[-1] = (out[-1][0], i)
+            else:
+                out.append((i, i))
+            i += 1
+    return out
+
+
 def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | None = None) -> list[Finding]:
     lines = doc.lines
     out: list[Finding] = []
@@ -105,6 +143,14 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | N
     for h in heads[1:]:
         out.append(at_line(path, lines, h.line, "PM105",
                            f"second summary heading (the first is on line {first.line + 1}); a file has one summary"))
+    if first.line != doc.preamble_end and closing_summary(doc, first):
+        # A closing summary is the author's conclusion: agents do not read it first, which is
+        # what PM100 says of a file without one; its fix moves it up.
+        out.append(at_line(path, lines, first.line, "PM100",
+                           "this `## Summary` closes the file, so agents do not read it first: to let them "
+                           "answer from it, move 3 to 6 bullets of it up after the title",
+                           data={"closing": True}))
+        return out
     if first.line != doc.preamble_end:
         # One finding: a summary in the wrong place is not read first, whatever it holds (and
         # a mid-file `## 摘要` is often an ordinary section, an abstract, not a summary at all).
@@ -118,7 +164,7 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | N
     if not 3 <= count <= 6:
         out.append(at_line(path, lines, first.line, "PM102",
                            f"the summary has {count} bullet{'s' if count != 1 else ''}; it needs 3 to 6"))
-    for start, end in section.other_runs:
+    for start, end in content_runs(doc, section.other_runs):
         last = lines[end].rstrip()
         out.append(Finding(path, start, len(lines[start]) - len(lines[start].lstrip()), end, len(last),
                            "PM103", "only bullets belong in the summary; move this below it"))
@@ -197,6 +243,14 @@ def insert_skeleton(state: RootState, finding: Finding, today: dt.date) -> list[
     return text_fix("Insert a Summary skeleton", finding.code, finding.path, text, new)
 
 
+def summary_missing_fixes(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
+    """PM100: a skeleton for a file without a summary; for a closing summary, moving it up."""
+    if finding.data and finding.data.get("closing"):
+        moves = move_summary_up(state, finding, today)
+        return [Fix("Move the closing summary up", f.code, f.edits, False) for f in moves]
+    return insert_skeleton(state, finding, today)
+
+
 def move_summary_up(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
     found = _active_doc(state, finding.path)
     if found is None:
@@ -250,4 +304,4 @@ def rename_heading(state: RootState, finding: Finding, today: dt.date) -> list[F
     return [Fix(f"Rename to `{new}`", finding.code, (edit,), True)]
 
 
-FIXES = {"PM100": insert_skeleton, "PM101": move_summary_up, "PM106": rename_heading}
+FIXES = {"PM100": summary_missing_fixes, "PM101": move_summary_up, "PM106": rename_heading}

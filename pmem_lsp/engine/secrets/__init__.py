@@ -24,10 +24,10 @@ from ._checks import looks_random
 from ._generic import PREFILTER as _GENERIC_KEYWORDS
 from ._generic import find_assignments, find_flags, find_in_table, find_url_credentials
 from ._pem import find_pem
-from ._tokens import TOKEN_RULES, body_ok
+from ._tokens import TOKEN_RULES, body_ok, token_matches
 
-__all__ = ["ALLOW_MARKER", "SecretMatch", "find_secrets", "mask", "mask_secrets", "mask_text", "redact_line",
-           "REDACTED"]
+__all__ = ["ALLOW_MARKER", "WEAK_REASONS", "SecretMatch", "find_secrets", "mask", "mask_secrets", "mask_text",
+           "redact_line", "REDACTED"]
 
 ALLOW_MARKER = "<!-- pmem: allow-secret -->"
 REDACTED = "[REDACTED]"
@@ -41,6 +41,10 @@ class SecretMatch:
     end: int  # character offset just after the value in `end_line`
     kind: str  # human name: "AWS access key id", "GitHub token", "PEM private key", "password", …
     hint: str  # masked hint only: first four characters + length, e.g. "AKIA… (20 characters)"
+    # Strong evidence: a provider's documented format, a private key block, a credential in a
+    # URL. Weak: only a secret-named key, option or column says so; `reason` says which.
+    strong: bool = True
+    reason: str = ""
 
 
 def mask(value: str) -> str:
@@ -111,7 +115,13 @@ def redact_line(line: str, matches_on_that_line: Iterable[SecretMatch], *, index
 # A match before overlaps are resolved: (priority, anchor line, line, start, end_line, end, kind, value).
 _Found = tuple[int, int, int, int, int, int, str, str]
 # Priorities: lower wins an overlap.
-_P_PEM, _P_TOKEN, _P_URL, _P_AWS_PAIR, _P_GENERIC = 0, 1, 100, 101, 102
+_P_PEM, _P_TOKEN, _P_URL, _P_AWS_PAIR, _P_GENERIC, _P_FLAG, _P_CELL = 0, 1, 100, 101, 102, 103, 104
+# Why a finding of weak evidence was made (docs/decisions.md, "Secrets: strong and weak evidence").
+WEAK_REASONS = {
+    _P_GENERIC: "named only by its key, in no known format",
+    _P_FLAG: "named only by a command-line option, in no known format",
+    _P_CELL: "named only by its table column, in no known format",
+}
 
 _AWS_SECRET_NEAR_ID = re.compile(r"(?<![A-Za-z0-9/+])(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
 
@@ -135,6 +145,7 @@ def _gates() -> tuple[tuple[str, tuple[int, ...]], ...]:
 
 
 _GATES = _gates()
+_GATES_B = tuple((kw.encode(), kw, ids) for kw, ids in _GATES)
 # Azure connection-string keys have no run guarantee ("+" and "/" break it): tried on key lines.
 _AZURE_RULES = tuple(i for i, rule in enumerate(TOKEN_RULES) if rule.keywords[0].endswith("Key="))
 _GENERIC_ASCII = tuple(k.encode() for k in _GENERIC_KEYWORDS if k.isascii())
@@ -148,14 +159,20 @@ def _lines_with(hay: bytes, needle: bytes, n_lines: int, out: set[int], data: by
         data = hay
     pos = hay.find(needle)
     ln = last = 0
-    step = len(needle)
     while pos != -1:
         ln += data.count(b"\n", last, pos)
         last = pos
         if ln >= n_lines:
             break
         out.add(ln)
-        pos = hay.find(needle, pos + step)
+        # The line is in: go on from the next one (a long line holding the needle thousands
+        # of times is found once, not once per occurrence).
+        nl = data.find(b"\n", pos)
+        if nl == -1:
+            break
+        ln += 1
+        last = nl + 1
+        pos = hay.find(needle, nl + 1)
 
 
 def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
@@ -222,15 +239,24 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     aws_lines: list[int] = []
     token_lines: set[int] = set()
     _lines_with(data.translate(_RUN_TABLE), _RUN_NEEDLE, n, token_lines, data)
+    # The keywords in the file at all, looked for once rather than on each candidate line
+    # (an index of `%20` routes has a candidate on every line); one line: on that line only.
+    gates = [(kw, ids) for kwb, kw, ids in _GATES_B if kwb in data] if len(token_lines) > 1 else _GATES
     for ln in sorted(token_lines):
         line = lines[ln]
         todo: set[int] = set()
-        for kw, ids in _GATES:
-            if kw in line:
+        where: dict[str, list[int]] = {}  # each keyword on the line: where it is, found once
+        for kw, ids in gates:
+            p = line.find(kw)
+            if p != -1:
                 todo.update(ids)
+                at = where[kw] = []
+                while p != -1:
+                    at.append(p)
+                    p = line.find(kw, p + 1)
         for i in sorted(todo):
             rule = TOKEN_RULES[i]
-            for m in rule.regex.finditer(line):
+            for m in token_matches(rule, line, where):
                 if body_ok(rule, m):
                     found.append((_P_TOKEN + i, ln, ln, m.start("v"), ln, m.end("v"), rule.kind, m.group("v")))
                     if rule.kind == "AWS access key id":
@@ -270,14 +296,14 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
                 found.append((_P_GENERIC, ln, ln, a, ln, e, kind, line[a:e]))
         if "--" in line:
             for a, e, kind in find_flags(line):
-                found.append((_P_GENERIC, ln, ln, a, ln, e, kind, line[a:e]))
+                found.append((_P_FLAG, ln, ln, a, ln, e, kind, line[a:e]))
         if "|" in line:
             for tl, a, e, kind in find_in_table(lines, ln):
-                found.append((_P_GENERIC, tl, tl, a, tl, e, kind, lines[tl][a:e]))
+                found.append((_P_CELL, tl, tl, a, tl, e, kind, lines[tl][a:e]))
         if "Key=" in line:  # Azure connection strings (AccountKey=, SharedAccessKey=)
             for i in _AZURE_RULES:
                 rule = TOKEN_RULES[i]
-                for m in rule.regex.finditer(line):
+                for m in token_matches(rule, line):
                     if body_ok(rule, m):
                         found.append((_P_TOKEN + i, ln, ln, m.start("v"), ln, m.end("v"), rule.kind, m.group("v")))
 
@@ -305,7 +331,7 @@ def _resolve(found: list[_Found], allowed_lines: set[int], allow: Sequence[re.Pa
     # thousands of matches is not quadratic).
     taken: dict[int, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
     out: list[SecretMatch] = []
-    for _prio, anchor, ln, a, eln, e, kind, value in sorted(found, key=lambda f: (f[0], f[2], f[3])):
+    for prio, anchor, ln, a, eln, e, kind, value in sorted(found, key=lambda f: (f[0], f[2], f[3])):
         lo, hi = (ln, a), (eln, e)
         if any(_overlaps(taken.get(i), lo, hi) for i in range(ln, eln + 1)):
             continue
@@ -319,6 +345,7 @@ def _resolve(found: list[_Found], allowed_lines: set[int], allow: Sequence[re.Pa
             continue
         if allow and any(p.search(value) for p in allow):
             continue
-        out.append(SecretMatch(ln, a, eln, e, kind, mask(value)))
+        reason = WEAK_REASONS.get(prio, "")
+        out.append(SecretMatch(ln, a, eln, e, kind, mask(value), not reason, reason))
     out.sort(key=lambda m: (m.line, m.start))
     return out

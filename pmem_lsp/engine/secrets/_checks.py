@@ -46,7 +46,14 @@ _ENV_NAME = re.compile(r"[A-Z][A-Z_]*\d{0,3}")
 _RUN_OF_SAME = re.compile(r"(.)\1{5,}")  # xxxxxx, ******, 000000
 _MASKED = ("***", "•", "…", "...")  # sk-abc***xyz, ••••, ghp_12…
 _SEQUENCES = ("abcdefgh", "bcdefghi", "12345678", "23456789", "01234567", "4567890", "qwertyui", "a1b2c3",
-              "abc123", "123abc", "abcd1234", "1234abcd")
+              "abc123", "123abc", "abcd1234", "1234abcd", "uvwxyz", "vwxyz")
+# Placeholders that say what goes there: `replace_with_your_key`, `^PASS^` (a tool's
+# substitution mark, as in hydra), `%PASSWORD%`, `@@TOKEN@@`, `__SECRET__`, and a value whose
+# tail was blanked out with x's (`AIza…XXX`, `NZ8KJ9xxxx`).
+_FILL_IN = re.compile(
+    r"(?:replace|insert|enter|put|paste|add|fill)[-_ ]?(?:with|in|here|your)|"
+    r"([\^%@#]{1,2}|__)[A-Z][A-Z0-9_]*\1", re.IGNORECASE)
+_BLANKED_TAIL = re.compile(r"(?:xxx|XXX)[xX]*$")
 
 # Placeholder words, compared after lowering and undoing common leetspeak and dropping
 # digits and symbols: "P@ssw0rd1!" → "password".
@@ -151,7 +158,7 @@ def is_placeholder(value: str) -> bool:
     is also in a name (`names_itself`). Example words count anywhere (`is_example`)."""
     if not value or is_template(value) or any(m in value for m in _MASKED):
         return True
-    if is_example(value):
+    if is_example(value) or _FILL_IN.match(value) or _BLANKED_TAIL.search(value):
         return True
     low = value.lower()
     if any(seq in low for seq in _SEQUENCES) or names_itself(value):
@@ -215,6 +222,31 @@ _ASCII_VALUE = re.compile(r"[!-~]+")
 _OPTION = re.compile(r"--?[A-Za-z][a-z0-9]*(?:-[a-z0-9]+)*(?:=[\w./-]*)?")
 
 
+# Code, not a value: a call, a member or scope access, an index, a variable of a template
+# language — `Hash::make($request->password)`, `$user->createToken('api')`, `Str::random(16)`,
+# `bin2hex(random_bytes(32))`, `config['jwt']`, `@db_pass` (a deployment tool's secret
+# reference), `{{ .Values.token }}`. A chain of identifiers followed by `(`, `[`, `::`, `->`.
+_CODE_CHAIN = re.compile(
+    r"[$@]?[A-Za-z_][\w$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][\w$]*)*(?P<op>\(|\[|::|->)")
+_REFERENCE = re.compile(r"@[A-Za-z_][\w.-]*|\$[A-Za-z_][\w]*(?:->|\.)[\w>.-]+")
+# A password hash in crypt format (bcrypt `$2b$10$…`, sha512-crypt `$6$…`, argon2, scrypt):
+# what a database keeps instead of the password, not the password.
+_CRYPT_HASH = re.compile(r"\$(?:2[abxy]?|1|5|6|y|gy|7|argon2(?:id|i|d)|scrypt|pbkdf2[\w-]*|sha\d+)\$")
+
+
+def is_code_expression(value: str) -> bool:
+    """A code expression assigned to a secret-named variable rather than a value."""
+    m = _CODE_CHAIN.match(value)
+    if m is not None:
+        chain = value[:m.start("op")]
+        # `ident(` alone needs its `)` in the value too: `Xk9(…` is a password, `str(x)` code.
+        if m.group("op") in ("::", "->") or any(sep in chain for sep in (".", "->", "::")):
+            return True
+        if ")" in value[m.end():] or "]" in value[m.end():] or m.end() == len(value):
+            return len(chain.lstrip("$@")) >= 2
+    return _REFERENCE.fullmatch(value) is not None
+
+
 def _random_segment(path: str) -> bool:
     """A base64 value can start with "/" and hold more: a path's segments are not random."""
     for seg in re.split(r"[/\\]", path):
@@ -235,7 +267,7 @@ def looks_random(value: str) -> bool:
         return False
     if "://" in value or "`" in value or value.startswith(("data:", "mailto:", "file:", "arn:", "urn:")):
         return False
-    if _NAMED_HASH.match(value):
+    if _NAMED_HASH.match(value) or _CRYPT_HASH.match(value) or is_code_expression(value):
         return False
     if _EMAIL.fullmatch(value) or _VERSION.fullmatch(value) or _DATEISH.fullmatch(value) or _UUID.fullmatch(value):
         return False

@@ -43,6 +43,9 @@ _NOT_SECRET_TOKENS = frozenset(
     "next page pagination continuation idempotency client change sync request cancel marker "
     "resume cursor start starting end max min update forward backward copy upload retry".split()
 )
+# Words before the last that make the key name something public or derived: .NET's
+# `PublicKeyToken`, a `publishable key`, a `hashed_password`, a `design token`.
+_NOT_SECRET_BEFORE = frozenset("public publishable hashed hash design".split())
 _KEY_PREFIX_WORDS = frozenset(
     "secret access private auth encryption signing master app service account api client session "
     "storage signature hmac jwt crypt cookie webhook license".split()
@@ -71,7 +74,7 @@ def classify_key(key: str) -> str | None:
     if not segs:
         return None
     last = segs[-1]
-    if last in _NOT_A_SECRET_LAST:
+    if last in _NOT_A_SECRET_LAST or any(seg in _NOT_SECRET_BEFORE for seg in segs[:-1]):
         return None
     tail = "".join(segs[-4:])
     if "secretaccesskey" in tail or ("aws" in segs and ("secret" in segs or tail.endswith("secretkey"))):
@@ -93,6 +96,49 @@ def classify_key(key: str) -> str | None:
     if last in ("credential", "creds", "cred"):
         return "credential"
     return None
+
+
+_WORD_PART = re.compile(r"[A-Za-z\u00c0-\u024f]+\d{0,4}|\d+")
+_PART_SEPARATORS = re.compile(r"[-_/.#:+&]+")
+
+
+def wordy(value: str) -> bool:
+    """Made of two or more words joined by separators (`all-green-after/retry2`, `Test_Run#42`,
+    `Reisepass-Nr/2024`), each a run of letters in one case pattern with at most a few digits
+    after it — how prose and names are built, not passwords (`Xk9#mPq2vL`)."""
+    parts = [p for p in _PART_SEPARATORS.split(value) if p]
+    if len(parts) < 2:
+        return False  # one word with digits (`buxinren123`) is how people make passwords
+    for part in parts:
+        if _WORD_PART.fullmatch(part) is None:
+            return False
+        letters = part.rstrip("0123456789")
+        if letters and not (letters.islower() or letters.isupper() or letters.istitle()):
+            return False
+    return True
+
+
+# Keys that name a secret only sometimes: "Pass:" is a pass/fail verdict, a mountain pass, a
+# German "Pass" (passport) as often as a password.
+_AMBIGUOUS_KEYS = frozenset(("pass",))
+
+
+def _ambiguous_key(key: str) -> bool:
+    return key.strip(" \t*_`").lower() in _AMBIGUOUS_KEYS
+
+
+def cell_value_ok(value: str, header: str) -> bool:
+    """For a cell under a secret-named column: a table of design tokens (`read/write`, `48px`,
+    `spacing/large`) or test verdicts holds words; a password column holds values with letters
+    and digits (or long mixed-case letters)."""
+    if not looks_random(value):
+        return False
+    if _ambiguous_key(header) and wordy(value):
+        return False
+    has_digit = any(c.isdigit() for c in value)
+    has_alpha = any(c.isalpha() for c in value)
+    return (has_digit and has_alpha and not wordy(value)) or (
+        len(value) >= 16 and value.isalnum() and not value.islower() and not value.isupper())
 
 
 _IDENT_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
@@ -364,19 +410,36 @@ def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None,
             if nxt is not None:
                 b = nxt.start()
         value = line[a:b]
+        if "..." in line[a:b + 3] or "…" in line[a:b + 1]:
+            continue  # elided: `sk-ant-api03-...`, `ghp_…`
+        if sep[0] in "ia是为" and any(c in value for c in "'\"()"):
+            continue  # `check('password', 'Password is required').exists()`: a message in code
+        if _ambiguous_key(key) and sep in (":", "：") and (wordy(value) or line[b:].strip(" \t*_`'\".,;!?|")):
+            continue  # `Pass: all tests green`, `Pass: Test_Run#42 bestanden`: a label, not a password
         if looks_random(value):
             yield a, b, kind
 
 
-_FLAG = re.compile(r"(?<![\w-])--(?P<key>[a-z][a-z\-]*)[ \t]+(?P<v>[^\s\"'`]+)")
+_FLAG = re.compile(r"--(?P<key>[a-z][a-z\-]*)[ \t]+(?P<v>[^\s\"'`]+)")
 
 
 def find_flags(line: str) -> Iterator[tuple[int, int, str]]:
-    """`--password s3cr3t…`, `--token …` on a command line (the `=` form is an assignment)."""
-    for m in _FLAG.finditer(line):
-        kind = classify_key(m.group("key"))
-        if kind is not None and looks_random(m.group("v")):
-            yield m.start("v"), m.end("v"), kind
+    """`--password s3cr3t…`, `--token …` on a command line (the `=` form is an assignment).
+    Tried at each `--` not glued to a word or another dash (found with `str.find`: a regex
+    starting with a lookbehind would be tried at every character of a long line)."""
+    p = line.find("--")
+    while p != -1:
+        before = line[p - 1] if p else ""
+        if not (before == "-" or before == "_" or before.isalnum()):
+            m = _FLAG.match(line, p)
+            if m is not None:
+                kind = classify_key(m.group("key"))
+                if kind is not None and looks_random(m.group("v")):
+                    yield m.start("v"), m.end("v"), kind
+        q = p + 2
+        while q < len(line) and line[q] == "-":
+            q += 1
+        p = line.find("--", q)
 
 
 # Tables -------------------------------------------------------------------------------------
@@ -415,6 +478,7 @@ def find_in_table(lines: list[str], ln: int) -> Iterator[tuple[int, int, int, st
     headed = ln == 0 or not _TABLE_ROW.match(lines[ln - 1])
     cells = _cells(line)
     kinds = [classify_key(line[a:b]) if b - a <= 40 else None for a, b in cells]
+    headers = [line[a:b] for a, b in cells]
     # "| key | value |" on the same row
     for i, kind in enumerate(kinds):
         if kind is not None and i + 1 < len(cells):
@@ -429,7 +493,7 @@ def find_in_table(lines: list[str], ln: int) -> Iterator[tuple[int, int, int, st
             for i, kind in enumerate(kinds):
                 if kind is not None and i < len(row):
                     a, b = row[i]
-                    if looks_random(lines[j][a:b]):
+                    if cell_value_ok(lines[j][a:b], headers[i]):
                         yield j, a, b, kind
             j += 1
 
@@ -462,6 +526,9 @@ def find_url_credentials(line: str) -> Iterator[tuple[int, int, str]]:
     for m in _URL_CRED.finditer(line):
         if not url_password_ok(m.group("user"), m.group("pw")):
             continue
+        host, _, port = m.group("host").partition(":")
+        if port and not port.isdigit():
+            continue  # `db.example:0u812`: no URL has such a port; an invented one
         scheme = m.group("scheme").lower()
         kind = "database URL password" if scheme in _DB_SCHEMES or scheme.startswith("jdbc") else "URL password"
         yield m.start("pw"), m.end("pw"), kind

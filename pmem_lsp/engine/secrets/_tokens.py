@@ -32,13 +32,17 @@ class TokenRule:
     keywords: tuple[str, ...]  # case-sensitive literals, one of which must be on the line
     regex: re.Pattern[str]  # group "v" is the value (else the whole match), "b" the random body
     check: Callable[[re.Match[str]], bool] | None = None
+    # How far before a keyword a match can start (`AKIA`: the keyword `IA` is 2 in; a Slack
+    # webhook URL starts 8 before `hooks.slack`): the regex is tried only at those starts, so
+    # a long line costs a few tries per keyword, not a scan per rule (`token_matches`).
+    reach: int = 0
 
 
 def _rule(kind: str, keywords: str | tuple[str, ...], pattern: str,
-          check: Callable[[re.Match[str]], bool] | None = None) -> TokenRule:
+          check: Callable[[re.Match[str]], bool] | None = None, reach: int = 0) -> TokenRule:
     if isinstance(keywords, str):
         keywords = (keywords,)
-    return TokenRule(kind, keywords, re.compile(pattern, re.ASCII), check)
+    return TokenRule(kind, keywords, re.compile(pattern, re.ASCII), check, reach)
 
 
 def _discord_id(m: re.Match[str]) -> bool:
@@ -65,7 +69,7 @@ _B64URL = "A-Za-z0-9_\\-"
 TOKEN_RULES: tuple[TokenRule, ...] = (
     # Cloud providers
     _rule("AWS access key id", ("IA", "ACCA", "A3T"),
-          r"(?<![A-Za-z0-9])(?P<v>(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?P<b>[A-Z0-9]{16}))(?![A-Za-z0-9])"),
+          r"(?<![A-Za-z0-9])(?P<v>(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?P<b>[A-Z0-9]{16}))(?![A-Za-z0-9])", reach=2),
     _rule("Google API key", "AIza", rf"{_L}(?P<v>AIza(?P<b>[{_B64URL}]{{35}})){_R}"),
     _rule("Google OAuth client secret", "GOCSPX", rf"{_L}(?P<v>GOCSPX-(?P<b>[{_B64URL}]{{28}})){_R}"),
     _rule("Google OAuth access token", "ya29.", rf"{_L}(?P<v>ya29\.(?P<b>[{_B64URL}]{{30,1024}})){_R}"),
@@ -74,7 +78,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _rule("Azure shared access key", "SharedAccessKey=",
           r"SharedAccessKey=(?P<v>(?P<b>[A-Za-z0-9+/]{30,1024})={0,2})(?![A-Za-z0-9+/=])"),
     _rule("Azure SAS token", "sig=",
-          r"[?&;]sig=(?P<v>(?P<b>[A-Za-z0-9%+/]{30,1024})(?:%3D|=){0,2})(?![A-Za-z0-9%+/=])"),
+          r"[?&;]sig=(?P<v>(?P<b>[A-Za-z0-9%+/]{30,1024})(?:%3D|=){0,2})(?![A-Za-z0-9%+/=])", reach=1),
     # Version control
     _rule("GitHub token", "gh", rf"{_L_GH}(?P<v>ghp_(?P<b>[{_B62}]{{36,255}})){_R}"),
     _rule("GitHub OAuth token", "gh", rf"{_L_GH}(?P<v>gho_(?P<b>[{_B62}]{{36,255}})){_R}"),
@@ -84,23 +88,23 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _rule("GitLab token", "gl",
           rf"{_L}(?P<v>gl(?:pat|dt|rt|ptt|ft|soat|imt|cbt|oas)-(?P<b>[{_B64URL}]{{20,1024}})(?:\.[0-9a-z]{{2}}\.[0-9a-z]{{7,9}})?){_R}"),
     # Chat and webhooks
-    _rule("Slack token", "xox", rf"{_L}(?P<v>(?:xoxe\.)?xox[abposer]-(?P<b>[0-9A-Za-z\-]{{10,250}})){_R}"),
+    _rule("Slack token", "xox", rf"{_L}(?P<v>(?:xoxe\.)?xox[abposer]-(?P<b>[0-9A-Za-z\-]{{10,250}})){_R}", reach=5),
     _rule("Slack token", "xapp-", rf"{_L}(?P<v>xapp-\d-(?P<b>[A-Z0-9]+-\d+-[a-z0-9]{{20,1024}})){_R}"),
     _rule("Slack webhook URL", "hooks.slack",
           r"(?P<v>https?://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<b>[A-Za-z0-9_/\-]{20,1024}))",
-          _url_body),
+          _url_body, reach=8),
     _rule("Discord webhook URL", "webhooks",
           r"(?P<v>https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,25}/(?P<b>[A-Za-z0-9_\-]{40,1024}))",
-          _url_body),
+          _url_body, reach=34),
     # The first part is the base64 of a numeric user id, so it starts with one of these pairs.
     _rule("Discord bot token", ("MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT"),
           r"(?<![A-Za-z0-9_\-.])(?P<v>(?P<id>[MNO][A-Za-z0-9_\-]{23,27})\.[A-Za-z0-9_\-]{6}\.(?P<b>[A-Za-z0-9_\-]{27,40}))(?![A-Za-z0-9_\-.])",
           _discord_id),
     _rule("Telegram bot token", ":A",
-          r"(?<![A-Za-z0-9_:])(?P<v>[0-9]{6,12}:(?P<b>A[A-Za-z0-9_\-]{34}))(?![A-Za-z0-9_\-])"),
+          r"(?<![A-Za-z0-9_:])(?P<v>[0-9]{6,12}:(?P<b>A[A-Za-z0-9_\-]{34}))(?![A-Za-z0-9_\-])", reach=12),
     # Payments
-    _rule("Stripe secret key", "k_", rf"{_L}(?P<v>sk_(?:live|test)_(?P<b>[{_B62}]{{20,255}})){_R}"),
-    _rule("Stripe restricted key", "k_", rf"{_L}(?P<v>rk_(?:live|test)_(?P<b>[{_B62}]{{20,255}})){_R}"),
+    _rule("Stripe secret key", "k_", rf"{_L}(?P<v>sk_(?:live|test)_(?P<b>[{_B62}]{{20,255}})){_R}", reach=1),
+    _rule("Stripe restricted key", "k_", rf"{_L}(?P<v>rk_(?:live|test)_(?P<b>[{_B62}]{{20,255}})){_R}", reach=1),
     _rule("Stripe webhook secret", "whsec_", rf"{_L}(?P<v>whsec_(?P<b>[{_B62}]{{24,1024}})){_R}"),
     # LLM providers (specific shapes first: earlier rules win an overlap)
     _rule("Anthropic API key", "sk-", rf"{_L}(?P<v>sk-ant-(?:[a-z]{{3,6}}\d\d-)?(?P<b>[{_B64URL}]{{32,1024}})){_R}"),
@@ -120,7 +124,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     # Other services with a fixed prefix
     _rule("SendGrid API key", "SG.", rf"{_L}(?P<v>SG\.(?P<b>[{_B64URL}]{{22}}\.[{_B64URL}]{{43}})){_R}"),
     _rule("Shopify token", "shp", rf"{_L}(?P<v>shp(?:at|ca|pa|ss)_(?P<b>[a-fA-F0-9]{{32}})){_R}"),
-    _rule("DigitalOcean token", "_v1_", rf"{_L}(?P<v>do[por]_v1_(?P<b>[a-f0-9]{{64}})){_R}"),
+    _rule("DigitalOcean token", "_v1_", rf"{_L}(?P<v>do[por]_v1_(?P<b>[a-f0-9]{{64}})){_R}", reach=3),
     _rule("Linear API key", "lin_api_", rf"{_L}(?P<v>lin_api_(?P<b>[{_B62}]{{40}})){_R}"),
     _rule("Notion token", "ntn_", rf"{_L}(?P<v>ntn_(?P<b>[{_B62}]{{40,1024}})){_R}"),
     _rule("Postman API key", "PMAK-", rf"{_L}(?P<v>PMAK-(?P<b>[a-fA-F0-9]{{24}}-[a-fA-F0-9]{{34}})){_R}"),
@@ -135,8 +139,39 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
 )
 
 
+def token_matches(rule: TokenRule, line: str, where: dict[str, list[int]] | None = None) -> list[re.Match[str]]:
+    """What `rule.regex.finditer(line)` gives, found by trying the regex only where a match
+    can start: at most `rule.reach` characters before each of its keywords (`where`: each
+    keyword's positions on the line, when the caller found them already). Linear in the
+    line's length whatever it holds (a 1 MB drawing stored as one line of JSON)."""
+    starts: set[int] = set()
+    for kw in rule.keywords:
+        if where is not None:
+            found = where.get(kw, ())
+        else:
+            found = []
+            p = line.find(kw)
+            while p != -1:
+                found.append(p)
+                p = line.find(kw, p + 1)
+        for p in found:
+            starts.update(range(max(0, p - rule.reach), p + 1))
+    out: list[re.Match[str]] = []
+    last = -1
+    for q in sorted(starts):
+        if q < last:
+            continue
+        m = rule.regex.match(line, q)
+        if m is not None:
+            out.append(m)
+            last = m.end()
+    return out
+
+
 def body_ok(rule: TokenRule, m: re.Match[str]) -> bool:
     body = m.group("b")
+    if m.string.startswith(("...", "…"), m.end("v")):
+        return False  # elided in documentation: `sk-ant-api03-Zx8…`, the rest left out
     if not token_body_ok(body) or is_example(m.group("v")):
         return False
     return rule.check is None or rule.check(m)
