@@ -179,3 +179,17 @@ def test_a_wiki_link_followed_by_parentheses_is_not_a_link_to_them(tmp_path, bod
 def test_a_markdown_link_whose_text_only_holds_brackets_is_still_checked(tmp_path):
     found = link_findings(tmp_path, "See [the [big] plan](plan.md) and [[x]](y.md).\n")
     assert [f.message for f in found] == ["link target `notes/plan.md` does not exist in the memory root"]
+
+
+# PM403's pre-filter, written literal-first for speed, against the plain form it replaced.
+_HINT_ORACLE = r"[\s`(:：]/[A-Za-z]"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=" \t\n`(:：/aZ.~-é中", max_size=40))
+def test_the_source_path_hint_finds_what_the_plain_pattern_finds(text):
+    import re
+
+    from pmem_lsp.engine.rules.source_paths import _ABSOLUTE_HINT
+
+    assert bool(_ABSOLUTE_HINT.search(text)) == bool(re.search(_HINT_ORACLE, text))

@@ -51,8 +51,11 @@ RULES = (
 # First folders that hold files on some machine, even when this one lacks them.
 FILE_ROOTS = {"Users", "home", "Volumes", "mnt", "media", "opt", "srv", "data", "tmp", "var", "private",
               "root", "etc", "usr", "workspace", "work", "projects", "Library", "Applications", "nix", "run"}
-# A text that may hold a path outside links (one search; most files have none).
-_ABSOLUTE_HINT = re.compile(r"[\s`(:：]/[A-Za-z]")
+# A text that may hold a path outside links (one search; most files have none): a `/` and a
+# letter after a space, backtick, parenthesis or colon. Written to start with its literal `/`
+# (the preceding character checked behind it), so the search skips to each `/` instead of
+# trying the class at every character: 17 → 2 µs on a 2.5 KB note, the same answer.
+_ABSOLUTE_HINT = re.compile(r"/(?<=[\s`(:：]/)[A-Za-z]")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _PLAIN_PATH = re.compile(r"(?<![\w/~.])(?:~|(?=/[A-Za-z]))/?[^\s`'\"<>()\[\]{},;|*]*")
 _NOT_A_PATH = re.compile(r"[\s*?$<>{}\[\]|…]|\.\.\.")
