@@ -225,9 +225,10 @@ def test_the_cli_uses_no_network_and_writes_only_in_the_root(tmp_path: Path, iso
     read_only = box.records()
     assert [k for k, _ in read_only if k != "WRITE"] == ["LOADED"] * 5, read_only  # loaded in each
     read_writes = [r for k, r in read_only if k == "WRITE"]
-    # The only writes of the read-only commands: the two checks' records in the user cache.
+    # The only writes of the read-only commands: the records of the two checks and of health
+    # (cached like check) in the user cache; status and rules store none.
     assert box.writes_outside(read_writes, root) == [] and not [w for w in read_writes if str(root) in w]
-    assert sum(w.endswith(".check')") for w in read_writes) == 2, read_writes
+    assert sum(w.endswith(".check')") for w in read_writes) == 3, read_writes
 
     archived = box.cli("--root", str(root), "archive", "projects/stale.md", "--reason", "old", "--yes")
     assert archived.returncode == 0, archived.stderr
