@@ -311,11 +311,13 @@ def test_every_primitive_call_failing_or_dying_in_turn(tmp_path, scenario, kill,
         else:
             assert isinstance(outcome, ApplyError), outcome
             state = model_state(sequence, k, writes, no_hard_links)
+            if state == "both":  # the unlink after the link failed: the link is undone (issue 23)
+                state = "start"
             steps_done = {"start": 0, "both": 0, "moved": 1, "step2": 2}[state]
             assert len(outcome.done) == steps_done, (k, sequence[k], outcome.done)
         seen_states.add(state)
         assert_consistent_after_fault(root, data, texts, names, source, dest, states[state])
-    expected_states = set(SCENARIOS[scenario][4]) - ({"both"} if no_hard_links else set())
+    expected_states = set(SCENARIOS[scenario][4]) - ({"both"} if no_hard_links or not kill else set())
     assert seen_states == expected_states
 
 

@@ -1,26 +1,118 @@
-"""The one door for carrying out a confirmed plan on disk: lock the root, plan again on what
-it holds now (the safety contract at the moment of execution), apply (docs/design.md §3, §5.1).
+"""The one door for carrying out a confirmed write (docs/design.md §3, §5.1; docs/SECURITY.md,
+"The write protocol").
 
-The CLI, the server's fallback for clients that cannot move files, and the agent surface all
-come through here, so two pmem processes never interleave and every check runs twice.
+Every surface comes through `execute`: the CLI's prompt and `--yes` (`Confirmed`), the CLI's
+`--token` and `pmem mcp`'s `memory_apply` (`Tokened`), and the language server (`Confirmed`,
+its moves through the editor). So each rule of the protocol is written once, here and in what
+it calls:
+
+1. take the root's lock (`lock.RootLock`: the root folder itself, whatever the caller's
+   environment);
+2. wait until every index the confirmed plan writes is settled — no line of the text the user
+   saw is missing, or the text has held still (`fs_applier.settled`): an index caught mid
+   truncate-then-write is never the base of a plan;
+3. plan again on the disk of that moment and require that it is what was confirmed (the same
+   moves and index changes — `operations.replan` — or the same token — `preview`); the
+   surface's own guard runs here (the server: no unsaved buffer among the files touched);
+4. run the steps (`fs_applier.run_steps` with undo): every index write compare-and-swap on a
+   settled text with its post-condition checked before the rename; a step that fails puts
+   back every step done before it, and the error says which state is left when even that fails.
 """
 
 from __future__ import annotations
 
-from .fs_applier import apply_plan
+import datetime as dt
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .fs_applier import SETTLE_LIMIT, Mover, run_steps, settled
 from .lock import RootLock
-from .operations import LifecycleContext, replan
+from .operations import LifecycleContext, context, replan
 from .plan import Plan
+from .preview import Request, StalePreview, preview
+from .safety import Refusal
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    """The user saw `plan`, made for `request` (a prompt, `--yes`, the editor's confirmation)."""
+
+    request: Request
+    plan: Plan
+
+    @property
+    def op(self) -> str:
+        return self.plan.op
+
+    def settle(self, root: Path, deadline: float) -> None:
+        for write in self.plan.writes():
+            settled(root / write.path, write.before, deadline)
+
+    def again(self, ctx: LifecycleContext) -> Plan:
+        r = self.request
+        return replan(ctx, self.plan, r.path, r.reason, content=r.content, description=r.description, route=r.route)
+
+
+@dataclass(frozen=True)
+class Tokened:
+    """The user saw the preview `token` names (`--token`, `memory_apply`): applied only while
+    every file it reads or touches is as it was then."""
+
+    request: Request
+    token: str
+
+    @property
+    def op(self) -> str:
+        return self.request.op
+
+    def settle(self, root: Path, deadline: float) -> None:
+        """Nothing to wait for: the token binds the exact bytes of every file the plan reads, so
+        a text caught mid-rewrite makes it stale, and nothing is written."""
+
+    def again(self, ctx: LifecycleContext) -> Plan:
+        try:
+            now = preview(ctx, self.request)
+        except Refusal as exc:
+            raise StalePreview(f"the preview no longer applies ({exc.message}); nothing was written") from None
+        if now.token != self.token:
+            what = ("the arguments or the files it reads or writes changed" if now.token
+                    else "it was applied already, or there is nothing to do now")
+            raise StalePreview(f"this token is not the current preview of this {self.request.op}: {what} since "
+                               "(or the token is from another command); nothing was written — preview again")
+        return now.plan
+
+
+Confirmation = Confirmed | Tokened
+
+
+def execute(root: Path, confirmation: Confirmation, *, today: dt.date | None = None,
+            ctx: LifecycleContext | None = None, move: Mover | None = None,
+            guard: Callable[[Plan], None] | None = None) -> tuple[Plan, list[str]]:
+    """Carry out what the user confirmed; returns the plan that ran and the steps done. Raises a
+    Refusal (nothing changed: refused, stale, another writer kept the root busy) or an
+    ApplyError (a step failed: what was done is put back, or the error says what remains)."""
+    ctx = ctx or context(root, today)
+    if confirmation.op == "init" and not root.is_dir():
+        # The root itself is being made: nothing to lock yet (every creation is no-overwrite).
+        return _run(root, ctx, confirmation, move, guard)
+    with RootLock(root):
+        return _run(root, ctx, confirmation, move, guard)
+
+
+def _run(root: Path, ctx: LifecycleContext, confirmation: Confirmation, move: Mover | None,
+         guard: Callable[[Plan], None] | None) -> tuple[Plan, list[str]]:
+    confirmation.settle(root, time.monotonic() + SETTLE_LIMIT)
+    plan = confirmation.again(ctx)
+    if guard is not None:
+        guard(plan)
+    return plan, run_steps(root, plan, move=move, undo=True)
 
 
 def carry_out(ctx: LifecycleContext, confirmed: Plan, path: object = None, reason: str | None = None, *,
               content: object = None, description: str | None = None,
               route: bool = True) -> tuple[Plan, list[str]]:
-    """Apply what the user confirmed; returns the plan that ran and the steps done. Raises a
-    Refusal (nothing changed) or an ApplyError (stopped part-way, the state says what to fix)."""
-    if confirmed.op == "init":  # the root itself is being made: there is no lock file yet
-        plan = replan(ctx, confirmed, path, reason, content=content, description=description, route=route)
-        return plan, apply_plan(ctx.root, plan)
-    with RootLock(ctx.root):
-        plan = replan(ctx, confirmed, path, reason, content=content, description=description, route=route)
-        return plan, apply_plan(ctx.root, plan)
+    """`execute` for a plan the user confirmed (the CLI's prompt and `--yes`)."""
+    request = Request(confirmed.op, path, reason, content, description, route)
+    return execute(ctx.root, Confirmed(request, confirmed), ctx=ctx)
