@@ -12,14 +12,26 @@ from typing import TYPE_CHECKING
 
 from .findings import Finding, Severity
 from .rule import FileCheck, FixFn, Rule, TextCheck
-from .rules import archive, concluded, duplicates, links, routes, secrets, source_paths, stale, structure, summary
+from .rules import (
+    archive,
+    concluded,
+    duplicates,
+    leftovers,
+    links,
+    routes,
+    secrets,
+    source_paths,
+    stale,
+    structure,
+    summary,
+)
 
 if TYPE_CHECKING:
     from .fixes import Fix
     from .root_state import RootState
 
 # The rule modules. A new module is one line here; a new rule in a module, none.
-MODULES = (structure, summary, routes, archive, secrets, links, source_paths, stale, concluded, duplicates)
+MODULES = (structure, leftovers, summary, routes, archive, secrets, links, source_paths, stale, concluded, duplicates)
 
 RULES: dict[str, Rule] = {r.code: r for r in sorted((r for m in MODULES for r in m.RULES), key=lambda r: r.code)}
 TEXT_CHECKS: tuple[TextCheck, ...] = tuple(c for m in MODULES for c in getattr(m, "TEXT_CHECKS", ()))

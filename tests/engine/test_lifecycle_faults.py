@@ -134,6 +134,12 @@ def assert_consistent_after_fault(root, data, texts, names, source, dest, expect
         assert (root / rel).read_text(encoding="utf-8") in (before, after), f"{rel} was torn"
     assert non_hidden_files(root) <= names | {dest}
     found = codes(root)
+    # A write killed between its temporary file and the rename leaves that file: PM007 reports
+    # it, on the index it was for, exactly when one is there (issue 23).
+    temps = {rel for rel in texts if any(p.name.startswith(f".{Path(rel).name}.") and p.name.endswith(".pmem-tmp")
+                                         for p in (root / rel).parent.iterdir())}
+    assert {path for path, code in found if code == "PM007"} == temps
+    found -= {(rel, "PM007") for rel in temps}
     assert found == expected
     if found:
         assert {code for _, code in found} & REPORTED_WITH_A_FIX

@@ -14,7 +14,8 @@ it calls:
 3. plan again on the disk of that moment and require that it is what was confirmed (the same
    moves and index changes — `operations.replan` — or the same token — `preview`); the
    surface's own guard runs here (the server: no unsaved buffer among the files touched);
-4. run the steps (`fs_applier.run_steps` with undo): every index write compare-and-swap on a
+4. clear what a killed pmem write left in the folders it writes (`leftovers.py`, PM007);
+5. run the steps (`fs_applier.run_steps` with undo): every index write compare-and-swap on a
    settled text with its post-condition checked before the rename; a step that fails puts
    back every step done before it, and the error says which state is left when even that fails.
 """
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .fs_applier import SETTLE_LIMIT, Mover, run_steps, settled
+from .leftovers import clear_leftovers
 from .lock import RootLock
 from .operations import LifecycleContext, context, replan
 from .plan import Plan
@@ -107,6 +109,8 @@ def _run(root: Path, ctx: LifecycleContext, confirmation: Confirmation, move: Mo
     plan = confirmation.again(ctx)
     if guard is not None:
         guard(plan)
+    if root.is_dir():  # what a killed write left where this one writes (PM007)
+        clear_leftovers(root, {rel.rpartition("/")[0] for rel in plan.touched()})
     return plan, run_steps(root, plan, move=move, undo=True)
 
 

@@ -39,11 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .changes import check_effect, lost_lines, undo_change
+from .leftovers import TMP_SUFFIX, aside_name
 from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
 from .safety import CHANGED, COLLISION, ENCODING, Refusal, require_free, require_source, resolve_inside
 
-TMP_SUFFIX = ".pmem-tmp"  # a write's temporary file: `.<name>.<random>.pmem-tmp` beside its target
-STASH_SUFFIX = ".pmem-purge"  # a removal set aside until its plan is done: `.<name>.<random>.pmem-purge`
 UNSETTLED = "unsettled"  # the refusal's rule: an index kept losing lines (another writer mid-rewrite)
 SETTLE_LIMIT = 5.0  # seconds an index write waits for another writer (settling, compare-and-swap)
 QUIET = 0.25  # a text that lost lines is a base for a write once it held still this long
@@ -214,7 +213,7 @@ def stash(root: Path, rel: str) -> Path:
     resolve_inside(root, rel)
     require_source(root, rel)
     path = root / rel
-    aside = path.with_name(f".{path.name}.{os.urandom(6).hex()}{STASH_SUFFIX}")
+    aside = aside_name(path, purge=True)
     os.rename(path, aside)
     _fsync_dir(path.parent)
     return aside
@@ -427,7 +426,7 @@ def run_steps(root: Path, plan: Plan, move: Mover | None = None, undo: bool = Fa
         journal.done.append(describe(step))
     for aside in journal.stashed:
         try:
-            os.unlink(aside)  # the removal's second half; a leftover is reported (PM006) and harmless
+            os.unlink(aside)  # the removal's second half; a leftover is reported (PM007), cleared by the next write
             _fsync_dir(aside.parent)
         except OSError:
             pass
