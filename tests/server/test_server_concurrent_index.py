@@ -15,8 +15,6 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 from test_concurrent_index import (
-    TODAY,
-    UNROUTED,
     agent_edits,
     assert_archived,
     change_route,
@@ -25,7 +23,6 @@ from test_concurrent_index import (
     remove_route,
 )
 
-from engine_helpers import findings
 from roots import write_root
 
 
