@@ -28,7 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .fs_applier import SETTLE_LIMIT, Mover, run_steps, settled
+from . import fs_applier
+from .fs_applier import Mover, run_steps, settled
 from .leftovers import clear_leftovers
 from .lock import RootLock
 from .operations import LifecycleContext, context, replan
@@ -105,7 +106,7 @@ def execute(root: Path, confirmation: Confirmation, *, today: dt.date | None = N
 
 def _run(root: Path, ctx: LifecycleContext, confirmation: Confirmation, move: Mover | None,
          guard: Callable[[Plan], None] | None) -> tuple[Plan, list[str]]:
-    confirmation.settle(root, time.monotonic() + SETTLE_LIMIT)
+    confirmation.settle(root, time.monotonic() + fs_applier.SETTLE_LIMIT)
     plan = confirmation.again(ctx)
     if guard is not None:
         guard(plan)

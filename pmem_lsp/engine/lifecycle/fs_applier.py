@@ -45,8 +45,7 @@ from .safety import CHANGED, COLLISION, ENCODING, Refusal, require_free, require
 
 UNSETTLED = "unsettled"  # the refusal's rule: an index kept losing lines (another writer mid-rewrite)
 SETTLE_LIMIT = 5.0  # seconds an index write waits for another writer (settling, compare-and-swap)
-QUIET = 0.25  # a text that lost lines is a base for a write once it held still this long
-QUIET_EMPTY = 1.0  # ... and an emptied one this long
+QUIET = 0.5  # a text that lost some lines is a base for a write once it held still this long
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -223,18 +222,27 @@ def _decoded(raw: bytes | None) -> str | None:
     return None if raw is None else raw.decode("utf-8", "replace")
 
 
+def _emptied(reference: str | None, raw: bytes | None) -> bool:
+    return bool((reference or "").strip()) and not (raw or b"").strip()
+
+
 def settled(path: Path, reference: str | None, deadline: float) -> bytes | None:
     """The bytes of `path` once they are a safe base for a write made from `reference` (the text
-    the plan was made on): at once when no line of `reference` is missing; else — another
-    writer is mid-rewrite (truncate, then write), or removed lines on purpose — after waiting,
-    with backoff, until the lines are back or the text has held still for `QUIET` seconds
-    (`QUIET_EMPTY` when it is empty). Refused at `deadline`, nothing written."""
+    the plan was made on): at once when no line of `reference` is missing. Else another writer
+    is mid-rewrite (truncate, then write), or removed lines on purpose: wait, with backoff,
+    until the lines are back, or — for a text that still has lines — until it has held still
+    for `QUIET` seconds. A text that was emptied (or vanished) is never a base: when it stays so
+    until `deadline`, or never settles, the write is refused and nothing is written."""
     raw = _read_bytes(path)
     if not lost_lines(reference, _decoded(raw)):
         return raw
     last, since, delay = raw, time.monotonic(), 0.005
     while True:
         if time.monotonic() >= deadline:
+            if _emptied(reference, last):
+                raise Refusal(UNSETTLED, f"`{path.name}` was emptied since the plan was made (another program "
+                                         "is rewriting it, or emptied it); pmem writes no index on an emptied "
+                                         "text, so it was not rewritten — preview again once it holds its lines")
             raise Refusal(UNSETTLED, f"`{path.name}` kept losing lines while pmem waited to write it (another "
                                      "program is rewriting it); it was not rewritten")
         time.sleep(delay)
@@ -245,8 +253,7 @@ def settled(path: Path, reference: str | None, deadline: float) -> bytes | None:
         if raw != last:
             last, since = raw, time.monotonic()
             continue
-        quiet = QUIET_EMPTY if not (raw or b"").strip() else QUIET
-        if time.monotonic() - since >= quiet:
+        if not _emptied(reference, raw) and time.monotonic() - since >= QUIET:
             return raw
 
 
