@@ -118,6 +118,9 @@ def test_cas_refuses_a_file_that_keeps_changing(tmp_path: Path, monkeypatch):
         return result
 
     monkeypatch.setattr(WriteText, "rebase", always_changed)
+    from pmem_lsp.engine.lifecycle import fs_applier
+
+    monkeypatch.setattr(fs_applier, "SETTLE_LIMIT", 0.5)  # retried with backoff for a bounded time
     before_rename = index.read_text(encoding="utf-8")
     with pytest.raises(Refusal) as exc:
         write_index(root, step)

@@ -171,11 +171,11 @@ def _lines(text: str | None) -> Counter[str]:
     return Counter(line.rstrip("\r\n") for line in split_keepends(text or "") if line.strip())
 
 
-def lost_lines(reference: str | None, current: str | None) -> int:
-    """How many non-blank lines of `reference` are missing from `current` (None: absent)."""
+def lost_lines(reference: str | None, current: str | None) -> Counter[str]:
+    """The non-blank lines of `reference` missing from `current` (None: absent), as a multiset."""
     if reference is None:
-        return 0
-    return sum((_lines(reference) - _lines(current)).values())
+        return Counter()
+    return _lines(reference) - _lines(current)
 
 
 def _block(text: str, location: str) -> Counter[str]:

@@ -26,10 +26,14 @@ import datetime as dt
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
+from ..index_edit import routes_to
+from ..root_state import decode
+from ..zones import ARCHIVE_INDEX, INDEX
 from . import fs_applier
-from .fs_applier import Mover, run_steps, settled
+from .fs_applier import UNSETTLED, Mover, Replan, run_steps, settled
 from .leftovers import clear_leftovers
 from .lock import RootLock
 from .operations import LifecycleContext, context, replan
@@ -104,15 +108,83 @@ def execute(root: Path, confirmation: Confirmation, *, today: dt.date | None = N
         return _run(root, ctx, confirmation, move, guard)
 
 
+def steady(ctx: LifecycleContext, deadline: float) -> tuple[LifecycleContext, Callable[[], None]]:
+    """`ctx`, reading the two indexes only once they are settled (`fs_applier.settled`): a plan
+    is never made on an index caught mid-rewrite."""
+    seen: dict[str, str | None] = {}
+
+    def read(rel: str) -> str | None:
+        if rel not in (INDEX, ARCHIVE_INDEX):
+            return ctx.read_text(rel)
+        if rel not in seen:  # one steady read per plan: the plan and its checks see one text
+            raw = settled(ctx.root / rel, None, deadline)
+            seen[rel] = None if raw is None else decode(raw)
+        return seen[rel]
+
+    return LifecycleContext(ctx.root, ctx.today, read), seen.clear
+
+
 def _run(root: Path, ctx: LifecycleContext, confirmation: Confirmation, move: Mover | None,
          guard: Callable[[Plan], None] | None) -> tuple[Plan, list[str]]:
-    confirmation.settle(root, time.monotonic() + fs_applier.SETTLE_LIMIT)
-    plan = confirmation.again(ctx)
-    if guard is not None:
-        guard(plan)
-    if root.is_dir():  # what a killed write left where this one writes (PM007)
-        clear_leftovers(root, {rel.rpartition("/")[0] for rel in plan.touched()})
-    return plan, run_steps(root, plan, move=move, undo=True)
+    deadline = time.monotonic() + fs_applier.SETTLE_LIMIT
+    ctx, afresh = steady(ctx, deadline)
+    while True:
+        afresh()
+        try:
+            confirmation.settle(root, deadline)
+            plan = confirmation.again(ctx)
+        except Refusal as exc:  # before any step: say so
+            if "nothing was" in exc.message:
+                raise
+            raise type(exc)(exc.rule, f"{exc.message}; nothing was changed") if type(exc) is Refusal \
+                else exc from None
+        if guard is not None:
+            guard(plan)
+        if root.is_dir():  # what a killed write left where this one writes (PM007)
+            clear_leftovers(root, {rel.rpartition("/")[0] for rel in plan.touched()})
+        try:
+            return plan, run_steps(root, plan, move=move, undo=True, verify=partial(goal_missed, root, plan, deadline))
+        except Replan as exc:
+            if time.monotonic() >= deadline:
+                raise Refusal(UNSETTLED, f"{exc.message}; another program kept rewriting the indexes, "
+                                         "so pmem stopped trying") from None
+
+
+def stable_text(path: Path, deadline: float) -> str | None:
+    """The text of `path` once two reads a moment apart agree (an index rewritten by another
+    program in place shows its halves in between), or the last read at `deadline`."""
+    last = _read(path)
+    while time.monotonic() < deadline:
+        time.sleep(0.01)
+        now = _read(path)
+        if now == last and (now or "").strip():
+            return now
+        last = now
+    return last
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return None
+
+
+def goal_missed(root: Path, plan: Plan, deadline: float) -> str | None:
+    """After the steps, before they are final: why the operation did not reach what it is for
+    (None: it did). A plan made on an index read mid-rewrite (a route missing from a half-written
+    text) runs without error and misses it: an archived file keeps its route, a saved or
+    recovered one has none. Then everything is put back and the plan made again."""
+    if plan.op not in ("archive", "recover", "save", "route"):
+        return None
+    index = stable_text(root / INDEX, deadline)
+    if plan.op == "archive" and plan.target and index and routes_to(index, plan.target):
+        return f"`{INDEX}` still routes `{plan.target}`, which the plan did not see (it was being rewritten)"
+    routed = plan.facts.get("destination") if plan.op == "recover" else plan.target
+    wants_route = bool((plan.facts.get("route") or "").strip())
+    if plan.op != "archive" and routed and wants_route and not routes_to(index or "", routed):
+        return f"`{INDEX}` has no route to `{routed}` after the write (it was being rewritten)"
+    return None
 
 
 def carry_out(ctx: LifecycleContext, confirmed: Plan, path: object = None, reason: str | None = None, *,

@@ -34,6 +34,7 @@ import os
 import random
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +46,9 @@ from .safety import CHANGED, COLLISION, ENCODING, Refusal, require_free, require
 
 UNSETTLED = "unsettled"  # the refusal's rule: an index kept losing lines (another writer mid-rewrite)
 SETTLE_LIMIT = 5.0  # seconds an index write waits for another writer (settling, compare-and-swap)
-QUIET = 0.5  # a text that lost some lines is a base for a write once it held still this long
+STABLE = 0.01  # seconds between the two reads that must agree before a text is a base
+QUIET = 0.5  # a text that lost some lines is a base once the same lines stayed missing this long
+QUIET_EMPTY = 1.0  # an empty index (no plan had lines in it) is a base once it stayed empty this long
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -228,33 +231,41 @@ def _emptied(reference: str | None, raw: bytes | None) -> bool:
 
 def settled(path: Path, reference: str | None, deadline: float) -> bytes | None:
     """The bytes of `path` once they are a safe base for a write made from `reference` (the text
-    the plan was made on): at once when no line of `reference` is missing. Else another writer
-    is mid-rewrite (truncate, then write), or removed lines on purpose: wait, with backoff,
-    until the lines are back, or — for a text that still has lines — until it has held still
-    for `QUIET` seconds. A text that was emptied (or vanished) is never a base: when it stays so
-    until `deadline`, or never settles, the write is refused and nothing is written."""
-    raw = _read_bytes(path)
-    if not lost_lines(reference, _decoded(raw)):
-        return raw
-    last, since, delay = raw, time.monotonic(), 0.005
+    the plan was made on; None: any text): two reads `STABLE` seconds apart agree — an index that
+    another program rewrites in place (truncate, then write) shows its halves in between — and
+    no line of `reference` is missing. When lines are missing (that writer is mid-rewrite, or
+    removed them on purpose), wait, with backoff, until they are back, or — for a text that
+    still has lines — until the same lines stayed missing for `QUIET` seconds. An empty file is
+    a base only once it stayed empty for `QUIET_EMPTY` seconds, and a text that was emptied (or
+    vanished) since `reference` never is: when it stays so until `deadline`, or never settles,
+    the write is refused and nothing is written."""
+    raw, delay = _read_bytes(path), STABLE
+    if reference is not None and raw is not None and reference.strip() and _decoded(raw) == reference:
+        return raw  # exactly the text the plan was made on (itself settled): no half of a rewrite
+    missing: tuple[Counter[str], bool] | None = None  # what the last steady text lacked: lines, any text
+    since = time.monotonic()
     while True:
+        time.sleep(delay)
+        again = _read_bytes(path)
+        if again != raw:
+            raw, delay = again, STABLE
+        else:
+            gone = lost_lines(reference, _decoded(raw))
+            blank = raw is not None and not raw.strip()  # caught between a truncate and its write?
+            if not gone and not blank:
+                return raw
+            if (gone, blank) != missing:  # another steady text, with other lines missing: wait again
+                missing, since = (gone, blank), time.monotonic()
+            elif not _emptied(reference, raw) and time.monotonic() - since >= (QUIET_EMPTY if blank else QUIET):
+                return raw  # the same lines stayed missing: removed on purpose (others may come and go)
+            delay = min(delay * 2, 0.1)
         if time.monotonic() >= deadline:
-            if _emptied(reference, last):
+            if _emptied(reference, raw):
                 raise Refusal(UNSETTLED, f"`{path.name}` was emptied since the plan was made (another program "
                                          "is rewriting it, or emptied it); pmem writes no index on an emptied "
                                          "text, so it was not rewritten — preview again once it holds its lines")
-            raise Refusal(UNSETTLED, f"`{path.name}` kept losing lines while pmem waited to write it (another "
+            raise Refusal(UNSETTLED, f"`{path.name}` kept changing while pmem waited to write it (another "
                                      "program is rewriting it); it was not rewritten")
-        time.sleep(delay)
-        delay = min(delay * 2, 0.1)
-        raw = _read_bytes(path)
-        if not lost_lines(reference, _decoded(raw)):
-            return raw
-        if raw != last:
-            last, since = raw, time.monotonic()
-            continue
-        if not _emptied(reference, raw) and time.monotonic() - since >= QUIET:
-            return raw
 
 
 def _backoff(attempt: int) -> float:
@@ -409,11 +420,19 @@ def _why(step: Step, exc: BaseException) -> tuple[str, str]:
     return "filesystem", f"{describe(step)} failed: {exc.strerror or exc}"
 
 
-def run_steps(root: Path, plan: Plan, move: Mover | None = None, undo: bool = False) -> list[str]:
+class Replan(ApplyError):
+    """The steps ran but left the root short of what the operation is for (`verify`: a plan made
+    on an index read mid-rewrite), and were all put back: plan again."""
+
+
+def run_steps(root: Path, plan: Plan, move: Mover | None = None, undo: bool = False,
+              verify: Callable[[], str | None] | None = None) -> list[str]:
     """Run `plan`'s steps in order (moves through `move` when given); returns what was done.
     On a failure: without `undo`, stop and say what was done (ApplyError.done); with `undo`,
     put back every step done, newest first, and say so — or, when even that fails, say exactly
-    which steps remain done (ApplyError.done) and what failed."""
+    which steps remain done (ApplyError.done) and what failed. `verify`, after the last step:
+    why the operation's goal is not reached (None: it is); then every step is put back and
+    Replan is raised (or the ApplyError that says what remains)."""
     journal = _Journal()
     try:
         preflight(root, plan)
@@ -431,6 +450,12 @@ def run_steps(root: Path, plan: Plan, move: Mover | None = None, undo: bool = Fa
                 raise ApplyError(rule, _after(journal.done, why), tuple(journal.done)) from None
             raise _rolled_back(rule, why, journal) from None
         journal.done.append(describe(step))
+    missed = verify() if verify is not None and undo else None
+    if missed is not None:
+        failed = _rolled_back(CHANGED, missed, journal)
+        if failed.done:
+            raise failed
+        raise Replan(CHANGED, failed.message, ())
     for aside in journal.stashed:
         try:
             os.unlink(aside)  # the removal's second half; a leftover is reported (PM007), cleared by the next write
