@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import subprocess
+import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +34,7 @@ from roots import base_files, summary_file, write_root
 LIMIT = 120.0  # seconds: the writer stops by itself if a test forgets to stop it
 
 
-def _hostile(root: str, stop, cycles) -> None:  # a child process
+def _hostile(root: str, stop, cycles, append_every: int) -> None:  # a child process
     index = os.path.join(root, "_index.md")
     scratch = [os.path.join(root, "scratch", "a.txt"), os.path.join(root, "scratch", "b.txt")]
     deadline = time.monotonic() + LIMIT
@@ -51,7 +54,7 @@ def _hostile(root: str, stop, cycles) -> None:  # a child process
                 os.pwrite(fd, data[half:], half)
             finally:
                 os.close(fd)
-            if n % 7 == 0:
+            if n % append_every == 0:
                 with open(index, "a", encoding="utf-8") as fh:
                     fh.write(f"<!-- agent line {n} -->\n")
             if n % 3 == 0:
@@ -67,12 +70,12 @@ class Hostile:
     """`with Hostile(root):` — the writer runs in its own process while the block runs, and
     has run at least a few cycles by the time the block ends."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, append_every: int = 7) -> None:
         self.root = root
         ctx = multiprocessing.get_context("fork")
         self.stop = ctx.Event()
         self.cycles = ctx.Value("i", 0)
-        self.process = ctx.Process(target=_hostile, args=(str(root), self.stop, self.cycles), daemon=True)
+        self.process = ctx.Process(target=_hostile, args=(str(root), self.stop, self.cycles, append_every), daemon=True)
 
     def __enter__(self) -> Hostile:
         (self.root / "scratch").mkdir(exist_ok=True)
@@ -168,3 +171,32 @@ def check_invariants(root: Path, ledger: Ledger) -> None:
         if "at execution" in message or "failed" in message:
             assert "nothing was changed" in message or "nothing was written" in message, \
                 f"a refusal that does not say nothing changed: {message}"
+
+
+# -- a pmem user on the command line --------------------------------------------------------
+def pmem(root: Path, env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), *args],
+                          input=stdin, capture_output=True, text=True, timeout=120, env={**os.environ, **env})
+
+
+def cli_writer(root: Path, group: str, env: dict[str, str], ledger: Ledger, lock: threading.Lock, n: int) -> None:
+    """One pmem user: saves, routes, archives and recovers its own group's notes."""
+    def record(op: str, rel: str, result: subprocess.CompletedProcess, content: str | None = None) -> None:
+        with lock:
+            if result.returncode == 0:
+                assert "Done" in result.stdout, result.stdout
+                ledger.done(op, rel, content)
+            else:
+                assert result.returncode == 2, (op, rel, result.returncode, result.stderr)
+                assert "Traceback" not in result.stderr
+                ledger.refused.append(result.stderr)
+
+    for i in range(n):
+        rel = f"notes/{group}{i}.md"
+        record("archive", rel, pmem(root, env, "archive", rel, "--reason", "done", "--yes"))
+        if i % 2 == 0:
+            record("recover", rel, pmem(root, env, "recover", rel, "--yes"))
+        new, text = f"notes/new-{group}{i}.md", summary_file(f"New {group} {i}")
+        record("save", new, pmem(root, env, "save", new, "--yes", stdin=text), text)
+        loose = f"loose/{group}{i}.md"
+        record("route", loose, pmem(root, env, "route", "add", loose, "--yes"))

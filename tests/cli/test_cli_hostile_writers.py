@@ -6,48 +6,16 @@ lost compared with what each pmem said, every operation complete or nothing."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from hostile import Hostile, Ledger, check_invariants, hostile_root
-from roots import summary_file
+from hostile import Hostile, Ledger, check_invariants, cli_writer, hostile_root
 
 pytestmark = pytest.mark.e2e  # every test here runs `pmem` as a subprocess
 
 N = 2  # notes per writer and per kind of operation: bounded, a few seconds
-
-
-def pmem(root: Path, env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), *args],
-                          input=stdin, capture_output=True, text=True, timeout=120, env={**os.environ, **env})
-
-
-def writer(root: Path, group: str, env: dict[str, str], ledger: Ledger, lock: threading.Lock) -> None:
-    """One pmem user: saves, routes, archives and recovers its own group's notes."""
-    def record(op: str, rel: str, result: subprocess.CompletedProcess, content: str | None = None) -> None:
-        with lock:
-            if result.returncode == 0:
-                assert "Done" in result.stdout, result.stdout
-                ledger.done(op, rel, content)
-            else:
-                assert result.returncode == 2, (op, rel, result.returncode, result.stderr)
-                assert "Traceback" not in result.stderr
-                ledger.refused.append(result.stderr)
-
-    for i in range(N):
-        rel = f"notes/{group}{i}.md"
-        record("archive", rel, pmem(root, env, "archive", rel, "--reason", "done", "--yes"))
-        if i % 2 == 0:
-            record("recover", rel, pmem(root, env, "recover", rel, "--yes"))
-        new, text = f"notes/new-{group}{i}.md", summary_file(f"New {group} {i}")
-        record("save", new, pmem(root, env, "save", new, "--yes", stdin=text), text)
-        loose = f"loose/{group}{i}.md"
-        record("route", loose, pmem(root, env, "route", "add", loose, "--yes"))
 
 
 def test_two_pmems_with_different_cache_folders_and_a_hostile_writer_lose_nothing(tmp_path: Path):
@@ -61,7 +29,7 @@ def test_two_pmems_with_different_cache_folders_and_a_hostile_writer_lose_nothin
 
     def run(group: str) -> None:
         try:
-            writer(root, group, envs[group], ledger, lock)
+            cli_writer(root, group, envs[group], ledger, lock, N)
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
