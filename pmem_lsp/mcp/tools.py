@@ -17,12 +17,12 @@ from typing import Any
 from ..engine.checking import check_files, root_relative
 from ..engine.health import memory_health
 from ..engine.index_routes import parse_index
+from ..engine.lifecycle.execute import Tokened, execute
 from ..engine.lifecycle.fs_applier import ApplyError
 from ..engine.lifecycle.operations import context
 from ..engine.lifecycle.preview import (
     Request,
     applied_data,
-    apply_previewed,
     preview,
     preview_data,
     refusal_data,
@@ -334,7 +334,7 @@ def make_preview(root: Path, previews: Previews, operation: str, path: str | Non
 
 def apply(root: Path, pending: Pending, token: str) -> dict[str, Any]:
     try:
-        plan, done = apply_previewed(root, pending.request, token)
+        plan, done = execute(root, Tokened(pending.request, token))  # the one door
     except Refusal as exc:  # StalePreview and ApplyError included
         raise ToolFailure.from_refusal(exc) from None
     return mask_data(applied_data(plan, done))
