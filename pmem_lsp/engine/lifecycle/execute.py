@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -121,7 +121,7 @@ def steady(ctx: LifecycleContext, deadline: float) -> tuple[LifecycleContext, Ca
             seen[rel] = None if raw is None else decode(raw)
         return seen[rel]
 
-    return LifecycleContext(ctx.root, ctx.today, read), seen.clear
+    return replace(ctx, read_text=read), seen.clear
 
 
 def _run(root: Path, ctx: LifecycleContext, confirmation: Confirmation, move: Mover | None,
