@@ -3,9 +3,10 @@ against it (issue 23; docs/SECURITY.md, "The write protocol").
 
 The writer takes no lock, as an agent's own file tools do not. In a loop it:
 
-- rewrites `_index.md` the ordinary way: truncate, then write (on one descriptor, the text it
-  read through that descriptor — so it never loses a line itself; what it shows pmem is an
-  index that is momentarily empty or half-written);
+- rewrites `_index.md` the ordinary way: truncate, then write in two pieces a millisecond apart
+  (on one descriptor, the text it read through that descriptor — so it never loses a line
+  itself; what it shows pmem is an index that is momentarily empty or half-written), in bursts
+  with short pauses;
 - appends a line of its own to `_index.md` now and then (a comment: agents' lines survive
   pmem's writes except in the one window docs/SECURITY.md states, so they are counted, not
   required);
@@ -51,6 +52,7 @@ def _hostile(root: str, stop, cycles, append_every: int) -> None:  # a child pro
                 os.ftruncate(fd, 0)
                 half = len(data) // 2
                 os.pwrite(fd, data[:half], 0)  # truncate, then write, in two pieces
+                time.sleep(0.001)  # as a writer that flushes as it goes
                 os.pwrite(fd, data[half:], half)
             finally:
                 os.close(fd)
@@ -63,14 +65,16 @@ def _hostile(root: str, stop, cycles, append_every: int) -> None:  # a child pro
         except OSError:
             pass
         cycles.value = n
-        time.sleep(0.002)
+        # Bursts of rewrites, then a pause: about 100 rewrites a second, with quiet moments
+        # a careful writer can use (a writer that never pauses is refused, nothing changed).
+        time.sleep(0.002 if n % 6 else 0.05)
 
 
 class Hostile:
     """`with Hostile(root):` — the writer runs in its own process while the block runs, and
     has run at least a few cycles by the time the block ends."""
 
-    def __init__(self, root: Path, append_every: int = 7) -> None:
+    def __init__(self, root: Path, append_every: int = 3) -> None:
         self.root = root
         ctx = multiprocessing.get_context("fork")
         self.stop = ctx.Event()

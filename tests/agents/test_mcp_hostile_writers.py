@@ -47,7 +47,7 @@ async def test_mcp_writes_with_a_hostile_writer_and_a_second_pmem_lose_nothing(t
     ledger = Ledger()
     ledger.start(root)
     lock = threading.Lock()
-    with Hostile(root, append_every=50) as hostile:
+    with Hostile(root, append_every=10) as hostile:
         cli = asyncio.create_task(asyncio.to_thread(cli_writer, root, "c", {"PMEM_CACHE_DIR": str(tmp_path / "other")},
                                                     ledger, lock, N))
         async with session(root, tmp_path / "mcp.log", env={"PMEM_CACHE_DIR": str(tmp_path / "mcp-cache")}) as client:

@@ -150,26 +150,6 @@ def _run(root: Path, ctx: LifecycleContext, confirmation: Confirmation, move: Mo
                                          "so pmem stopped trying") from None
 
 
-def stable_text(path: Path, deadline: float) -> str | None:
-    """The text of `path` once two reads a moment apart agree (an index rewritten by another
-    program in place shows its halves in between), or the last read at `deadline`."""
-    last = _read(path)
-    while time.monotonic() < deadline:
-        time.sleep(0.01)
-        now = _read(path)
-        if now == last and (now or "").strip():
-            return now
-        last = now
-    return last
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_bytes().decode("utf-8", "replace")
-    except FileNotFoundError:
-        return None
-
-
 def goal_missed(root: Path, plan: Plan, deadline: float) -> str | None:
     """After the steps, before they are final: why the operation did not reach what it is for
     (None: it did). A plan made on an index read mid-rewrite (a route missing from a half-written
@@ -177,7 +157,8 @@ def goal_missed(root: Path, plan: Plan, deadline: float) -> str | None:
     recovered one has none. Then everything is put back and the plan made again."""
     if plan.op not in ("archive", "recover", "save", "route"):
         return None
-    index = stable_text(root / INDEX, deadline)
+    raw = settled(root / INDEX, None, deadline)
+    index = None if raw is None else decode(raw)
     if plan.op == "archive" and plan.target and index and routes_to(index, plan.target):
         return f"`{INDEX}` still routes `{plan.target}`, which the plan did not see (it was being rewritten)"
     routed = plan.facts.get("destination") if plan.op == "recover" else plan.target

@@ -119,6 +119,21 @@ def read_for_rewrite(path: Path) -> tuple[str | None, bool]:
     return decode_for_rewrite(path, _read_bytes(path))
 
 
+def _snapshot(path: Path) -> tuple[bytes | None, tuple[int, ...] | None]:
+    """The bytes of `path` and what the file system says of the file as they were read (inode,
+    size, modification and change times; None: absent): two equal snapshots a moment apart mean
+    nobody wrote it in between — equal bytes alone do not (a rewrite in place of the same text
+    shows the same half each time)."""
+    data = _read_bytes(path)
+    if data is None:
+        return None, None
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None, None
+    return data, (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def _read_bytes(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
@@ -231,24 +246,26 @@ def _emptied(reference: str | None, raw: bytes | None) -> bool:
 
 def settled(path: Path, reference: str | None, deadline: float) -> bytes | None:
     """The bytes of `path` once they are a safe base for a write made from `reference` (the text
-    the plan was made on; None: any text): two reads `STABLE` seconds apart agree — an index that
-    another program rewrites in place (truncate, then write) shows its halves in between — and
-    no line of `reference` is missing. When lines are missing (that writer is mid-rewrite, or
-    removed them on purpose), wait, with backoff, until they are back, or — for a text that
-    still has lines — until the same lines stayed missing for `QUIET` seconds. An empty file is
+    the plan was made on; None: any text): two snapshots `STABLE` seconds apart agree, bytes and
+    file times (`_snapshot`) — an index that another program rewrites in place (truncate, then
+    write) shows its halves in between — and no line of `reference` is missing. When lines are
+    missing (that writer is mid-rewrite, or removed them on purpose), wait, with backoff, until
+    they are back, or — for a text that still has lines — until the same lines stayed missing
+    for `QUIET` seconds. An empty file is
     a base only once it stayed empty for `QUIET_EMPTY` seconds, and a text that was emptied (or
     vanished) since `reference` never is: when it stays so until `deadline`, or never settles,
     the write is refused and nothing is written."""
-    raw, delay = _read_bytes(path), STABLE
+    raw, key = _snapshot(path)
     if reference is not None and raw is not None and reference.strip() and _decoded(raw) == reference:
         return raw  # exactly the text the plan was made on (itself settled): no half of a rewrite
+    delay = STABLE
     missing: tuple[Counter[str], bool] | None = None  # what the last steady text lacked: lines, any text
     since = time.monotonic()
     while True:
-        time.sleep(delay)
-        again = _read_bytes(path)
-        if again != raw:
-            raw, delay = again, STABLE
+        time.sleep(delay * random.uniform(1.0, 1.5))
+        again, again_key = _snapshot(path)
+        if (again, again_key) != (raw, key):  # written in between (or mid-write): read again
+            raw, key, delay = again, again_key, STABLE
         else:
             gone = lost_lines(reference, _decoded(raw))
             blank = raw is not None and not raw.strip()  # caught between a truncate and its write?
@@ -323,7 +340,7 @@ def undo_write(root: Path, written: Written) -> None:
     deadline = time.monotonic() + SETTLE_LIMIT
     attempt = 0
     while True:
-        raw = _read_bytes(path)
+        raw = settled(path, written.after, deadline)
         current, bom = decode_for_rewrite(path, raw)
         text = undo_change(written.step.change, written.step.path, written.before, written.after, current)
         if text is None:
