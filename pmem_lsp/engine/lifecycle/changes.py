@@ -196,7 +196,8 @@ def _declared(change: Change, before: str | None, after: str) -> tuple[Counter[s
         added = Counter([change.line])
         return none, added + (_lines(INDEX_SKELETON) if before is None else none)
     if isinstance(change, AddRecord):
-        return none, _lines(change.text)
+        # The record as it is written: a variant of it (its route's neighbours) when it has one.
+        return none, _lines(getattr(change, "placed", "") or change.text)
     if isinstance(change, UpdateRecord):
         moved_to = dict(change.values).get("location", change.location)
         return _block(before or "", change.location), _block(after, moved_to)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from functools import partial
 from pathlib import Path
 
@@ -58,8 +58,9 @@ class Confirmed:
             settled(root / write.path, write.before, deadline)
 
     def again(self, ctx: LifecycleContext) -> Plan:
-        r = self.request
-        return replan(ctx, self.plan, r.path, r.reason, content=r.content, description=r.description, route=r.route)
+        # Every argument of the request, by name: one added to `Request` reaches `replan` too.
+        arguments = {f.name: getattr(self.request, f.name) for f in fields(self.request) if f.name != "op"}
+        return replan(ctx, self.plan, **arguments)
 
 
 @dataclass(frozen=True)
