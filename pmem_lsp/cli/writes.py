@@ -3,11 +3,13 @@
 
 Three ways to confirm, one preview:
 - a person at a terminal answers the prompt (or passes `--yes`): the plan is made again under
-  the root's lock and applied if it still does what was shown (`execute.carry_out`);
+  the root's lock and applied if it still does what was shown;
 - an agent (or any caller without a terminal) gets the preview and its token and exit 3, shows
   the preview to the user, and runs the same command with `--token T` after their yes: applied
-  only if nothing the write reads or touches changed since (`preview.apply_previewed`),
-  else `stale-preview`, exit 2, nothing written.
+  only if nothing the write reads or touches changed since, else `stale-preview`, exit 2,
+  nothing written.
+Both go through the engine's one door (`engine/lifecycle/execute.py`: `Confirmed`, `Tokened`),
+which also puts back every step done when one fails.
 `--format json` gives the preview, the outcome and any refusal as JSON on stdout.
 """
 
@@ -19,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..engine.lifecycle.execute import carry_out
+from ..engine.lifecycle.execute import Confirmed, Tokened, execute
 from ..engine.lifecycle.fs_applier import ApplyError
 from ..engine.lifecycle.operations import context
 from ..engine.lifecycle.plan import Plan
@@ -27,7 +29,6 @@ from ..engine.lifecycle.preview import (
     Preview,
     Request,
     applied_data,
-    apply_previewed,
     preview,
     preview_data,
     refusal_data,
@@ -129,9 +130,7 @@ def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = Fa
             out.write("Cancelled; nothing was changed.\n")
             return exit_codes.OK
     try:
-        plan, done = carry_out(context(root), shown.plan, request.path, request.reason, content=request.content,
-                               description=request.description, route=request.route,
-                               add_route=request.add_route)
+        plan, done = execute(root, Confirmed(request, shown.plan))
     except ApplyError as exc:
         return io.refused(exc, "failed")
     except Refusal as exc:
@@ -141,7 +140,7 @@ def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = Fa
 
 def _apply_token(root: Path, request: Request, token: str, io: _Output) -> int:
     try:
-        plan, done = apply_previewed(root, request, token)
+        plan, done = execute(root, Tokened(request, token))
     except ApplyError as exc:
         return io.refused(exc, "failed")
     except Refusal as exc:

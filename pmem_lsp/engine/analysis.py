@@ -37,6 +37,7 @@ from .rule import FileCheck, TextCheck
 from .rules.archive import check_archive
 from .rules.duplicates import DuplicateIndex
 from .rules.freshness import StatusSources
+from .rules.leftovers import check_leftovers
 from .rules.links import LINK_ZONES, link_paths
 from .rules.routes import check_routes
 from .rules.stale import GitDates, git_dates
@@ -140,7 +141,7 @@ class Analysis:
     # -- pieces -------------------------------------------------------------
     def _structure(self) -> list[Finding]:
         self.work["structure"] += 1
-        return check_structure(self.state)
+        return check_structure(self.state) + check_leftovers(self.state)
 
     def _recheck_indexes(self) -> None:
         state = self.state

@@ -18,6 +18,7 @@ from .rules import (
     duplicates,
     freshness,
     instructions,
+    leftovers,
     links,
     route_facts,
     routes,
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
     from .root_state import RootState
 
 # The rule modules. A new module is one line here; a new rule in a module, none.
-MODULES = (structure, summary, routes, route_facts, archive, secrets, links, source_paths, instructions, stale,
-           concluded, duplicates, freshness)
+MODULES = (structure, leftovers, summary, routes, route_facts, archive, secrets, links, source_paths, instructions,
+           stale, concluded, duplicates, freshness)
 
 RULES: dict[str, Rule] = {r.code: r for r in sorted((r for m in MODULES for r in m.RULES), key=lambda r: r.code)}
 TEXT_CHECKS: tuple[TextCheck, ...] = tuple(c for m in MODULES for c in getattr(m, "TEXT_CHECKS", ()))

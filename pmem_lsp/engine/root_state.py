@@ -347,6 +347,8 @@ class RootState:
         # Symbolic links to folders are not followed (no loops, no escaping the root); what
         # lies behind them is unknown, never missing.
         self.linked_dirs: set[str] = set()
+        # pmem's own hidden temporary files a killed write left (PM007); never read.
+        self.leftovers: set[str] = set()
 
     # -- building -----------------------------------------------------------
     @classmethod
@@ -364,9 +366,11 @@ class RootState:
                 state.scan_errors.append((rel_dir or ".", _reason(exc)))
                 continue
             for de in entries:
-                if de.name.startswith("."):
-                    continue  # hidden: never read, never touched
                 rel = f"{rel_dir}/{de.name}" if rel_dir else de.name
+                if de.name.startswith("."):
+                    if de.name.endswith(".pmem-tmp"):
+                        state.leftovers.add(rel)  # named only (PM007), never read
+                    continue  # hidden: never read, never touched
                 try:
                     if de.is_dir(follow_symlinks=False):
                         state.dirs.add(rel)

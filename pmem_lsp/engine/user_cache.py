@@ -1,9 +1,9 @@
 """The user's cache folder: where pmem keeps what must never be inside a memory root.
 
-Agents and sync tools read everything in the root, so pmem's own files — the writers' locks
-(`lifecycle/lock.py`) and the CLI's check records (`cli/check_cache.py`) — live here:
-`$PMEM_CACHE_DIR`, else `$XDG_CACHE_HOME/pmem`, else `~/.cache/pmem`. One definition, so
-that every pmem process on a machine finds the same lock for a root.
+Agents and sync tools read everything in the root, so pmem's own records — the CLI's check
+records (`cli/check_cache.py`) — live here: `$PMEM_CACHE_DIR`, else `$XDG_CACHE_HOME/pmem`,
+else `~/.cache/pmem`. The writers' lock is deliberately not here: two writers with different
+environments would find different folders, so it is the root's own (`lifecycle/lock.py`).
 """
 
 from __future__ import annotations

@@ -26,12 +26,12 @@ from ..engine.checking import check_files, root_relative
 from ..engine.folders import walk
 from ..engine.health import memory_health
 from ..engine.index_routes import Route, parse_index
+from ..engine.lifecycle.execute import Tokened, execute
 from ..engine.lifecycle.fs_applier import ApplyError
 from ..engine.lifecycle.operations import context
 from ..engine.lifecycle.preview import (
     Request,
     applied_data,
-    apply_previewed,
     preview,
     preview_data,
     refusal_data,
@@ -538,7 +538,7 @@ def headless_advice(root: Path, pending: Pending) -> str:
 
 def apply(root: Path, pending: Pending, token: str) -> dict[str, Any]:
     try:
-        plan, done = apply_previewed(root, pending.request, token)
+        plan, done = execute(root, Tokened(pending.request, token))  # the one door
     except Refusal as exc:  # StalePreview and ApplyError included
         raise ToolFailure.from_refusal(exc) from None
     return mask_data(applied_data(plan, done))

@@ -6,44 +6,44 @@ client: never left as unsaved buffers for the user to save (Neovim and a bare cl
 off). Before anything moves, a file the plan touches whose buffer holds the user's unsaved
 edits stops the operation: it is never saved behind their back, nor overwritten.
 
-The steps, under the root's lock (engine/lifecycle/lock.py), on a plan made again from the
-disk at that moment:
+The server has no applier of its own: it goes through the engine's one door
+(`engine/lifecycle/execute.py`), in a worker thread so that the loop keeps serving, with two
+hooks that run on the loop:
 
-1. every index write still applies to what the disk holds (`preflight`), else nothing moves;
-2. folders are made by the server; moves and removals go through the editor (`RenameFile`,
-   `DeleteFile`), so its open tabs follow the file, and each is confirmed on disk (clients
-   answer `applied: true` even when they skipped one) — except a move onto a path the editor
-   has open without a file there (an empty buffer never written), which Neovim refuses, and
-   the server makes; a client that cannot rename files gets the whole plan applied by the
-   engine's filesystem applier instead;
-3. the move keeps the file's modification time (Neovim rewrites a loaded buffer's file when it
-   renames it, which would make an old note look fresh to PM501);
-4. the indexes are written by the engine, compare-and-swap (`write_index`): an agent's line
-   added meanwhile survives.
+- the guard, under the root's lock on the plan made again from the disk: no file it touches
+  has unsaved edits in the editor;
+- the mover: moves go through the editor (`RenameFile`), so its open tabs follow the file, and
+  each is confirmed on disk (clients answer `applied: true` even when they skipped one) —
+  except a move onto a path the editor has open without a file there (an empty buffer never
+  written), which Neovim refuses, and the server makes. The move keeps the file's modification
+  time (Neovim rewrites a loaded buffer's file when it renames it, which would make an old note
+  look fresh to PM501). A client that cannot rename files gets its moves made on disk.
 
-Afterwards the client is told which open documents changed on disk (`pmem/filesChanged`), so
-that it can reload them, and where the moved ones went (`moved`: `[{"from", "to"}]`); VS Code
+Folders, removals (set aside, then deleted) and index writes are the engine's; a step that fails
+puts back what was done, moves back through the editor too. Afterwards the client is told which
+open documents changed on disk (`pmem/filesChanged`), so that it can reload them, and where the
+moved ones went (`moved`: `[{"from", "to"}]`); VS Code
 reloads unmodified editors by itself.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types as lsp
 
 from ..engine.folders import make_folders
 from ..engine.host import MemoryRoot
 from ..engine.lifecycle.consequences import prune_emptied
-from ..engine.lifecycle.fs_applier import ApplyError, apply_plan, apply_step, describe, preflight, write_index
-from ..engine.lifecycle.lock import RootLock, busy
-from ..engine.lifecycle.plan import MakeDir, Move, Plan, Remove, WriteText
+from ..engine.lifecycle.execute import Confirmed, execute
+from ..engine.lifecycle.fs_applier import ApplyError, apply_step
+from ..engine.lifecycle.operations import LifecycleContext
+from ..engine.lifecycle.plan import Move, Plan
 from ..engine.lifecycle.safety import Refusal, require_free, require_source
 from .convert import path_to_uri
 
@@ -52,7 +52,8 @@ if TYPE_CHECKING:
 
 DISK_WAIT = 3.0  # seconds to wait for a client's rename to reach the disk
 OWN_MOVE_GRACE = 30.0  # seconds a lifecycle move stays recognised as the server's own
-LOCK_WAIT = 30.0  # seconds to wait for another pmem writer of the same root
+EDITOR_WAIT = 60.0  # seconds a step waits for the editor to answer before it counts as failed
+T = TypeVar("T")
 FILES_CHANGED = "pmem/filesChanged"  # notification: open documents changed on disk, reload them
 
 
@@ -75,13 +76,7 @@ def client_can_move(ls: PmemServer, plan: Plan) -> bool:
     if caps is None or not caps.apply_edit or edit is None:
         return False
     ops = {str(getattr(o, "value", o)) for o in (edit.resource_operations or [])}
-    needed = set()
-    for step in plan.steps:
-        if isinstance(step, Move):
-            needed.add("rename")
-        elif isinstance(step, Remove):
-            needed.add("delete")
-    return needed <= ops
+    return "rename" in ops or not plan.moves()
 
 
 def unsaved_in(ls: PmemServer, root: MemoryRoot, plan: Plan) -> list[str]:
@@ -94,27 +89,6 @@ def refuse_unsaved(rels: list[str]) -> Refusal:
     return Refusal("unsaved-edits", f"{names} {'has' if len(rels) == 1 else 'have'} unsaved changes in the editor; "
                                     "save or discard them, then try again (pmem never saves them for you, nor "
                                     "overwrites them); nothing was changed")
-
-
-@contextlib.asynccontextmanager
-async def root_lock(root: Path) -> AsyncIterator[None]:
-    """The root's lock, waited for without blocking the server's loop."""
-    lock = RootLock(root)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + LOCK_WAIT
-    while not lock.try_acquire():
-        if loop.time() > deadline:
-            lock.release()
-            raise busy()
-        await asyncio.sleep(0.05)
-    try:
-        yield
-    finally:
-        lock.release()
-
-
-def _gone(path: Path) -> Callable[[], bool]:
-    return lambda: not os.path.lexists(path)
 
 
 async def _wait_for(check: Callable[[], bool], timeout: float = DISK_WAIT) -> bool:
@@ -173,67 +147,45 @@ async def _move_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan, ste
     return None
 
 
-async def _apply_through_client(ls: PmemServer, root: MemoryRoot, plan: Plan) -> Outcome:
-    base = root.path
-    done: list[str] = []
+async def _move(ls: PmemServer, root: MemoryRoot, plan: Plan, step: Move) -> None:
+    """One move of `plan` (or of its undo), on the loop: through the editor, or by the server
+    onto a path the editor has open without a file there (Neovim refuses a rename onto a
+    loaded buffer; the editor reloads that buffer, `pmem/filesChanged`)."""
+    if root.path / step.destination in ls.host.buffers:
+        apply_step(root.path, step)
+        return
+    why = await _move_through_client(ls, root, plan, step)
+    if why is not None:
+        raise Refusal("editor", why)
 
-    def failed(message: str) -> Outcome:
-        tail = (f" (already done: {'; '.join(done)}; `pmem check` shows what is left)" if done
-                else "; nothing was changed")
-        return Outcome(False, message + tail, done)
+
+async def carry_out(ls: PmemServer, root: MemoryRoot, confirmed: Confirmed, ctx: LifecycleContext) -> Outcome:
+    """Carry out what the user confirmed through the engine's one door, and tell the host and the
+    client what changed on disk. Raises a Refusal when nothing was changed."""
+    loop = asyncio.get_running_loop()
+    via_editor = client_can_move(ls, confirmed.plan)
+
+    def on_loop(coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, loop).result(EDITOR_WAIT)
+
+    async def unsaved(plan: Plan) -> list[str]:
+        return unsaved_in(ls, root, plan)
+
+    def guard(plan: Plan) -> None:
+        found = on_loop(unsaved(plan))
+        if found:
+            raise refuse_unsaved(found)
+
+    def move(base: Path, step: Move) -> None:
+        on_loop(_move(ls, root, confirmed.plan, step))
 
     try:
-        preflight(base, plan)  # every index write still applies to the disk: else nothing moves
-    except Refusal as exc:
-        return failed(exc.message)
-    except OSError as exc:
-        return failed(f"cannot read the indexes: {exc.strerror or exc}")
-    for step in plan.steps:
-        try:
-            if isinstance(step, MakeDir):
-                apply_step(base, step)
-            elif isinstance(step, Move):
-                if base / step.destination in ls.host.buffers:
-                    # Open in the editor although it is no file (`:edit` of the path, never
-                    # written): Neovim refuses a rename onto a loaded buffer. The server moves
-                    # it, and the editor reloads that buffer (`pmem/filesChanged`).
-                    apply_step(base, step)
-                else:
-                    why = await _move_through_client(ls, root, plan, step)
-                    if why is not None:
-                        return failed(why)
-            elif isinstance(step, Remove):
-                await _apply(ls, f"pmem: {plan.action.lower()} {step.path}", [lsp.DeleteFile(
-                    uri=path_to_uri(base / step.path),
-                    options=lsp.DeleteFileOptions(recursive=False, ignore_if_not_exists=False))])
-                if not await _wait_for(_gone(base / step.path)):
-                    return failed(f"the editor did not delete {step.path}")
-            elif isinstance(step, WriteText):
-                write_index(base, step)
-        except Refusal as exc:
-            return failed(exc.message)
-        except OSError as exc:
-            return failed(f"{describe(step)} failed: {exc.strerror or exc}")
-        done.append(describe(step))
-    return Outcome(True, f"{plan.done[:1].upper()}{plan.done[1:]}.", done)
-
-
-def _apply_on_disk(root: MemoryRoot, plan: Plan) -> Outcome:
-    """For clients without resource operations: the engine's filesystem applier."""
-    try:
-        done = apply_plan(root.path, plan)
+        plan, done = await asyncio.to_thread(execute, root.path, confirmed, ctx=ctx, guard=guard,
+                                             move=move if via_editor else None)
+        outcome = Outcome(True, f"{plan.done[:1].upper()}{plan.done[1:]}.", done)
     except ApplyError as exc:
-        return Outcome(False, exc.message, list(exc.done), via="server")
-    return Outcome(True, f"{plan.done[:1].upper()}{plan.done[1:]}.", done, via="server")
-
-
-async def carry_out(ls: PmemServer, root: MemoryRoot, plan: Plan) -> Outcome:
-    """Apply `plan` (made again from the disk under the root's lock by the caller) and tell the
-    host and the client what changed on disk."""
-    if client_can_move(ls, plan):
-        outcome = await _apply_through_client(ls, root, plan)
-    else:
-        outcome = _apply_on_disk(root, plan)
+        plan, outcome = confirmed.plan, Outcome(False, exc.message, list(exc.done))
+    outcome.via = "editor" if via_editor and plan.moves() else "server"
     changed = [root.path / rel for rel in plan.touched()]
     for path in changed:
         ls.host.disk_changed(path)

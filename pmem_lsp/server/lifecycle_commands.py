@@ -17,12 +17,14 @@ from pydantic import BaseModel, ConfigDict
 from pygls.exceptions import JsonRpcInvalidParams
 
 from ..engine.host import MemoryRoot
-from ..engine.lifecycle.operations import LifecycleContext, disk_reader, make_plan, replan
+from ..engine.lifecycle.execute import Confirmed
+from ..engine.lifecycle.operations import LifecycleContext, disk_reader, make_plan
+from ..engine.lifecycle.preview import Request
 from ..engine.lifecycle.safety import Refusal
 from ..engine.redaction import redact_text
 from .commands import command_args, refuse, session_root
 from .diagnostics import refresh_root
-from .lifecycle_applier import carry_out, refuse_unsaved, root_lock, unsaved_in
+from .lifecycle_applier import carry_out, refuse_unsaved, unsaved_in
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -84,13 +86,10 @@ async def run(ls: PmemServer, op: str, args: tuple[Any, ...]) -> dict:
         return {"applied": False, "message": "cancelled; nothing was changed", "done": []}
 
     try:
-        async with root_lock(root.path):
-            # The safety contract again, on the disk of this moment, with the root locked.
-            plan = replan(server_context(ls, root), plan, parsed.path, parsed.reason)
-            unsaved = unsaved_in(ls, root, plan)
-            if unsaved:
-                raise refuse_unsaved(unsaved)
-            outcome = await carry_out(ls, root, plan)
+        # The one door: the root's lock, the safety contract again on the disk of this moment
+        # (and no unsaved edits among the files it touches), then the steps, undone on failure.
+        confirmed = Confirmed(Request(op, parsed.path, parsed.reason), plan)
+        outcome = await carry_out(ls, root, confirmed, server_context(ls, root))
     except Refusal as exc:
         raise refuse(ls, exc.message) from None
     ls.show(lsp.MessageType.Info if outcome.applied else lsp.MessageType.Error, f"pmem: {outcome.message}")

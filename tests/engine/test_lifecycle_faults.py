@@ -134,6 +134,12 @@ def assert_consistent_after_fault(root, data, texts, names, source, dest, expect
         assert (root / rel).read_text(encoding="utf-8") in (before, after), f"{rel} was torn"
     assert non_hidden_files(root) <= names | {dest}
     found = codes(root)
+    # A write killed between its temporary file and the rename leaves that file: PM007 reports
+    # it, on the index it was for, exactly when one is there (issue 23).
+    temps = {rel for rel in texts if any(p.name.startswith(f".{Path(rel).name}.") and p.name.endswith(".pmem-tmp")
+                                         for p in (root / rel).parent.iterdir())}
+    assert {path for path, code in found if code == "PM007"} == temps
+    found -= {(rel, "PM007") for rel in temps}
     assert found == expected
     if found:
         assert {code for _, code in found} & REPORTED_WITH_A_FIX
@@ -311,11 +317,13 @@ def test_every_primitive_call_failing_or_dying_in_turn(tmp_path, scenario, kill,
         else:
             assert isinstance(outcome, ApplyError), outcome
             state = model_state(sequence, k, writes, no_hard_links)
+            if state == "both":  # the unlink after the link failed: the link is undone (issue 23)
+                state = "start"
             steps_done = {"start": 0, "both": 0, "moved": 1, "step2": 2}[state]
             assert len(outcome.done) == steps_done, (k, sequence[k], outcome.done)
         seen_states.add(state)
         assert_consistent_after_fault(root, data, texts, names, source, dest, states[state])
-    expected_states = set(SCENARIOS[scenario][4]) - ({"both"} if no_hard_links else set())
+    expected_states = set(SCENARIOS[scenario][4]) - ({"both"} if no_hard_links or not kill else set())
     assert seen_states == expected_states
 
 

@@ -131,8 +131,10 @@ def serious(diagnostics: list[dict]) -> set[tuple[str, str]]:
 
 
 def has_a_fix(root_state: RootState, code: str, path: str, line: int) -> bool:
-    """The engine offers a fix for this finding: a quick fix, or (PM001) the upgrade action."""
-    if code == "PM001":
+    """The engine offers a fix for this finding: a quick fix, (PM001) the upgrade action, or
+    (PM007, a killed write's temporary file) the next pmem write, which clears it
+    (tests/engine/test_write_protocol.py checks that)."""
+    if code in ("PM001", "PM007"):
         return True
     for finding in analyze(root_state, TODAY):
         if finding.code == code and finding.path == path and finding.line + 1 == line:
@@ -182,6 +184,11 @@ class Invariants:
             assert rel in self.new or (name.startswith(".") and name.endswith(".pmem-tmp")), f"{where}: {rel} appeared"
         code, diagnostics, root_state = pmem_check(root)
         found = serious(diagnostics)
+        # A killed write's temporary file (or a purge's set-aside file) is reported as PM007 on
+        # its target, exactly when one is there; the next write clears it (issue 23).
+        leftovers = [rel for rel in files.keys() - self.files.keys() if rel.endswith(".pmem-tmp")]
+        assert bool(leftovers) == any(c == "PM007" for _, c in found), f"{where}: PM007 iff a leftover"
+        found = {(path, c) for path, c in found if c != "PM007"}
         assert code == (1 if any(d["severity"] == "error" for d in diagnostics) else 0)
         for d in diagnostics:
             if (d["path"], d["code"]) in found:
@@ -433,10 +440,10 @@ async def test_server_killed_at_each_step(tmp_path: Path, zygote: str, op: str, 
     inv = Invariants(template, plan)
     kinds = [type(s).__name__ for s in plan.steps]
     if moves:
-        # Confirmation asked; then each move or removal, sent to and applied by the client one by
+        # Confirmation asked; then each move, sent to and applied by the client one by
         # one, and one more, which never comes: that run completes. The server writes the indexes
         # (and creates folders) itself, through the applier: killed at each of those primitives.
-        edits = kinds.count("Move") + kinds.count("Remove")
+        edits = kinds.count("Move")  # a removal is set aside on disk by the server (undoable), not sent
         written = await server_primitives(zygote, template, op, tmp_path)
         kills = [("ask",)] + [(kind, k) for k in range(1, edits + 1) for kind in ("sent", "edit")] + [("edit", edits + 1)]
         kills += [("fs", n) for n in range(1, written + 1)]

@@ -15,8 +15,6 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 from test_concurrent_index import (
-    TODAY,
-    UNROUTED,
     agent_edits,
     assert_archived,
     change_route,
@@ -25,7 +23,6 @@ from test_concurrent_index import (
     remove_route,
 )
 
-from engine_helpers import findings
 from roots import write_root
 
 
@@ -109,15 +106,19 @@ async def test_server_refuses_when_the_route_line_changed_while_asking(client: L
     assert any("changed since the preview" in m.message for m in client.messages)
 
 
-async def test_server_stops_after_the_move_when_the_route_line_changed_meanwhile(client: LanguageClient, root: Path):
+async def test_server_puts_back_the_move_when_the_route_line_changed_meanwhile(client: LanguageClient, root: Path):
+    """Complete or roll back (issue 23): the route line changed while the editor moved the file,
+    so the record written after the move is removed and the file is moved back (through the
+    editor, so its tab follows), and the message says that nothing was changed."""
     await start(client, root)
+    records = (root / "_archive/_index.md").read_text(encoding="utf-8")
     ui = AgentClient(client, root, change_route, "move")
     outcome = await archive(client)
     assert outcome["applied"] is False
-    assert "`_index.md` changed since the preview" in outcome["message"] and "already done" in outcome["message"]
-    assert (root / "_archive/projects/old.md").is_file()  # moved: the file is safe at its destination
+    assert "`_index.md` changed since the preview" in outcome["message"]
+    assert "was put back, so nothing was changed" in outcome["message"] and outcome["done"] == []
+    assert (root / "projects/old.md").is_file() and not (root / "_archive/projects/old.md").exists()
     assert (root / "_index.md").read_text(encoding="utf-8") == ui.text  # the agent's text, untouched
-    # The record was written (the archive index's step comes first); the changed route line
-    # stays, and `pmem check` says so with its fix.
-    assert "## projects/old.md" in (root / "_archive/_index.md").read_text(encoding="utf-8")
-    assert {(f.path, f.code) for f in findings(root, today=TODAY)} == {("_index.md", "PM205"), UNROUTED}
+    assert (root / "_archive/_index.md").read_text(encoding="utf-8") == records  # the record is gone again
+    renames = [c for e in ui.edits for c in e.document_changes or [] if isinstance(c, lsp.RenameFile)]
+    assert len(renames) == 2  # there and back, both through the editor

@@ -16,6 +16,7 @@ filesystem applier (before the first step and at each write) and the server's wo
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from ..archive_index import ArchiveRecord, record_location
@@ -30,7 +31,10 @@ from ..index_edit import (
     routes_to,
     update_record,
 )
+from ..line_index import split_keepends
 from .safety import CHANGED, COLLISION, Refusal
+
+POSTCONDITION = "nothing-dropped"  # the refusal's rule: a write would drop what it did not mean to drop
 
 INDEX_SKELETON = "# Memory index\n"
 
@@ -167,4 +171,106 @@ def apply_change(change: Change, path: str, current: str | None) -> str:
     if isinstance(change, RemoveRecord):
         record = _the_record(path, current, change.location, change.fields)
         return remove_record(current, record)
+    raise TypeError(change)  # pragma: no cover - Change is a closed union
+
+
+# -- the post-condition of a write, and its undo ---------------------------------------------
+def _lines(text: str | None) -> Counter[str]:
+    """The non-blank lines of `text`, without line endings, as a multiset: what routes and
+    records are made of (blank lines carry neither)."""
+    return Counter(line.rstrip("\r\n") for line in split_keepends(text or "") if line.strip())
+
+
+def lost_lines(reference: str | None, current: str | None) -> Counter[str]:
+    """The non-blank lines of `reference` missing from `current` (None: absent), as a multiset."""
+    if reference is None:
+        return Counter()
+    return _lines(reference) - _lines(current)
+
+
+def _block(text: str, location: str) -> Counter[str]:
+    lines = split_keepends(text)
+    out: Counter[str] = Counter()
+    for r in find_records(text):
+        if record_location(r) == location:
+            out += Counter(x.rstrip("\r\n") for x in lines[r.heading_line:r.end] if x.strip())
+    return out
+
+
+def _declared(change: Change, before: str | None, after: str) -> tuple[Counter[str], Counter[str]]:
+    """The lines `change` means to remove and to add (a multiset each)."""
+    none: Counter[str] = Counter()
+    if isinstance(change, RemoveRoutes):
+        return Counter(change.lines), none
+    if isinstance(change, AddRoute):
+        added = Counter([change.line])
+        return none, added + (_lines(INDEX_SKELETON) if before is None else none)
+    if isinstance(change, AddRecord):
+        # The record as it is written: a variant of it (its route's neighbours) when it has one.
+        return none, _lines(getattr(change, "placed", "") or change.text)
+    if isinstance(change, UpdateRecord):
+        moved_to = dict(change.values).get("location", change.location)
+        return _block(before or "", change.location), _block(after, moved_to)
+    if isinstance(change, RemoveRecord):
+        return _block(before or "", change.location), none
+    return _lines(before), _lines(after)  # CreateText, ReplaceText: the whole text is the change
+
+
+def check_effect(change: Change, path: str, before: str | None, after: str) -> None:
+    """The post-condition of every index write, checked right before its rename: the new text
+    is the text read, minus what the change removes, plus what it adds (non-blank lines, as
+    multisets). A write that would drop or add anything else is refused, nothing written."""
+    if isinstance(change, (CreateText, ReplaceText)):
+        if after != change.text:
+            raise Refusal(POSTCONDITION, f"`{path}` would not hold the text that was confirmed; it was not rewritten")
+        return
+    removable, addable = _declared(change, before, after)
+    old, new = _lines(before), _lines(after)
+    dropped = (old - new) - removable
+    extra = (new - old) - addable
+    if dropped or extra:
+        what = []
+        if dropped:
+            what.append(f"drop {sum(dropped.values())} line(s) it did not mean to remove")
+        if extra:
+            what.append(f"add {sum(extra.values())} line(s) it did not mean to add")
+        raise Refusal(POSTCONDITION, f"the write of `{path}` would {' and '.join(what)}; it was not rewritten")
+
+
+def undo_change(change: Change, path: str, before: str | None, after: str, current: str | None) -> str | None:
+    """The text of `path` with a write that took it from `before` to `after` undone, made on
+    `current` (what it holds now; an agent may have written since). None: remove the file
+    (it was created by the write). Raises a Refusal when the undo no longer applies."""
+    if current == after:
+        return before
+    if isinstance(change, CreateText):
+        raise _changed(path, "it was edited after pmem created it, so it was left as it is")
+    if current is None:
+        raise _changed(path, "the file is gone")
+    if isinstance(change, ReplaceText):
+        raise _changed(path, "it was edited after pmem wrote it, so pmem's text was left there")
+    if isinstance(change, AddRoute):
+        return apply_change(RemoveRoutes(change.target, (change.line,)), path, current)
+    if isinstance(change, RemoveRoutes):
+        return apply_change(AddRoute(change.target, change.lines[0]), path, current) if change.lines else current
+    if isinstance(change, AddRecord):
+        added = [r for r in find_records(after) if record_location(r) == change.location]
+        if not added:
+            raise _changed(path, f"the record for `{change.location}` is not there")
+        return apply_change(RemoveRecord(change.location, record_fields(added[0])), path, current)
+    record_lines = split_keepends(before or "")
+    old = [r for r in find_records(before or "") if record_location(r) == change.location]
+    if not old:
+        raise _changed(path, f"the record for `{change.location}` was not there before")
+    block = "".join(record_lines[old[0].heading_line:old[0].end])
+    if isinstance(change, RemoveRecord):
+        return apply_change(AddRecord(change.location, block), path, current)
+    if isinstance(change, UpdateRecord):
+        ours = [r for r in find_records(after) if record_location(r) == dict(change.values).get("location",
+                                                                                               change.location)]
+        if not ours:
+            raise _changed(path, f"the record for `{change.location}` is not there")
+        now = _the_record(path, current, record_location(ours[0]) or change.location, record_fields(ours[0]))
+        lines = split_keepends(current)
+        return "".join(lines[:now.heading_line]) + block + "".join(lines[now.end:])
     raise TypeError(change)  # pragma: no cover - Change is a closed union

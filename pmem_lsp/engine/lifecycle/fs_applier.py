@@ -1,9 +1,10 @@
 """Carry a plan out on the filesystem: the CLI's applier, and the server's fallback.
 
 - Moves never overwrite: the file is hard-linked to its destination (which fails if the
-  destination exists) and only then unlinked from its source. A crash in between leaves it
-  in both places, never in neither. Where hard links are not possible the destination is
-  checked immediately before a rename.
+  destination exists) and only then unlinked from its source; when the unlink fails (a
+  read-only source folder) the link is undone, so the file is never left twice. A crash in
+  between leaves it in both places, never in neither. Where hard links are not possible the
+  destination is checked immediately before a rename.
 - Text files are written atomically: a temporary file beside the target, fsync, rename,
   fsync of the folder. A file created by a plan must not exist yet.
 - Each write is made on the text the file holds at that moment (`WriteText.rebase`): lines an
@@ -11,10 +12,18 @@
   changed, the step stops and nothing after it runs. The same check runs once for every write
   before the first step (`preflight`), so an index that was edited that way or cannot be
   rewritten (invalid UTF-8, NUL) stops the plan before the file moves.
-- Each index write is compare-and-swap (`write_index`): the file is read again just before
-  the rename, and when another writer changed it since the read, the change is made again on
-  its text (a few times, then refused). pmem's own writers also hold the root's lock
+- Each index write is compare-and-swap on a settled text (`write_index`): a text that lost
+  lines since the plan was made (an agent mid truncate-then-write) is waited for, with
+  backoff, until it is whole again or has held still (`settled`); the new text must be the
+  text read minus what the change removes plus what it adds (`changes.check_effect`), checked
+  right before the rename; the file is read again just before the rename, and when another
+  writer changed it since the read, the change is made again on its text, with backoff, for
+  at most `SETTLE_LIMIT` seconds, then refused. pmem's own writers also hold the root's lock
   (`lock.py`) for the whole plan.
+- `run_steps` runs a plan's steps in order; with `undo` (the executor, `execute.py`) a step
+  that fails puts back every step done before it, in reverse, and says exactly what is left
+  when even that fails. A removal (purge) is first a rename aside to a hidden temporary name,
+  deleted only when every step is done, so it can be put back too.
 - Moves keep the file's modification time (a hard link, or a rename, is the same inode).
 """
 
@@ -22,13 +31,26 @@ from __future__ import annotations
 
 import errno
 import os
+import random
 import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..folders import make_folders
+from .changes import check_effect, lost_lines, undo_change
 from .consequences import prune_emptied
+from .leftovers import TMP_SUFFIX, aside_name
 from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
 from .safety import CHANGED, COLLISION, ENCODING, Refusal, require_free, require_source, resolve_inside
+
+UNSETTLED = "unsettled"  # the refusal's rule: an index kept losing lines (another writer mid-rewrite)
+SETTLE_LIMIT = 5.0  # seconds an index write waits for another writer (settling, compare-and-swap)
+STABLE = 0.01  # seconds between the two reads that must agree before a text is a base
+QUIET = 0.5  # a text that lost some lines is a base once the same lines stayed missing this long
+QUIET_EMPTY = 1.0  # an empty index (no plan had lines in it) is a base once it stayed empty this long
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -78,7 +100,17 @@ def move_no_overwrite(src: Path, dst: Path) -> None:
             raise Refusal(COLLISION, f"`{dst.name}` appeared at the destination; nothing was overwritten") from None
         os.rename(src, dst)
     else:
-        os.unlink(src)
+        try:
+            os.unlink(src)
+        except OSError as exc:
+            # The source folder is read-only (or the file is immutable): undo the link, so the
+            # file is not left in two places, and say nothing moved.
+            try:
+                os.unlink(dst)
+            except OSError:
+                raise exc from None
+            raise Refusal("filesystem", f"`{src.name}` cannot be removed from its folder "
+                                        f"({exc.strerror or exc}); it was not moved") from None
     _fsync_dir(dst.parent)
     _fsync_dir(src.parent)
 
@@ -87,6 +119,21 @@ def read_for_rewrite(path: Path) -> tuple[str | None, bool]:
     """(text, had BOM), or (None, False) when the file does not exist. Strict UTF-8: a file
     pmem cannot decode exactly is never rewritten (that would replace bytes)."""
     return decode_for_rewrite(path, _read_bytes(path))
+
+
+def _snapshot(path: Path) -> tuple[bytes | None, tuple[int, ...] | None]:
+    """The bytes of `path` and what the file system says of the file as they were read (inode,
+    size, modification and change times; None: absent): two equal snapshots a moment apart mean
+    nobody wrote it in between — equal bytes alone do not (a rewrite in place of the same text
+    shows the same half each time)."""
+    data = _read_bytes(path)
+    if data is None:
+        return None, None
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None, None
+    return data, (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _read_bytes(path: Path) -> bytes | None:
@@ -125,7 +172,7 @@ def write_atomic(path: Path, text: str, bom: bool = False, create: bool = False,
             mode = os.stat(path).st_mode & 0o7777
         except FileNotFoundError:
             mode = None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".pmem-tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -180,66 +227,281 @@ def apply_step(root: Path, step: Step) -> None:
         raise TypeError(step)
 
 
-CAS_ATTEMPTS = 5  # a file another writer keeps changing under us is refused after this many tries
+def stash(root: Path, rel: str) -> Path:
+    """A removal's first half: the file is renamed aside to a hidden name in its folder (which
+    no agent reads as memory), so that the plan can still put it back."""
+    resolve_inside(root, rel)
+    require_source(root, rel)
+    path = root / rel
+    aside = aside_name(path, purge=True)
+    os.rename(path, aside)
+    _fsync_dir(path.parent)
+    return aside
 
 
-def write_index(root: Path, step: WriteText) -> bool:
-    """Make `step`'s change on what the file holds now, compare-and-swap: the file is read,
-    the change re-made on it (lines an agent added meanwhile are kept), and the result written
-    only if the file is still what was read. Returns whether the file was written (False: it
-    already was as it should be)."""
+def _decoded(raw: bytes | None) -> str | None:
+    return None if raw is None else raw.decode("utf-8", "replace")
+
+
+def _emptied(reference: str | None, raw: bytes | None) -> bool:
+    return bool((reference or "").strip()) and not (raw or b"").strip()
+
+
+def settled(path: Path, reference: str | None, deadline: float) -> bytes | None:
+    """The bytes of `path` once they are a safe base for a write made from `reference` (the text
+    the plan was made on; None: any text): two snapshots `STABLE` seconds apart agree, bytes and
+    file times (`_snapshot`) — an index that another program rewrites in place (truncate, then
+    write) shows its halves in between — and no line of `reference` is missing. When lines are
+    missing (that writer is mid-rewrite, or removed them on purpose), wait, with backoff, until
+    they are back, or — for a text that still has lines — until the same lines stayed missing
+    for `QUIET` seconds. An empty file is
+    a base only once it stayed empty for `QUIET_EMPTY` seconds, and a text that was emptied (or
+    vanished) since `reference` never is: when it stays so until `deadline`, or never settles,
+    the write is refused and nothing is written."""
+    raw, key = _snapshot(path)
+    if reference is not None and raw is not None and reference.strip() and _decoded(raw) == reference:
+        return raw  # exactly the text the plan was made on (itself settled): no half of a rewrite
+    delay = STABLE
+    missing: tuple[Counter[str], bool] | None = None  # what the last steady text lacked: lines, any text
+    since = time.monotonic()
+    while True:
+        time.sleep(delay * random.uniform(1.0, 1.5))
+        again, again_key = _snapshot(path)
+        if (again, again_key) != (raw, key):  # written in between (or mid-write): read again
+            raw, key, delay = again, again_key, STABLE
+        else:
+            gone = lost_lines(reference, _decoded(raw))
+            blank = raw is not None and not raw.strip()  # caught between a truncate and its write?
+            if not gone and not blank:
+                return raw
+            if (gone, blank) != missing:  # another steady text, with other lines missing: wait again
+                missing, since = (gone, blank), time.monotonic()
+            elif not _emptied(reference, raw) and time.monotonic() - since >= (QUIET_EMPTY if blank else QUIET):
+                return raw  # the same lines stayed missing: removed on purpose (others may come and go)
+            delay = min(delay * 2, 0.1)
+        if time.monotonic() >= deadline:
+            if _emptied(reference, raw):
+                raise Refusal(UNSETTLED, f"`{path.name}` was emptied since the plan was made (another program "
+                                         "is rewriting it, or emptied it); pmem writes no index on an emptied "
+                                         "text, so it was not rewritten — preview again once it holds its lines")
+            raise Refusal(UNSETTLED, f"`{path.name}` kept changing while pmem waited to write it (another "
+                                     "program is rewriting it); it was not rewritten")
+
+
+def _backoff(attempt: int) -> float:
+    """Seconds to wait before compare-and-swap attempt `attempt + 1`: exponential, jittered."""
+    return random.uniform(0.5, 1.0) * min(0.002 * 2 ** attempt, 0.1)
+
+
+@dataclass(frozen=True)
+class Written:
+    """What an index write did: the text it replaced (None: it created the file) and the text
+    it left, so that it can be undone."""
+
+    step: WriteText
+    before: str | None
+    after: str
+    bom: bool
+
+
+def write_index(root: Path, step: WriteText, deadline: float | None = None) -> Written | None:
+    """Make `step`'s change on what the file holds now, compare-and-swap on a settled text: the
+    file is read (`settled`), the change re-made on it (lines an agent added meanwhile are kept),
+    checked (`check_effect`) and the result written only if the file is still what was read.
+    Returns what was written, or None when the file already was as it should be."""
     resolve_inside(root, step.path)
     path = root / step.path
-    for _attempt in range(CAS_ATTEMPTS):
-        raw = _read_bytes(path)
+    deadline = time.monotonic() + SETTLE_LIMIT if deadline is None else deadline
+    attempt = 0
+    while True:
+        raw = settled(path, step.before, deadline)
         current, bom = decode_for_rewrite(path, raw)
         try:
             write = step.rebase(current)
         except Refusal as exc:  # mid-plan: say that this file, at least, was left alone
             raise Refusal(exc.rule, f"{exc.message}; it was not rewritten") from None
         if write.after == current:
-            return False  # already as it should be (an agent added the route meanwhile)
+            return None  # already as it should be (an agent added the route meanwhile)
+        check_effect(step.change, step.path, current, write.after)
         make_folders(path.parent)
         try:
             write_atomic(path, write.after, bom=bom, create=current is None, expected=raw)
         except ChangedMeanwhile:
-            continue  # another writer wrote between our read and our rename: again, on its text
-        return True
-    raise Refusal(CHANGED, f"`{step.path}` kept changing while pmem tried to write it; it was not rewritten")
+            # another writer wrote between our read and our rename: again, on its text
+            if time.monotonic() >= deadline:
+                raise Refusal(CHANGED, f"`{step.path}` kept changing while pmem tried to write it; "
+                                       "it was not rewritten") from None
+            time.sleep(_backoff(attempt))
+            attempt += 1
+            continue
+        return Written(step, current, write.after, bom)
+
+
+def undo_write(root: Path, written: Written) -> None:
+    """Put back what `written` changed, on what the file holds now (compare-and-swap)."""
+    path = root / written.step.path
+    deadline = time.monotonic() + SETTLE_LIMIT
+    attempt = 0
+    while True:
+        raw = settled(path, written.after, deadline)
+        current, bom = decode_for_rewrite(path, raw)
+        text = undo_change(written.step.change, written.step.path, written.before, written.after, current)
+        if text is None:
+            if raw is not None:
+                os.unlink(path)
+                _fsync_dir(path.parent)
+            return
+        if text == current:
+            return
+        try:
+            write_atomic(path, text, bom=bom, create=current is None, expected=raw)
+        except ChangedMeanwhile:
+            if time.monotonic() >= deadline:
+                raise Refusal(CHANGED, f"`{written.step.path}` kept changing while pmem put it back") from None
+            time.sleep(_backoff(attempt))
+            attempt += 1
+            continue
+        return
 
 
 def preflight(root: Path, plan: Plan) -> None:
     """Before the first step: every write of the plan must still apply to the file as it is now
-    (the route lines and records it changes are there, a file it creates is not) and the file
-    must be one pmem can rewrite (strict UTF-8). Otherwise the plan would move the file and
-    then stop half-way at the index write."""
+    (the route lines and records it changes are there, a file it creates is not), read once it
+    is settled (`settled`), and the file must be one pmem can rewrite (strict UTF-8). Otherwise
+    the plan would move the file and then stop half-way at the index write."""
+    deadline = time.monotonic() + SETTLE_LIMIT
     for step in plan.writes():
         resolve_inside(root, step.path)
-        current, _ = read_for_rewrite(root / step.path)
+        path = root / step.path
+        current, _ = decode_for_rewrite(path, settled(path, step.before, deadline))
         step.rebase(current)
 
 
 def apply_plan(root: Path, plan: Plan) -> list[str]:
-    """Run every step in order; stop at the first failure and say what was already done. The
-    caller holds the root's lock (`lock.RootLock`) from re-validation to here."""
-    done: list[str] = []
+    """Run every step in order; stop at the first failure and say what was already done (no
+    undo: what a crash leaves, which `pmem check` reports with fixes). The executor
+    (`execute.py`) runs plans with `run_steps(..., undo=True)` instead. The caller holds the
+    root's lock (`lock.RootLock`) from re-validation to here."""
+    return run_steps(root, plan)
+
+
+Mover = Callable[[Path, Move], None]  # how a move reaches the disk (the server's goes through the editor)
+
+
+@dataclass
+class _Journal:
+    """The steps done so far and how to put each back, newest last."""
+
+    done: list[str] = field(default_factory=list)
+    undo: list[tuple[int, str, Callable[[], None]]] = field(default_factory=list)  # (step done, how, undo)
+    stashed: list[Path] = field(default_factory=list)
+
+
+def _run_one(root: Path, step: Step, journal: _Journal, move: Mover | None, undo: bool) -> None:
+    if not undo:
+        if isinstance(step, Move) and move is not None:
+            move(root, step)
+        else:
+            apply_step(root, step)
+        return
+    if isinstance(step, MakeDir):
+        path = root / step.path
+        existed = os.path.lexists(path)
+        apply_step(root, step)
+        if not existed:
+            journal.undo.append((len(journal.done), f"remove the folder {step.path}/", lambda: os.rmdir(path)))
+    elif isinstance(step, Move):
+        (move or apply_step)(root, step)
+        back = Move(step.destination, step.source)
+        journal.undo.append((len(journal.done), f"move {step.destination} back to {step.source}",
+                             lambda: (move or apply_step)(root, back)))
+    elif isinstance(step, Remove):
+        aside = stash(root, step.path)
+        journal.stashed.append(aside)
+
+        def put_back() -> None:
+            move_no_overwrite(aside, root / step.path)
+            journal.stashed.remove(aside)
+
+        journal.undo.append((len(journal.done), f"put {step.path} back", put_back))
+    elif isinstance(step, WriteText):
+        written = write_index(root, step)
+        if written is not None:
+            journal.undo.append((len(journal.done), f"put {step.path} back as it was",
+                                 lambda: undo_write(root, written)))
+    else:  # pragma: no cover - Step is a closed union
+        raise TypeError(step)
+
+
+def _why(step: Step, exc: BaseException) -> tuple[str, str]:
+    if isinstance(exc, Refusal):
+        return exc.rule, exc.message
+    assert isinstance(exc, OSError)
+    return "filesystem", f"{describe(step)} failed: {exc.strerror or exc}"
+
+
+class Replan(ApplyError):
+    """The steps ran but left the root short of what the operation is for (`verify`: a plan made
+    on an index read mid-rewrite), and were all put back: plan again."""
+
+
+def run_steps(root: Path, plan: Plan, move: Mover | None = None, undo: bool = False,
+              verify: Callable[[], str | None] | None = None) -> list[str]:
+    """Run `plan`'s steps in order (moves through `move` when given); returns what was done.
+    On a failure: without `undo`, stop and say what was done (ApplyError.done); with `undo`,
+    put back every step done, newest first, and say so — or, when even that fails, say exactly
+    which steps remain done (ApplyError.done) and what failed. `verify`, after the last step:
+    why the operation's goal is not reached (None: it is); then every step is put back and
+    Replan is raised (or the ApplyError that says what remains)."""
+    journal = _Journal()
     try:
         preflight(root, plan)
     except Refusal as exc:
-        raise ApplyError(exc.rule, _after(done, exc.message), ()) from None
+        raise ApplyError(exc.rule, _after([], exc.message), ()) from None
     except OSError as exc:
         why = f"cannot read the files to rewrite: {exc.strerror or exc}"
-        raise ApplyError("filesystem", _after(done, why), ()) from None
+        raise ApplyError("filesystem", _after([], why), ()) from None
     for step in plan.steps:
         try:
-            apply_step(root, step)
-        except Refusal as exc:
-            raise ApplyError(exc.rule, _after(done, f"{exc.message}"), tuple(done)) from None
-        except OSError as exc:
-            raise ApplyError("filesystem", _after(done, f"{describe(step)} failed: {exc.strerror or exc}"),
-                             tuple(done)) from None
-        done.append(describe(step))
-    return done
+            _run_one(root, step, journal, move, undo)
+        except (Refusal, OSError) as exc:
+            rule, why = _why(step, exc)
+            if not undo or not journal.undo:
+                raise ApplyError(rule, _after(journal.done, why), tuple(journal.done)) from None
+            raise _rolled_back(rule, why, journal) from None
+        journal.done.append(describe(step))
+    missed = verify() if verify is not None and undo else None
+    if missed is not None:
+        failed = _rolled_back(CHANGED, missed, journal)
+        if failed.done:
+            raise failed
+        raise Replan(CHANGED, failed.message, ())
+    for aside in journal.stashed:
+        try:
+            os.unlink(aside)  # the removal's second half; a leftover is reported (PM007), cleared by the next write
+            _fsync_dir(aside.parent)
+        except OSError:
+            pass
+    return journal.done
+
+
+def _rolled_back(rule: str, why: str, journal: _Journal) -> ApplyError:
+    """Undo the journal, newest first; the error says what is left."""
+    remaining = {n for n, _, _ in journal.undo}
+    while journal.undo:
+        n, what, undo = journal.undo.pop()
+        try:
+            undo()
+        except (Refusal, OSError) as exc:
+            cause = exc.message if isinstance(exc, Refusal) else (exc.strerror or str(exc))
+            still = [journal.done[i] for i in sorted(remaining)]
+            left = "; ".join(still)
+            return ApplyError(rule, f"{why}; pmem tried to put back what it had done, but could not {what} "
+                                    f"({cause}), so this much of the operation remains done: {left}; "
+                                    "run `pmem check`, whose fixes finish it", tuple(still))
+        remaining.discard(n)
+    undone = "; ".join(journal.done)
+    return ApplyError(rule, f"{why}; what was already done ({undone}) was put back, so nothing was changed", ())
 
 
 def _after(done: list[str], message: str) -> str:

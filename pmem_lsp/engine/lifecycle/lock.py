@@ -1,30 +1,30 @@
 """One advisory lock per memory root, so that pmem's writers never interleave (docs/design.md §5.1).
 
-Every pmem process that changes a root — the CLI, the language server, anything later — holds
-this lock from the moment it re-validates a confirmed plan until its last step is done: two
-of them archiving different notes at once run one after the other, and the second plans on
-what the first wrote. The lock is `flock` on a file named after the root's real path in the
-user's cache folder (`engine/user_cache.py`: `~/.cache/pmem/locks/`), not in the root: a lock file there would show in
-`git status` and in sync tools. Where the cache folder cannot be written, a hidden file in the
-root (`.pmem.lock`) is used instead.
+Every pmem process that changes a root — the CLI, `pmem mcp`, the language server — holds this
+lock from the moment it re-validates a confirmed plan until its last step is done (or undone):
+two of them archiving different notes at once run one after the other, and the second plans on
+what the first wrote.
+
+The lock belongs to the root, not to the caller: it is `flock` on a descriptor of the root
+folder itself. Every pmem writer of a root opens that same folder, whatever its environment
+(`XDG_CACHE_HOME`, `PMEM_CACHE_DIR`, `HOME`), its settings or whether a cache folder can be
+written, so they all meet on one lock; and it creates no file at all, so no agent, sync tool or
+`git status` can ever see it or read it as memory (docs/SECURITY.md, "The writers' lock").
 
 Writers that are not pmem (an agent's own file tools) do not take it; for them each index
-write is compare-and-swap (`fs_applier.write_atomic`), which narrows their window to the
-instant between the last read and the rename.
+write is compare-and-swap on a settled text (`fs_applier.write_index`), which narrows their
+window to the instant between the last read and the rename.
 """
 
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import time
 from pathlib import Path
 
-from ..user_cache import pmem_cache_dir
 from .safety import Refusal
 
-LOCK_FILE = ".pmem.lock"
 LOCKED = "locked"  # the refusal's rule: another pmem is changing this root
 WAIT = 30.0  # seconds to wait for another writer before refusing
 
@@ -34,23 +34,20 @@ except ImportError:  # pragma: no cover - Windows: no advisory lock, compare-and
     fcntl = None  # type: ignore[assignment]
 
 
-def lock_path(root: Path) -> Path:
-    digest = hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return Path(pmem_cache_dir()) / "locks" / f"{digest}.lock"
+def lock_target(root: Path) -> Path:
+    """What is locked: the root folder itself, by its real path (a symlinked root and its target
+    are one lock)."""
+    return Path(os.path.realpath(root))
 
 
-def _open_lock_file(root: Path) -> int:
-    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-    path = lock_path(root)
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return os.open(path, flags, 0o600)
-    except OSError:
-        return os.open(root / LOCK_FILE, flags, 0o600)
+def _open_root(root: Path) -> int:
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+    return os.open(lock_target(root), flags)
 
 
 class RootLock:
-    """`with RootLock(root):` — exclusive among pmem processes (and threads) on this root."""
+    """`with RootLock(root):` — exclusive among pmem processes (and threads: each lock is its own
+    open file description) on this root."""
 
     def __init__(self, root: Path, wait: float = WAIT) -> None:
         self.root = root
@@ -62,7 +59,7 @@ class RootLock:
         if fcntl is None:
             return True
         if self._fd is None:
-            self._fd = _open_lock_file(self.root)
+            self._fd = _open_root(self.root)
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -77,7 +74,7 @@ class RootLock:
         while not self.try_acquire():
             if time.monotonic() > deadline:
                 self.release()
-                raise busy()
+                raise busy(self.wait)
             time.sleep(delay)
             delay = min(delay * 2, 0.1)
 
@@ -98,6 +95,6 @@ class RootLock:
         self.release()
 
 
-def busy() -> Refusal:
+def busy(wait: float = WAIT) -> Refusal:
     return Refusal(LOCKED, f"another pmem process is changing this memory root (it held the lock for over "
-                           f"{WAIT:.0f} s); nothing was changed — try again when it is done")
+                           f"{wait:.0f} s); nothing was changed — try again when it is done")

@@ -22,9 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..findings import Finding
 from ..secrets import mask_text
-from .fs_applier import apply_plan
-from .lock import RootLock
-from .operations import LifecycleContext, context, make_plan
+from .operations import LifecycleContext, make_plan
 from .plan import MakeDir, Move, Plan, Remove, WriteText
 from .safety import Refusal
 from .save import diff_lines, settings_or_defaults
@@ -118,26 +116,12 @@ def preview(ctx: LifecycleContext, request: Request) -> Preview:
 
 
 def apply_previewed(root: Path, request: Request, token: str, today: dt.date | None = None) -> tuple[Plan, list[str]]:
-    """Apply the preview `token` names: plan again under the root's lock and write only if the
-    token is the same. Raises StalePreview (nothing written), a Refusal, or an ApplyError."""
-    ctx = context(root, today)
-    if request.op == "init":  # the root is being made: there is no lock file yet
-        return _apply_if_same(ctx, request, token)
-    with RootLock(root):
-        return _apply_if_same(ctx, request, token)
+    """Apply the preview `token` names, through the one door (`execute.execute`): plan again
+    under the root's lock and write only if the token is the same. Raises StalePreview
+    (nothing written), a Refusal, or an ApplyError."""
+    from .execute import Tokened, execute  # which imports this module
 
-
-def _apply_if_same(ctx: LifecycleContext, request: Request, token: str) -> tuple[Plan, list[str]]:
-    try:
-        now = preview(ctx, request)
-    except Refusal as exc:
-        raise StalePreview(f"the preview no longer applies ({exc.message}); nothing was written") from None
-    if now.token != token:
-        what = ("the arguments or the files it reads or writes changed" if now.token
-                else "it was applied already, or there is nothing to do now")
-        raise StalePreview(f"this token is not the current preview of this {request.op}: {what} since "
-                           "(or the token is from another command); nothing was written — preview again")
-    return now.plan, apply_plan(ctx.root, now.plan)
+    return execute(root, Tokened(request, token), today=today)
 
 
 # -- the preview as data ------------------------------------------------------------------

@@ -28,7 +28,9 @@ from ..index_edit import (
     convert_record,
     find_records,
     format_record,
+    insert_route,
     line_text,
+    reads_back,
     remove_record,
     routes_to,
     state_dialect,
@@ -260,9 +262,33 @@ def remove_dangling_record(state: RootState, finding: Finding, today: dt.date) -
         return []
     original = record.get("original") or record.title
     back = state.is_file(original)
+    finish = finish_recover(state, record) if back else None
     title = (f"Remove the record (`{original}` is back at its original path)" if back
              else "Remove the dangling record")
-    return text_fix(title, "PM302", ARCHIVE_INDEX, text, remove_record(text, record), preferred=back)
+    plain = text_fix(title, "PM302", ARCHIVE_INDEX, text, remove_record(text, record), preferred=back and not finish)
+    return ([finish] if finish else []) + plain
+
+
+def saved_route(record: ArchiveRecord, original: str) -> str | None:
+    """The exact route line the record saved for `original`, when it still reads as one."""
+    line = (record.get("index-line") or "").rstrip("\r\n")
+    return line if line.strip() and reads_back(line, original) else None
+
+
+def finish_recover(state: RootState, record: ArchiveRecord) -> Fix | None:
+    """A recover that stopped after moving the file back: restore the record's saved route line
+    exactly (not a generated one) and remove the record, in one fix (issue 23)."""
+    original = record.get("original") or record.title
+    index_text, archive_text = text_of(state, INDEX), text_of(state, ARCHIVE_INDEX)
+    saved = saved_route(record, original)
+    if saved is None or index_text is None or archive_text is None or routes_to(index_text, original):
+        return None
+    route = text_fix("", "PM302", INDEX, index_text, insert_route(index_text, original, saved))
+    drop = text_fix("", "PM302", ARCHIVE_INDEX, archive_text, remove_record(archive_text, record))
+    if not route or not drop:
+        return None
+    return Fix(f"Finish the recover of `{original}`: restore its saved route line and remove the record", "PM302",
+               route[0].edits + drop[0].edits, True)
 
 
 def convert_to_dialect(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
