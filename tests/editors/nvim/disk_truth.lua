@@ -72,6 +72,12 @@ if not ok then return finish("the archive did not reach the disk") end
 -- A round trip: every message the server sent before its answer has been handled (an edit
 -- that would leave a buffer modified included).
 vim.lsp.buf_request_sync(index_buf, "workspace/symbol", { query = "garden" }, 60000)
+if with_plugin then -- told that _index.md changed on disk, the plugin reloads its buffer
+  vim.wait(60000, function()
+    return not table.concat(vim.api.nvim_buf_get_lines(index_buf, 0, -1, false), "\n")
+      :find("projects/garden-sensors.md", 1, true)
+  end, 20)
+end
 result.index_modified = vim.bo[index_buf].modified
 result.archive_modified = vim.bo[archive_buf].modified
 result.index_buffer = table.concat(vim.api.nvim_buf_get_lines(index_buf, 0, -1, false), "\n")
