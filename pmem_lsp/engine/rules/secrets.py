@@ -55,7 +55,7 @@ def _in_linked_paths(lines: list[str], found: list[SecretMatch],
             target, at = w.group(group), w.start(group)
             if "://" in target:
                 continue
-            for m in find_in_name(target, allow):
+            for m in find_in_name(target, allow, whole=False):
                 a, e = at + m.start, at + m.end
                 if not any(o.line == ln and o.start < e and a < o.end for o in (*found, *out)):
                     out.append(SecretMatch(ln, a, ln, e, m.kind, m.hint, m.strong, m.reason))

@@ -66,16 +66,28 @@ def mask_secrets(line: str) -> str:
     return line
 
 
-def find_in_name(path: str, allow: Sequence[re.Pattern[str]] = ()) -> list[SecretMatch]:
+def _key_named(segment: str) -> bool:
+    """Could `segment` hold a key-named value (a secret-ish key word and an assignment sign)?"""
+    if not ("=" in segment or ":" in segment or "：" in segment):
+        return False
+    lowered = segment.lower()
+    return any(k in lowered for k in _GENERIC_KEYWORDS)
+
+
+def find_in_name(path: str, allow: Sequence[re.Pattern[str]] = (), *, whole: bool = True) -> list[SecretMatch]:
     """The likely secrets in a file's path (one line; offsets into `path`), looked for the way
-    a line of text is and in each of its segments on its own, with and without its extension:
-    in a path, a key-named value (`notes/password=Zx9!kq2Lm8Pw.md`) follows a `/`, which in
-    a line of text marks a path and not a key, and the extension runs into the value."""
+    a line of text is (`whole=False`: the caller has) and in each of its segments that may
+    hold a key-named value on its own, with and without its extension: in a path, such a value
+    (`notes/password=Zx9!kq2Lm8Pw.md`) follows a `/`, which in a line of text marks a path
+    and not a key, and the extension runs into the value."""
     if not path:
         return []
-    found = find_secrets([path], allow, honour_marker=False)
+    found = find_secrets([path], allow, honour_marker=False) if whole else []
     at = 0
     for seg in path.split("/"):
+        if not _key_named(seg):
+            at += len(seg) + 1
+            continue
         base, dot, ext = seg.rpartition(".")
         stem = base if dot and base and ext.isalnum() and len(ext) <= 8 else seg
         for candidate in dict.fromkeys((stem, seg)):
@@ -98,6 +110,7 @@ def mask_name(path: str) -> str:
 
 
 # A word of a shown text that may be a path holding a key-named value (`a/password=…`).
+_PLACE = re.compile(r"(?::\d+)*:?$")
 _PATH_WORD = re.compile(r"[^\s()\[\]<>`'\"|]*/[^\s()\[\]<>`'\"|]*")
 
 
@@ -111,7 +124,10 @@ def _name_matches(lines: list[str], matches: list[SecretMatch]) -> list[SecretMa
         if not any(k in lowered for k in _GENERIC_KEYWORDS):
             continue
         for w in _PATH_WORD.finditer(line):
-            for m in find_in_name(w.group()):
+            word = _PLACE.sub("", w.group())  # `notes/x.md:3:1:` in a report: the path
+            if not _key_named(word):
+                continue
+            for m in find_in_name(word, whole=False):  # the line itself is scanned already
                 shifted = SecretMatch(ln, w.start() + m.start, ln, w.start() + m.end, m.kind, m.hint)
                 if not any(_same_place(shifted, o) for o in out):
                     out.append(shifted)
