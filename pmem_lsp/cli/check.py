@@ -14,7 +14,7 @@ from ..engine.analysis import analyze
 from ..engine.catalogue import RULES, severity_of
 from ..engine.checking import check_files, root_relative
 from ..engine.findings import Finding, Severity
-from ..engine.report import build_report, sarif_report
+from ..engine.report import build_report, sarif_report, shown_path
 from ..engine.root_state import RootState
 from ..engine.settings import Settings
 from . import exit_codes
@@ -59,7 +59,7 @@ def sorted_findings(findings: list[Finding], sort: str) -> list[Finding]:
 
 
 def _line(f: Finding) -> str:
-    return (f"{shown(f.path)}:{f.line + 1}:{f.col + 1}: {f.code} {RULES[f.code].name} {severity_of(f).value}: "
+    return (f"{shown_path(f.path)}:{f.line + 1}:{f.col + 1}: {f.code} {RULES[f.code].name} {severity_of(f).value}: "
             f"{one_line(f.message)}\n")
 
 
@@ -111,7 +111,7 @@ def _github(findings: list[Finding], root: Path, out: TextIO) -> None:
         prefix = str(root)
     for f in findings:
         sev = severity_of(f)
-        path = shown(f.path) if prefix == "." else f"{shown(prefix)}/{shown(f.path)}"
+        path = shown_path(f.path) if prefix == "." else f"{shown(prefix)}/{shown_path(f.path)}"
         props = (f"file={_gh_escape(path, True)},line={f.line + 1},col={f.col + 1},"
                  f"endLine={f.end_line + 1},endColumn={f.end_col + 1},"
                  f"title={_gh_escape(f'{f.code} {RULES[f.code].name}', True)}")
@@ -136,7 +136,7 @@ def run_check(state: RootState, fmt: str, min_severity: Severity, fail_on: Sever
     else:
         # Unreadable files and folders, and files analysed only up to the cap: one line each.
         for problem in problems:
-            err.write(f"pmem: warning: {shown(problem.path)}: {one_line(problem.message())}\n")
+            err.write(f"pmem: warning: {shown_path(problem.path)}: {one_line(problem.message())}\n")
         if fmt == "github":
             _github(findings, state.root, out)
         elif statistics:
@@ -176,7 +176,7 @@ def run_check_command(root: Path, settings: Settings, raw_paths: list[str], stdi
         states.append(result.state)
     missing = [p for p in paths if not result.state.is_file(p)]
     if missing:
-        err.write(f"pmem: error: {shown(missing[0])} is not a file in the memory root\n")
+        err.write(f"pmem: error: {shown_path(missing[0])} is not a file in the memory root\n")
         return exit_codes.ERROR
     return run_check(result.state, fmt, min_severity, fail_on, out, err, statistics=statistics,
                      max_per_code=max_per_code, findings=result.findings, paths=paths or None, sort=sort)

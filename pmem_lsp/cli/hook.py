@@ -43,6 +43,24 @@ def _inside(root: Path, path: Path) -> str | None:
     return Containment(root).relative(path)
 
 
+def guarded_root(root: Path, path: Path) -> tuple[Path, str] | None:
+    """The memory root a write to `path` is guarded for, and the path inside it: the
+    configured `root`, else the nearest folder above `path` that looks like a memory root
+    (`zones.looks_like_root`, the language server's rule: it holds `_index.md`, `_core/` or
+    `_archive/`). A few `stat` calls a folder level; None when no root holds the file."""
+    rel = _inside(root, path)
+    if rel is not None:
+        return root, rel
+    from ..engine.zones import looks_like_root
+
+    for folder in path.parents:
+        if looks_like_root(folder):
+            rel = _inside(folder, path)
+            if rel is not None:
+                return folder, rel
+    return None
+
+
 def hook_call(argv: list[str]) -> tuple[str | None] | None:
     """(the `--root` given or None,) when `argv` is exactly `[--root R] hook EVENT`; else None."""
     root_arg = None
@@ -72,7 +90,14 @@ def answer_outside(root_arg: str | None, text: str) -> int | None:
         write = read_tool_call(data)
     except HookInputError:
         return None
-    if write is None or _inside(discover_root(root_arg), write.path) is None:
+    if write is None:
+        return exit_codes.OK
+    root = discover_root(root_arg)
+    if _inside(root, write.path) is not None:
+        return None
+    # Outside the configured root: pre-write still guards a folder that looks like a memory
+    # root (docs/decisions.md, "Hooks: a root that is not configured"), post-write does not.
+    if data.get("hook_event_name") == "PostToolUse" or guarded_root(root, write.path) is None:
         return exit_codes.OK
     return None
 
@@ -93,6 +118,12 @@ def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO) ->
     if write is None:
         return exit_codes.OK
     rel = _inside(root, write.path)
+    if rel is None and event == "pre-write":
+        # A folder that looks like a memory root, though not the configured one, is guarded
+        # too (its secrets are as readable); post-write's findings stay the configured root's.
+        found = guarded_root(root, write.path)
+        if found is not None:
+            root, rel = found
     if rel is None:
         return exit_codes.OK
     from ..engine.zones import zone_of
@@ -134,12 +165,13 @@ def _block(err: TextIO, rel: str, why: str) -> int:
 
 def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -> int:
     from ..engine.hooks import added_text, new_secrets, resulting_text, secret_in_name, weakened_settings
+    from ..engine.zones import zone_of
 
     kind = secret_in_name(rel)
     if kind is not None:
-        from ..engine.secrets import mask_secrets
+        from ..engine.secrets import mask_name
 
-        return _block(err, mask_secrets(rel), f"the file's name holds a likely {kind}, and every agent reads "
+        return _block(err, mask_name(rel), f"the file's name holds a likely {kind}, and every agent reads "
                                               "the names in memory. Choose a name that says what the file is about.")
     if rel.lower() == SETTINGS_FILE:  # the same file on a case-insensitive file system
         before = _current(write.path)
@@ -147,15 +179,20 @@ def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -
         if after is None:
             return _block(err, rel, "pmem cannot tell what this edit does to the memory root's settings, "
                                     "which are the person's to change. Ask them to make the change.")
+        if before is None and os.path.lexists(write.path):
+            return _block(err, rel, "pmem cannot read the memory root's settings, so it cannot tell what this "
+                                    "write would change; they are the person's to change. Ask them.")
         weaker = weakened_settings(before, after)
         if weaker:
-            return _block(err, rel, f"this write would make pmem check less ({'; '.join(weaker)}). The memory "
+            why = "; ".join(weaker)
+            return _block(err, rel, f"pmem cannot let this write change what it checks ({why}). The memory "
                                     "root's settings are the person's to change, not an agent's: tell them "
                                     "what you wanted and why.")
         return exit_codes.OK
     if zone == "hidden":
         return exit_codes.OK  # an editor's or a tool's own settings: not memory
-    if zone in _ARCHIVE_ZONES:
+    if zone in _ARCHIVE_ZONES or zone_of(rel.lower()).value in _ARCHIVE_ZONES:
+        # `_ARCHIVE/_index.md` is `_archive/_index.md` on a case-insensitive file system.
         return _block(err, rel, "it is in `_archive/`, which only `pmem archive`, `delete`, `recover` and "
                                 "`purge` change, so that the archive records stay right. Use those (preview "
                                 "first, then `--token` after the user's yes).")

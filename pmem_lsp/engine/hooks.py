@@ -219,10 +219,11 @@ def new_secrets(before: str | None, after: str, settings: Settings | None = None
 
 
 def secret_in_name(rel: str) -> str | None:
-    """The kind of a likely secret in a file's path (a token as a file name), or None."""
-    from .secrets import find_secrets
+    """The kind of a likely secret in a file's path (a token as a file name, a
+    `password=…` segment), or None."""
+    from .secrets import find_in_name
 
-    found = find_secrets([rel], honour_marker=False)
+    found = find_in_name(rel)
     return found[0].kind if found else None
 
 
@@ -243,20 +244,25 @@ def removed_routes(before: str | None, after: str) -> list[str]:
 def weakened_settings(before: str | None, after: str) -> list[str]:
     """What a new `.pmem.toml` text would stop pmem checking, compared with the current one
     (or the defaults): secrets switched off or allowed, rules deselected or ignored, paths
-    excluded, severities lowered, limits raised. Empty when it checks as much as before; a text
-    that is not valid settings weakens nothing (the hooks and the server then use the
-    defaults, and `pmem check` reports it)."""
+    excluded, severities lowered, limits raised. Empty when it checks as much as before.
+
+    A new text that is not valid settings weakens (the hooks and the server would check with
+    the defaults, whatever the file meant). A current text that is not valid is no baseline:
+    what it meant to check cannot be known, so no write of it passes until the person mends it
+    (docs/decisions.md, "Settings: an invalid file is no baseline")."""
     from .catalogue import RULES
     from .settings import Settings, settings_from_text
 
     try:
         new = settings_from_text(after)
-    except ValueError:
-        return []
+    except ValueError as exc:
+        return [f"the new text is not valid settings ({_one_line(str(exc))}), so pmem would check with "
+                "the defaults instead"]
     try:
         old = settings_from_text(before) if before else Settings()
-    except ValueError:
-        old = Settings()
+    except ValueError as exc:
+        return [f"the current settings are not valid ({_one_line(str(exc))}), so pmem cannot tell what "
+                "they meant to check, and only the person mends them"]
     out = []
     if old.secrets.enabled and not new.secrets.enabled:
         out.append("it turns the secrets check off")
@@ -283,6 +289,10 @@ def weakened_settings(before: str | None, after: str) -> list[str]:
     if raised:
         out.append(f"it raises {', '.join(raised)}")
     return out
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:300]
 
 
 def written_file_findings(root: Path, settings: Settings, rel: str) -> list[Finding]:

@@ -3,6 +3,7 @@ schemas/) and `--format sarif` (SARIF 2.1.0, for code scanning)."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,15 @@ from .catalogue import RULES, severity_of
 from .findings import Finding, Severity
 from .names import clean, shown, uri_quote
 from .root_state import MAX_ANALYSED_BYTES, ReadProblem
+from .secrets import mask_text
+
+
+@lru_cache(maxsize=4096)
+def shown_path(rel: str) -> str:
+    """A root-relative path as a report shows it: any name made writable (`shown`), and a
+    likely secret in it masked the way status, health and the MCP replies mask their text
+    (`mask_text`): a token as a file's name is not printed by the report that finds it."""
+    return mask_text(shown(rel))
 
 
 class ReportDiagnostic(BaseModel):
@@ -71,14 +81,14 @@ def build_report(root: str, files: int, findings: list[Finding], problems: list[
         severity = severity_of(f)
         setattr(counts, severity.value, getattr(counts, severity.value) + 1)
         diagnostics.append(ReportDiagnostic(
-            path=shown(f.path), line=f.line + 1, column=f.col + 1, end_line=f.end_line + 1,
+            path=shown_path(f.path), line=f.line + 1, column=f.col + 1, end_line=f.end_line + 1,
             end_column=f.end_col + 1, code=f.code, name=RULES[f.code].name,
             severity=severity, message=clean(f.message),
         ))
     return CheckReport(root=shown(root), files=files, diagnostics=diagnostics, counts=counts,
-                       unreadable=[Unreadable(path=shown(p.path), reason=clean(p.reason or ""))
+                       unreadable=[Unreadable(path=shown_path(p.path), reason=clean(p.reason or ""))
                                    for p in problems if p.unreadable],
-                       truncated=[Truncated(path=shown(p.path), size=p.size, analysed=MAX_ANALYSED_BYTES)
+                       truncated=[Truncated(path=shown_path(p.path), size=p.size, analysed=MAX_ANALYSED_BYTES)
                                   for p in problems if not p.unreadable])
 
 
@@ -112,7 +122,7 @@ def sarif_report(root: str, findings: list[Finding], version: str) -> dict[str, 
             "level": _SARIF_LEVEL[severity_of(f)],
             "message": {"text": clean(f.message)},
             "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": _uri_path(f.path), "uriBaseId": "ROOT"},
+                "artifactLocation": {"uri": _uri_path(mask_text(f.path)), "uriBaseId": "ROOT"},
                 "region": {"startLine": f.line + 1, "startColumn": f.col + 1,
                            "endLine": f.end_line + 1, "endColumn": f.end_col + 1},
             }}],

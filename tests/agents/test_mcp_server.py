@@ -567,3 +567,19 @@ async def test_a_huge_save_previews_its_size_head_and_tail_only(tmp_path, log):
     assert len(text) < 60_000 < len(content)
     assert "MiB" in data["preview"] and "# Huge" in data["preview"] and "THE-LAST-LINE" in data["preview"]
     assert "not shown" in data["preview"] and "Paragraph 30000:" not in text
+
+
+async def test_a_route_preview_of_a_file_named_as_a_token_is_refused_and_never_shows_it(tmp_path, log):
+    # A file a shell write made (the hooks cannot see it): routing it would copy the token
+    # into `_index.md`, and the reply must not show it either.
+    token = "ghp_" + "x8Kd93LmQp2ZrT7vNw4YbH6sJc1FgA5eUo0i"
+    root = make_root(tmp_path)
+    (root / f"notes/{token}.md").write_text("# T\n", encoding="utf-8")
+    before = digest(root)
+    async with session(root, log) as client:
+        error, data, text = await call(client, "memory_preview", {"operation": "route", "path": f"notes/{token}.md"})
+        assert error and data["error"]["kind"] == "no-secrets", data
+        assert token not in text
+        error, checked, text = await call(client, "memory_check", {})
+        assert token not in text and any(d["code"] == "PM401" for d in checked["diagnostics"]), checked
+    assert digest(root) == before

@@ -182,7 +182,7 @@ def test_the_settings_file_is_guarded_under_any_letter_case(root: Path):
 def test_settings_that_check_as_much_or_more_pass(root: Path):
     settings = root / ".pmem.toml"
     settings.write_text('ignore = ["PM503"]\n', encoding="utf-8")
-    for toml in ('ignore = ["PM503"]\n[stale]\ndays = 30\n', 'ignore = []\n', "not [valid toml"):
+    for toml in ('ignore = ["PM503"]\n[stale]\ndays = 30\n', 'ignore = []\n'):
         passes(root, claude("Write", {"file_path": str(settings), "content": toml}))
     edit = claude("Edit", {"file_path": str(settings), "old_string": 'ignore = ["PM503"]', "new_string": "ignore = []"})
     passes(root, edit)

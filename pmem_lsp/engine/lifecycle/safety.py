@@ -164,14 +164,14 @@ def validate_target(root: Path, raw: object) -> str:
     return rel
 
 
-def refuse_secret(name: str, value: str | None) -> None:
-    """A text pmem would write into memory (a route's description, an archive reason) must not
-    hold a likely secret: refused, naming the kind only."""
+def refuse_secret(name: str, value: str | None, *, path: bool = False) -> None:
+    """A text pmem would write into memory (a route's description, an archive reason, a file's
+    path with `path=True`) must not hold a likely secret: refused, naming the kind only."""
     if not value:
         return
-    from ..secrets import find_secrets
+    from ..secrets import find_in_name, find_secrets
 
-    found = find_secrets([" ".join(value.split())])
+    found = find_in_name(value) if path else find_secrets([" ".join(value.split())])
     if found:
         raise Refusal(SECRET, f"the {name} holds a likely {found[0].kind}; memory never stores secrets, "
                               "so nothing was changed")

@@ -176,7 +176,7 @@ def settings_or_defaults(root: Path) -> Settings:
 def plan_save(ctx: LifecycleContext, raw: object, content: object, description: str | None = None,
               route: bool = True, settings: Settings | None = None) -> Plan:
     rel, zone = _destination(ctx, raw)
-    refuse_secret("file name", rel)  # a token as a file's name is a secret every listing shows
+    refuse_secret("file name", rel, path=True)  # a token as a file's name is a secret every listing shows
     refuse_secret("route description", description)
     settings = settings or settings_or_defaults(ctx.root)
     text = _check_content(rel, zone, content, settings)
@@ -233,6 +233,8 @@ def plan_save(ctx: LifecycleContext, raw: object, content: object, description: 
 
 def plan_route(ctx: LifecycleContext, raw: object, description: str | None = None) -> Plan:
     rel = validate_target(ctx.root, raw)
+    # The route line names the file: a token as its name would be copied into the index.
+    refuse_secret("file name", rel, path=True)
     if zone_of(rel) is not Zone.ACTIVE or not is_markdown(rel):
         raise Refusal(STATE, f"`{rel}` is not an active memory file; only those are routed")
     refuse_secret("route description", description)

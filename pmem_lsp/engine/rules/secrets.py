@@ -4,6 +4,8 @@ redact the value, or allow it on its line."""
 from __future__ import annotations
 
 import datetime as dt
+import re
+from collections.abc import Sequence
 
 from ..findings import Finding, Severity
 from ..fixes import Fix, TextEdit, text_of
@@ -11,7 +13,8 @@ from ..line_index import split_keepends
 from ..memory_file import MemoryFile
 from ..root_state import RootState
 from ..rule import ALL_ZONES, E, Rule, TextCheck
-from ..secrets import ALLOW_MARKER, REDACTED, find_secrets
+from ..secrets import ALLOW_MARKER, REDACTED, SecretMatch, find_in_name, find_secrets
+from ..secrets._generic import PREFILTER
 from ..settings import Settings
 from ..zones import Zone
 
@@ -29,12 +32,53 @@ RULES = (
 
 
 
+# A link's path text or relative target, or a code span naming a path:
+# `[a/x.md](a/x.md)`, `](<notes/x.md>)`, `` `notes/x.md` ``.
+_LINKED_PATH = re.compile(r"\[(?P<c>[^\]\s]*/[^\]\s]*)(?=\]\()|\]\(\s*<?(?P<a>[^)\s>]+)|`(?P<b>[^`\s]*/[^`\s]*)`")
+
+
+def _in_linked_paths(lines: list[str], found: list[SecretMatch],
+                     allow: Sequence[re.Pattern[str]]) -> list[SecretMatch]:
+    """The secrets in the paths that `lines` link to (a route's target), which a line's own
+    scan does not see: there a key after a `/` is taken for a path (`find_in_name`). Only
+    relative targets (a URL's query is scanned with the line), and only on lines holding a
+    secret-ish key word and an assignment sign, so that prose costs a few `in` tests."""
+    out: list[SecretMatch] = []
+    for ln, line in enumerate(lines):
+        if "/" not in line or ("](" not in line and "`" not in line) or not ("=" in line or ":" in line):
+            continue
+        lowered = line.lower()
+        if not any(k in lowered for k in PREFILTER):
+            continue
+        for w in _LINKED_PATH.finditer(line):
+            group = next(g for g in "abc" if w.group(g) is not None)
+            target, at = w.group(group), w.start(group)
+            if "://" in target:
+                continue
+            for m in find_in_name(target, allow, whole=False):
+                a, e = at + m.start, at + m.end
+                if not any(o.line == ln and o.start < e and a < o.end for o in (*found, *out)):
+                    out.append(SecretMatch(ln, a, ln, e, m.kind, m.hint, m.strong, m.reason))
+    return out
+
+
 def check_secrets(path: str, zone: Zone, doc: MemoryFile, settings: Settings) -> list[Finding]:
     secrets = settings.secrets
     if not secrets.enabled:
         return []
     out = []
-    for m in find_secrets(doc.lines, secrets.allow_patterns, in_sentences=False):
+    named = find_in_name(path, secrets.allow_patterns)
+    if named:
+        m = named[0]
+        kinds = "; ".join(f"{n.kind} ({n.hint})" for n in named)
+        out.append(Finding(path, 0, 0, 0, 0, "PM401",
+                           f"the file's name holds a likely {kinds}: every agent reads the names in memory, "
+                           "so rename the file to say what it is about", None if m.strong else Severity.WARNING,
+                           {"kind": m.kind, "evidence": "strong" if m.strong else "weak", "reason": m.reason,
+                            "in": "name"}))
+    found = find_secrets(doc.lines, secrets.allow_patterns, in_sentences=False)
+    found += _in_linked_paths(doc.lines, found, secrets.allow_patterns)
+    for m in found:
         if m.strong:
             message = (f"likely {m.kind} ({m.hint}): every agent reads memory, so remove it and keep it "
                        "in a password manager")
@@ -56,6 +100,8 @@ TEXT_CHECKS = (TextCheck(("PM401",), ALL_ZONES, check_secrets),)
 
 def secret_fixes(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
     """Redact the value, or allow it on its line. Titles never contain the value."""
+    if (finding.data or {}).get("in") == "name":
+        return []  # a file's name: renaming it is the person's choice of a new name
     text = text_of(state, finding.path)
     if text is None:
         return []

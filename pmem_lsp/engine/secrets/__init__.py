@@ -26,8 +26,8 @@ from ._generic import find_assignments, find_flags, find_in_table, find_url_cred
 from ._pem import find_pem
 from ._tokens import TOKEN_RULES, body_ok, token_matches
 
-__all__ = ["ALLOW_MARKER", "WEAK_REASONS", "SecretMatch", "find_secrets", "mask", "mask_secrets", "mask_text",
-           "redact_line", "REDACTED"]
+__all__ = ["ALLOW_MARKER", "WEAK_REASONS", "SecretMatch", "find_in_name", "find_secrets", "mask", "mask_name",
+           "mask_secrets", "mask_text", "redact_line", "REDACTED"]
 
 ALLOW_MARKER = "<!-- pmem: allow-secret -->"
 REDACTED = "[REDACTED]"
@@ -66,12 +66,81 @@ def mask_secrets(line: str) -> str:
     return line
 
 
+def _key_named(segment: str) -> bool:
+    """Could `segment` hold a key-named value (a secret-ish key word and an assignment sign)?"""
+    if not ("=" in segment or ":" in segment or "：" in segment):
+        return False
+    lowered = segment.lower()
+    return any(k in lowered for k in _GENERIC_KEYWORDS)
+
+
+def find_in_name(path: str, allow: Sequence[re.Pattern[str]] = (), *, whole: bool = True) -> list[SecretMatch]:
+    """The likely secrets in a file's path (one line; offsets into `path`), looked for the way
+    a line of text is (`whole=False`: the caller has) and in each of its segments that may
+    hold a key-named value on its own, with and without its extension: in a path, such a value
+    (`notes/password=Zx9!kq2Lm8Pw.md`) follows a `/`, which in a line of text marks a path
+    and not a key, and the extension runs into the value."""
+    if not path:
+        return []
+    found = find_secrets([path], allow, honour_marker=False) if whole else []
+    at = 0
+    for seg in path.split("/"):
+        if not _key_named(seg):
+            at += len(seg) + 1
+            continue
+        base, dot, ext = seg.rpartition(".")
+        stem = base if dot and base and ext.isalnum() and len(ext) <= 8 else seg
+        for candidate in dict.fromkeys((stem, seg)):
+            if not candidate:
+                continue
+            for m in find_secrets([candidate], allow, in_sentences=False, honour_marker=False):
+                shifted = SecretMatch(0, at + m.start, 0, at + m.end, m.kind, m.hint, m.strong, m.reason)
+                if not any(_same_place(shifted, o) for o in found):
+                    found.append(shifted)
+        at += len(seg) + 1
+    found.sort(key=lambda m: m.start)
+    return found
+
+
+def mask_name(path: str) -> str:
+    """`path` with every likely secret `find_in_name` sees replaced by its masked hint."""
+    for m in sorted(find_in_name(path), key=lambda m: m.start, reverse=True):
+        path = path[:m.start] + mask(path[m.start:m.end]) + path[m.end:]
+    return path
+
+
+# A word of a shown text that may be a path holding a key-named value (`a/password=…`).
+_PLACE = re.compile(r"(?::\d+)*:?$")
+_PATH_WORD = re.compile(r"[^\s()\[\]<>`'\"|]*/[^\s()\[\]<>`'\"|]*")
+
+
+def _name_matches(lines: list[str], matches: list[SecretMatch]) -> list[SecretMatch]:
+    """`matches` and the secrets in the path-like words of `lines` that they miss."""
+    out = list(matches)
+    for ln, line in enumerate(lines):
+        if "/" not in line or not ("=" in line or ":" in line or "：" in line):
+            continue
+        lowered = line.lower()
+        if not any(k in lowered for k in _GENERIC_KEYWORDS):
+            continue
+        for w in _PATH_WORD.finditer(line):
+            word = _PLACE.sub("", w.group())  # `notes/x.md:3:1:` in a report: the path
+            if not _key_named(word):
+                continue
+            for m in find_in_name(word, whole=False):  # the line itself is scanned already
+                shifted = SecretMatch(ln, w.start() + m.start, ln, w.start() + m.end, m.kind, m.hint)
+                if not any(_same_place(shifted, o) for o in out):
+                    out.append(shifted)
+    return out
+
+
 def mask_text(text: str) -> str:
     """`text` of several lines (a report, a preview, a diff) with every likely secret replaced
     by its masked hint — the ones that span lines too (a PEM private key block, which a line on
-    its own does not show)."""
+    its own does not show), and those in the paths it names (`find_in_name`)."""
     lines = text.split("\n")
     matches = find_secrets(lines, honour_marker=False)  # the marker is for checks, never for what is shown
+    matches = _name_matches(lines, matches)
     for m in sorted(matches, key=lambda m: (m.line, m.start), reverse=True):
         if m.end_line == m.line:
             line = lines[m.line]
