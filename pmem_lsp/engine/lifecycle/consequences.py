@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..findings import Finding
+from ..names import shown
 from ..zones import ARCHIVE_DIR, TRASH_DIR
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def preview_lines(broken: list[BrokenLink]) -> list[str]:
     lines = [f"  links that will break: {len(broken)} in {files} active file{'s' if files != 1 else ''} "
              "(PM402 until they are fixed, or the file is recovered)"]
     for b in broken[:PREVIEW_LINKS]:
-        lines.append(f"    {b.path}:{b.line + 1} → {b.target}")
+        lines.append(f"    {shown(b.path)}:{b.line + 1} → {shown(b.target)}")
     if len(broken) > PREVIEW_LINKS:
         lines.append(f"    … and {len(broken) - PREVIEW_LINKS} more")
     return lines
