@@ -1,6 +1,7 @@
 """What a lifecycle move does around it, beyond its own steps: the links from active and core
 files that stop resolving when a file leaves its path (shown in archive and delete previews,
-docs/decisions.md "Lifecycle"), and the folders in `_archive/` a move out of them left empty.
+docs/decisions.md "Lifecycle"), and the folders in `_archive/` a move or a purge out of them
+left empty.
 
 Both are additive to a plan: the links are information for the user (the plan writes none of
 those files, so they are not bound by the preview's token), and removing an empty folder loses
