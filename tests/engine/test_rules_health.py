@@ -617,3 +617,17 @@ def test_a_health_command_names_the_real_path_or_there_is_none_and_a_note_says_w
             assert data["command"] is None and data["note"], data
             assert "\n" not in data["path"] and token not in repr(data["command"])
     assert item("notes/new\nline.md").as_dict()["path"] == "notes/new\\x0aline.md"
+
+
+@pytest.mark.parametrize("when", [0.0, at_noon(dt.date(2020, 1, 1)), -DAY])
+def test_pm501_and_health_date_a_file_of_1970_like_any_other(tmp_path, when):
+    """0 is the epoch, a real modification time (a restored backup, a tar without times), not "unknown"."""
+    root = make_root(tmp_path)
+    os.utime(root / "notes/beta.md", (when, when))
+    found = only(findings(root), "PM501")
+    assert [f.path for f in found] == ["notes/beta.md"]
+    day = dt.date.fromtimestamp(when)
+    assert found[0].data["changed"] == day.isoformat() and found[0].data["days"] == (TODAY - day).days
+    report = health_report(Analysis(scan(root), TODAY))
+    assert [(i.path, i.proposal) for i in report.items] == [("notes/beta.md", ARCHIVE)]
+    assert report.items[0].reason == f"stale: unchanged since {day.isoformat()}"
