@@ -226,6 +226,9 @@ def load(root: Path, offset: int = 0, limit: int | None = None) -> dict[str, Any
         if page is not None:
             row.update(truncated=True, note=f"only the first {len(piece)} characters; read the rest with "
                                             "memory_read (full: true, offset)")
+        if truncated:
+            row.update(read=MAX_ANALYSED_BYTES, note=f"{row['note']}; {_cut_note(size)}" if "note" in row
+                       else _cut_note(size))
         core.append(row)
     index: dict[str, Any] = {"path": INDEX, "routes": []}
     try:

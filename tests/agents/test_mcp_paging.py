@@ -118,3 +118,17 @@ def test_an_offset_past_the_end_of_a_text_says_there_is_nothing_there():
     piece, page = text_piece("x" * 70_000, 80_000, "memory_read")
     assert piece == "" and page is not None
     assert "nothing from offset 80000" in page["note"] and "70000 characters" in page["note"]
+
+
+def test_memory_load_says_a_core_file_over_the_cap_is_read_only_up_to_it(tmp_path):
+    from pmem_lsp.engine.root_state import MAX_ANALYSED_BYTES
+    from pmem_lsp.mcp.tools import load
+    from roots import base_files, write_root
+
+    files = base_files()
+    files["_core/profile.md"] = "# Profile\n\n" + "a line about the person\n" * 120_000
+    root = write_root(tmp_path / "memory", files)
+    size = (root / "_core/profile.md").stat().st_size
+    row = next(r for r in load(root)["core"] if r["path"] == "_core/profile.md")
+    assert row["truncated"] is True and row["bytes"] == size and row["read"] == MAX_ANALYSED_BYTES
+    assert "memory_read" in row["note"] and str(size - MAX_ANALYSED_BYTES) in row["note"]
