@@ -228,7 +228,7 @@ class Analysis:
         changed since (uncommitted, or during this analysis) or git does not track it; else
         its modification time."""
         entry = self.state.files.get(rel)
-        mtime = entry.mtime if entry is not None and entry.mtime > 0 else None
+        mtime = entry.mtime if entry is not None else None  # 0 (1970) is a time like any other
         git = self._git_dates()
         if git is None or rel in self._changed_here or rel in git.dirty:
             return mtime

@@ -25,7 +25,7 @@ from typing import Any
 from .analysis import Analysis
 from .archive_index import TRASHED, parse_date, record_location, records_of
 from .findings import Finding
-from .names import shown
+from .names import clean, one_line, shown
 from .root_state import RootState
 from .secrets import mask_text
 from .settings import Settings
@@ -49,16 +49,47 @@ _GROUP_ORDER = {g: i for i, g in enumerate(GROUPS)}
 DEFAULT_PER_GROUP = 10
 
 
-def _command(command: str | None, arguments: dict[str, str] | None, editor: bool) -> Any:
+def no_command(path: str) -> str | None:
+    """Why no command can carry out an item on `path` (None: one can). A command names the real
+    path, never its shown form (which names no file) nor a masked one; and a path that holds a
+    likely secret is not repeated in a command at all. The safety contract refuses names that
+    are not UTF-8 or hold control characters, and no JSON string could carry the first."""
+    from .lifecycle.safety import Refusal, validate_relative
+
+    if mask_text(path) != path:
+        return "the file name holds a likely secret, so no command repeats it: rename the file, then run health again"
+    try:
+        validate_relative(path)
+    except Refusal as exc:
+        return f"no command can name this file ({exc.message})"
+    return None
+
+
+def _command(command: str | None, arguments: dict[str, str] | None, editor: bool) -> tuple[Any, str | None]:
+    """The command that carries an item out, as a `pmem` argv or (`editor`) the server's
+    command and arguments; None and the reason when its path cannot be carried."""
     if command is None:
-        return None
+        return None, None
+    args = dict(arguments or {})
+    why = no_command(args.get("path", ""))
+    if why is not None:
+        return None, why
+    if args.get("reason"):
+        args["reason"] = one_line(clean(args["reason"]))
     if editor:
-        return {"command": command, "arguments": [arguments or {}]}
-    args = arguments or {}
+        return {"command": command, "arguments": [args]}, None
     argv = ["pmem", command.removeprefix("pmem."), args["path"]]
     if args.get("reason"):
         argv += ["--reason", args["reason"]]
-    return argv
+    return argv, None
+
+
+def _with_command(out: dict[str, Any], command: str | None, arguments: dict[str, str] | None,
+                  editor: bool) -> dict[str, Any]:
+    out["command"], why = _command(command, arguments, editor)
+    if why is not None:
+        out["note"] = why
+    return out
 
 
 @dataclass(frozen=True)
@@ -73,9 +104,10 @@ class HealthItem:
     group: str = STALE  # DUPLICATE, CONCLUDED, STALE or ORIGINAL: why it is proposed
 
     def as_dict(self, editor: bool = False) -> dict[str, Any]:
-        return {"number": self.number, "path": self.path, "proposal": self.proposal, "reason": self.reason,
-                "group": self.group, "signals": list(self.signals),
-                "command": _command(self.command, self.arguments, editor)}
+        # Paths as every JSON report shows them (names.shown, as `check` and `status`).
+        return _with_command({"number": self.number, "path": shown(self.path), "proposal": self.proposal,
+                              "reason": one_line(self.reason), "group": self.group, "signals": list(self.signals)},
+                             self.command, self.arguments, editor)
 
 
 @dataclass(frozen=True)
@@ -88,8 +120,9 @@ class TrashItem:
     arguments: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self, editor: bool = False) -> dict[str, Any]:
-        return {"path": self.path, "original": self.original, "recoverBy": self.recover_by.isoformat(),
-                "daysExpired": self.days_expired, "command": _command(self.command, self.arguments, editor)}
+        return _with_command({"path": shown(self.path), "original": shown(self.original) if self.original else None,
+                              "recoverBy": self.recover_by.isoformat(), "daysExpired": self.days_expired},
+                             self.command, self.arguments, editor)
 
 
 @dataclass(frozen=True)
@@ -120,7 +153,7 @@ class HealthReport:
         agent or a person runs; it previews and asks first), or with `editor` the server's
         command and its arguments (what a code action runs). Every item, whatever the text
         shows."""
-        return {"root": str(self.root), "today": self.today.isoformat(), "lifecycleReady": self.lifecycle_ready,
+        return {"root": shown(str(self.root)), "today": self.today.isoformat(), "lifecycleReady": self.lifecycle_ready,
                 "activeFiles": self.active_files, "allStale": self.all_stale,
                 "groups": [{"group": g, "title": GROUPS[g], "count": len(items)} for g, items in self.groups()],
                 "items": [i.as_dict(editor) for i in self.items],
@@ -133,7 +166,7 @@ class HealthReport:
         return mask_text(self._text(per_group))
 
     def _text(self, per_group: int | None) -> str:
-        out = [f"Memory health: {self.root} ({self.today.isoformat()})"]
+        out = [f"Memory health: {shown(str(self.root))} ({self.today.isoformat()})"]
         if not self.lifecycle_ready:
             out.append("The lifecycle structure is incomplete: run `pmem upgrade` before archiving anything.")
         if self.items:
@@ -153,7 +186,8 @@ class HealthReport:
                 out.append(f"{GROUPS[group]} ({len(items)}):")
                 listed = items if per_group is None else items[:per_group]
                 for item in listed:
-                    out.append(f"  {item.number:>{width}}. {item.proposal}: {shown(item.path)} — {item.reason}")
+                    out.append(f"  {item.number:>{width}}. {item.proposal}: {shown(item.path)} — "
+                               f"{one_line(item.reason)}")
                 if len(listed) < len(items):
                     cut = True
                     out.append(f"  … and {len(items) - len(listed)} more")

@@ -40,7 +40,7 @@ class FileEntry:
     rel: str
     zone: Zone
     size: int
-    mtime: float
+    mtime: float | None  # None: unknown (unreadable, or a buffer not saved yet); 0 is 1970, a real time
     text: str | None = None  # Markdown files only, None when unreadable
     error: str | None = None  # why the file could not be read
     truncated: bool = False  # only the first MAX_ANALYSED_BYTES were analysed
@@ -262,7 +262,7 @@ def _read_entry(root: Path, rel: str, zone: Zone, st: os.stat_result, follow: bo
     in cannot lead the read outside the root."""
     problem = _not_regular(st)
     if problem is not None:
-        return FileEntry(rel, zone, 0, 0.0, error=problem)
+        return FileEntry(rel, zone, 0, None, error=problem)
     entry = FileEntry(rel, zone, st.st_size, st.st_mtime)
     if not is_markdown(rel):
         return entry
@@ -273,13 +273,13 @@ def _read_entry(root: Path, rel: str, zone: Zone, st: os.stat_result, follow: bo
             fst = os.fstat(fd)
             problem = _not_regular(fst)
             if problem is not None:
-                return FileEntry(rel, zone, 0, 0.0, error=problem)
+                return FileEntry(rel, zone, 0, None, error=problem)
             data = _read_fd(fd, MAX_ANALYSED_BYTES + 1, fst.st_size)
         finally:
             os.close(fd)
     except FileNotFoundError:
         if follow and os.path.islink(root / rel):
-            return FileEntry(rel, zone, 0, 0.0, error="broken symbolic link")
+            return FileEntry(rel, zone, 0, None, error="broken symbolic link")
         return None
     except OSError as exc:
         if exc.errno == errno.ELOOP and not follow and os.path.islink(root / rel):
@@ -385,7 +385,7 @@ class RootState:
                 except FileNotFoundError:
                     continue  # gone since it was listed
                 except OSError as exc:
-                    state.files[rel] = FileEntry(rel, zone_of(rel), 0, 0.0, error=_reason(exc))
+                    state.files[rel] = FileEntry(rel, zone_of(rel), 0, None, error=_reason(exc))
                     continue
                 state._add_file(rel, is_link, st)
         return state
@@ -402,17 +402,17 @@ class RootState:
                     st = os.stat(path)
                 except FileNotFoundError:
                     if is_link and os.path.islink(path):
-                        self.files[rel] = FileEntry(rel, zone, 0, 0.0, error="broken symbolic link")
+                        self.files[rel] = FileEntry(rel, zone, 0, None, error="broken symbolic link")
                     return
                 except OSError as exc:
-                    self.files[rel] = FileEntry(rel, zone, 0, 0.0, error=_reason(exc))
+                    self.files[rel] = FileEntry(rel, zone, 0, None, error=_reason(exc))
                     return
             if is_link:
                 if stat.S_ISDIR(st.st_mode):
                     self.linked_dirs.add(rel)
                     return
                 if not self._inside(rel):
-                    self.files[rel] = FileEntry(rel, zone, 0, 0.0, error="symbolic link pointing outside the root")
+                    self.files[rel] = FileEntry(rel, zone, 0, None, error="symbolic link pointing outside the root")
                     return
             try:
                 entry = _read_entry(self.root, rel, zone, st, follow=is_link)
@@ -523,7 +523,7 @@ class RootState:
             self.dirs.discard(rel)
             return
         except OSError as exc:
-            self.files[rel] = FileEntry(rel, zone, 0, 0.0, error=_reason(exc))
+            self.files[rel] = FileEntry(rel, zone, 0, None, error=_reason(exc))
             return
         self._add_parents(rel)
         if stat.S_ISDIR(st.st_mode):
@@ -543,7 +543,7 @@ class RootState:
         old = self.files.get(rel)
         if old is not None and old.from_buffer and old.size == size and old.text == text:
             return set()  # nothing the analysis sees has changed (an edit past the cap)
-        entry = FileEntry(rel, zone_of(rel), size, old.mtime if old else 0.0,
+        entry = FileEntry(rel, zone_of(rel), size, old.mtime if old else None,
                           text=text, truncated=truncated, from_buffer=True)
         self._add_parents(rel)
         self.files[rel] = entry

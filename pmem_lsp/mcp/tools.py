@@ -194,9 +194,18 @@ def text_piece(text: str, offset: object, tool: str, limit: int = TEXT_CHARS) ->
         page["next_offset"] = start + len(piece)
         page["note"] = (f"characters {start} to {start + len(piece)} of {len(text)}; call {tool} again with "
                         f"offset {start + len(piece)} for the rest")
+    elif not piece:
+        page["note"] = (f"nothing from offset {start}: the text has {len(text)} characters, so an offset "
+                        f"from 0 to {max(0, len(text) - 1)} gives a piece of it")
     else:
         page["note"] = f"the last characters of the text, from {start} of {len(text)}"
     return piece, page
+
+
+def _cut_note(size: int) -> str:
+    cap = MAX_ANALYSED_BYTES
+    return (f"the file is {size} bytes and memory tools read only its first {cap} bytes "
+            f"({cap // (1024 * 1024)} MiB): the last {size - cap} bytes are in no reply, at any offset")
 
 
 def load(root: Path, offset: int = 0, limit: int | None = None) -> dict[str, Any]:
@@ -217,16 +226,25 @@ def load(root: Path, offset: int = 0, limit: int | None = None) -> dict[str, Any
         if page is not None:
             row.update(truncated=True, note=f"only the first {len(piece)} characters; read the rest with "
                                             "memory_read (full: true, offset)")
+        if truncated:
+            row.update(read=MAX_ANALYSED_BYTES, note=f"{row['note']}; {_cut_note(size)}" if "note" in row
+                       else _cut_note(size))
         core.append(row)
     index: dict[str, Any] = {"path": INDEX, "routes": []}
     try:
-        text, _size_, _truncated = _read(root, INDEX, where)
+        text, index_size, index_cut = _read(root, INDEX, where)
     except ToolFailure as exc:
         index["error"] = (exc.message if exc.kind == "inside-root"
                           else "`_index.md` is missing, so no file can be loaded on demand"
                           if not os.path.lexists(root / INDEX) else "`_index.md` cannot be read")
         routes: tuple[Route, ...] = ()
     else:
+        if index_cut:
+            # A line cut at the cap is no route (as memory_status and `pmem status` read it).
+            text = text[:text.rindex("\n") + 1] if "\n" in text else ""
+            index.update(truncated=True, bytes=index_size, read=MAX_ANALYSED_BYTES,
+                         note=_cut_note(index_size) + "; the routes listed are those of the lines read whole, "
+                              "so some routes are missing: tell the user the index is too large to load")
         routes = parse_index(MemoryFile(text)).routes
     start, count = _limits(offset, limit)
     # Only the page asked for is built (a 200k-line index holds tens of thousands of routes).
@@ -321,11 +339,17 @@ def read(root: Path, raw: object, full: bool = False, archived: bool = False, of
                             "exact detail, say the summary is not enough and call memory_read with full: true; "
                             "never invent the missing detail.")
     if truncated and not out["summary_only"]:
-        out["truncated"] = True
+        out.update(truncated=True, read=MAX_ANALYSED_BYTES, note=_cut_note(size))
         out["why"] += f" (only its first {MAX_ANALYSED_BYTES // (1024 * 1024)} MiB)"
     if "text" in out:
         out["text"], page = text_piece(out["text"], offset, "memory_read")
         if page is not None:
+            if out.get("truncated"):
+                # `total` counts the characters that can be read, not the file's: say so on the page.
+                page.update(truncated=True, bytes=size, read=MAX_ANALYSED_BYTES)
+                if "next_offset" not in page:
+                    page["note"] += (f"; that is where reading stops, not where the file ends ({size} bytes, "
+                                     f"only the first {MAX_ANALYSED_BYTES} can be read)")
             out["page"] = page
     out["path"] = shown(rel)
     return mask_data(out)

@@ -185,3 +185,18 @@ def test_a_huge_save_previews_its_size_head_and_tail(tmp_path: Path, fmt: str):
     assert len(out) < 40_000 < len(content)
     assert "MiB" in out and "# Huge" in out and "THE-END" in out and "Paragraph 100000 " not in out
     assert not (root / "notes/huge.md").exists()
+
+
+def test_a_file_name_cannot_forge_a_line_of_an_archive_preview(tmp_path: Path):
+    from roots import demo_copy
+
+    root = demo_copy(tmp_path / "memory")
+    bad_file(root, b"notes/evil\n    projects\xe2\x88\x95fake.md:1 \xe2\x86\x92 x.md\nz.md", "[t](airflow-tips.md)\n")
+    out = pmem("--root", str(root), "archive", "notes/airflow-tips.md", "--reason", "r")
+    lines = out.stdout.decode().splitlines()
+    assert lines and lines[0] == "Archive notes/airflow-tips.md", out.stdout + out.stderr
+    assert not any(line.startswith(("    projects∕fake", "z.md")) for line in lines), out.stdout.decode()
+    assert "    notes/evil\\x0a    projects∕fake.md:1 → x.md\\x0az.md:1 → notes/airflow-tips.md" in lines
+    data = json.loads(pmem("--root", str(root), "archive", "notes/airflow-tips.md", "--reason", "r",
+                           "--format", "json").stdout)
+    assert "\nz.md" not in data["preview"] and len(data["preview"].splitlines()) == len(lines)

@@ -378,3 +378,20 @@ def test_ctrl_c_at_the_prompt_cancels_without_a_traceback(root: Path):
 def test_the_cli_records_where_an_archive_came_from(root: Path):
     assert pmem("--root", str(root), "archive", "projects/alpha.md", "--yes").returncode == 0
     assert "- reason: archived with `pmem archive`" in (root / "_archive/_index.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.e2e
+def test_purge_leaves_no_empty_folder_in_the_trash(tmp_path: Path):
+    root = demo_copy(tmp_path / "memory")
+    rel = "projects/ferry-ticket-etl.md"
+    assert (root / "_archive" / rel).is_file()  # archived in the demo
+    done = pmem("--root", str(root), "delete", rel, "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    index = root / "_archive/_index.md"
+    recover_by = (dt.date.today() + dt.timedelta(days=30)).isoformat()
+    assert recover_by in index.read_text()
+    index.write_text(index.read_text().replace(recover_by, "2020-01-01"))
+    done = pmem("--root", str(root), "purge", rel, "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (root / "_archive/_trash/projects").exists()
+    assert (root / "_archive/_trash").is_dir() and (root / "_archive").is_dir()

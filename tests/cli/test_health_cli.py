@@ -193,3 +193,34 @@ def test_status_never_reads_the_archive(root: Path, monkeypatch):
     text = out.getvalue()
     assert "Not routed: 1 active file, " in text and "notes/loose.md" in text
     assert "All active files: 6, " in text
+
+
+TOKEN = "ghp_" + "J7QX2M4RZ8KD5N3VJ7QX2M4RZ8KD5N3Vabcd"  # a GitHub token's shape
+
+
+@pytest.mark.e2e
+def test_health_json_commands_name_real_files_or_say_why_there_is_none(root: Path):
+    bad, newline, secret, spaced = (os.fsdecode(b"notes/bad\xffname.md"), "notes/new\nline.md",
+                                    f"notes/{TOKEN}.md", "notes/with space.md")
+    for i, rel in enumerate((bad, newline, secret, spaced)):
+        (root / rel).write_text(active_file(f"Odd name {i}"))
+        older(root, rel, 150)
+    out = pmem("--root", str(root), "health", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert TOKEN not in out.stdout
+    items = {i["path"]: i for i in json.loads(out.stdout)["items"]}
+    # Paths as `check` and `status` show them (names.shown), never a raw line break.
+    assert "notes/bad\\xffname.md" in items and "notes/new\\x0aline.md" in items
+    checked = json.loads(pmem("--root", str(root), "check", "--format", "json").stdout)
+    assert "notes/new\\x0aline.md" in {d["path"] for d in checked["diagnostics"]}
+    for shown_path in ("notes/bad\\xffname.md", "notes/new\\x0aline.md"):
+        item = items[shown_path]
+        assert item["command"] is None and "no command can name this file" in item["note"], item
+    assert "not valid UTF-8" in items["notes/bad\\xffname.md"]["note"]
+    masked = [i for p, i in items.items() if p.startswith("notes/ghp_")]
+    assert len(masked) == 1 and masked[0]["command"] is None and "secret" in masked[0]["note"]
+    # A name that can be carried gets the command that works: it previews the archive of that file.
+    argv = items[spaced]["command"]
+    assert argv[:3] == ["pmem", "archive", spaced] and "note" not in items[spaced]
+    ran = pmem("--root", str(root), *argv[1:])
+    assert f"Archive {spaced}" in ran.stdout, ran.stdout + ran.stderr

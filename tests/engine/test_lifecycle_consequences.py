@@ -131,3 +131,26 @@ def test_a_sessions_state_is_used_as_it_is_with_its_buffers(tmp_path: Path):
     assert [b.path for b in links_broken_by(root, ["projects/old.md"], state)] == [
         "_core/profile.md", "notes/a.md", "notes/a.md", "notes/b.md"]
     assert "notes/b.md" not in [b.path for b in links_broken_by(root, ["projects/old.md"])]  # the disk
+
+
+def _trashed_long_ago(tmp_path: Path, rel: str) -> Path:
+    files = base_files()
+    files["_index.md"] += f"- [Deep]({rel}) — d\n"
+    files[rel] = summary_file("Deep")
+    root = write_root(tmp_path / "memory", files)
+    apply_plan(root, make_plan(context(root, TODAY), "archive", rel))
+    apply_plan(root, make_plan(context(root, TODAY), "delete", rel))
+    index = root / "_archive/_index.md"
+    index.write_text(index.read_text().replace((TODAY + dt.timedelta(days=30)).isoformat(), "2020-01-01"))
+    return root
+
+
+def test_purge_removes_the_folders_it_emptied_in_the_trash(tmp_path: Path):
+    from pmem_lsp.engine.lifecycle.fs_applier import run_steps
+
+    for runner, name in ((apply_plan, "plain"), (lambda r, p: run_steps(r, p, undo=True), "with-undo")):
+        root = _trashed_long_ago(tmp_path / name, "projects/x/y/deep.md")
+        assert (root / "_archive/_trash/projects/x/y/deep.md").is_file()
+        runner(root, make_plan(context(root, TODAY), "purge", "projects/x/y/deep.md"))
+        assert sorted(p.name for p in (root / "_archive/_trash").iterdir()) == [], name
+        assert sorted(p.name for p in (root / "_archive").iterdir()) == ["_index.md", "_trash"], name

@@ -595,3 +595,39 @@ def test_pm403_only_pointers_not_every_path_in_prose(tmp_path):
         ("- The scans,", "~/pmem-test-gone/scans/"),
         ("- `/mnt/pmem", "/mnt/pmem-test-gone/old"),
     ]
+
+
+def test_a_health_command_names_the_real_path_or_there_is_none_and_a_note_says_why():
+    import os
+
+    from pmem_lsp.engine.health import ARCHIVE, HealthItem
+
+    def item(path: str) -> HealthItem:
+        return HealthItem(1, path, ARCHIVE, "stale: unchanged since 2020-01-01", ("PM501",), "pmem.archive",
+                          {"path": path, "reason": "stale"})
+
+    plain = item("notes/with space.md")
+    assert plain.as_dict()["command"] == ["pmem", "archive", "notes/with space.md", "--reason", "stale"]
+    assert plain.as_dict(editor=True)["command"] == {"command": "pmem.archive",
+                                                     "arguments": [{"path": "notes/with space.md", "reason": "stale"}]}
+    token = "ghp_" + "J7QX2M4RZ8KD5N3VJ7QX2M4RZ8KD5N3Vabcd"
+    for path in (os.fsdecode(b"notes/bad\xffname.md"), "notes/new\nline.md", f"notes/{token}.md"):
+        for editor in (False, True):
+            data = item(path).as_dict(editor)
+            assert data["command"] is None and data["note"], data
+            assert "\n" not in data["path"] and token not in repr(data["command"])
+    assert item("notes/new\nline.md").as_dict()["path"] == "notes/new\\x0aline.md"
+
+
+@pytest.mark.parametrize("when", [0.0, at_noon(dt.date(2020, 1, 1)), -DAY])
+def test_pm501_and_health_date_a_file_of_1970_like_any_other(tmp_path, when):
+    """0 is the epoch, a real modification time (a restored backup, a tar without times), not "unknown"."""
+    root = make_root(tmp_path)
+    os.utime(root / "notes/beta.md", (when, when))
+    found = only(findings(root), "PM501")
+    assert [f.path for f in found] == ["notes/beta.md"]
+    day = dt.date.fromtimestamp(when)
+    assert found[0].data["changed"] == day.isoformat() and found[0].data["days"] == (TODAY - day).days
+    report = health_report(Analysis(scan(root), TODAY))
+    assert [(i.path, i.proposal) for i in report.items] == [("notes/beta.md", ARCHIVE)]
+    assert report.items[0].reason == f"stale: unchanged since {day.isoformat()}"

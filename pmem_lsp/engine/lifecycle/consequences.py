@@ -1,6 +1,7 @@
 """What a lifecycle move does around it, beyond its own steps: the links from active and core
 files that stop resolving when a file leaves its path (shown in archive and delete previews,
-docs/decisions.md "Lifecycle"), and the folders in `_archive/` a move out of them left empty.
+docs/decisions.md "Lifecycle"), and the folders in `_archive/` a move or a purge out of them
+left empty.
 
 Both are additive to a plan: the links are information for the user (the plan writes none of
 those files, so they are not bound by the preview's token), and removing an empty folder loses
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..findings import Finding
+from ..names import shown
 from ..zones import ARCHIVE_DIR, TRASH_DIR
 
 if TYPE_CHECKING:
@@ -75,7 +77,7 @@ def preview_lines(broken: list[BrokenLink]) -> list[str]:
     lines = [f"  links that will break: {len(broken)} in {files} active file{'s' if files != 1 else ''} "
              "(PM402 until they are fixed, or the file is recovered)"]
     for b in broken[:PREVIEW_LINKS]:
-        lines.append(f"    {b.path}:{b.line + 1} → {b.target}")
+        lines.append(f"    {shown(b.path)}:{b.line + 1} → {shown(b.target)}")
     if len(broken) > PREVIEW_LINKS:
         lines.append(f"    … and {len(broken) - PREVIEW_LINKS} more")
     return lines

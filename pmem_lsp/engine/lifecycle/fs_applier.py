@@ -221,6 +221,7 @@ def apply_step(root: Path, step: Step) -> None:
         require_source(root, step.path)
         os.unlink(root / step.path)
         _fsync_dir((root / step.path).parent)
+        prune_emptied(root, step.path)  # a purge leaves no empty folder in `_archive/_trash/`
     elif isinstance(step, WriteText):
         write_index(root, step)
     else:  # pragma: no cover - Step is a closed union
@@ -481,7 +482,9 @@ def run_steps(root: Path, plan: Plan, move: Mover | None = None, undo: bool = Fa
             os.unlink(aside)  # the removal's second half; a leftover is reported (PM007), cleared by the next write
             _fsync_dir(aside.parent)
         except OSError:
-            pass
+            continue
+        # A purge leaves no empty folder in `_archive/_trash/` (never `_archive/` or its trash).
+        prune_emptied(root, os.path.relpath(aside, root).replace(os.sep, "/"))
     return journal.done
 
 

@@ -29,6 +29,8 @@ from ..index_edit import (
 from ..index_routes import parse_index
 from ..line_index import split_keepends
 from ..memory_file import MemoryFile
+from ..names import one_line as one_line_shown
+from ..names import shown
 from ..root_state import RootState, decode
 from ..zones import (
     ARCHIVE_DIR,
@@ -227,9 +229,9 @@ def plan_init(ctx: LifecycleContext) -> Plan:
               _write(ARCHIVE_INDEX, None, CreateText(ARCHIVE_INDEX_SKELETON))]
     steps += [_write(rel, None, CreateText(text)) for rel, text in CORE_SKELETONS.items()]
     new_root = "" if root.exists() else " (a new folder only you can read)"
-    preview = "\n".join([f"Create a memory root at {root}{new_root}:"] + [f"  {d}/" for d in dirs]
+    preview = "\n".join([f"Create a memory root at {shown(str(root))}{new_root}:"] + [f"  {d}/" for d in dirs]
                         + [f"  {INDEX}", f"  {ARCHIVE_INDEX}", *(f"  {rel} (to fill in)" for rel in CORE_SKELETONS)])
-    return Plan("init", None, tuple(steps), preview, "Create", f"created the memory root at {root}")
+    return Plan("init", None, tuple(steps), preview, "Create", f"created the memory root at {shown(str(root))}")
 
 
 def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) -> Plan:
@@ -271,16 +273,18 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
     steps: list[Step] = [Move(rel, dest), _write(ARCHIVE_INDEX, archive_text, AddRecord(dest, record, placed))]
     if routes:
         steps.append(_write(INDEX, index_text, RemoveRoutes(rel, tuple(route_lines))))
-    lines = [f"Archive {rel}", f"  move: {rel} → {dest}"]
+    lines = [f"Archive {shown(rel)}", f"  move: {shown(rel)} → {shown(dest)}"]
     if routes:
         lines.append("  _index.md: remove " + ("the route" if len(routes) == 1 else f"{len(routes)} routes"))
-        lines += [f"    {line}" for line in route_lines]
+        lines += [f"    {one_line_shown(line)}" for line in route_lines]
     else:
         lines.append("  _index.md: no route to remove")
-    lines.append(f"  _archive/_index.md: add a {'v0.10 ' if dialect == V010 else ''}record (reason: {why})")
+    record_kind = "a v0.10 record" if dialect == V010 else "a record"
+    lines.append(f"  _archive/_index.md: add {record_kind} (reason: {one_line_shown(why)})")
     lines += preview_lines(links_broken_by(root, [rel], ctx.state))
-    lines.append(f"  To undo: recover {rel} — restores the file" + (" and this route line exactly" if routes else ""))
-    return Plan("archive", rel, tuple(steps), "\n".join(lines), "Archive", f"archived {rel} to {dest}",
+    lines.append(f"  To undo: recover {shown(rel)} — restores the file"
+                 + (" and this route line exactly" if routes else ""))
+    return Plan("archive", rel, tuple(steps), "\n".join(lines), "Archive", f"archived {shown(rel)} to {shown(dest)}",
                 {"index-line": saved, "destination": dest})
 
 
@@ -308,16 +312,16 @@ def plan_delete(ctx: LifecycleContext, raw: object) -> Plan:
     change = UpdateRecord(location, record_fields(found.record), tuple(values.items()))
     steps = (Move(location, dest), _write(ARCHIVE_INDEX, archive_text, change))
     preview = "\n".join([
-        f"Delete {original} (move it to the trash)",
-        f"  move: {location} → {dest}",
+        f"Delete {shown(original)} (move it to the trash)",
+        f"  move: {shown(location)} → {shown(dest)}",
         f"  _archive/_index.md: mark the record trashed, deleted {ctx.today.isoformat()}, "
         f"recover by {recover_by.isoformat()}",
         *preview_lines(links_broken_by(root, [location], ctx.state)),
-        f"  To undo: recover {original} before {recover_by.isoformat()}; "
+        f"  To undo: recover {shown(original)} before {recover_by.isoformat()}; "
         "after that it may be purged (with a separate confirmation)",
     ])
     return Plan("delete", location, steps, preview, "Delete",
-                f"moved {location} to {dest}; recoverable until {recover_by.isoformat()}",
+                f"moved {shown(location)} to {shown(dest)}; recoverable until {recover_by.isoformat()}",
                 {"destination": dest, "recover-by": recover_by.isoformat()})
 
 
@@ -373,23 +377,24 @@ def plan_recover(ctx: LifecycleContext, raw: object, add_route: bool = False) ->
     archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
     if record is not None:
         steps.append(_write(ARCHIVE_INDEX, archive_text, RemoveRecord(location, record_fields(record))))
-    lines = [f"Recover {original}", f"  move: {location} → {original}"]
+    lines = [f"Recover {shown(original)}", f"  move: {shown(location)} → {shown(original)}"]
     if not route.strip():
         lines.append("  _index.md: the file had no route when it was archived; none is added")
         if offer.strip() and not already:
             lines += ["  To add a route as well, recover with --add-route; it would add this PROPOSED route:",
-                      f"    {offer}"]
+                      f"    {one_line_shown(offer)}"]
     elif already:
         lines.append("  _index.md: a route to it exists already; none is added")
     elif proposed:
         why = "asked for with --add-route" if unrouted else "the record has no saved route line"
-        lines += [f"  _index.md: add this PROPOSED route ({why}):", f"    {route}"]
+        lines += [f"  _index.md: add this PROPOSED route ({why}):", f"    {one_line_shown(route)}"]
     else:
-        where = f", back after: {after}" if after else (f", back before: {before}" if before else "")
-        lines += [f"  _index.md: restore the saved route line exactly{where}:", f"    {route}"]
+        where = (f", back after: {one_line_shown(after)}" if after
+                 else (f", back before: {one_line_shown(before)}" if before else ""))
+        lines += [f"  _index.md: restore the saved route line exactly{where}:", f"    {one_line_shown(route)}"]
     lines.append("  _archive/_index.md: remove the record" if record is not None
                  else "  _archive/_index.md: no record to remove")
-    return Plan("recover", location, tuple(steps), "\n".join(lines), "Recover", f"recovered {original}",
+    return Plan("recover", location, tuple(steps), "\n".join(lines), "Recover", f"recovered {shown(original)}",
                 {"destination": original, "route": route, "proposed": "yes" if proposed else "no"})
 
 
@@ -413,12 +418,12 @@ def plan_purge(ctx: LifecycleContext, raw: object) -> Plan:
     archive_text = ctx.read_text(ARCHIVE_INDEX) or ""
     steps = (Remove(location), _write(ARCHIVE_INDEX, archive_text, RemoveRecord(location, record_fields(found.record))))
     preview = "\n".join([
-        f"Delete {location} PERMANENTLY",
+        f"Delete {shown(location)} PERMANENTLY",
         f"  its recover-by date ({recover_by.isoformat()}) has passed",
         "  _archive/_index.md: remove the record",
         "  This cannot be undone.",
     ])
-    return Plan("purge", location, steps, preview, "Delete permanently", f"permanently deleted {location}")
+    return Plan("purge", location, steps, preview, "Delete permanently", f"permanently deleted {shown(location)}")
 
 
 # -- migrate: the whole root in one dialect (docs/decisions.md, "Dialects") ------------------------
@@ -486,7 +491,7 @@ def plan_migrate(ctx: LifecycleContext, raw: object = None) -> Plan:
         if converted:
             steps.append(_write(ARCHIVE_INDEX, archive_text, ReplaceText(archive_text, new)))
             lines.append(f"  _archive/_index.md: rewrite {len(converted)} record(s) in the {target} dialect:")
-            lines += [f"    {title}" for title in converted]
+            lines += [f"    {one_line_shown(title)}" for title in converted]
     index_text = ctx.read_text(INDEX)
     if target == V010 and index_text is not None:
         new_index, routes = migrate_routes(index_text)
@@ -494,7 +499,7 @@ def plan_migrate(ctx: LifecycleContext, raw: object = None) -> Plan:
             steps.append(_write(INDEX, index_text, ReplaceText(index_text, new_index)))
             lines.append(f"  _index.md: rewrite {len(routes)} route line(s) as `- path — summary`:")
             for old, new_line in routes:
-                lines += [f"    was: {old.strip()}", f"    now: {new_line.strip()}"]
+                lines += [f"    was: {one_line_shown(old.strip())}", f"    now: {one_line_shown(new_line.strip())}"]
     if not steps:
         return Plan("migrate", None, (), f"Migrate: nothing to do — the indexes are in the {target} dialect already.",
                     "Migrate", "nothing to do")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..index_edit import route_for, routes_to
 from ..memory_file import MemoryFile, set_updated
+from ..names import one_line, shown
 from ..rules.secrets import check_secrets
 from ..settings import Settings, SettingsError, resolve_settings
 from ..zones import INDEX, Zone, is_markdown, zone_of
@@ -134,7 +135,8 @@ def diff_lines(rel: str, before: str, after: str) -> list[str]:
     head and tail."""
     if len(before) + len(after) <= DIFF_CHARS:
         diff = [line.rstrip("\n") for line in difflib.unified_diff(
-            before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{rel}", f"b/{rel}", n=2)]
+            before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{shown(rel)}", f"b/{shown(rel)}",
+            n=2)]
     else:
         diff = _ends_diff(rel, before.splitlines(), after.splitlines())
     return _head_tail(diff, "diff lines")
@@ -157,7 +159,7 @@ def _ends_diff(rel: str, old: list[str], new: list[str]) -> list[str]:
     head = old[context_start:start]
     a_len = len(head) + len(old_mid) + len(after_context)
     b_len = len(head) + len(new_mid) + len(after_context)
-    return [f"--- a/{rel}", f"+++ b/{rel}",
+    return [f"--- a/{shown(rel)}", f"+++ b/{shown(rel)}",
             f"@@ -{context_start + 1 if a_len else context_start},{a_len} "
             f"+{context_start + 1 if b_len else context_start},{b_len} @@",
             *(f" {line}" for line in head), *(f"-{line}" for line in old_mid),
@@ -200,13 +202,14 @@ def plan_save(ctx: LifecycleContext, raw: object, content: object, description: 
             steps.append(MakeDir(parent))
         steps.append(_write(rel, None, CreateText(text)))
         n = len(text.splitlines())
-        lines += [f"Save {rel} (a new file, {n} line{'s' if n != 1 else ''}, {_size(text)})", f"  create: {rel}",
+        lines += [f"Save {shown(rel)} (a new file, {n} line{'s' if n != 1 else ''}, {_size(text)})",
+                  f"  create: {shown(rel)}",
                   *_shown(text)]
     elif before == text:
-        lines.append(f"Save {rel}: it holds this text already; nothing to change")
+        lines.append(f"Save {shown(rel)}: it holds this text already; nothing to change")
     else:
         steps.append(_write(rel, before, ReplaceText(before, text)))
-        lines += [f"Save {rel} (replace its text, {_size(before)} → {_size(text)}; the diff)",
+        lines += [f"Save {shown(rel)} (replace its text, {_size(before)} → {_size(text)}; the diff)",
                   *(f"    {d}" for d in diff_lines(rel, before, text))]
 
     facts = {"path": rel}
@@ -225,9 +228,9 @@ def plan_save(ctx: LifecycleContext, raw: object, content: object, description: 
         else:
             line = route_for(index_text or "", rel, MemoryFile(text), description, _dialect(ctx))
             steps.append(_write(INDEX, index_text, AddRoute(rel, line)))
-            lines += ["  _index.md: add the route", f"    {line}"]
+            lines += ["  _index.md: add the route", f"    {one_line(line)}"]
             facts["route"] = line
-    done = f"saved {rel}" + (" and routed it" if "route" in facts else "")
+    done = f"saved {shown(rel)}" + (" and routed it" if "route" in facts else "")
     return Plan("save", rel, tuple(steps), "\n".join(lines), "Save", done, facts)
 
 
@@ -242,14 +245,14 @@ def plan_route(ctx: LifecycleContext, raw: object, description: str | None = Non
     index_text = ctx.read_text(INDEX)
     existing = routes_to(index_text, rel) if index_text is not None else []
     if existing:
-        return Plan("route", rel, (), f"Route {rel}: `_index.md` routes it already (line {existing[0].line + 1})",
-                    "Route", "nothing to do")
+        return Plan("route", rel, (), f"Route {shown(rel)}: `_index.md` routes it already "
+                    f"(line {existing[0].line + 1})", "Route", "nothing to do")
     text = ctx.read_text(rel)
     if text is None:
         raise Refusal(SOURCE, f"`{rel}` does not exist")
     line = route_for(index_text or "", rel, MemoryFile(text), description, _dialect(ctx))
     steps = (_write(INDEX, index_text, AddRoute(rel, line)),)
     where = "add the route" if index_text is not None else "create it with the route"
-    preview = "\n".join([f"Route {rel} in _index.md", f"  _index.md: {where}", f"    {line}"])
-    return Plan("route", rel, steps, preview, "Route", f"routed {rel}", {"route": line})
+    preview = "\n".join([f"Route {shown(rel)} in _index.md", f"  _index.md: {where}", f"    {one_line(line)}"])
+    return Plan("route", rel, steps, preview, "Route", f"routed {shown(rel)}", {"route": line})
 

@@ -65,9 +65,12 @@ def has_secret(findings: Findings, rel: str) -> bool:
 
 
 def changed_date(entry: FileEntry) -> str:
-    if entry.mtime <= 0:
+    if entry.mtime is None:
         return "not saved yet"
-    return dt.date.fromtimestamp(entry.mtime).isoformat()
+    try:
+        return dt.date.fromtimestamp(entry.mtime).isoformat()
+    except (OverflowError, OSError, ValueError):
+        return "unknown"
 
 
 def size_line(entry: FileEntry) -> str:

@@ -109,7 +109,7 @@ def git_dates(root: Path) -> GitDates | None:
 
 def age_of(changed: float | None, today: dt.date) -> tuple[dt.date, int] | None:
     """The day of the last change and the days since (None without a usable time)."""
-    if changed is None or changed <= 0:
+    if changed is None:  # not `not changed`: 0 is 1970-01-01, the oldest time there is, not "unknown"
         return None
     try:
         day = dt.date.fromtimestamp(changed)
