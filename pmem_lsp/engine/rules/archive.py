@@ -251,15 +251,22 @@ def add_record(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
                      append_record(archive_text, record), True)
 
 
+def _record_at(state: RootState, finding: Finding) -> tuple[str, ArchiveRecord] | None:
+    """The archive index's text and the record whose heading the finding is on."""
+    text = text_of(state, ARCHIVE_INDEX)
+    if text is None:
+        return None
+    record = next((r for r in find_records(text) if r.heading_line == finding.line), None)
+    return None if record is None else (text, record)
+
+
 def remove_dangling_record(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
     """PM302: the record's file is gone from its location. When it is back at its original
     path (a recover that stopped before removing the record), the record is done with."""
-    text = text_of(state, ARCHIVE_INDEX)
-    if text is None:
+    found = _record_at(state, finding)
+    if found is None:
         return []
-    record = next((r for r in find_records(text) if r.heading_line == finding.line), None)
-    if record is None:
-        return []
+    text, record = found
     original = record.get("original") or record.title
     back = state.is_file(original)
     finish = finish_recover(state, record) if back else None
@@ -293,12 +300,10 @@ def finish_recover(state: RootState, record: ArchiveRecord) -> Fix | None:
 
 def convert_to_dialect(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
     """PM306, PM307: the record rewritten in the root's dialect, where both readers see it alone."""
-    text = text_of(state, ARCHIVE_INDEX)
-    if text is None:
+    found = _record_at(state, finding)
+    if found is None:
         return []
-    record = next((r for r in find_records(text) if r.heading_line == finding.line), None)
-    if record is None:
-        return []
+    text, record = found
     dialect = (finding.data or {}).get("dialect") or _dialect(state)
     name = "v0.10" if dialect == V010 else "pmem's"
     return text_fix(f"Rewrite the record for {record.title} in {name} dialect", finding.code, ARCHIVE_INDEX,
