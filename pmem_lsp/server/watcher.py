@@ -77,14 +77,27 @@ async def _watch(server: PmemServer, root: MemoryRoot, stop: asyncio.Event) -> N
     from watchfiles import awatch  # imported here: the first response does not wait for it
 
     base = root.path
+    reread: Path | None = None  # a folder to read again once a restarted watcher watches
     while not stop.is_set():
         try:
-            async for changes in awatch(base, watch_filter=lambda _change, path: _visible(base, path),
-                                        debounce=DEBOUNCE_MS, step=10, stop_event=stop,
-                                        ignore_permission_denied=True):
+            batches = awatch(base, watch_filter=lambda _change, path: _visible(base, path),
+                             debounce=DEBOUNCE_MS, step=10, stop_event=stop,
+                             ignore_permission_denied=True).__aiter__()
+            first = asyncio.ensure_future(batches.__anext__())
+            if reread is not None:
+                # The new watcher's first step sets up its watches before it waits; a change made
+                # while there was none (since the error) is found by reading the folder after it.
+                await asyncio.sleep(0)
+                server.host.disk_changed(reread)
+                refresh_root(server, root)
+                reread = None
+            changes = await first
+            while True:
                 for _change, path in changes:
                     server.host.disk_changed(Path(path))
                 refresh_root(server, root)
+                changes = await batches.__anext__()
+        except StopAsyncIteration:
             return
         except FileNotFoundError:
             log.warning("pmem: stopped watching %s: it no longer exists", base)
@@ -96,11 +109,13 @@ async def _watch(server: PmemServer, root: MemoryRoot, stop: asyncio.Event) -> N
                 return
             # watchfiles gives up on a batch holding a name that is not UTF-8 (and stops): the
             # folder that holds it is read again (so that file and its neighbours are current),
-            # and watching goes on. Other changes of the same 20 ms batch elsewhere in the root
-            # are read at their next change (docs/decisions.md, "Any name, any output").
+            # now and once the next watcher watches, and watching goes on. Other changes of the
+            # same 20 ms batch elsewhere in the root are read at their next change
+            # (docs/decisions.md, "Any name, any output").
             log.info("pmem: a file name in %s is not UTF-8; reading its folder again", base)
             folder = Path(bad).parent
-            server.host.disk_changed(folder if folder != base else Path(bad))
+            reread = folder if folder != base else Path(bad)
+            server.host.disk_changed(reread)
             refresh_root(server, root)
             await asyncio.sleep(0.01)  # never a busy loop, whatever happens
 

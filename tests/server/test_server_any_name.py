@@ -26,24 +26,24 @@ async def test_undecodable_names_are_published_and_the_watcher_survives(client: 
     root = write_root(tmp_path / "memory", base_files())
     before = bad(root, b"notes/old\xff.md")
     await start(client, root)
-    await wait_for(client, lambda: codes(client, before) == ["PM202"], timeout=20)
+    await wait_for(client, lambda: codes(client, before) == ["PM202"])
     assert "%FF" in uri(before) and uri(before) in client.diagnostics
     await watching(client, root)
 
     made = bad(root, b"notes/new\xfe one.md")  # made while the server runs: watchfiles cannot decode it
-    await wait_for(client, lambda: codes(client, made) == ["PM202"], timeout=10)
+    await wait_for(client, lambda: codes(client, made) == ["PM202"])
     later = root / "notes/later.md"  # the watcher still runs, and the root still publishes
     later.write_text(summary_file("Later"), encoding="utf-8")
-    await wait_for(client, lambda: codes(client, later) == ["PM202"], timeout=10)
+    await wait_for(client, lambda: codes(client, later) == ["PM202"])
     made.unlink()
-    await wait_for(client, lambda: codes(client, made) == [], timeout=10)
+    await wait_for(client, lambda: codes(client, made) == [])
 
 
 async def test_a_hover_shows_an_undecodable_name_escaped(client: LanguageClient, tmp_path: Path):
     root = write_root(tmp_path / "memory", base_files())
     path = bad(root, b"notes/odd\xff\nname.md")
     await start(client, root)
-    await wait_for(client, lambda: codes(client, path) == ["PM202"], timeout=20)
+    await wait_for(client, lambda: codes(client, path) == ["PM202"])
     open_doc(client, path)
     hover = await client.text_document_hover_async(lsp.HoverParams(
         text_document=lsp.TextDocumentIdentifier(uri=uri(path)), position=lsp.Position(line=0, character=3)))
