@@ -26,6 +26,7 @@ import datetime as dt
 import posixpath
 from collections import Counter, defaultdict
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from .archive_index import records_of
 from .catalogue import FILE_CHECKS, RULES, TEXT_CHECKS, severity_of
@@ -42,8 +43,10 @@ from .rules.links import LINK_ZONES, link_paths
 from .rules.routes import check_routes
 from .rules.stale import GitDates, git_dates
 from .rules.structure import check_structure
-from .settings import Settings
 from .zones import ARCHIVE_INDEX, INDEX, Zone, zone_of
+
+if TYPE_CHECKING:  # the settings model (pydantic) is not needed to run a check: hooks start fast
+    from .settings import Settings
 
 _INDEXES = (INDEX, ARCHIVE_INDEX)
 

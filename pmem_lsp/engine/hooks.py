@@ -328,8 +328,11 @@ def _routing_lines(index: str, rel: str) -> str:
     wanted = [re.escape(rel), re.escape(rel.replace(" ", "%20")), r"^#",
               *(re.escape(f) + r"/?(?=[)`>\]\s|]|$)" for f in folders)]
     keep = set()
+    line, at = 0, 0  # the line of position `at`: counted on from the last match, not from the start
     for m in re.finditer("|".join(wanted), index, re.MULTILINE):
-        keep.add(index.count("\n", 0, m.start()))
+        line += index.count("\n", at, m.start())
+        at = m.start()
+        keep.add(line)
     lines = index.split("\n")
     return "\n".join(line if i in keep else "" for i, line in enumerate(lines))
 

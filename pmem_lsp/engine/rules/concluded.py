@@ -11,13 +11,16 @@ The finding points at that line; the quick fix archives with the line as the rea
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ..findings import Finding, at_line
 from ..memory_file import MemoryFile, parse_metadata_line
 from ..rule import I, Rule, TextCheck
 from ..secrets import mask_secrets
-from ..settings import Settings
 from ..zones import Zone
+
+if TYPE_CHECKING:  # the settings model (pydantic) is not needed to run a check: hooks start fast
+    from ..settings import Settings
 
 RULES = (
     Rule("PM502", "concluded", I,

@@ -14,13 +14,16 @@ notes is in docs/decisions.md ("v0.9–v0.10 rules").
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ..findings import Finding, at_line
 from ..markdown import CODE
 from ..memory_file import MemoryFile, mask_code_spans
 from ..rule import Rule, TextCheck, W
-from ..settings import Settings
 from ..zones import Zone
+
+if TYPE_CHECKING:  # the settings model (pydantic) is not needed to run a check: hooks start fast
+    from ..settings import Settings
 
 RULES = (
     Rule("PM404", "instruction-injection", W,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..findings import Finding, Severity
 from ..fixes import Fix, TextEdit, text_of
@@ -15,8 +16,10 @@ from ..root_state import RootState
 from ..rule import ALL_ZONES, E, Rule, TextCheck
 from ..secrets import ALLOW_MARKER, REDACTED, SecretMatch, find_in_name, find_secrets
 from ..secrets._generic import PREFILTER
-from ..settings import Settings
 from ..zones import Zone
+
+if TYPE_CHECKING:  # the settings model (pydantic) is not needed to run a check: hooks start fast
+    from ..settings import Settings
 
 RULES = (
     Rule("PM401", "secret", E,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import TYPE_CHECKING
 
 from ..findings import Finding, at_line, file_finding
 from ..fixes import Fix, TextEdit, text_fix, text_of
@@ -13,8 +14,10 @@ from ..markdown import HTML, Heading
 from ..memory_file import MemoryFile
 from ..root_state import RootState
 from ..rule import H, I, Rule, TextCheck, W
-from ..settings import Settings
 from ..zones import Zone
+
+if TYPE_CHECKING:  # the settings model (pydantic) is not needed to run a check: hooks start fast
+    from ..settings import Settings
 
 RULES = (
     Rule("PM100", "summary-missing", H,
