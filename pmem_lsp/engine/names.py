@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote, unquote_to_bytes
 
@@ -82,15 +83,20 @@ def lines(text: str) -> str:
     return _CONTROL_BUT_NEWLINE.sub(_escape, text) if _CONTROL_BUT_NEWLINE.search(text) else text
 
 
-def clean_data(value: Any) -> Any:
-    """`clean` over every string in a JSON-ready value (dicts, lists, tuples), keys too."""
+def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    """`fn` over every string in a JSON-ready value (dicts, lists, tuples), keys too."""
     if isinstance(value, str):
-        return clean(value)
+        return fn(value)
     if isinstance(value, dict):
-        return {clean(k) if isinstance(k, str) else k: clean_data(v) for k, v in value.items()}
+        return {fn(k) if isinstance(k, str) else k: map_strings(v, fn) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [clean_data(v) for v in value]
+        return [map_strings(v, fn) for v in value]
     return value
+
+
+def clean_data(value: Any) -> Any:
+    """`clean` over every string in a JSON-ready value, keys too."""
+    return map_strings(value, clean)
 
 
 def uri_quote(rel: str) -> str:

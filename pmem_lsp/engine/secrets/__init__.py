@@ -19,6 +19,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ..names import map_strings
 from . import _disguise
 from ._checks import looks_random
 from ._generic import PREFILTER as _GENERIC_KEYWORDS
@@ -154,13 +155,7 @@ def mask_text(text: str) -> str:
 def mask_data(value):
     """A JSON-like value with likely secrets masked in every string, keys included (the
     reports as JSON)."""
-    if isinstance(value, str):
-        return mask_text(value)
-    if isinstance(value, dict):
-        return {mask_text(k) if isinstance(k, str) else k: mask_data(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [mask_data(v) for v in value]
-    return value
+    return map_strings(value, mask_text)
 
 
 def redact_line(line: str, matches_on_that_line: Iterable[SecretMatch], *, index: int | None = None) -> str:
