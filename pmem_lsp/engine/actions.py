@@ -31,6 +31,7 @@ class Action:
     path: str | None  # the file acted upon (None for upgrade)
     reason: str | None = None
     answers: tuple[Finding, ...] = ()  # the findings it is the fix of (none: offered on the place)
+    add_route: bool = False  # recover: add the proposed route for a file archived with none
 
 
 def _record_at(state: RootState, line: int) -> ArchiveRecord | None:
@@ -46,6 +47,15 @@ def _record_of(state: RootState, location: str) -> ArchiveRecord | None:
     return next((r for r in records_of(entry) if record_location(r) == location), None) if entry is not None else None
 
 
+def _recover(rel: str, record: ArchiveRecord | None) -> list[Action]:
+    """Recover puts the root back as it was: a file archived with no route comes back with
+    none; adding one is its own, explicit choice (issue 26)."""
+    actions = [Action(f"Recover {rel}", "recover", rel)]
+    if record is not None and record.saved_route is None and record.archived_unrouted:
+        actions.append(Action(f"Recover {rel} and add a route", "recover", rel, add_route=True))
+    return actions
+
+
 def _file_actions(rel: str, record: ArchiveRecord | None, today: dt.date,
                   expired: tuple[Finding, ...]) -> list[Action]:
     zone = zone_of(rel)
@@ -53,9 +63,9 @@ def _file_actions(rel: str, record: ArchiveRecord | None, today: dt.date,
     if zone is Zone.ACTIVE and is_markdown(rel):
         return [Action(f"Archive {rel}", "archive", rel)]
     if zone is Zone.ARCHIVE and not trashed:
-        return [Action(f"Recover {rel}", "recover", rel), Action(f"Delete {rel} (move to trash)", "delete", rel)]
+        return [*_recover(rel, record), Action(f"Delete {rel} (move to trash)", "delete", rel)]
     if zone is Zone.TRASH:
-        actions = [Action(f"Recover {rel}", "recover", rel)]
+        actions = _recover(rel, record)
         recover_by = parse_date(record.get("recover-by")) if record is not None else None
         if recover_by is not None and recover_by < today:
             actions.append(Action(f"Delete {rel} permanently", "purge", rel, answers=expired))

@@ -96,6 +96,14 @@ class ArchiveRecord:
         return None if value is None or value.strip() == NO_ROUTE else value
 
     @property
+    def archived_unrouted(self) -> bool:
+        """The file had no route when it was archived: `routed: no` (pmem's dialect) or the
+        format's `(no active index line)` (v0.10). Recover brings it back with none unless the
+        person asks for one (docs/decisions.md)."""
+        return ((self.get("routed") or "").strip().lower() == "no"
+                or (self.get("index-line") or "").strip() == NO_ROUTE)
+
+    @property
     def is_legacy(self) -> bool:
         return self.saved_route is None
 

@@ -294,9 +294,12 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
         reason: Annotated[str | None, Field(description="archive: why, in the user's words (kept in the "
                                                         "archive record).")] = None,
         route: Annotated[bool, Field(description="save: add the `_index.md` route for a new active file.")] = True,
+        add_route: Annotated[bool, Field(description="recover: a file archived with no route comes back with "
+                                                     "none; true adds the route the preview proposes.")] = False,
     ) -> CallToolResult:
         return await run_tool("memory_preview", lambda: tools.make_preview(
-            root, previews(), operation, path, content, description, reason, route), needs_root=operation != "init")
+            root, previews(), operation, path, content, description, reason, route, add_route),
+            needs_root=operation != "init")
 
     class Confirm(BaseModel):
         confirm: bool = Field(title="Apply this change",

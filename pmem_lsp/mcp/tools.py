@@ -461,7 +461,7 @@ class Previews:
 
 
 def _request(operation: str, path: str | None, content: str | None, description: str | None,
-             reason: str | None, route: bool) -> Request:
+             reason: str | None, route: bool, add_route: bool = False) -> Request:
     if operation not in OPERATIONS:
         raise ToolFailure("arguments", f"unknown operation `{operation}`; one of: {', '.join(OPERATIONS)}")
     if operation not in ("upgrade", "init") and path is None:
@@ -470,18 +470,20 @@ def _request(operation: str, path: str | None, content: str | None, description:
         raise ToolFailure("arguments", "save needs the file's whole new `content`")
     if operation != "save" and content is not None:
         raise ToolFailure("arguments", f"`content` is for save only, not {operation}")
+    if add_route and operation != "recover":
+        raise ToolFailure("arguments", f"`add_route` is for recover only, not {operation}")
     if operation == "archive" and not (reason or "").strip():
         reason = DEFAULT_ARCHIVE_REASON
     return Request(operation, path if operation not in ("upgrade", "init") else None,
                    reason if operation == "archive" else None,
                    content, description if operation in ("save", "route") else None,
-                   route if operation == "save" else True)
+                   route if operation == "save" else True, add_route)
 
 
 def make_preview(root: Path, previews: Previews, operation: str, path: str | None = None,
                  content: str | None = None, description: str | None = None, reason: str | None = None,
-                 route: bool = True) -> dict[str, Any]:
-    request = _request(operation, path, content, description, reason, route)
+                 route: bool = True, add_route: bool = False) -> dict[str, Any]:
+    request = _request(operation, path, content, description, reason, route, add_route)
     try:
         shown = preview(context(root), request)
     except Refusal as exc:
@@ -550,6 +552,8 @@ def cli_command(root: Path, request: Request) -> str:
             args.append(path)
         if op == "archive" and request.reason:
             args += ["--reason", request.reason]
+        if request.add_route:
+            args.append("--add-route")
     return mask_text(shlex.join(args))
 
 

@@ -160,9 +160,11 @@ def fix_action(ls: PmemServer, root: MemoryRoot, fix: Fix, diagnostics: Sequence
 def lifecycle_action(action: Action, diagnostics: Sequence[lsp.Diagnostic]) -> lsp.CodeAction:
     """A lifecycle action runs its command (which confirms first): a quick fix when it is the fix
     of a finding in view, else a refactoring (`refactor.pmem.<op>`)."""
-    args: dict[str, str] = {} if action.path is None else {"path": action.path}
+    args: dict[str, str | bool] = {} if action.path is None else {"path": action.path}
     if action.reason:
         args["reason"] = action.reason
+    if action.add_route:
+        args["add_route"] = True
     # The client's diagnostics of exactly those findings (code and line: a purge of one trash
     # record answers the PM304 on its own heading, not every PM304 in view).
     answered = [d for d in diagnostics if d.source == SOURCE

@@ -38,12 +38,15 @@ class LifecycleArgs(BaseModel):
     path: str | None = None
     reason: str | None = None
     root: str | None = None  # which root, when the session has several (absolute path)
+    add_route: bool = False  # recover: add the proposed route for a file archived with none
 
 
 def parse_args(op: str, args: tuple[Any, ...]) -> LifecycleArgs:
     parsed = command_args(LifecycleArgs, op, args, '{"path": "projects/a.md"}')
     if op != "upgrade" and parsed.path is None:
         raise JsonRpcInvalidParams(message=f'pmem.{op} needs "path", relative to the memory root')
+    if parsed.add_route and op != "recover":
+        raise JsonRpcInvalidParams(message=f'"add_route" is for pmem.recover, not pmem.{op}')
     return parsed
 
 
@@ -57,7 +60,7 @@ def server_context(ls: PmemServer, root: MemoryRoot) -> LifecycleContext:
 
 def _plans(ls: PmemServer, root: MemoryRoot, op: str, args: LifecycleArgs) -> bool:
     try:
-        make_plan(server_context(ls, root), op, args.path, args.reason)
+        make_plan(server_context(ls, root), op, args.path, args.reason, add_route=args.add_route)
         return True
     except Refusal:
         return False
@@ -67,7 +70,7 @@ async def run(ls: PmemServer, op: str, args: tuple[Any, ...]) -> dict:
     parsed = parse_args(op, args)
     root = await session_root(ls, op, parsed.root, fits=lambda r: _plans(ls, r, op, parsed))
     try:
-        plan = make_plan(server_context(ls, root), op, parsed.path, parsed.reason)
+        plan = make_plan(server_context(ls, root), op, parsed.path, parsed.reason, add_route=parsed.add_route)
         unsaved = unsaved_in(ls, root, plan)
         if unsaved:
             raise refuse_unsaved(unsaved)
@@ -88,7 +91,7 @@ async def run(ls: PmemServer, op: str, args: tuple[Any, ...]) -> dict:
     try:
         # The one door: the root's lock, the safety contract again on the disk of this moment
         # (and no unsaved edits among the files it touches), then the steps, undone on failure.
-        confirmed = Confirmed(Request(op, parsed.path, parsed.reason), plan)
+        confirmed = Confirmed(Request(op, parsed.path, parsed.reason, add_route=parsed.add_route), plan)
         outcome = await carry_out(ls, root, confirmed, server_context(ls, root))
     except Refusal as exc:
         raise refuse(ls, exc.message) from None

@@ -583,3 +583,27 @@ async def test_a_route_preview_of_a_file_named_as_a_token_is_refused_and_never_s
         error, checked, text = await call(client, "memory_check", {})
         assert token not in text and any(d["code"] == "PM401" for d in checked["diagnostics"]), checked
     assert digest(root) == before
+
+
+async def test_recover_adds_a_route_only_when_asked_and_the_command_says_so(tmp_path, log):
+    """A file archived with no route comes back with none; `add_route` is the explicit choice
+    (issue 26), and the headless command a person runs asks for the same."""
+    root = make_root(tmp_path, {
+        "_archive/projects/quiet.md": "# Quiet\n\n## Summary\n- a quiet project\n",
+        "_archive/_index.md": ("# Archive index\n\n## projects/quiet.md\n- status: archived\n"
+                               "- original: projects/quiet.md\n- location: _archive/projects/quiet.md\n"
+                               "- routed: no\n- archived: 2026-01-01\n- reason: done\n")})
+    async with session(root, log) as client:
+        error, plain, _ = await call(client, "memory_preview", {"operation": "recover", "path": "projects/quiet.md"})
+        assert not error, plain
+        assert "none is added" in plain["preview"] and "--add-route" not in plain["command"]
+        error, wrong, _ = await call(client, "memory_preview",
+                                     {"operation": "archive", "path": "projects/quiet.md", "add_route": True})
+        assert error and "recover only" in json.dumps(wrong)
+        error, asked, _ = await call(client, "memory_preview",
+                                     {"operation": "recover", "path": "projects/quiet.md", "add_route": True})
+        assert not error, asked
+        assert "add this PROPOSED route" in asked["preview"] and asked["command"].endswith("--add-route")
+        error, done, _ = await call(client, "memory_apply", {"token": asked["token"]})
+    assert not error and done["applied"] is True, done
+    assert "projects/quiet.md" in (root / "_index.md").read_text(encoding="utf-8")

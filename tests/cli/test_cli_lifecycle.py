@@ -110,14 +110,14 @@ def test_a_file_archived_without_a_route_comes_back_without_one_unless_add_route
     shown = pmem("--root", str(root), "recover", "projects/beta.md")
     assert shown.returncode == 3
     assert "the file had no route when it was archived; none is added" in shown.stdout
-    assert "recover with --add-route; it would add this PROPOSED route:" in shown.stdout
+    assert "recover with --add-route (the editor's \"and add a route\" action, or `add_route` in MCP); it would add this PROPOSED route:" in shown.stdout
     done = pmem("--root", str(root), "recover", "projects/beta.md", "--yes")
     assert done.returncode == 0, done.stderr
     assert (root / "_index.md").read_text(encoding="utf-8") == unrouted
     assert pmem("--root", str(root), "archive", "projects/beta.md", "--yes").returncode == 0
     added = pmem("--root", str(root), "recover", "projects/beta.md", "--add-route", "--yes")
     assert added.returncode == 0, added.stderr
-    assert "add this PROPOSED route (asked for with --add-route)" in added.stdout
+    assert "add this PROPOSED route (asked for: the file had none when archived)" in added.stdout
     assert "(projects/beta.md)" in (root / "_index.md").read_text(encoding="utf-8")
     # The agent's two steps bind the choice: the token of the plain preview adds no route.
     assert pmem("--root", str(root), "archive", "projects/beta.md", "--yes").returncode == 0

@@ -297,10 +297,10 @@ def test_a_file_archived_without_a_route_comes_back_without_one_unless_asked(tmp
     assert "index-line" not in record and "- routed: no\n" in record
     plan = make_plan(context(root), "recover", "projects/alpha.md")
     assert "the file had no route when it was archived; none is added" in plan.preview
-    assert "recover with --add-route; it would add this PROPOSED route:" in plan.preview
+    assert "recover with --add-route (the editor's \"and add a route\" action, or `add_route` in MCP); it would add this PROPOSED route:" in plan.preview
     assert [(type(s), getattr(s, "path", None)) for s in plan.steps] == [(Move, None), (WriteText, AI)]
     asked = make_plan(context(root), "recover", "projects/alpha.md", add_route=True)
-    assert "add this PROPOSED route (asked for with --add-route)" in asked.preview
+    assert "add this PROPOSED route (asked for: the file had none when archived)" in asked.preview
     assert [(type(s), getattr(s, "path", None)) for s in asked.steps] == [
         (Move, None), (WriteText, "_index.md"), (WriteText, AI)]
     apply_plan(root, plan)

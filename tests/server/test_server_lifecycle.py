@@ -240,3 +240,39 @@ def test_a_purge_answers_the_pm304_of_its_own_record_only(tmp_path: Path):
     purge = next(a for a in answer if a["title"].startswith("Delete"))
     assert purge["kind"] == "quickfix"
     assert [d["range"]["start"]["line"] for d in purge["diagnostics"]] == [first]
+
+
+async def test_a_file_archived_without_a_route_is_offered_recover_with_and_without_one(
+        client: LanguageClient, tmp_path: Path):
+    """Recover returns the root to its earlier state: a file archived with no route comes back
+    with none; a route is its own explicit choice, offered beside it (issue 26)."""
+    files = base_files()
+    files["_archive/projects/quiet.md"] = summary_file("Quiet")
+    files["_archive/_index.md"] = (
+        "# Archive index\n\n## projects/quiet.md\n- status: archived\n- original: projects/quiet.md\n"
+        "- location: _archive/projects/quiet.md\n- routed: no\n- archived: 2026-01-01\n- reason: done\n")
+    root = write_root(tmp_path / "memory", files)
+    await start(client, root)
+    ui = DiskClient(client, answer="Recover")
+    archive_index = root / "_archive/_index.md"
+    await wait_for(client, lambda: codes(client, archive_index) == [])
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri(archive_index)),
+        range=lsp.Range(start=lsp.Position(line=3, character=0), end=lsp.Position(line=3, character=0)),
+        context=lsp.CodeActionContext(diagnostics=[])))
+    commands = action_commands(actions)
+    assert [c.title for c in commands] == ["Recover _archive/projects/quiet.md",
+                                           "Recover _archive/projects/quiet.md and add a route",
+                                           "Delete _archive/projects/quiet.md (move to trash)"]
+    assert commands[0].arguments == [{"path": "_archive/projects/quiet.md"}]
+    with pytest.raises(JsonRpcException, match="add_route"):
+        await command(client, "archive", {"path": "projects/alpha.md", "add_route": True})
+    index_before = (root / "_index.md").read_text(encoding="utf-8")
+    outcome = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command=commands[1].command, arguments=commands[1].arguments))
+    assert outcome["applied"] is True, outcome
+    assert "add this PROPOSED route (asked for" in ui.requests[-1].message
+    assert (root / "projects/quiet.md").is_file()
+    index = (root / "_index.md").read_text(encoding="utf-8")
+    added = [line for line in index.splitlines() if line not in index_before.splitlines()]
+    assert len(added) == 1 and "projects/quiet.md" in added[0], index

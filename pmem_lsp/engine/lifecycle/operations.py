@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..archive_index import DIALECTS, NO_ROUTE, PMEM, V010, ArchiveRecord, parse_date, record_location, reference_blocks
+from ..archive_index import DIALECTS, PMEM, V010, ArchiveRecord, parse_date, record_location, reference_blocks
 from ..index_edit import (
     convert_record,
     find_records,
@@ -356,8 +356,7 @@ def plan_recover(ctx: LifecycleContext, raw: object, add_route: bool = False) ->
     saved = record.saved_route if record is not None else None
     # Archived with no route: `routed: no` (pmem's dialect) or the format's `(no active index
     # line)` (v0.10). It comes back with none unless the person asks for one.
-    unrouted = saved is None and record is not None and (
-        (record.get(ROUTED) or "").strip().lower() == "no" or (record.get("index-line") or "").strip() == NO_ROUTE)
+    unrouted = saved is None and record is not None and record.archived_unrouted
     proposed = saved is None
     offer = ""
     if proposed:
@@ -381,12 +380,13 @@ def plan_recover(ctx: LifecycleContext, raw: object, add_route: bool = False) ->
     if not route.strip():
         lines.append("  _index.md: the file had no route when it was archived; none is added")
         if offer.strip() and not already:
-            lines += ["  To add a route as well, recover with --add-route; it would add this PROPOSED route:",
+            lines += ["  To add a route as well, recover with --add-route (the editor's \"and add a route\" "
+                      "action, or `add_route` in MCP); it would add this PROPOSED route:",
                       f"    {one_line_shown(offer)}"]
     elif already:
         lines.append("  _index.md: a route to it exists already; none is added")
     elif proposed:
-        why = "asked for with --add-route" if unrouted else "the record has no saved route line"
+        why = "asked for: the file had none when archived" if unrouted else "the record has no saved route line"
         lines += [f"  _index.md: add this PROPOSED route ({why}):", f"    {one_line_shown(route)}"]
     else:
         where = (f", back after: {one_line_shown(after)}" if after
