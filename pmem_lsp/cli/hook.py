@@ -32,7 +32,7 @@ BLOCK = 2  # Claude Code: a PreToolUse hook's exit 2 blocks the call
 HOOK_ERROR = 1  # a non-blocking error, shown to the user
 _ARCHIVE_ZONES = ("archive", "trash", "archive-index")
 REPORTED = ("error", "warning")  # post-write speaks of what needs the agent's attention
-SETTINGS_FILE = ".pmem.toml"  # engine/settings.py's, without importing the settings model (pydantic)
+SETTINGS_FILE = ".pmem.toml"  # engine/settings_defaults.py's, without importing the engine at all
 
 
 def _inside(root: Path, path: Path) -> str | None:
@@ -141,13 +141,14 @@ def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO) ->
 
 
 def _settings(root: Path, err: TextIO) -> Settings:
-    from ..engine.settings import Settings, SettingsError, resolve_settings
+    # No settings model (pydantic, ~100 ms) for a root without `.pmem.toml`: the agent waits.
+    from ..engine.settings_defaults import SettingsError, default_settings, settings_for
 
     try:
-        return resolve_settings(root)
+        return settings_for(root)
     except SettingsError as exc:
         err.write(f"pmem hook: {exc}; checking with the default settings\n")
-        return Settings()
+        return default_settings()
 
 
 def _current(path: Path) -> str | None:
@@ -200,10 +201,7 @@ def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -
     after = resulting_text(write, before)
     # When the result cannot be worked out, what the write brings in is judged on its own.
     judged = after if after is not None else added_text(write)
-    if os.path.lexists(root / SETTINGS_FILE):
-        found = new_secrets(before, judged, _settings(root, err))
-    else:  # the defaults, without loading the settings model (the agent waits on every write)
-        found = new_secrets(before, judged)
+    found = new_secrets(before, judged, _settings(root, err))
     if not found:
         return exit_codes.OK
     where = "; ".join(f"line {f.line + 1}: likely {f.kind} ({f.hint})" for f in found[:3])

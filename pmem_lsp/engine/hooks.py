@@ -193,16 +193,13 @@ def _scan(text: str, allow: Sequence[re.Pattern[str]]) -> list[tuple[AddedSecret
     return out
 
 
-def new_secrets(before: str | None, after: str, settings: Settings | None = None, *,
-                enabled: bool = True, allow: Sequence[re.Pattern[str]] = ()) -> list[AddedSecret]:
+def new_secrets(before: str | None, after: str, settings: Settings) -> list[AddedSecret]:
     """The likely secrets this write adds: a value `before` did not hold (allowed or not: an
     agent's allow marker decides nothing), or one `before` held unmarked and the write marks
-    as allowed. The marker is a person's decision, taken in their editor. The secrets settings
-    come from `settings`, else from `enabled` and `allow` (the hook's, read without the model)."""
-    if settings is not None:
-        enabled, allow = settings.secrets.enabled, settings.secrets.allow_patterns
-    if not enabled:
+    as allowed. The marker is a person's decision, taken in their editor."""
+    if not settings.secrets.enabled:
         return []
+    allow = settings.secrets.allow_patterns
     found = _scan(after, allow)
     if not found:
         return []

@@ -1,5 +1,7 @@
 """Settings (docs/design.md §5): pydantic models, read from `.pmem.toml` and from the editor.
 
+What settings do, and their defaults without this model, are in `settings_defaults.py`.
+
 Editor settings override the root's `.pmem.toml`, key by key. Keys use the editor's
 camelCase spelling (`core.maxBytes`); snake_case is accepted too.
 """
@@ -8,21 +10,19 @@ from __future__ import annotations
 
 import re
 import sys
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .findings import Severity
-from .globs import GlobSet
+from .settings_defaults import SETTINGS_FILE, SecretsBehaviour, SettingsBehaviour, SettingsError
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-SETTINGS_FILE = ".pmem.toml"
 _CODE_PREFIX = re.compile(r"^PM\d{0,3}$")
 
 
@@ -63,7 +63,7 @@ class DuplicatesSettings(_Section):
                                          "makes no pair).")
 
 
-class SecretsSettings(_Section):
+class SecretsSettings(_Section, SecretsBehaviour):
     enabled: bool = Field(True, description="PM401: look for secrets in every zone.")
     allow: list[str] = Field(default_factory=list,
                              description="PM401: regular expressions (Python syntax, searched in the "
@@ -79,14 +79,6 @@ class SecretsSettings(_Section):
                 raise ValueError(f"not a regular expression: {pattern!r} ({exc})") from None
         return value
 
-    @cached_property
-    def allow_patterns(self) -> list[re.Pattern[str]]:
-        return [re.compile(p) for p in self.allow]
-
-
-# Codes split out of an older one: settings that name the older code keep covering the new
-# one (PM209 route-description-missing was part of PM206 route-malformed; docs/decisions.md).
-SPLIT_FROM = {"PM209": "PM206"}
 
 
 class DiagnosticsSettings(_Section):
@@ -98,7 +90,7 @@ class DiagnosticsSettings(_Section):
                             "`pmem check` and the hooks are not affected.")
 
 
-class Settings(_Section):
+class Settings(_Section, SettingsBehaviour):
     root: str | None = Field(None, description="Memory root to check (default: PMEM_ROOT, else "
                                                      "PERSISTENT_MEMORY_HOME, else ~/.persistent-memory).")
     select: list[str] = Field(default_factory=lambda: ["PM"],
@@ -140,30 +132,6 @@ class Settings(_Section):
             raise ValueError(f"not a rule code: {', '.join(bad)}")
         return {k.upper(): v for k, v in value.items()}
 
-    def enabled(self, code: str) -> bool:
-        codes = (code, SPLIT_FROM[code]) if code in SPLIT_FROM else (code,)
-        if any(c.startswith(p) for c in codes for p in self.ignore):
-            return False
-        return any(c.startswith(p) for c in codes for p in self.select)
-
-    def severity_for(self, code: str) -> Severity | None:
-        """The user's severity for `code`, or for the code it was split from."""
-        found = self.severity.get(code)
-        if found is None and code in SPLIT_FROM:
-            found = self.severity.get(SPLIT_FROM[code])
-        return found
-
-    @cached_property
-    def _exclude_matcher(self) -> GlobSet | None:
-        return GlobSet(self.exclude) if self.exclude else None
-
-    def excluded(self, rel: str) -> bool:
-        matcher = self._exclude_matcher
-        return matcher is not None and matcher.match(rel)
-
-
-class SettingsError(ValueError):
-    """Settings that cannot be used; the message says where and why."""
 
 
 def _camel(key: str) -> str:

@@ -59,3 +59,36 @@ def test_main_gives_what_run_hook_gives(monkeypatch, capsys):
                 got = main(["--root", str(root), "hook", event])
                 seen = capsys.readouterr()
                 assert (got, seen.out, seen.err) == (expected, out.getvalue(), err.getvalue())
+
+
+def _hook_in_a_fresh_interpreter(root: Path, event: str, payload: str) -> tuple[str, list[str]]:
+    """The hook's output, and which pydantic modules it imported, from a new interpreter."""
+    import subprocess
+
+    code = ("import io, sys\n"
+            "from pathlib import Path\n"
+            "from pmem_lsp.cli.hook import run_hook\n"
+            "out = io.StringIO()\n"
+            f"run_hook(Path({str(root)!r}), {event!r}, io.StringIO(sys.stdin.read()), out, io.StringIO())\n"
+            "print(repr(out.getvalue()))\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'))\n")
+    done = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True, text=True, check=True)
+    said, modules = done.stdout.splitlines()
+    return eval(said), eval(modules)  # noqa: S307 - our own repr output
+
+
+def test_post_write_loads_no_settings_model_on_a_root_without_settings_and_honours_them_with(tmp_path):
+    """The settings model (pydantic, ~100 ms) is for a root that has settings to validate; the
+    defaults come without it (issue 25: the agent waits on every write)."""
+    root = tmp_path / "root"
+    (root / "notes").mkdir(parents=True)
+    (root / "_index.md").write_text("# Index\n", encoding="utf-8")
+    note = root / "notes/a.md"
+    note.write_text("# A\n\nno summary\n", encoding="utf-8")
+    payload = json.dumps({"tool_name": "Write", "hook_event_name": "PostToolUse", "cwd": str(root),
+                          "tool_input": {"file_path": str(note), "content": "# A\n\nno summary\n"}})
+    said, modules = _hook_in_a_fresh_interpreter(root, "post-write", payload)
+    assert modules == [] and "PM202" in said, (said, modules)
+    (root / ".pmem.toml").write_text('ignore = ["PM202"]\n', encoding="utf-8")
+    said, modules = _hook_in_a_fresh_interpreter(root, "post-write", payload)
+    assert "pydantic" in modules and "PM202" not in said, (said, modules)

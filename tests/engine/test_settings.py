@@ -14,6 +14,7 @@ from engine_helpers import findings, rows, scan
 from pmem_lsp.engine.findings import Severity
 from pmem_lsp.engine.globs import GlobSet
 from pmem_lsp.engine.settings import Settings, SettingsError, resolve_settings
+from pmem_lsp.engine.settings_defaults import DEFAULTS, default_settings, settings_for
 from roots import active_file, make_root
 
 # One root with findings from several families:
@@ -47,6 +48,50 @@ def test_defaults(root):
     assert (s.select, s.ignore, s.severity, s.exclude) == (["PM"], [], {}, [])
     assert (s.core.max_bytes, s.index.max_lines, s.index.max_bytes, s.large_file.kb, s.stale.days) == (
         8192, 200, 16384, 256, 90)
+
+
+def _read_as_the_model_is_read(model: object, plain: object) -> None:
+    """Every field of the model, read on the plain defaults, is the model's value; a section is
+    compared field by field (it is read as `settings.core.max_bytes`)."""
+    for name in type(model).model_fields:  # type: ignore[attr-defined]
+        want, got = getattr(model, name), getattr(plain, name)
+        if hasattr(type(want), "model_fields"):
+            _read_as_the_model_is_read(want, got)
+        else:
+            assert got == want and type(got) is type(want), name
+
+
+def test_the_defaults_without_the_model_are_the_models_defaults():
+    # A default changed in settings.py and not in settings_defaults.DEFAULTS fails here.
+    model = Settings()
+    assert model.model_dump() == DEFAULTS
+    plain = default_settings()
+    _read_as_the_model_is_read(model, plain)
+    assert plain.secrets.allow_patterns == model.secrets.allow_patterns == []
+    for code in ("PM100", "PM206", "PM209", "PM401", "PM503", "XX1"):
+        assert plain.enabled(code) == model.enabled(code) and plain.severity_for(code) is None
+    assert not plain.excluded("notes/a.md") and not model.excluded("notes/a.md")
+    with pytest.raises(AttributeError):
+        plain.core.max_bytes = 1  # type: ignore[misc]
+    plain.select.append("XX")  # a reader's change to a list stays its own, as with the model's factories
+    assert default_settings().select == ["PM"]
+
+
+def test_settings_for_validates_only_a_root_that_has_settings(tmp_path):
+    (tmp_path / "plain").mkdir()
+    assert not isinstance(settings_for(tmp_path / "plain"), Settings)
+    (tmp_path / "tuned").mkdir()
+    (tmp_path / "tuned/.pmem.toml").write_text("[stale]\ndays = 3\n", encoding="utf-8")
+    tuned = settings_for(tmp_path / "tuned")
+    assert isinstance(tuned, Settings) and tuned.stale.days == 3
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad/.pmem.toml").write_text("[stale]\ndays = 0\n", encoding="utf-8")
+    with pytest.raises(SettingsError, match="stale"):
+        settings_for(tmp_path / "bad")
+    (tmp_path / "unreadable").mkdir()
+    (tmp_path / "unreadable/.pmem.toml").mkdir()  # there, but not a file: an error, never the defaults
+    with pytest.raises(SettingsError):
+        settings_for(tmp_path / "unreadable")
 
 
 # -- select / ignore ------------------------------------------------------------------------
