@@ -70,11 +70,11 @@ def _hook_in_a_fresh_interpreter(root: Path, event: str, payload: str) -> tuple[
             "from pmem_lsp.cli.hook import run_hook\n"
             "out = io.StringIO()\n"
             f"run_hook(Path({str(root)!r}), {event!r}, io.StringIO(sys.stdin.read()), out, io.StringIO())\n"
-            "print(repr(out.getvalue()))\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'))\n")
+            "import json\n"
+            "print(json.dumps([out.getvalue(), sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic')]))\n")
     done = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True, text=True, check=True)
-    said, modules = done.stdout.splitlines()
-    return eval(said), eval(modules)  # noqa: S307 - our own repr output
+    said, modules = json.loads(done.stdout)
+    return said, modules
 
 
 def test_post_write_loads_no_settings_model_on_a_root_without_settings_and_honours_them_with(tmp_path):
