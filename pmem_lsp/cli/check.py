@@ -7,7 +7,7 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import BinaryIO, TextIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from .. import __version__
 from ..engine.analysis import analyze
@@ -16,9 +16,11 @@ from ..engine.checking import check_files, root_relative
 from ..engine.findings import Finding, Severity
 from ..engine.report import build_report, sarif_report, shown_path
 from ..engine.root_state import RootState
-from ..engine.settings import Settings
 from . import exit_codes
 from .terminal import lines, one_line, shown
+
+if TYPE_CHECKING:  # the model only types the settings; a root without any loads none
+    from ..engine.settings import Settings
 
 
 def _count(n: int, severity: Severity) -> str:

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..engine.analysis import Analysis
 from ..engine.health import DEFAULT_PER_GROUP, health_report
 from ..engine.names import clean_data
 from ..engine.root_state import RootState
 from ..engine.secrets import mask_data
-from ..engine.settings import Settings
 from . import exit_codes
 from .terminal import lines
+
+if TYPE_CHECKING:  # the model only types the settings; a root without any loads none
+    from ..engine.settings import Settings
 
 
 def run_health(root: Path, settings: Settings, fmt: str, out: TextIO, all_items: bool = False,

@@ -303,18 +303,18 @@ def _check_or_health(root: Path, args: argparse.Namespace, cached: bool = False)
     # in docs/performance.md). The process ends after one check, so collect rarely.
     gc.set_threshold(50_000, 50, 100)
     from ..engine.findings import Severity
-    from ..engine.settings import SettingsError, resolve_settings
+    from ..engine.settings_defaults import SettingsError, settings_for
     from ..engine.zones import looks_like_root
 
     overrides: dict = {}
     if getattr(args, "select", None):
         overrides["select"] = args.select
     try:
-        settings = resolve_settings(root, overrides, overrides_source="command line")
+        settings = settings_for(root, overrides, overrides_source="command line")
         if getattr(args, "ignore", None):
             # Ignoring from the command line adds to what the root ignores (like ruff's
             # --ignore), so `--ignore PM003` does not bring the root's ignored rules back.
-            settings = resolve_settings(root, {**overrides, "ignore": settings.ignore + args.ignore},
+            settings = settings_for(root, {**overrides, "ignore": settings.ignore + args.ignore},
                                         overrides_source="command line")
     except SettingsError as exc:
         return _fail(str(exc))

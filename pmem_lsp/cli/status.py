@@ -9,7 +9,7 @@ from typing import TextIO
 
 from ..engine.names import clean_data
 from ..engine.secrets import mask_data
-from ..engine.settings import SettingsError, resolve_settings
+from ..engine.settings_defaults import SettingsError, settings_for
 from ..engine.status import memory_status
 from . import exit_codes
 from .terminal import lines
@@ -17,7 +17,7 @@ from .terminal import lines
 
 def run_status(root: Path, fmt: str, out: TextIO) -> int:
     try:
-        excluded = resolve_settings(root).excluded
+        excluded = settings_for(root).excluded
     except SettingsError as exc:
         sys.stderr.write(f"pmem: warning: {exc}; `exclude` is not applied\n")
         excluded = None

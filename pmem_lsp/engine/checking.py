@@ -11,12 +11,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .analysis import analyze
 from .findings import Finding
 from .root_state import RootState
-from .settings import Settings
 from .zones import Containment
+
+if TYPE_CHECKING:  # the model only types the settings; a root without any loads none
+    from .settings import Settings
 
 
 @dataclass(frozen=True)

@@ -136,11 +136,12 @@ def default_settings() -> Settings:
     return cast("Settings", _Defaults())
 
 
-def settings_for(root: Path) -> Settings:
-    """`resolve_settings(root)`: the defaults when the root has no settings file (nothing to
-    validate), else the model validating `.pmem.toml` (SettingsError as there)."""
-    if not os.path.lexists(root / SETTINGS_FILE):
+def settings_for(root: Path, overrides: dict[str, Any] | None = None,
+                 overrides_source: str = "editor settings") -> Settings:
+    """`resolve_settings`: the defaults when the root has no settings file and there are no
+    overrides (nothing to validate), else the model validating them (SettingsError as there)."""
+    if not overrides and not os.path.lexists(root / SETTINGS_FILE):
         return default_settings()
     from .settings import resolve_settings
 
-    return resolve_settings(root)
+    return resolve_settings(root, overrides, overrides_source)
