@@ -82,6 +82,9 @@ class _Feed:
 
     current: dict[str, Findings] = field(default_factory=dict)
     shown: dict[str, Findings] = field(default_factory=dict)
+    # Paths whose diagnostics are due and were held back (made from an older text than the
+    # client has): tried again at every step until sent.
+    due: set[str] = field(default_factory=set)
     view: FindingsView = EMPTY_VIEW
     scope: ChangesScope = field(default_factory=ChangesScope)
     problems: ReadProblemLog | None = None
@@ -215,6 +218,9 @@ class Publisher:
         if found is None:
             return
         root, rel = found
+        last = self._sent.get(path_to_uri(path))
+        if last is not None and last.findings is None:
+            return  # the early path published this open document already, and knew more
         feed = self._feed(root)
         findings = tuple(self.server.host.early_findings(path))
         if self._send(root, feed, rel, findings, force=True):
@@ -281,35 +287,45 @@ class Publisher:
 
     def _publish(self, root: MemoryRoot, feed: _Feed, rels: set[str], forced: set[str]) -> bool:
         sent = False
+        rels, feed.due = rels | feed.due, set()
         for rel in sorted(rels):
             sent |= self._send(root, feed, rel, feed.current.get(rel, ()), force=rel in forced)
         return sent
 
     def _send(self, root: MemoryRoot, feed: _Feed, rel: str, findings: Findings, force: bool) -> bool:
-        """Publish `findings` of `rel` unless the client holds them already; True when sent."""
+        """Publish `findings` of `rel` unless the client holds them already; True when sent.
+
+        Without `force`, the same diagnostics of the same version are not sent again. With it
+        (an opened document), they are, unless the client provably got them while the document
+        was open: made from this very version, or handed over by the early path (which
+        publishes only documents the client opened)."""
         server = self.server
         shown = feed.scope.filter(root, rel, findings, self._is_open(root, rel))
         uri = path_to_uri(root.path / rel)
         version = analysed_version(server, root.state, rel, uri)
         last = self._sent.get(uri)
-        if last is not None and version is not None and last.version is not None and version < last.version:
-            return False  # made from an older text than the client already has diagnostics of
+        last_version = last.version if last is not None else None
+        if version is not None and last_version is not None and version < last_version:
+            feed.due.add(rel)  # made from an older text than the client has diagnostics of: later
+            return False
         at = positions(server, root.state, rel)
         diagnostics = tuple(to_diagnostic(at, f) for f in shown)
-        if not force and version == (last.version if last is not None else None):
-            if last is None:
-                same = not diagnostics
-            elif last.findings is None:
-                same = _json(last.diagnostics) == _json(diagnostics)
-            else:
-                same = last.diagnostics == diagnostics
-            if same:
-                self._record(feed, uri, rel, Publication(version, diagnostics, shown))
-                return False
-        server.text_document_publish_diagnostics(
-            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=list(diagnostics), version=version))
-        self._record(feed, uri, rel, Publication(version, diagnostics, shown))
-        return True
+        if last is None:
+            same = not diagnostics
+        elif last.findings is None:
+            same = _json(last.diagnostics) == _json(diagnostics)
+        else:
+            same = last.diagnostics == diagnostics
+        if same and version == last_version and (not force or version is not None):
+            held = True
+        else:
+            held = same and force and last is not None and last.findings is None
+        publication = Publication(version if not held or last is None else last.version, diagnostics, shown)
+        if not held:
+            server.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(uri=uri, diagnostics=list(diagnostics), version=version))
+        self._record(feed, uri, rel, publication)
+        return not held
 
     def _record(self, feed: _Feed, uri: str, rel: str, publication: Publication) -> None:
         if publication.diagnostics or publication.version is not None:
