@@ -86,6 +86,7 @@ class _Feed:
     # client has): tried again at every step until sent.
     due: set[str] = field(default_factory=set)
     view: FindingsView = EMPTY_VIEW
+    dirty: bool = False  # `current` or `shown` changed since `view` was frozen
     scope: ChangesScope = field(default_factory=ChangesScope)
     problems: ReadProblemLog | None = None
     analysis_timer: asyncio.TimerHandle | None = None
@@ -179,10 +180,10 @@ class Publisher:
                 feed.current[rel] = tuple(found)
             else:
                 feed.current.pop(rel, None)
+        feed.dirty |= bool(changed)
         forced = set(always)
-        sent = self._publish(root, feed, changed | forced, forced)
-        if changed or sent:
-            self._freeze(feed)
+        self._publish(root, feed, changed | forced, forced)
+        self._freeze(feed)
         if read:
             self._problems(root, feed).update(root, read)
         return feed.view
@@ -200,6 +201,7 @@ class Publisher:
         assert root.analysis is not None
         feed.scope.record_baseline(root)  # before the first publication: `changes` starts from it
         feed.current = {rel: tuple(found) for rel, found in root.analysis.final.items() if found}
+        feed.dirty = True
         wanted = set(paths) | set(feed.shown) | self._handed_over_in(root)
         self._publish(root, feed, wanted, set())
         self._freeze(feed)
@@ -222,9 +224,8 @@ class Publisher:
         if last is not None and last.findings is None:
             return  # the early path published this open document already, and knew more
         feed = self._feed(root)
-        findings = tuple(self.server.host.early_findings(path))
-        if self._send(root, feed, rel, findings, force=True):
-            self._freeze(feed)
+        self._send(root, feed, rel, tuple(self.server.host.early_findings(path)), force=True)
+        self._freeze(feed)
 
     def closed(self, path: Path) -> None:
         """The document at `path` was closed: a document opened there again starts its versions
@@ -237,10 +238,15 @@ class Publisher:
     def dropped(self, root: MemoryRoot) -> None:
         """`root` is no longer served: clear everything it published and forget it."""
         feed = self._feeds.pop(root, None)
-        if feed is None:
-            return
-        self._cancel(feed)
-        for rel in sorted(feed.shown):
+        shown = set(feed.shown) if feed is not None else set()
+        if feed is not None:
+            self._cancel(feed)
+        for uri, pub in list(self._sent.items()):  # what the early path sent there too
+            path = uri_to_path(uri) if pub.findings is None else None
+            rel = root.rel(path) if path is not None else None
+            if rel:
+                shown.add(rel)
+        for rel in sorted(shown):
             uri = path_to_uri(root.path / rel)
             self.server.text_document_publish_diagnostics(
                 lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[], version=None))
@@ -272,7 +278,10 @@ class Publisher:
 
     @staticmethod
     def _freeze(feed: _Feed) -> None:
-        feed.view = FindingsView(MappingProxyType(dict(feed.current)), MappingProxyType(dict(feed.shown)))
+        """A new view when the last step changed what it holds (else the same one stays)."""
+        if feed.dirty:
+            feed.view = FindingsView(MappingProxyType(dict(feed.current)), MappingProxyType(dict(feed.shown)))
+            feed.dirty = False
 
     def _handed_over_in(self, root: MemoryRoot) -> set[str]:
         """The paths of `root` whose last publication came from the early path."""
@@ -333,9 +342,11 @@ class Publisher:
         else:
             self._sent.pop(uri, None)  # nothing to remember: as if never published
         if publication.findings:
-            feed.shown[rel] = publication.findings
-        else:
-            feed.shown.pop(rel, None)
+            if feed.shown.get(rel) != publication.findings:
+                feed.shown[rel] = publication.findings
+                feed.dirty = True
+        elif feed.shown.pop(rel, None) is not None:
+            feed.dirty = True
 
     def _is_open(self, root: MemoryRoot, rel: str) -> bool:
         buffers = self.server.host.buffers
