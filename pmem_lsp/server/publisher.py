@@ -34,7 +34,7 @@ from lsprotocol import types as lsp
 
 from ..engine.findings import Finding
 from ..engine.host import MemoryRoot
-from .convert import analysed_version, path_to_uri, positions, to_diagnostic, uri_to_path
+from .convert import analysed_version, open_document, path_to_uri, positions, to_diagnostic, uri_to_path
 from .diagnostics import ChangesScope, ReadProblemLog
 
 if TYPE_CHECKING:
@@ -220,10 +220,15 @@ class Publisher:
         if found is None:
             return
         root, rel = found
-        last = self._sent.get(path_to_uri(path))
-        if last is not None and last.findings is None:
-            return  # the early path published this open document already, and knew more
+        uri = path_to_uri(path)
+        last = self._sent.get(uri)
+        if last is not None and last.findings is None and self._made_from_buffer(path, uri, last):
+            return  # the early path published this very text already, and knew more
         feed = self._feed(root)
+        doc = open_document(self.server.workspace, uri)
+        if last is not None and last.version is not None and doc is not None and doc.version < last.version:
+            feed.due.add(rel)  # the client has diagnostics of a later text: after the scan
+            return
         self._send(root, feed, rel, tuple(self.server.host.early_findings(path)), force=True)
         self._freeze(feed)
 
@@ -283,6 +288,14 @@ class Publisher:
             feed.view = FindingsView(MappingProxyType(dict(feed.current)), MappingProxyType(dict(feed.shown)))
             feed.dirty = False
 
+    def _made_from_buffer(self, path: Path, uri: str, publication: Publication) -> bool:
+        """`publication` was made from the text the editor's buffer holds now: the document's
+        version, or (no version) a buffer still equal to the disk."""
+        if publication.version is None:
+            return not self.server.host.unsaved(path)
+        doc = open_document(self.server.workspace, uri)
+        return doc is not None and doc.version == publication.version
+
     def _handed_over_in(self, root: MemoryRoot) -> set[str]:
         """The paths of `root` whose last publication came from the early path."""
         out = set()
@@ -304,10 +317,8 @@ class Publisher:
     def _send(self, root: MemoryRoot, feed: _Feed, rel: str, findings: Findings, force: bool) -> bool:
         """Publish `findings` of `rel` unless the client holds them already; True when sent.
 
-        Without `force`, the same diagnostics of the same version are not sent again. With it
-        (an opened document), they are, unless the client provably got them while the document
-        was open: made from this very version, or handed over by the early path (which
-        publishes only documents the client opened)."""
+        The same diagnostics of the same version are not sent again; with `force` (an opened
+        document) they are, unless the client provably got them while the document was open."""
         server = self.server
         shown = feed.scope.filter(root, rel, findings, self._is_open(root, rel))
         uri = path_to_uri(root.path / rel)
@@ -325,11 +336,12 @@ class Publisher:
             same = _json(last.diagnostics) == _json(diagnostics)
         else:
             same = last.diagnostics == diagnostics
-        if same and version == last_version and (not force or version is not None):
-            held = True
-        else:
-            held = same and force and last is not None and last.findings is None
-        publication = Publication(version if not held or last is None else last.version, diagnostics, shown)
+        # Asked (`force`), they are sent again unless the client got them while the document
+        # was open: with this very version, or from the early path (which publishes only
+        # documents the client opened).
+        held = same and version == last_version and (
+            not force or version is not None or (last is not None and last.findings is None))
+        publication = Publication(version, diagnostics, shown)
         if not held:
             server.text_document_publish_diagnostics(
                 lsp.PublishDiagnosticsParams(uri=uri, diagnostics=list(diagnostics), version=version))

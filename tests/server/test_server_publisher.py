@@ -200,3 +200,17 @@ async def test_the_early_path_hands_over_without_a_repeat_and_its_leftovers_are_
     publication = later.server.publisher.publication(gamma)
     assert publication is not None and publication.version == 4
     assert [f.code for f in later.server.publisher.view(later.root).shown["notes/gamma.md"]] == ["PM102"]
+
+
+async def test_typing_before_the_scan_lands_replaces_the_early_path_s_diagnostics(tmp_path: Path):
+    """What the early path handed over holds for the text it was made from only: an edit before
+    the first scan lands gets the buffer's own findings at once."""
+    session = Session(make_root(tmp_path, {"notes/gamma.md": bullets(3)}))
+    gamma = session.uri("notes/gamma.md")
+    session.server.publisher.handed_over({gamma: (4, [])})
+    session.open("notes/gamma.md", bullets(3), version=4)
+    assert session.publications("notes/gamma.md") == []
+    session.change("notes/gamma.md", bullets(8), version=5)
+    assert [[d["code"] for d in ds] for _, ds in session.publications("notes/gamma.md")] == [["PM102"]]
+    session.scan()
+    assert [(v, [d["code"] for d in ds]) for v, ds in session.publications("notes/gamma.md")][-1] == (5, ["PM102"])
