@@ -18,6 +18,7 @@ changes a file. The rules' settings apply: an ignored rule proposes nothing.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -234,7 +235,7 @@ def _expired_trash(state: RootState, today: dt.date) -> list[TrashItem]:
     return sorted(out, key=lambda t: t.path)
 
 
-def health_report(analysis: Analysis, findings: dict[str, list[Finding]] | None = None) -> HealthReport:
+def health_report(analysis: Analysis, findings: Mapping[str, Sequence[Finding]] | None = None) -> HealthReport:
     """The proposal for an analysed root. `findings`: the analysis' current findings by path
     (default `analysis.by_path()`)."""
     state = analysis.state

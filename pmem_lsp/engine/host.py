@@ -4,6 +4,11 @@ Surfaces (the language server today) tell the host what changed — a buffer ope
 saved or closed, a file changed on disk, a scan finished — and ask it for findings. The host
 knows nothing of the editor protocol; paths are absolute `Path`s in, root-relative strings out.
 
+Changes and queries are apart: the methods under "changes" (and the explicit steps `analyse`,
+`settle`, `sync_buffer`) change state; `locate`, `unsaved`, `stale_buffers`, `findings` and
+`early_findings` only read, and asked twice answer the same. When the analysis catches up
+with the changes, and what is published, is the surface's business (the server's publisher).
+
 The disk is the truth (docs/design.md §5.1): an editor's buffer wins over the disk only while it holds
 the user's unsaved edits. A buffer whose text is what was last read from disk is not an edit:
 when the disk changes under it (an agent wrote), the analysis and every plan use the disk, and
@@ -65,10 +70,11 @@ class MemoryRoot:
     settings: Settings
     state: RootState | None = None  # None until the first scan lands
     analysis: Analysis | None = None  # kept current with the root state
-    # Paths changed in the root state and not analysed yet (analysis is debounced by the server).
+    # Paths changed in the root state and not analysed yet: the analysis is behind the state
+    # there until `analyse` (the server's publisher decides when: it debounces typing).
     pending: set[str] = field(default_factory=set)
-    # Paths whose findings changed since they were last published. Queries may bring the
-    # analysis up to date; only the publisher takes these (`take_unpublished`).
+    # Written by `install` only, whose answer (the same set) is what the publisher publishes;
+    # nothing reads it (what is due to be published is the publisher's, server/publisher.py).
     unpublished: set[str] = field(default_factory=set)
     # While a scan runs: the paths that changed on disk meanwhile. The scan may have read them
     # before the change, so the state it makes refreshes them when it is installed.
@@ -192,15 +198,21 @@ class MemoryHost:
         return root
 
     # -- what the disk and the editor hold -----------------------------------------------
-    def unsaved(self, path: Path) -> bool:
-        """The editor holds unsaved edits of `path`. The disk is read again first: a buffer
-        the editor just reloaded may be ahead of the watcher's news of the change."""
+    def sync_buffer(self, path: Path) -> MemoryRoot | None:
+        """Read the disk under the open buffer of `path` again when it holds unsaved edits: a
+        buffer the editor just reloaded (or saved) may be ahead of the watcher's news of the
+        change. A step, for whoever is about to ask `unsaved`; the root state follows."""
         buffer = self.buffers.get(path)
-        if buffer is None:
-            return False
-        if buffer.modified:
-            buffer.disk_read(read_disk_text(path))
-        return buffer.modified
+        if buffer is None or not buffer.modified:
+            return None
+        buffer.disk_read(read_disk_text(path))
+        return self._apply_buffer(path)
+
+    def unsaved(self, path: Path) -> bool:
+        """The editor holds unsaved edits of `path`, as the host last heard (`sync_buffer`
+        first for the disk of this moment). A query: it reads nothing and changes nothing."""
+        buffer = self.buffers.get(path)
+        return buffer is not None and buffer.modified
 
     def stale_buffers(self, root: MemoryRoot) -> list[Path]:
         """Open documents of `root` that are unmodified and older than the disk."""
@@ -228,32 +240,28 @@ class MemoryHost:
         root.unpublished = before | set(analysis.final)
         return set(root.unpublished)
 
-    def analyse(self, root: MemoryRoot, defer_duplicates: bool = False) -> None:
-        """Bring the analysis up to date with the root state (the near-duplicate search may be
-        left for `settle`). What changed is kept for the publisher."""
+    def analyse(self, root: MemoryRoot, defer_duplicates: bool = False) -> set[str]:
+        """A step: bring the analysis up to date with the root state (the near-duplicate search
+        may be left for `settle`). Returns the paths whose findings changed."""
         if root.analysis is None or not root.pending:
-            return
+            return set()
         pending, root.pending = root.pending, set()
-        root.unpublished |= root.analysis.update(pending, defer_duplicates=defer_duplicates)
+        return root.analysis.update(pending, defer_duplicates=defer_duplicates)
 
-    def settle(self, root: MemoryRoot) -> None:
-        """Finish what `analyse` left for later (the near-duplicate search)."""
-        self.analyse(root)
+    def settle(self, root: MemoryRoot) -> set[str]:
+        """A step: `analyse`, and finish what it left for later (the near-duplicate search).
+        Returns the paths whose findings changed."""
+        changed = self.analyse(root)
         if root.analysis is not None:
-            root.unpublished |= root.analysis.settle()
-
-    def take_unpublished(self, root: MemoryRoot) -> set[str]:
-        """The paths whose findings changed since the last call: for the publisher only."""
-        paths, root.unpublished = root.unpublished, set()
-        return paths
+            changed |= root.analysis.settle()
+        return changed
 
     # -- results ------------------------------------------------------------
     def findings(self, root: MemoryRoot) -> dict[str, list[Finding]]:
-        """The current findings, by path. A query: it may bring the analysis up to date, and
-        never changes what is due to be published."""
+        """The findings as last analysed, by path (`pending` says where the analysis is behind
+        the state; `analyse` catches up). A query: it changes nothing."""
         if root.analysis is None:
             return {}
-        self.analyse(root)
         return root.analysis.by_path()
 
     def early_findings(self, path: Path) -> list[Finding]:

@@ -17,7 +17,6 @@ from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..engine.findings import Finding
 from ..engine.host import MemoryHost, MemoryRoot
 from ..engine.redaction import redact_text
 from . import (
@@ -36,14 +35,12 @@ from . import (
     symbols,
     watcher,
 )
-from .diagnostics import publish_early
 from .framing import read_messages
 from .protocol import PmemProtocol
+from .publisher import Publisher
 from .roots import configure_roots, editor_settings, fetch_configuration, scan_all, workspace_folders
 
 log = logging.getLogger("pmem_lsp")
-ANALYSIS_DEBOUNCE = 0.03  # seconds of quiet typing before a buffer is re-analysed
-SETTLE_DELAY = 0.75  # seconds of quiet typing before the near-duplicate search (PM503) runs
 
 
 class PmemServer(LanguageServer):
@@ -56,8 +53,9 @@ class PmemServer(LanguageServer):
         self.folders: list[Path] = []
         self.editor_settings: dict[str, Any] = {}
         self.init_settings: dict[str, Any] = {}  # from initializationOptions, the base layer
-        # Last published findings, per root path and root-relative path.
-        self.published: dict[Path, dict[str, tuple[Finding, ...]]] = {}
+        # The one owner of published findings: the debounce, what each document was sent and
+        # from which version, and the frozen view handlers read (publisher.py).
+        self.publisher = Publisher(self)
         self._tasks: set[asyncio.Task] = set()
         # Moves this server asked the client to make (lifecycle), so that the client's
         # rename notifications for them are recognised as ours.
@@ -68,8 +66,6 @@ class PmemServer(LanguageServer):
         self.scan_done: dict[Path, asyncio.Event] = {}
         # One watchfiles task per root: (stop event, task).
         self.watchers: dict[Path, tuple[asyncio.Event, asyncio.Task]] = {}
-        self._analysis_timers: dict[Path, asyncio.TimerHandle] = {}
-        self._settle_timers: dict[Path, asyncio.TimerHandle] = {}
         self.progress_tokens: set[str] = set()  # work-done progress begun and not yet ended
 
     async def roots_known(self, timeout: float) -> bool:
@@ -95,35 +91,6 @@ class PmemServer(LanguageServer):
         except asyncio.TimeoutError:
             return False
         return True
-
-    def schedule_analysis(self, root: MemoryRoot, delay: float = ANALYSIS_DEBOUNCE) -> None:
-        """Analyse `root` after a buffer change. The first change after a quiet spell is
-        analysed at once (a keystroke's diagnostics come back immediately); changes that
-        follow within `delay` are coalesced into one analysis when typing pauses."""
-        from .diagnostics import refresh_root
-
-        loop = asyncio.get_running_loop()
-        settle = self._settle_timers.pop(root.path, None)
-        if settle is not None:
-            settle.cancel()
-        # The near-duplicate search compares a file with others: it waits for a pause in typing.
-        self._settle_timers[root.path] = loop.call_later(SETTLE_DELAY, self._settle, root)
-        if root.path in self._analysis_timers:
-            return  # a trailing analysis is already due and will see this change
-        refresh_root(self, root, keystroke=True)
-
-        def trailing() -> None:
-            self._analysis_timers.pop(root.path, None)
-            if root.pending:
-                refresh_root(self, root, keystroke=True)
-
-        self._analysis_timers[root.path] = loop.call_later(delay, trailing)
-
-    def _settle(self, root: MemoryRoot) -> None:
-        from .diagnostics import refresh_root
-
-        self._settle_timers.pop(root.path, None)
-        refresh_root(self, root, settle=True)
 
     def background(self, coro: Coroutine) -> None:
         """Run `coro` on the loop without blocking the handler; keep a reference until done."""
@@ -194,7 +161,7 @@ def create_server() -> PmemServer:
         ls.roots_ready.set()
         # Documents opened while the roots were unknown get their own findings at once.
         for path in list(ls.host.buffers):
-            publish_early(ls, path)
+            ls.publisher.early(path)
         ls.background(scan_all(ls))
 
     @server.feature(lsp.EXIT)
@@ -207,8 +174,7 @@ def create_server() -> PmemServer:
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: PmemServer, *args: Any) -> None:
-        for timer in [*ls._analysis_timers.values(), *ls._settle_timers.values()]:
-            timer.cancel()
+        ls.publisher.stop()
         await watcher.stop_all(ls)
 
     for feature in FEATURES:

@@ -39,7 +39,7 @@ def code_actions(ls: PmemServer, params: lsp.CodeActionParams) -> list[lsp.CodeA
     at = convert.positions(ls, state, rel)
     first, _ = at.from_client(params.range.start)
     last, _ = at.from_client(params.range.end)
-    findings = ls.host.findings(root).get(rel, [])
+    findings = ls.publisher.catch_up(root).of(rel)  # made from the text the root holds now
     out = [convert.fix_action(ls, root, fix, diagnostics)
            for f in findings if f.code in wanted and f.line <= last and first <= f.end_line
            for fix in quick_fixes(state, f, today)]

@@ -8,7 +8,7 @@ from lsprotocol import types as lsp
 
 from ..engine.navigation import complete
 from . import convert
-from .nav_common import after_first_scan, locate, published
+from .nav_common import after_first_scan, locate
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -29,7 +29,7 @@ def completion(ls: PmemServer, params: lsp.CompletionParams) -> lsp.CompletionLi
     root, state, rel = found
     at = convert.positions(ls, state, rel)
     line, char = at.from_client(params.position)
-    result = complete(state, rel, line, char, published(ls, root))
+    result = complete(state, rel, line, char, ls.publisher.view(root).shown)
     if result is None:
         return None
     snippets = _snippets(ls)

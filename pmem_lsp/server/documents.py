@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from .convert import uri_to_path
-from .diagnostics import publish_early, publish_findings, refresh_root
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -33,16 +32,13 @@ def _buffer_changed(server: PmemServer, uri: str, opened: bool) -> None:
     if root is None:
         return  # outside every memory root: not ours
     if root.state is None:
-        publish_early(server, path)
+        server.publisher.early(path)
     elif not opened:
-        server.schedule_analysis(root)
+        server.publisher.changed(root)
     else:
-        refresh_root(server, root)
-        # On open, send the file's findings even if they did not change: some clients
-        # (eglot) drop diagnostics of files that were not open when they arrived.
         rel = root.rel(path)
-        if rel and root.analysis is not None:
-            publish_findings(server, root, {rel: root.analysis.final.get(rel, [])}, only={rel}, force=True)
+        if rel:
+            server.publisher.opened(root, rel)  # sent even if unchanged (eglot drops what came before)
 
 
 def register(server: PmemServer) -> None:
@@ -60,7 +56,7 @@ def register(server: PmemServer) -> None:
         path = uri_to_path(params.text_document.uri)
         root = ls.host.saved_buffer(path) if path is not None else None
         if root is not None and root.state is not None:
-            refresh_root(ls, root)
+            ls.publisher.refresh(root)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: PmemServer, params: lsp.DidCloseTextDocumentParams) -> None:
@@ -68,5 +64,6 @@ def register(server: PmemServer) -> None:
         if path is None:
             return
         root = ls.host.close_buffer(path)
+        ls.publisher.closed(path)
         if root is not None:
-            refresh_root(ls, root)
+            ls.publisher.refresh(root)

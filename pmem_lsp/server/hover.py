@@ -8,7 +8,7 @@ from lsprotocol import types as lsp
 
 from ..engine.navigation import hover as engine_hover
 from . import convert
-from .nav_common import after_first_scan, locate, published
+from .nav_common import after_first_scan, locate
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -20,7 +20,7 @@ def hover(ls: PmemServer, params: lsp.HoverParams) -> lsp.Hover | None:
         return None
     root, state, rel = found
     at = convert.positions(ls, state, rel)
-    result = engine_hover(state, rel, *at.from_client(params.position), published(ls, root))
+    result = engine_hover(state, rel, *at.from_client(params.position), ls.publisher.view(root).shown)
     return convert.hover(at, result) if result is not None else None
 
 

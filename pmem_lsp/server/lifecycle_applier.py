@@ -80,7 +80,10 @@ def client_can_move(ls: PmemServer, plan: Plan) -> bool:
 
 
 def unsaved_in(ls: PmemServer, root: MemoryRoot, plan: Plan) -> list[str]:
-    """The files the plan touches whose editor buffer holds unsaved edits."""
+    """The files the plan touches whose editor buffer holds unsaved edits, the disk under each
+    read again first (`sync_buffer`: the editor may have saved or reloaded it just now)."""
+    for rel in plan.touched():
+        ls.host.sync_buffer(root.path / rel)
     return [rel for rel in plan.touched() if ls.host.unsaved(root.path / rel)]
 
 

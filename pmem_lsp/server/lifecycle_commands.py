@@ -23,7 +23,6 @@ from ..engine.lifecycle.preview import Request
 from ..engine.lifecycle.safety import Refusal
 from ..engine.redaction import redact_text
 from .commands import command_args, refuse, session_root
-from .diagnostics import refresh_root
 from .lifecycle_applier import carry_out, refuse_unsaved, unsaved_in
 
 if TYPE_CHECKING:
@@ -96,7 +95,7 @@ async def run(ls: PmemServer, op: str, args: tuple[Any, ...]) -> dict:
     except Refusal as exc:
         raise refuse(ls, exc.message) from None
     ls.show(lsp.MessageType.Info if outcome.applied else lsp.MessageType.Error, f"pmem: {outcome.message}")
-    refresh_root(ls, root)
+    ls.publisher.refresh(root)
     return outcome.as_result()
 
 

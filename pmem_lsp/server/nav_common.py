@@ -5,10 +5,9 @@ as "nothing here")."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..engine.findings import Finding
 from ..engine.host import MemoryRoot
 from ..engine.root_state import RootState
 from .convert import uri_to_path
@@ -54,7 +53,3 @@ def after_first_scan(handler: Callable[[Any, Any], Any]) -> Callable[[Any, Any],
         return handler(ls, params)
     return wrapped
 
-
-def published(ls: PmemServer, root: MemoryRoot) -> Mapping[str, Sequence[Finding]]:
-    """The findings last published for the root: what the user sees, already computed."""
-    return ls.published.get(root.path, {})

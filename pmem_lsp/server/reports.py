@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict
 from ..engine.health import health_report
 from ..engine.status import memory_status
 from .commands import command_args, scanned_root, session_root
-from .diagnostics import refresh_root
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -56,9 +55,9 @@ async def status(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
 async def health(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
     parsed = _parse("health", args)
     root = await scanned_root(ls, "health", parsed.root, SCAN_WAIT)
-    refresh_root(ls, root, settle=True)  # up to date with the buffers, near-duplicates included
+    view = ls.publisher.catch_up(root, settle=True)  # up to date with the buffers, near-duplicates included
     assert root.analysis is not None
-    report = health_report(root.analysis)
+    report = health_report(root.analysis, view.current)
     text = report.text()
     if parsed.show:
         _show(ls, text)

@@ -16,7 +16,6 @@ from ..engine.root_state import RootState
 from ..engine.settings import Settings, SettingsError, resolve_settings
 from ..engine.zones import discover_root, looks_like_root
 from .convert import uri_to_path
-from .diagnostics import log_read_problems, publish_findings, publish_paths, record_baseline
 from .watcher import stop_watching, watch_root
 
 if TYPE_CHECKING:
@@ -89,8 +88,7 @@ def drop_root(server: PmemServer, root: MemoryRoot) -> None:
     server.host.remove_root(root.path)
     server.scan_done.pop(root.path, None)
     stop_watching(server, root)
-    publish_findings(server, root, {})
-    server.published.pop(root.path, None)
+    server.publisher.dropped(root)
 
 
 def workspace_folders(params: lsp.InitializeParams) -> list[Path]:
@@ -171,7 +169,7 @@ async def scan_root(server: PmemServer, root: MemoryRoot) -> None:
     if root not in server.host.roots:
         return  # dropped while scanning
     rescan = root.state is not None
-    server.host.install(root, state, analysis)
+    installed = server.host.install(root, state, analysis)
     # The scan's objects live as long as the root: moved out of the collector's reach, so a
     # full collection (200+ ms on a 10k-file root) never lands on a keystroke. A rescan (new
     # settings) first lets the collector have what the old state left.
@@ -180,6 +178,4 @@ async def scan_root(server: PmemServer, root: MemoryRoot) -> None:
         gc.collect()
     gc.freeze()
     server.scan_event(root).set()
-    record_baseline(root)  # before the first publication: `diagnostics.scope = "changes"` starts from it
-    publish_paths(server, root, server.host.take_unpublished(root))
-    log_read_problems(server, root)  # unreadable and capped files, each named with the reason
+    server.publisher.scanned(root, installed)  # publishes, and logs unreadable and capped files

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..engine.host import MemoryRoot
-from .diagnostics import refresh_root
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -89,13 +88,13 @@ async def _watch(server: PmemServer, root: MemoryRoot, stop: asyncio.Event) -> N
                 # while there was none (since the error) is found by reading the folder after it.
                 await asyncio.sleep(0)
                 server.host.disk_changed(reread)
-                refresh_root(server, root)
+                server.publisher.refresh(root)
                 reread = None
             changes = await first
             while True:
                 for _change, path in changes:
                     server.host.disk_changed(Path(path))
-                refresh_root(server, root)
+                server.publisher.refresh(root)
                 changes = await batches.__anext__()
         except StopAsyncIteration:
             return
@@ -116,7 +115,7 @@ async def _watch(server: PmemServer, root: MemoryRoot, stop: asyncio.Event) -> N
             folder = Path(bad).parent
             reread = folder if folder != base else Path(bad)
             server.host.disk_changed(reread)
-            refresh_root(server, root)
+            server.publisher.refresh(root)
             await asyncio.sleep(0.01)  # never a busy loop, whatever happens
 
 

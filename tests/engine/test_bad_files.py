@@ -476,22 +476,13 @@ def test_editor_buffers_are_capped_like_files(tmp_path: Path):
     assert (BAD, "PM102") in {(f.path, f.code) for f in analyze(state)}
 
 
-class _LogServer:
-    """What `log_read_problems` needs of the server: somewhere to log."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def log(self, message: str) -> None:
-        self.lines.append(message)
-
-
 def test_the_server_logs_each_read_problem_once_per_change(tmp_path: Path):
-    from pmem_lsp.server.diagnostics import log_read_problems
+    from pmem_lsp.server.diagnostics import ReadProblemLog
 
     root_path = build_root(tmp_path)
     os.mkfifo(root_path / "notes/pipe.md")
-    server = _LogServer()
+    lines: list[str] = []
+    problems = ReadProblemLog(lines.append)  # the publisher's, one per root
     host = MemoryHost()
     root = host.add_root(root_path, Settings())
     assert isinstance(root, MemoryRoot)
@@ -499,16 +490,16 @@ def test_the_server_logs_each_read_problem_once_per_change(tmp_path: Path):
     from pmem_lsp.engine.analysis import Analysis
 
     host.install(root, state, Analysis(state))
-    log_read_problems(server, root)
-    assert server.lines == [f"pmem: {root_path / 'notes/pipe.md'}: cannot be read (not a regular file (named pipe)); "
+    problems.update(root)
+    assert lines == [f"pmem: {root_path / 'notes/pipe.md'}: cannot be read (not a regular file (named pipe)); "
                             "it is not treated as missing"]
-    log_read_problems(server, root)  # a second scan: nothing changed, nothing logged
-    server.lines.clear()
+    problems.update(root)  # a second scan: nothing changed, nothing logged
+    lines.clear()
     big = BAD_SUMMARY + "x" * (3 * MiB)
     for n in range(3):  # typing in a buffer over the cap: logged once
         changed = state.set_buffer(BAD, big + "y" * n)
-        log_read_problems(server, root, changed)
-    assert server.lines == [f"pmem: {root_path / BAD}: 3.0 MiB, only the first 2 MiB analysed"]
-    log_read_problems(server, root, state.set_buffer(BAD, BAD_SUMMARY))  # under the cap again
-    log_read_problems(server, root, state.set_buffer(BAD, big))  # and over it: logged again
-    assert len(server.lines) == 2
+        problems.update(root, changed)
+    assert lines == [f"pmem: {root_path / BAD}: 3.0 MiB, only the first 2 MiB analysed"]
+    problems.update(root, state.set_buffer(BAD, BAD_SUMMARY))  # under the cap again
+    problems.update(root, state.set_buffer(BAD, big))  # and over it: logged again
+    assert len(lines) == 2

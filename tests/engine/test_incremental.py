@@ -182,20 +182,45 @@ def test_a_keystroke_defers_duplicates_and_settle_catches_up(tmp_path: Path):
     assert analysis.settle() == set()  # nothing left to do
 
 
-def test_a_query_never_takes_what_is_due_to_be_published(tmp_path: Path):
-    """Two edits and a code action inside the debounce window: the query brings the analysis
-    up to date, and the edit's new findings are still published afterwards (issue 14)."""
+def test_the_host_s_queries_change_nothing_and_analyse_is_the_step(tmp_path: Path):
+    """Two edits inside the debounce window (issue 14, issue 28): asking for the findings, or
+    whether a buffer is unsaved, changes nothing however often it is asked; `analyse` is the
+    explicit step that catches up, and says once which paths' findings changed."""
     root = make_root(tmp_path)
     host = MemoryHost()
     memory = host.add_root(root, scan(root).settings)
     state = scan(root)
     host.install(memory, state, Analysis(state, TODAY))
-    host.take_unpublished(memory)
-    host.open_buffer(root / "notes/beta.md", "# Beta\n\n## Summary\n- one\n")
-    host.open_buffer(root / "notes/beta.md", "# Beta\n\n## Summary\n- one\n- two\n")
-    assert [f.code for f in host.findings(memory)["notes/beta.md"]] == ["PM102"]  # a query
-    assert host.take_unpublished(memory) == {"notes/beta.md"}  # still due to the publisher
-    assert host.take_unpublished(memory) == set()
+    beta = root / "notes/beta.md"
+    host.open_buffer(beta, "# Beta\n\n## Summary\n- one\n")
+    host.change_buffer(beta, "# Beta\n\n## Summary\n- one\n- two\n")
+    before = host.findings(memory)
+    assert host.findings(memory) == before and memory.pending == {"notes/beta.md"}  # asked twice: the same
+    assert "notes/beta.md" not in before  # not analysed yet: a query does not analyse
+    assert host.unsaved(beta) and host.unsaved(beta) and memory.pending == {"notes/beta.md"}
+    assert host.analyse(memory) == {"notes/beta.md"}  # the step
+    assert [f.code for f in host.findings(memory)["notes/beta.md"]] == ["PM102"]
+    assert host.analyse(memory) == set() and memory.pending == set()  # nothing left to catch up
+
+
+def test_sync_buffer_is_the_step_that_reads_the_disk_under_a_buffer(tmp_path: Path):
+    """The editor saved (or reloaded) a buffer ahead of the watcher's news: `unsaved` says what
+    the host last heard; `sync_buffer` reads the disk and the root state follows."""
+    root = make_root(tmp_path)
+    host = MemoryHost()
+    memory = host.add_root(root, scan(root).settings)
+    state = scan(root)
+    host.install(memory, state, Analysis(state, TODAY))
+    beta = root / "notes/beta.md"
+    text = "# Beta\n\n## Summary\n- one\n"
+    host.open_buffer(beta, text)
+    host.analyse(memory)
+    assert host.unsaved(beta) and memory.state is not None and memory.state.files["notes/beta.md"].from_buffer
+    beta.write_text(text, encoding="utf-8")  # the editor wrote it; no didSave, no watcher yet
+    assert host.unsaved(beta)  # a query reads no disk
+    assert host.sync_buffer(beta) is memory
+    assert not host.unsaved(beta) and not memory.state.files["notes/beta.md"].from_buffer
+    assert host.sync_buffer(beta) is None  # in sync: nothing to read
 
 
 # -- files coming and going: the routes are re-checked only when they can change -------------
