@@ -11,7 +11,7 @@
 //!   never matches.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyList, PyString, PyTuple};
 
 /// Characters Python's `str.isspace()` (and so `\s` in a `str` pattern) accepts, other than
 /// the ASCII ones.
@@ -144,5 +144,513 @@ fn pmem_native(_py: Python<'_>, m: &PyModule) -> PyResult<()> {
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     m.add("PM404_PATTERNS", PM404_PATTERNS)?;
     m.add_function(wrap_pyfunction!(instruction_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(fast_part, m)?)?;
     Ok(())
+}
+
+// -- the block scanner's fast path ------------------------------------------------------------
+//
+// `fast_part` is `_fast_part` of pmem_lsp/engine/markdown.py, line for line: the scan of a
+// document made of the simple constructs most memory files hold, stopping (a "cut") at the
+// first line outside them, where the Python side hands over to its full scanner. A cut is
+// always allowed (the full scanner gives the reference answer from there), so wherever this
+// code is unsure of a Python detail it cuts: a line starting `<` other than a comment, an
+// ordered-list number followed by a non-ASCII character (Python's `\d` takes every Unicode
+// digit), a line holding a newline (`$` matches before one), a line that is not valid UTF-8.
+
+/// Python's `str.isspace()`.
+fn is_py_space(c: char) -> bool {
+    if c.is_ascii() {
+        is_py_space_ascii(c as u8)
+    } else {
+        is_py_space_wide(c)
+    }
+}
+
+/// Python's `str.strip()`.
+fn py_strip(s: &str) -> &str {
+    s.trim_matches(is_py_space)
+}
+
+fn is_special(b: u8) -> bool {
+    matches!(b, b'#' | b'`' | b'~' | b'*' | b'+' | b'_' | b'=' | b'<' | b'>' | b'-' | b'0'..=b'9')
+}
+
+fn space_or_tab(b: u8) -> bool {
+    b == b' ' || b == b'\t'
+}
+
+fn run_of(s: &[u8], c: u8) -> usize {
+    s.iter().take_while(|&&b| b == c).count()
+}
+
+/// `_RE_ATX.match(s)`: its length, or None.
+fn atx(s: &[u8]) -> Option<usize> {
+    let k = run_of(s, b'#');
+    if k == 0 || k > 6 {
+        return None;
+    }
+    if k == s.len() {
+        return Some(k);
+    }
+    if !space_or_tab(s[k]) {
+        return None;
+    }
+    Some(k + s[k..].iter().take_while(|&&b| space_or_tab(b)).count())
+}
+
+/// `_fence_open(s)`: the length of the opening run, or None.
+fn fence_open(s: &[u8]) -> Option<usize> {
+    let c = *s.first()?;
+    if c != b'`' && c != b'~' {
+        return None;
+    }
+    let k = run_of(s, c);
+    if k < 3 || (c == b'`' && s[k..].contains(&b'`')) {
+        return None;
+    }
+    Some(k)
+}
+
+/// `_RE_CLOSING_FENCE.match(s)`: the length of the run, or None.
+fn closing_fence(s: &[u8]) -> Option<usize> {
+    let c = *s.first()?;
+    if c != b'`' && c != b'~' {
+        return None;
+    }
+    let k = run_of(s, c);
+    if k < 3 || !s[k..].iter().all(|&b| space_or_tab(b)) {
+        return None;
+    }
+    Some(k)
+}
+
+/// `_RE_SETEXT.match(s) is not None`.
+fn setext(s: &[u8]) -> bool {
+    match s.first() {
+        Some(&c) if c == b'=' || c == b'-' => {
+            let k = run_of(s, c);
+            s[k..].iter().all(|&b| space_or_tab(b))
+        }
+        _ => false,
+    }
+}
+
+/// `_thematic(s)`.
+fn thematic(s: &[u8]) -> bool {
+    match s.first() {
+        Some(&c) if c == b'*' || c == b'_' || c == b'-' => {
+            s.iter().all(|&b| b == c || space_or_tab(b)) && s.iter().filter(|&&b| b == c).count() >= 3
+        }
+        _ => false,
+    }
+}
+
+enum Ordered {
+    No,
+    Unsure,
+    Yes(usize, u64), // the match's length (digits and delimiter), the number
+}
+
+/// `_RE_ORDERED.match(s)`.
+fn ordered(s: &[u8]) -> Ordered {
+    let k = s.iter().take_while(|b| b.is_ascii_digit()).count();
+    if k < s.len() && s[k] >= 0x80 {
+        return Ordered::Unsure;
+    }
+    if k == 0 || k > 9 || k >= s.len() || (s[k] != b'.' && s[k] != b')') {
+        return Ordered::No;
+    }
+    let value = s[..k].iter().fold(0u64, |v, b| v * 10 + u64::from(b - b'0'));
+    Ordered::Yes(k + 1, value)
+}
+
+/// `_inline_start(s)`: Some(answer), or None where unsure (the caller cuts).
+fn inline_start(s: &[u8]) -> Option<bool> {
+    let c = s[0];
+    if !is_special(c) {
+        return Some(true);
+    }
+    Some(match c {
+        b'#' => atx(s).is_none(),
+        b'`' | b'~' => fence_open(s).is_none(),
+        b'*' | b'+' | b'-' => {
+            if s.len() < 2 || space_or_tab(s[1]) {
+                false
+            } else if c == b'+' {
+                true
+            } else {
+                !thematic(s) && (c == b'*' || !setext(s))
+            }
+        }
+        b'_' => !thematic(s),
+        b'<' => {
+            if s.starts_with(b"<!--") {
+                false
+            } else {
+                return None;
+            }
+        }
+        b'=' | b'>' => false,
+        _ => match ordered(s) {
+            Ordered::Unsure => return None,
+            Ordered::No => true,
+            Ordered::Yes(e, _) => s.len() > e && !space_or_tab(s[e]),
+        },
+    })
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    None,
+    Para,
+    Item,
+    ItemGap,
+    Fence,
+    Comment,
+}
+
+// What a line ended up in: indices into the `kinds` tuple the caller passes
+// (BLANK, PARAGRAPH, HEADING, CODE, HTML, BREAK of markdown.py).
+const BLANK: u8 = 0;
+const PARAGRAPH: u8 = 1;
+const HEADING: u8 = 2;
+const CODE: u8 = 3;
+const HTML: u8 = 4;
+const BREAK: u8 = 5;
+
+type HeadingRow = (i64, i64, String, bool, bool, i64);
+type FenceRow = (i64, i64, String, bool);
+type ItemRow = (i64, i64, bool, bool, String, i64);
+
+struct Found {
+    headings: Vec<HeadingRow>,
+    fences: Vec<FenceRow>,
+    items: Vec<ItemRow>,
+    kinds: Vec<u8>,
+}
+
+/// The heading text of an ATX line after its opening run: closing `#`s removed
+/// (`_RE_ATX_TRAILING_ONLY`, then `_RE_ATX_TRAILING`), then Python's `strip()`.
+fn atx_text(text: &str) -> &str {
+    let mut text = text;
+    if text.contains('#') {
+        let b = text.as_bytes();
+        let lead = b.iter().take_while(|&&x| space_or_tab(x)).count();
+        let hashes = run_of(&b[lead..], b'#');
+        if hashes > 0 && b[lead + hashes..].iter().all(|&x| space_or_tab(x)) {
+            text = "";
+        } else {
+            let r = text.trim_end_matches([' ', '\t']);
+            let h = r.trim_end_matches('#');
+            if h.len() < r.len() && (h.ends_with(' ') || h.ends_with('\t')) {
+                text = h.trim_end_matches([' ', '\t']);
+            }
+        }
+    }
+    py_strip(text)
+}
+
+/// `truncated`: `lines` stop before a line this code cannot read, so the scan cuts at their end
+/// at the latest.
+fn scan_fast(lines: &[&str], first_line: i64, truncated: bool) -> (Found, Option<usize>) {
+    let mut f = Found { headings: Vec::new(), fences: Vec::new(), items: Vec::new(), kinds: Vec::new() };
+    let mut state = State::None;
+    let mut para_start = 0usize;
+    let mut bullet = String::new();
+    let mut item_line = 0i64;
+    let mut item_ordered = false;
+    let mut item_col = 2i64;
+    let (mut fence_char, mut fence_info, mut fence_len, mut fence_start) = (0u8, String::new(), 0usize, 0i64);
+    let mut safe = first_line;
+    let mut n = first_line - 1;
+
+    macro_rules! close_item {
+        () => {
+            if state == State::Item || state == State::ItemGap {
+                f.items.push((item_line, n, true, item_ordered, bullet.clone(), item_col));
+            }
+        };
+    }
+    macro_rules! cut {
+        () => {
+            return cut(f, safe, first_line)
+        };
+    }
+    for (idx, &ln) in lines.iter().enumerate() {
+        n += 1;
+        let b = ln.as_bytes();
+        if b.contains(&b'\n') {
+            cut!();
+        }
+        match state {
+            State::None => safe = n,
+            State::Fence => {
+                f.kinds.push(CODE);
+                let s = ln.trim_start_matches(' ').as_bytes();
+                if s.first() == Some(&fence_char) && b.len() - s.len() <= 3 {
+                    if let Some(k) = closing_fence(s) {
+                        if k >= fence_len {
+                            f.fences.push((fence_start, n + 1, fence_info.clone(), true));
+                            state = State::None;
+                        }
+                    }
+                }
+                continue;
+            }
+            State::Comment => {
+                f.kinds.push(HTML);
+                if ln.contains("-->") {
+                    state = State::None;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let mut c = b.first().copied().unwrap_or(0);
+        if c != 0 && !is_special(c) && c != b' ' && c != b'\t' {
+            f.kinds.push(PARAGRAPH);
+            if state == State::None || state == State::ItemGap {
+                if state == State::ItemGap {
+                    f.items.push((item_line, n, true, item_ordered, bullet.clone(), item_col));
+                }
+                state = State::Para;
+                para_start = idx;
+            }
+            continue;
+        }
+        if (c == b'-' || c == b'*' || c == b'+') && b.get(1) == Some(&b' ') {
+            if let Some(&c2) = b.get(2) {
+                if c2 != b' ' && c2 != b'\t' {
+                    let starts_item = if !is_special(c2) {
+                        true
+                    } else {
+                        match inline_start(&b[2..]) {
+                            None => cut!(),
+                            Some(yes) => yes && !(c != b'+' && thematic(b)),
+                        }
+                    };
+                    if starts_item {
+                        close_item!();
+                        bullet = (c as char).to_string();
+                        item_line = n;
+                        item_ordered = false;
+                        item_col = 2;
+                        state = State::Item;
+                        f.kinds.push(PARAGRAPH);
+                        continue;
+                    }
+                }
+            }
+        }
+        if c == b' ' {
+            let s = ln.trim_start_matches(' ').as_bytes();
+            if s.is_empty() {
+                c = 0;
+            } else {
+                if s[0] == b'\t' {
+                    cut!();
+                }
+                match inline_start(s) {
+                    None | Some(false) => cut!(),
+                    Some(true) => {}
+                }
+                f.kinds.push(PARAGRAPH);
+                if state == State::Para || state == State::Item {
+                    continue;
+                }
+                if b.len() - s.len() > (if state == State::None { 3 } else { 1 }) {
+                    cut!();
+                }
+                if state == State::ItemGap {
+                    f.items.push((item_line, n, true, item_ordered, bullet.clone(), item_col));
+                }
+                state = State::Para;
+                para_start = idx;
+                continue;
+            }
+        }
+        if c == 0 || c == b'\t' {
+            if !ln.trim_matches([' ', '\t']).is_empty() {
+                cut!();
+            }
+            f.kinds.push(BLANK);
+            if state == State::Item {
+                state = State::ItemGap;
+            } else if state == State::Para {
+                state = State::None;
+            }
+            continue;
+        }
+        match inline_start(b) {
+            None => cut!(),
+            Some(true) => {
+                f.kinds.push(PARAGRAPH);
+                if state == State::None || state == State::ItemGap {
+                    if state == State::ItemGap {
+                        f.items.push((item_line, n, true, item_ordered, bullet.clone(), item_col));
+                    }
+                    state = State::Para;
+                    para_start = idx;
+                }
+                continue;
+            }
+            Some(false) => {}
+        }
+        if c.is_ascii_digit() {
+            let (e, value) = match ordered(b) {
+                Ordered::Yes(e, value) => (e, value),
+                _ => cut!(),
+            };
+            if b.get(e) != Some(&b' ') {
+                cut!();
+            }
+            match b.get(e + 1) {
+                None | Some(b' ') | Some(b'\t') => cut!(),
+                _ => {}
+            }
+            match inline_start(&b[e + 1..]) {
+                None | Some(false) => cut!(),
+                Some(true) => {}
+            }
+            if state == State::Para && value != 1 {
+                f.kinds.push(PARAGRAPH);
+                continue;
+            }
+            close_item!();
+            bullet = ln[..e].to_string();
+            item_line = n;
+            item_ordered = true;
+            item_col = (e + 1) as i64;
+            state = State::Item;
+            f.kinds.push(PARAGRAPH);
+            continue;
+        }
+        if c == b'<' {
+            if !b.starts_with(b"<!--") {
+                cut!();
+            }
+            close_item!();
+            state = State::None;
+            f.kinds.push(HTML);
+            if !ln.contains("-->") {
+                state = State::Comment;
+            }
+            continue;
+        }
+        if c == b'-' || c == b'*' || c == b'+' || c == b'_' {
+            if c == b'-' && state == State::Para && setext(b) {
+                // a setext underline, below
+            } else if c != b'+' && thematic(b) {
+                close_item!();
+                state = State::None;
+                f.kinds.push(BREAK);
+                continue;
+            } else {
+                cut!();
+            }
+        }
+        if c == b'-' || c == b'=' {
+            if state != State::Para || !setext(b) {
+                cut!();
+            }
+            let content: Vec<&str> = lines[para_start..idx].iter().map(|p| p.trim_start_matches(' ')).collect();
+            let content = content.join("\n");
+            let level = if c == b'=' { 1 } else { 2 };
+            f.headings.push((first_line + para_start as i64, level, py_strip(&content).to_string(), true, true, n));
+            state = State::None;
+            f.kinds.push(HEADING);
+            continue;
+        }
+        if c == b'#' {
+            let m = match atx(b) {
+                Some(m) => m,
+                None => cut!(),
+            };
+            close_item!();
+            let level = run_of(b, b'#') as i64;
+            f.headings.push((n, level, atx_text(&ln[m..]).to_string(), true, false, n));
+            state = State::None;
+            f.kinds.push(HEADING);
+            continue;
+        }
+        if c == b'`' || c == b'~' {
+            let k = match fence_open(b) {
+                Some(k) => k,
+                None => cut!(),
+            };
+            close_item!();
+            fence_len = k;
+            fence_char = c;
+            fence_info = py_strip(&ln[k..]).to_string();
+            fence_start = n;
+            state = State::Fence;
+            f.kinds.push(CODE);
+            continue;
+        }
+        cut!();
+    }
+    if truncated {
+        if state == State::None {
+            safe = n + 1;
+        }
+        cut!();
+    }
+    let end = first_line + lines.len() as i64;
+    if state == State::Item || state == State::ItemGap {
+        f.items.push((item_line, end, true, item_ordered, bullet.clone(), item_col));
+    } else if state == State::Fence {
+        f.fences.push((fence_start, end, fence_info, false));
+    }
+    (f, None)
+}
+
+/// `_cut`: what was found before line `safe` (absolute), where no block was open.
+fn cut(mut f: Found, safe: i64, first_line: i64) -> (Found, Option<usize>) {
+    f.items.retain(|it| it.0 < safe);
+    f.kinds.truncate((safe - first_line) as usize);
+    f.headings.retain(|h| h.5 < safe);
+    f.fences.retain(|x| x.0 < safe);
+    (f, Some((safe - first_line) as usize))
+}
+
+/// `_fast_part(lines, first_line)` of markdown.py, as rows: (headings, fences, items, line
+/// kinds, top item of each line, stop). Headings are (line, level, text, top_level, setext,
+/// end_line), fences (start, end, info, closed), items (line, end, top_level, ordered, marker,
+/// content_col), as the dataclasses' fields; the kinds are the objects of `kinds` (a tuple of
+/// six: BLANK, PARAGRAPH, HEADING, CODE, HTML, BREAK); stop is None or where the full scanner
+/// must take over.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn fast_part<'py>(
+    py: Python<'py>,
+    lines: &'py PyList,
+    first_line: i64,
+    kinds: &'py PyTuple,
+) -> PyResult<(Vec<HeadingRow>, Vec<FenceRow>, Vec<ItemRow>, &'py PyList, &'py PyList, Option<usize>)> {
+    let mut strs: Vec<&str> = Vec::with_capacity(lines.len());
+    let mut undecodable = false;
+    for item in lines.iter() {
+        let s: &PyString = item.downcast()?;
+        match s.to_str() {
+            Ok(line) => strs.push(line),
+            Err(_) => {
+                undecodable = true; // a lone surrogate: the scan cuts there at the latest
+                break;
+            }
+        }
+    }
+    let (found, stop) = scan_fast(&strs, first_line, undecodable);
+    let objs: Vec<&PyAny> = (0..6).map(|i| kinds.get_item(i)).collect::<PyResult<_>>()?;
+    let kind_list = PyList::new(py, found.kinds.iter().map(|&k| objs[k as usize]));
+    let mut tops = vec![-1i64; found.kinds.len()];
+    for (index, it) in found.items.iter().enumerate() {
+        let a = (it.0 - first_line) as usize;
+        let b = ((it.1 - first_line) as usize).min(tops.len());
+        for t in &mut tops[a..b] {
+            *t = index as i64;
+        }
+    }
+    let top_list = PyList::new(py, tops);
+    Ok((found.headings, found.fences, found.items, kind_list, top_list, stop))
 }

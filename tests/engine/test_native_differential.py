@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 from collections.abc import Callable
@@ -25,11 +26,13 @@ import pytest
 import realnotes as rn
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_markdown_oracle import TRICKY_LINES, WORDS
+from test_markdown_fast import EDGE_LINES, memory_note
+from test_markdown_oracle import TRICKY_LINES, WORDS, documents, soup_line
 
 from engine_helpers import findings
-from pmem_lsp.engine import native
+from pmem_lsp.engine import markdown, native
 from pmem_lsp.engine.line_index import split_lines
+from pmem_lsp.engine.markdown import _fast_part, _native_part, _Scanner, scan_blocks
 from pmem_lsp.engine.rules import instructions
 from pmem_lsp.engine.rules.instructions import instruction_kinds
 
@@ -61,6 +64,7 @@ def test_pm404s_prefilter_was_written_for_these_patterns() -> None:
     joined = "\n".join(p.pattern for _, p in instructions._PATTERNS)
     assert joined == pmem_native.PM404_PATTERNS, "PM404's patterns changed: check has_anchor in native/src/lib.rs"
     assert instructions._NATIVE is native.CORE
+    assert markdown._NATIVE is native.CORE
 
 
 # -- PM404: the lines the core names hold every line the patterns match ----------------------
@@ -149,6 +153,64 @@ def test_pm404_through_the_core_on_the_commonmark_spec_examples() -> None:
         assert_same_pm404(split_lines(example["markdown"]))
 
 
+# -- the block scanner: the core's fast path is markdown.py's, and the scan is the reference's --
+
+
+def assert_same_blocks(lines: list[str], first_line: int = 0, *, same_cut: bool = False) -> None:
+    """The core's `fast_part` gives `_fast_part`'s scan and stop, or stops sooner (where it is
+    unsure of a Python detail, docs/native.md; with `same_cut`, never); and `scan_blocks`
+    through the core gives the full scanner's `BlockScan`, the reference."""
+    doc = "\n".join(f"{i:3}|{ln!r}" for i, ln in enumerate(lines))
+    reference = _fast_part(lines, first_line)
+    full = _Scanner(lines, first_line).run()
+    try:
+        markdown._NATIVE = pmem_native  # whatever PMEM_NATIVE says
+        core = _native_part(lines, first_line)
+        through_core = scan_blocks(lines, first_line)
+    finally:
+        markdown._NATIVE = native.CORE
+    if core[1] == reference[1]:
+        assert core == reference, f"the core's fast path differs for document:\n{doc}"
+    else:
+        assert not same_cut, f"the core stops at {core[1]}, Python at {reference[1]}, for document:\n{doc}"
+        assert core[1] is not None and (reference[1] is None or core[1] < reference[1]), doc
+    assert through_core == full, f"scan_blocks through the core differs for document:\n{doc}"
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents, st.integers(0, 3))
+def test_blocks_on_oracle_documents(lines: list[str], first_line: int) -> None:
+    assert_same_blocks(lines, first_line)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(soup_line, st.sampled_from(EDGE_LINES + TRICKY_LINES + WORDS + PHRASES), variant()),
+                max_size=14))
+def test_blocks_on_line_soup(lines: list[str]) -> None:
+    assert_same_blocks(lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from("# -*+_=`~<>!1.)\t\u3000\xa0ab摘\udc80") | st.sampled_from(SPACES),
+                        max_size=12), max_size=10))
+def test_blocks_on_any_text(lines: list[str]) -> None:
+    assert_same_blocks(lines)
+
+
+def test_blocks_on_memory_notes_never_stop_sooner() -> None:
+    rng = random.Random(29)
+    for _ in range(2000):
+        assert_same_blocks(memory_note(rng), rng.randint(0, 3), same_cut=True)
+
+
+def test_blocks_on_the_commonmark_spec_examples() -> None:
+    spec = os.environ.get("PMEM_COMMONMARK_SPEC")
+    if not spec:
+        pytest.skip("PMEM_COMMONMARK_SPEC does not name the CommonMark spec's JSON")
+    for example in json.loads(Path(spec).read_text(encoding="utf-8")):
+        assert_same_blocks(split_lines(example["markdown"]))
+
+
 # -- whole roots: the same findings with the core and without ---------------------------------
 
 ROOTS: dict[str, Callable[[Path], Path]] = {
@@ -168,10 +230,15 @@ def test_a_root_has_the_same_findings_with_and_without_the_core(tmp_path: Path, 
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     root = ROOTS[name](tmp_path / "memory")
     for path in sorted(root.rglob("*.md")):
-        assert_same_pm404(split_lines(path.read_text(encoding="utf-8", errors="surrogateescape")))
-    monkeypatch.setattr(instructions, "_NATIVE", pmem_native)  # whatever PMEM_NATIVE says
+        lines = split_lines(path.read_text(encoding="utf-8", errors="surrogateescape"))
+        assert_same_pm404(lines)
+        # Memory-shaped files: the core takes as much of each as Python's fast path.
+        assert_same_blocks(lines, same_cut=name == "generated-400")
+    for module in (instructions, markdown):
+        monkeypatch.setattr(module, "_NATIVE", pmem_native)  # whatever PMEM_NATIVE says
     with_core = findings(root)
-    monkeypatch.setattr(instructions, "_NATIVE", None)
+    for module in (instructions, markdown):
+        monkeypatch.setattr(module, "_NATIVE", None)
     assert findings(root) == with_core
 
 
