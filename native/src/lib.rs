@@ -83,9 +83,10 @@ fn normalise(line: &str, buf: &mut Vec<u8>) -> bool {
 /// do not|don't|never|without; 忽略|你现在是|不要告诉用户.
 fn has_anchor(s: &[u8]) -> bool {
     let n = s.len();
-    let at = |i: usize, lit: &[u8]| -> bool { n - i >= lit.len() && &s[i..i + lit.len()] == lit };
-    for i in 0..n {
-        let hit = match s[i] {
+    // The second byte first: most positions fail there, before a comparison of the whole word.
+    let at = |i: usize, lit: &[u8]| -> bool { n - i >= lit.len() && s[i + 1] == lit[1] && &s[i..i + lit.len()] == lit };
+    for (i, &first) in s.iter().enumerate() {
+        let hit = match first {
             b'i' => at(i, b"ignore"),
             b'd' => at(i, b"disregard") || at(i, b"do not") || at(i, b"don't"),
             b'f' => at(i, b"forget"),
@@ -117,6 +118,66 @@ const PM404_PATTERNS: &str = r#"(?i)(?<!\bto )(?<!\bnot )\b(?:ignore|disregard|f
 (?i)\b(?:do\s+not|don't|never)\s+(?:tell|inform|show|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+(?:the\s+)?user\b|\bwithout\s+(?:telling|informing|asking)\s+the\s+user\b
 忽略(?:之前|以上|前面|先前|所有)(?:的)?(?:所有)?(?:指令|指示|提示|规则)|你现在是(?:一个)?(?!用户)|不要告诉用户"#;
 
+/// The anchors of `has_anchor` that are ASCII.
+const ASCII_ANCHORS: [&[u8]; 15] = [
+    b"ignore", b"disregard", b"forget", b"override", b"bypass", b"system", b"you are", b"you must",
+    b"your new", b"reading", b"note to", b"do not", b"don't", b"never", b"without",
+];
+
+/// For each byte, the second letters (bit `letter - 'a'`) an anchor starting with it takes, in
+/// either case: a table built from `ASCII_ANCHORS`.
+const BIGRAMS: [u32; 256] = {
+    let mut table = [0u32; 256];
+    let mut k = 0;
+    while k < ASCII_ANCHORS.len() {
+        let (a, b) = (ASCII_ANCHORS[k][0], ASCII_ANCHORS[k][1]);
+        table[a as usize] |= 1 << (b - b'a');
+        table[(a - 32) as usize] |= 1 << (b - b'a'); // upper case
+        k += 1;
+    }
+    table
+};
+
+/// Can an anchor start with these two bytes? (`| 0x20` lowers an ASCII letter and turns no
+/// other byte into one.)
+fn anchor_bigram(a: u8, b: u8) -> bool {
+    let mask = BIGRAMS[a as usize];
+    let b = b | 0x20;
+    mask != 0 && b.is_ascii_lowercase() && mask & (1 << (b - b'a')) != 0
+}
+
+/// Does `lit` (lower case, a space standing for a run of whitespace) start at `s[j..]`?
+fn ascii_match_at(s: &[u8], mut j: usize, lit: &[u8]) -> bool {
+    for &l in lit {
+        if l == b' ' {
+            if j >= s.len() || !is_py_space_ascii(s[j]) {
+                return false;
+            }
+            while j < s.len() && is_py_space_ascii(s[j]) {
+                j += 1;
+            }
+        } else {
+            if j >= s.len() {
+                return false;
+            }
+            let c = if l.is_ascii_lowercase() { s[j] | 0x20 } else { s[j] };
+            if c != l {
+                return false;
+            }
+            j += 1;
+        }
+    }
+    true
+}
+
+/// `has_anchor` of the normalised line, for an ASCII line, without normalising it: the same
+/// answer (tests/engine/test_native_differential.py), a few times faster.
+fn ascii_has_anchor(s: &[u8]) -> bool {
+    (0..s.len().saturating_sub(1)).any(|i| {
+        anchor_bigram(s[i], s[i + 1]) && ASCII_ANCHORS.iter().any(|lit| ascii_match_at(s, i, lit))
+    })
+}
+
 /// The indices of the lines PM404 must look at (see the module's comment).
 #[pyfunction]
 fn instruction_lines(lines: &PyList) -> PyResult<Vec<usize>> {
@@ -132,7 +193,11 @@ fn instruction_lines(lines: &PyList) -> PyResult<Vec<usize>> {
                 continue;
             }
         };
-        if !normalise(line, &mut buf) || has_anchor(&buf) {
+        if line.is_ascii() {
+            if ascii_has_anchor(line.as_bytes()) {
+                out.push(i);
+            }
+        } else if !normalise(line, &mut buf) || has_anchor(&buf) {
             out.push(i);
         }
     }
