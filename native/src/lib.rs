@@ -204,10 +204,19 @@ fn instruction_lines(lines: &PyList) -> PyResult<Vec<usize>> {
     Ok(out)
 }
 
+/// SHA-256 of the Python code each function here follows, as tests/engine/test_native_differential.py
+/// computes it (`python_sources`): the block scanner's fast path with its helpers and regular
+/// expressions, and PM404's `instruction_kinds` with its masking. When that code changes, the
+/// test fails until the Rust twin is checked against it and these are updated.
+const WRITTEN_FOR_BLOCKS: &str = "0afde0012b3000c805dbc67116d906fea0874f1543a7260e6dab85ae8349b198";
+const WRITTEN_FOR_PM404: &str = "d5e0926e9dc056bb91c73699d342286a24ba96bf6e87411270333ff5a9e2e4c0";
+
 #[pymodule]
 fn pmem_native(_py: Python<'_>, m: &PyModule) -> PyResult<()> {
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     m.add("PM404_PATTERNS", PM404_PATTERNS)?;
+    m.add("WRITTEN_FOR_BLOCKS", WRITTEN_FOR_BLOCKS)?;
+    m.add("WRITTEN_FOR_PM404", WRITTEN_FOR_PM404)?;
     m.add_function(wrap_pyfunction!(instruction_lines, m)?)?;
     m.add_function(wrap_pyfunction!(fast_part, m)?)?;
     Ok(())

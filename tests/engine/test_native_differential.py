@@ -14,6 +14,8 @@ without its anchors) fails instead.
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import json
 import os
 import random
@@ -65,6 +67,26 @@ def test_pm404s_prefilter_was_written_for_these_patterns() -> None:
     assert joined == pmem_native.PM404_PATTERNS, "PM404's patterns changed: check has_anchor in native/src/lib.rs"
     assert instructions._NATIVE is native.CORE
     assert markdown._NATIVE is native.CORE
+
+
+def python_sources() -> dict[str, str]:
+    """SHA-256 of the Python code the core's functions follow (native/src/lib.rs,
+    WRITTEN_FOR_*): a change there is a change the Rust twin must follow."""
+    m, ins = markdown, instructions
+    blocks = [inspect.getsource(f) for f in (m._fast_part, m._cut, m._inline_start, m._thematic, m._fence_open)]
+    blocks += [r.pattern for r in (m._RE_ATX, m._RE_FENCE_RUN, m._RE_CLOSING_FENCE, m._RE_SETEXT, m._RE_THEMATIC_LINE,
+                                   m._RE_ORDERED, m._RE_ATX_TRAILING_ONLY, m._RE_ATX_TRAILING)]
+    blocks += ["".join(sorted(m._SPECIAL_START)), m._HTML_OPEN[2].pattern]
+    pm404 = [inspect.getsource(f) for f in (ins.instruction_kinds, ins._blank, ins.mask_code_spans)]
+    pm404 += [ins._LINK_TEXT.pattern, ins._QUOTED.pattern]
+    return {"blocks": hashlib.sha256("\n".join(blocks).encode()).hexdigest(),
+            "pm404": hashlib.sha256("\n".join(pm404).encode()).hexdigest()}
+
+
+def test_the_core_was_written_for_this_python_code() -> None:
+    """The Python twin of a native function changed: check the Rust (native/src/lib.rs) against
+    it, then update WRITTEN_FOR_* there to these digests and rebuild (make native)."""
+    assert python_sources() == {"blocks": pmem_native.WRITTEN_FOR_BLOCKS, "pm404": pmem_native.WRITTEN_FOR_PM404}
 
 
 # -- PM404: the lines the core names hold every line the patterns match ----------------------
