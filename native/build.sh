@@ -15,16 +15,18 @@ if [ -z "$cargo" ]; then
   say "no Rust toolchain (cargo): not built; pmem uses its pure-Python engine"
   exit 0
 fi
-# PyO3 0.17 from Debian (crates.io is not needed, native/.cargo/config.toml): installed once, as
-# root, like the editors' tools; otherwise say what to run.
-if ! ls -d "$registry"/pyo3-0.17.* >/dev/null 2>&1; then
+# PyO3 0.17 and crc32fast from Debian (crates.io is not needed, native/.cargo/config.toml):
+# installed once, as root, like the editors' tools; otherwise say what to run.
+packages="librust-pyo3-dev librust-crc32fast-dev"
+have_crates() { ls -d "$registry"/pyo3-0.17.* "$registry"/crc32fast-1.* >/dev/null 2>&1; }
+if ! have_crates; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    apt-get install -y -qq --no-install-recommends librust-pyo3-dev >&2 \
-      || say "apt-get install librust-pyo3-dev failed"
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $packages >&2 || say "apt-get install $packages failed"
   fi
 fi
-if ! ls -d "$registry"/pyo3-0.17.* >/dev/null 2>&1; then
-  say "Debian's packaged PyO3 is missing (apt-get install librust-pyo3-dev): not built;" \
+if ! have_crates; then
+  say "Debian's packaged crates are missing (apt-get install $packages): not built;" \
       "pmem uses its pure-Python engine"
   exit 0
 fi

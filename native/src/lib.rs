@@ -204,12 +204,60 @@ fn instruction_lines(lines: &PyList) -> PyResult<Vec<usize>> {
     Ok(out)
 }
 
+// -- the near-duplicate sketch ----------------------------------------------------------------
+
+/// The sketch hashes of an ASCII text without the characters `str` and `bytes` split or strip
+/// differently (rules/duplicates.py, `_build_sketch`'s first branch): the CRC-32 of every line,
+/// lowered and stripped, of at least `min_line` bytes; the `count` smallest, sorted, no repeats.
+#[pyfunction]
+fn sketch_hashes(text: &str, min_line: usize, count: usize) -> Vec<u32> {
+    let mut hashes: Vec<u32> = Vec::new();
+    let mut lowered: Vec<u8> = Vec::with_capacity(256);
+    let b = text.as_bytes();
+    let mut start = 0;
+    let n = b.len();
+    while start < n {
+        // `bytes.splitlines()`: a line ends at \n, \r or \r\n.
+        let mut end = start;
+        while end < n && b[end] != b'\n' && b[end] != b'\r' {
+            end += 1;
+        }
+        let mut line = &b[start..end];
+        // `bytes.strip()`: ASCII space, \t, \n, \r, \x0b, \x0c.
+        let space = |c: &u8| matches!(*c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c);
+        while let Some(c) = line.first() {
+            if !space(c) {
+                break;
+            }
+            line = &line[1..];
+        }
+        while let Some(c) = line.last() {
+            if !space(c) {
+                break;
+            }
+            line = &line[..line.len() - 1];
+        }
+        if line.len() >= min_line {
+            lowered.clear();
+            lowered.extend(line.iter().map(u8::to_ascii_lowercase));
+            hashes.push(crc32fast::hash(&lowered));
+        }
+        start = if end + 1 < n && b[end] == b'\r' && b[end + 1] == b'\n' { end + 2 } else { end + 1 };
+    }
+    hashes.sort_unstable();
+    hashes.dedup();
+    hashes.truncate(count);
+    hashes
+}
+
 /// SHA-256 of the Python code each function here follows, as tests/engine/test_native_differential.py
 /// computes it (`python_sources`): the block scanner's fast path with its helpers and regular
-/// expressions, and PM404's `instruction_kinds` with its masking. When that code changes, the
+/// expressions, PM404's `instruction_kinds` with its masking, and the sketch's `_ascii_hashes`
+/// and `_build_sketch`. When that code changes, the
 /// test fails until the Rust twin is checked against it and these are updated.
 const WRITTEN_FOR_BLOCKS: &str = "0afde0012b3000c805dbc67116d906fea0874f1543a7260e6dab85ae8349b198";
 const WRITTEN_FOR_PM404: &str = "d5e0926e9dc056bb91c73699d342286a24ba96bf6e87411270333ff5a9e2e4c0";
+const WRITTEN_FOR_SKETCH: &str = "3905183c784e17eda7e28a633b9aa25353eee32bdbafe0da66d39431f6106bda";
 
 #[pymodule]
 fn pmem_native(_py: Python<'_>, m: &PyModule) -> PyResult<()> {
@@ -217,8 +265,10 @@ fn pmem_native(_py: Python<'_>, m: &PyModule) -> PyResult<()> {
     m.add("PM404_PATTERNS", PM404_PATTERNS)?;
     m.add("WRITTEN_FOR_BLOCKS", WRITTEN_FOR_BLOCKS)?;
     m.add("WRITTEN_FOR_PM404", WRITTEN_FOR_PM404)?;
+    m.add("WRITTEN_FOR_SKETCH", WRITTEN_FOR_SKETCH)?;
     m.add_function(wrap_pyfunction!(instruction_lines, m)?)?;
     m.add_function(wrap_pyfunction!(fast_part, m)?)?;
+    m.add_function(wrap_pyfunction!(sketch_hashes, m)?)?;
     Ok(())
 }
 

@@ -35,7 +35,7 @@ from engine_helpers import findings
 from pmem_lsp.engine import markdown, native
 from pmem_lsp.engine.line_index import split_lines
 from pmem_lsp.engine.markdown import _fast_part, _native_part, _Scanner, scan_blocks
-from pmem_lsp.engine.rules import instructions
+from pmem_lsp.engine.rules import duplicates, instructions
 from pmem_lsp.engine.rules.instructions import instruction_kinds
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -67,6 +67,7 @@ def test_pm404s_prefilter_was_written_for_these_patterns() -> None:
     assert joined == pmem_native.PM404_PATTERNS, "PM404's patterns changed: check has_anchor in native/src/lib.rs"
     assert instructions._NATIVE is native.CORE
     assert markdown._NATIVE is native.CORE
+    assert duplicates._NATIVE is native.CORE
 
 
 def python_sources() -> dict[str, str]:
@@ -79,14 +80,18 @@ def python_sources() -> dict[str, str]:
     blocks += ["".join(sorted(m._SPECIAL_START)), m._HTML_OPEN[2].pattern]
     pm404 = [inspect.getsource(f) for f in (ins.instruction_kinds, ins._blank, ins.mask_code_spans)]
     pm404 += [ins._LINK_TEXT.pattern, ins._QUOTED.pattern]
+    dup = [inspect.getsource(f) for f in (duplicates._ascii_hashes, duplicates._build_sketch)]
+    dup += [repr((duplicates.MIN_LINE, duplicates.SKETCH, duplicates._ODD_ASCII_SPACE))]
     return {"blocks": hashlib.sha256("\n".join(blocks).encode()).hexdigest(),
-            "pm404": hashlib.sha256("\n".join(pm404).encode()).hexdigest()}
+            "pm404": hashlib.sha256("\n".join(pm404).encode()).hexdigest(),
+            "sketch": hashlib.sha256("\n".join(dup).encode()).hexdigest()}
 
 
 def test_the_core_was_written_for_this_python_code() -> None:
     """The Python twin of a native function changed: check the Rust (native/src/lib.rs) against
     it, then update WRITTEN_FOR_* there to these digests and rebuild (make native)."""
-    assert python_sources() == {"blocks": pmem_native.WRITTEN_FOR_BLOCKS, "pm404": pmem_native.WRITTEN_FOR_PM404}
+    assert python_sources() == {"blocks": pmem_native.WRITTEN_FOR_BLOCKS, "pm404": pmem_native.WRITTEN_FOR_PM404,
+                                "sketch": pmem_native.WRITTEN_FOR_SKETCH}
 
 
 # -- PM404: the lines the core names hold every line the patterns match ----------------------
@@ -233,6 +238,31 @@ def test_blocks_on_the_commonmark_spec_examples() -> None:
         assert_same_blocks(split_lines(example["markdown"]))
 
 
+# -- the near-duplicate sketch: the same hashes ------------------------------------------------
+
+
+def assert_same_sketch(text: str) -> None:
+    if not text.isascii() or any(c in text for c in duplicates._ODD_ASCII_SPACE):
+        return  # the Python path only
+    core = pmem_native.sketch_hashes(text, duplicates.MIN_LINE, duplicates.SKETCH)
+    assert core == duplicates._ascii_hashes(text), f"the sketch differs for {text!r}"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from("aB z\t\x0b\x0c\x1c\r\n#-"), max_size=30)
+                | st.sampled_from(["\r\n", "\n", "\r", "x" * 19, "Y" * 20, " " + "z" * 20 + " \t"]),
+                max_size=12))
+def test_sketch_on_generated_texts(parts: list[str]) -> None:
+    assert_same_sketch("".join(parts))
+
+
+def test_sketch_keeps_the_smallest_distinct_hashes() -> None:
+    text = "\n".join(f"line number {i:04d} of the note, long enough" for i in range(40)) + "\n" * 3
+    text += "LINE NUMBER 0001 OF THE NOTE, LONG ENOUGH\r\n"  # the same line again, in capitals
+    assert len(duplicates._ascii_hashes(text)) == duplicates.SKETCH
+    assert_same_sketch(text)
+
+
 # -- whole roots: the same findings with the core and without ---------------------------------
 
 ROOTS: dict[str, Callable[[Path], Path]] = {
@@ -252,14 +282,16 @@ def test_a_root_has_the_same_findings_with_and_without_the_core(tmp_path: Path, 
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     root = ROOTS[name](tmp_path / "memory")
     for path in sorted(root.rglob("*.md")):
-        lines = split_lines(path.read_text(encoding="utf-8", errors="surrogateescape"))
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        assert_same_sketch(text)
+        lines = split_lines(text)
         assert_same_pm404(lines)
         # Memory-shaped files: the core takes as much of each as Python's fast path.
         assert_same_blocks(lines, same_cut=name == "generated-400")
-    for module in (instructions, markdown):
+    for module in (instructions, markdown, duplicates):
         monkeypatch.setattr(module, "_NATIVE", pmem_native)  # whatever PMEM_NATIVE says
     with_core = findings(root)
-    for module in (instructions, markdown):
+    for module in (instructions, markdown, duplicates):
         monkeypatch.setattr(module, "_NATIVE", None)
     assert findings(root) == with_core
 
