@@ -21,6 +21,7 @@ packages="librust-pyo3-dev librust-crc32fast-dev"
 have_crates() { ls -d "$registry"/pyo3-0.17.* "$registry"/crc32fast-1.* >/dev/null 2>&1; }
 if ! have_crates; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq >&2 || true
     # shellcheck disable=SC2086
     apt-get install -y -qq --no-install-recommends $packages >&2 || say "apt-get install $packages failed"
   fi

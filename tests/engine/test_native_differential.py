@@ -53,8 +53,10 @@ pytestmark = pytest.mark.skipif(pmem_native is None, reason="the native core is 
 
 
 def test_the_core_is_used_when_installed_and_off_with_pmem_native_0() -> None:
+    missing = [name for name in native.FUNCTIONS if not hasattr(pmem_native, name)]
     assert native.load({}) is pmem_native, (
-        f"pmem_native {pmem_native.VERSION} is installed but not used: the shim expects {native.EXPECTED}")
+        f"pmem_native {pmem_native.VERSION} is installed but not used: the shim expects {native.EXPECTED}"
+        f"{f' and lacks {missing} (make native)' if missing else ''}")
     for off in ("0", "off", "false", "no", " 0 "):
         assert native.load({"PMEM_NATIVE": off}) is None
     assert native.load({"PMEM_NATIVE": "1"}) is pmem_native
