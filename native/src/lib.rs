@@ -255,7 +255,7 @@ fn sketch_hashes(text: &str, min_line: usize, count: usize) -> Vec<u32> {
 /// expressions, PM404's `instruction_kinds` with its masking, and the sketch's `_ascii_hashes`
 /// and `_build_sketch`. When that code changes, the
 /// test fails until the Rust twin is checked against it and these are updated.
-const WRITTEN_FOR_BLOCKS: &str = "0afde0012b3000c805dbc67116d906fea0874f1543a7260e6dab85ae8349b198";
+const WRITTEN_FOR_BLOCKS: &str = "e880bb85a1c4d72adc6e131c4c6cabb531fd946bbd86b3494e71e2fe605dd498";
 const WRITTEN_FOR_PM404: &str = "d5e0926e9dc056bb91c73699d342286a24ba96bf6e87411270333ff5a9e2e4c0";
 const WRITTEN_FOR_SKETCH: &str = "3905183c784e17eda7e28a633b9aa25353eee32bdbafe0da66d39431f6106bda";
 
@@ -278,9 +278,10 @@ fn pmem_native(_py: Python<'_>, m: &PyModule) -> PyResult<()> {
 // document made of the simple constructs most memory files hold, stopping (a "cut") at the
 // first line outside them, where the Python side hands over to its full scanner. A cut is
 // always allowed (the full scanner gives the reference answer from there), so wherever this
-// code is unsure of a Python detail it cuts: a line starting `<` other than a comment, an
-// ordered-list number followed by a non-ASCII character (Python's `\d` takes every Unicode
-// digit), a line holding a newline (`$` matches before one), a line that is not valid UTF-8.
+// code is unsure of a Python detail it cuts: an HTML tag name followed by a letter Python's
+// `(?i)` folds onto an ASCII one, an ordered-list number followed by a non-ASCII character
+// (Python's `\d` takes every Unicode digit), a line holding a newline (`$` matches before one),
+// a line that is not valid UTF-8.
 
 /// Python's `str.isspace()`.
 fn is_py_space(c: char) -> bool {
@@ -408,13 +409,7 @@ fn inline_start(s: &[u8]) -> Option<bool> {
             }
         }
         b'_' => !thematic(s),
-        b'<' => {
-            if s.starts_with(b"<!--") {
-                false
-            } else {
-                return None;
-            }
-        }
+        b'<' => !html_block_start(s)?,
         b'=' | b'>' => false,
         _ => match ordered(s) {
             Ordered::Unsure => return None,
@@ -422,6 +417,124 @@ fn inline_start(s: &[u8]) -> Option<bool> {
             Ordered::Yes(e, _) => s.len() > e && !space_or_tab(s[e]),
         },
     })
+}
+
+// The tag names of HTML blocks of types 1 and 6 (markdown.py's `_HTML_OPEN`, `_BLOCK_TAGS`).
+const HTML_TYPE1: [&str; 4] = ["script", "pre", "textarea", "style"];
+const HTML_TYPE6: [&str; 62] = [
+    "address", "article", "aside", "base", "basefont", "blockquote", "body", "caption", "center", "col",
+    "colgroup", "dd", "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure",
+    "footer", "form", "frame", "frameset", "h1", "h2", "h3", "h4", "h5", "h6", "head", "header", "hr",
+    "html", "iframe", "legend", "li", "link", "main", "menu", "menuitem", "nav", "noframes", "ol",
+    "optgroup", "option", "p", "param", "search", "section", "summary", "table", "tbody", "td", "tfoot",
+    "th", "thead", "title", "tr", "track", "ul",
+];
+
+/// Does one of `_HTML_OPEN`'s seven patterns match at the start of `s` (which starts with `<`)?
+/// None where unsure: a letter Python's `(?i)` folds onto an ASCII one (ſ K ı İ) right after a
+/// tag name's ASCII letters.
+fn html_block_start(s: &[u8]) -> Option<bool> {
+    let text = std::str::from_utf8(s).ok()?;
+    let cs: Vec<char> = text.chars().collect();
+    let n = cs.len();
+    // Types 2 to 5: `<!--`, `<?`, `<!` and an ASCII letter, `<![CDATA[`.
+    if n >= 2 && cs[1] == '?' {
+        return Some(true);
+    }
+    if n >= 2 && cs[1] == '!' {
+        return Some(
+            text.starts_with("<!--") || text.starts_with("<![CDATA[") || (n >= 3 && cs[2].is_ascii_alphabetic()),
+        );
+    }
+    // Types 1 and 6 (case-insensitive): a tag name (after `/` for type 6), then `\s`, `>`, the
+    // end, or for type 6 `/>`.
+    let closing = n >= 2 && cs[1] == '/';
+    let start = if closing { 2 } else { 1 };
+    let mut j = start;
+    while j < n && cs[j].is_ascii_alphanumeric() {
+        j += 1;
+    }
+    if j < n && folds_to_ascii(cs[j]) {
+        return None;
+    }
+    let name: String = cs[start..j].iter().map(|c| c.to_ascii_lowercase()).collect();
+    let at_end = j == n;
+    let space = j < n && is_py_space(cs[j]);
+    let gt = j < n && cs[j] == '>';
+    let slash_gt = j + 1 < n && cs[j] == '/' && cs[j + 1] == '>';
+    if !closing && HTML_TYPE1.contains(&name.as_str()) && (space || gt || at_end) {
+        return Some(true);
+    }
+    if HTML_TYPE6.contains(&name.as_str()) && (space || gt || slash_gt || at_end) {
+        return Some(true);
+    }
+    Some(html_type7(&cs))
+}
+
+/// `_HTML_OPEN[7]` (case-sensitive): an open tag with its attributes, or a closing tag, alone
+/// on the line.
+fn html_type7(cs: &[char]) -> bool {
+    let n = cs.len();
+    let spaces = |mut p: usize| -> usize {
+        while p < n && is_py_space(cs[p]) {
+            p += 1;
+        }
+        p
+    };
+    let name_end = |mut p: usize| -> usize {
+        while p < n && (cs[p].is_ascii_alphanumeric() || cs[p] == '-') {
+            p += 1;
+        }
+        p
+    };
+    let closing = n >= 2 && cs[1] == '/';
+    let start = if closing { 2 } else { 1 };
+    if start >= n || !cs[start].is_ascii_alphabetic() {
+        return false;
+    }
+    let mut pos = name_end(start + 1);
+    if closing {
+        pos = spaces(pos);
+    } else {
+        loop {
+            let after_ws = spaces(pos);
+            let attr_start = after_ws < n && (cs[after_ws].is_ascii_alphabetic() || cs[after_ws] == '_' || cs[after_ws] == ':');
+            if after_ws == pos || !attr_start {
+                pos = after_ws;
+                break;
+            }
+            let mut p = after_ws + 1;
+            while p < n && (cs[p].is_ascii_alphanumeric() || matches!(cs[p], '_' | '.' | ':' | '-')) {
+                p += 1;
+            }
+            pos = p;
+            // An optional value: `\s*=\s*` then unquoted, 'single' or "double" quoted.
+            let eq = spaces(p);
+            if eq < n && cs[eq] == '=' {
+                let v = spaces(eq + 1);
+                if v < n && (cs[v] == '\'' || cs[v] == '"') {
+                    if let Some(k) = cs[v + 1..].iter().position(|&c| c == cs[v]) {
+                        pos = v + 1 + k + 1;
+                    }
+                } else {
+                    let mut e = v;
+                    while e < n && !matches!(cs[e], '"' | '\'' | '=' | '<' | '>' | '`') && cs[e] > ' ' {
+                        e += 1;
+                    }
+                    if e > v {
+                        pos = e;
+                    }
+                }
+            }
+        }
+        if pos < n && cs[pos] == '/' {
+            pos += 1;
+        }
+    }
+    if pos >= n || cs[pos] != '>' {
+        return false;
+    }
+    spaces(pos + 1) == n
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
