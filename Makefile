@@ -8,7 +8,7 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 DEMO := examples/demo-memory
 
-.PHONY: demo lint test test-fast test-vscode bench install install-test schemas docs clean vscode
+.PHONY: demo lint test test-fast test-vscode bench install install-test schemas docs clean vscode native
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,13 @@ $(STAMP_TEST): pyproject.toml | $(BIN)/python
 
 install: $(STAMP_RUN)
 install-test: $(STAMP_TEST)
+
+# The optional native core (native/, docs/native.md), built with cargo from Debian's packaged PyO3
+# (installed with apt when missing, as root, like the editors' tools) and installed into the venv.
+# Without a Rust toolchain it says so and succeeds: pmem runs its pure-Python engine, with the same
+# results. `make install` and `make demo` never need it; `make test` and `make bench` build it.
+native: $(STAMP_RUN)
+	native/build.sh $(BIN)/python
 
 # The demo root holds deliberate problems, so `pmem check` exits 1 there; that is the point.
 demo: $(STAMP_RUN)
@@ -45,7 +52,7 @@ lint: $(STAMP_TEST)
 
 # With npm on PATH, tests/editors/test_editors_vscode.py also runs `npm ci`, build, unit tests and
 # `npm run package` in editors/vscode (the .vsix lands there; node_modules and *.vsix are ignored).
-test: $(STAMP_TEST) lint
+test: $(STAMP_TEST) lint native
 	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # The in-process tests only: no server, CLI or editor process (marker e2e) and no large
@@ -65,7 +72,7 @@ test-vscode: $(STAMP_RUN) vscode
 	editors/vscode/e2e/run.sh
 
 # Generated 1k and 10k roots; prints a table and writes benchmarks/results.json.
-bench: $(STAMP_TEST)
+bench: $(STAMP_TEST) native
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python benchmarks/run.py
 
@@ -80,6 +87,6 @@ docs: $(STAMP_RUN)
 	$(BIN)/pmem rules --format markdown > docs/rules.md
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache native/target
 	rm -rf editors/vscode/node_modules editors/vscode/dist editors/vscode/out editors/vscode/*.vsix
 	rm -rf .cache/vscode-e2e/run .cache/vscode-e2e/screenshots  # the e2e's tools stay cached

@@ -403,6 +403,34 @@ def bench_realshaped(work: Path, runs: int, env: dict, pmem: list[str]) -> dict:
             "line_bytes": len(line.encode())}
 
 
+def native_core(root: Path, runs: int, env: dict, pmem: list[str], mdsmith: str | None) -> dict | None:
+    """The cold check with the native core (docs/native.md) and without it (`PMEM_NATIVE=0`), on
+    one core (`taskset -c 0`) and on all, beside the raw read and mdsmith in the same rounds;
+    None where the core is not installed."""
+    try:
+        import pmem_native  # noqa: F401
+    except ImportError:
+        return None
+    check = pmem + ["--root", str(root), "check", "--format", "json", "--no-cache"]
+    one = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+    cmds = {"on_one": one + check, "off_one": one + check, "on_all": check, "off_all": check,
+            "raw_one": one + [sys.executable, "-c", RAW_READ, str(root)]}
+    if mdsmith:
+        cmds["mdsmith_one"] = one + [mdsmith, "check", str(root)]
+        cmds["mdsmith_all"] = [mdsmith, "check", str(root)]
+    times: dict[str, list[float]] = {label: [] for label in cmds}
+    for _ in range(runs):  # interleaved, as `interleaved`, with the switch per command
+        for label, cmd in cmds.items():
+            start = time.perf_counter()
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
+                           env={**env, "PMEM_NATIVE": "0" if label.startswith("off") else "1"})
+            times[label].append(time.perf_counter() - start)
+    out = {label: statistics.median(values) for label, values in times.items()}
+    out["files"] = sum(1 for _ in root.rglob("*.md"))
+    out["one_core"] = bool(one)
+    return out
+
+
 def table(results: dict) -> list[tuple[str, str, str, str]]:
     """The rows of the one table: (figure, measured, goal, verdict or peers)."""
     rows: list[tuple[str, str, str, str]] = []
@@ -423,6 +451,18 @@ def table(results: dict) -> list[tuple[str, str, str, str]]:
             verdict = ("met" if warm <= 2 * wraw else "not met") + "; " if size == largest else ""
             rows.append((f"pmem check {size} files, warm (nothing changed)", f"{warm:.2f} s ({warm / wraw:.2f}× raw)",
                          GOALS_TEXT["warm"] if size == largest else "—", f"{verdict}raw read {wraw:.2f} s"))
+    if results.get("native"):
+        nat = results["native"]
+        one = "one core" if nat["one_core"] else "one core unavailable: all"
+        for cores, label in (("one", one), ("all", "all cores")):
+            on, off = nat[f"on_{cores}"], nat[f"off_{cores}"]
+            md = nat.get(f"mdsmith_{cores}")
+            peers = (f"raw read {nat['raw_one']:.2f} s; " if cores == "one" else "") + \
+                (f"mdsmith {md:.2f} s" if md else "mdsmith not installed")
+            goal = GOALS_TEXT["cold"] if cores == "one" else "< mdsmith"
+            verdict = "met" if (on <= 1.0 or cores == "all") and (md is None or on < md) else "not met"
+            rows.append((f"pmem check {nat['files']} files cold, native core on / off, {label}",
+                         f"{on:.2f} s / {off:.2f} s ({off / on:.1f}×)", goal, f"{verdict}; {peers}"))
     if "status" in results:
         st = results["status"]
         rows.append((f"pmem status, {st['files']} files", f"{st['pmem_status_s']:.2f} s", GOALS_TEXT["status"],
@@ -545,6 +585,7 @@ def main() -> None:
     largest = max(roots)
     results["hooks"] = {**hook_costs(roots[largest], args.runs, env), "root_files": largest}
     results["mcp"] = mcp_listing(roots[largest], args.runs, env)
+    results["native"] = native_core(roots[largest], args.runs, env, pmem, mdsmith)
     results["server"] = bench_server(roots[largest], keystrokes=args.keystrokes)
     results["server"]["root_files"] = largest
     if args.flood_seconds > 0:

@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .native import CORE as _NATIVE
+
 _CODE_INDENT = 4
 MAX_NESTING = 32  # open containers (block quotes, lists, list items); see the module docstring
 
@@ -128,6 +130,7 @@ class ListItem:
 
 # What a line ended up in; the rules look for text only in paragraphs and headings.
 BLANK, PARAGRAPH, HEADING, CODE, HTML, BREAK = "blank", "paragraph", "heading", "code", "html", "break"
+_KINDS = (BLANK, PARAGRAPH, HEADING, CODE, HTML, BREAK)  # in the native core's order
 
 
 @dataclass(slots=True)
@@ -781,12 +784,21 @@ class _Scanner:
         return found
 
 
+def _native_part(lines: list[str], first_line: int) -> tuple[BlockScan, int | None]:
+    """`_fast_part` by the native core (docs/native.md): the same scan, from rows."""
+    assert _NATIVE is not None  # scan_blocks calls this only with the core
+    headings, fences, items, kinds, tops, stop = _NATIVE.fast_part(lines, first_line, _KINDS)
+    return BlockScan([Heading(*h) for h in headings], [Fence(*f) for f in fences],
+                     [ListItem(*i) for i in items], kinds, tops), stop
+
+
 def scan_blocks(lines: list[str], first_line: int = 0) -> BlockScan:
     """Scan `lines` (no line endings). Line numbers in the result start at `first_line`.
 
     `line_kinds` and `top_item_of_line` are indexed from 0 for `lines[0]`.
     """
-    out, stop = _fast_part(lines, first_line)
+    part = _fast_part if _NATIVE is None else _native_part
+    out, stop = part(lines, first_line)
     pos = 0
     while stop is not None:
         # The fast path stopped at `pos + stop`, where no block was open: the full scanner
@@ -797,8 +809,8 @@ def scan_blocks(lines: list[str], first_line: int = 0) -> BlockScan:
         pos += full.consumed
         if pos >= len(lines):
             break
-        part, stop = _fast_part(lines[pos:], first_line + pos)
-        _join(out, part)
+        more, stop = part(lines[pos:], first_line + pos)
+        _join(out, more)
     return out
 
 

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypeGuard
 from zlib import crc32
 
 from ..findings import Finding, file_finding
+from ..native import CORE as _NATIVE
 from ..root_state import FileEntry
 from ..rule import FileCheck, I, Rule
 from ..zones import Zone
@@ -95,15 +96,21 @@ def sketch_of(entry: FileEntry) -> Sketch:
     return entry.cached("dup-sketch", lambda: _build_sketch(entry))
 
 
+def _ascii_hashes(text: str) -> list[int]:
+    """The sketch hashes of an ASCII `text` without `_ODD_ASCII_SPACE`, smallest first, at most
+    `SKETCH`: on bytes, which split and strip exactly as str does for such a text, so no str
+    per line is encoded again."""
+    lines = map(bytes.strip, text.encode("ascii").lower().splitlines())
+    return sorted({crc32(line) for line in lines if len(line) >= MIN_LINE})[:SKETCH]
+
+
 def _build_sketch(entry: FileEntry) -> Sketch:
     text = entry.text or ""
     # crc32, not `hash()`: str hashes change with every process (PYTHONHASHSEED), and the
     # sketch picks the smallest ones, so the candidates — and the findings — must not.
     if text.isascii() and not any(c in text for c in _ODD_ASCII_SPACE):
-        # The same lines and hashes, on bytes: no str per line to encode again. For ASCII
-        # text without these characters, bytes split and strip exactly as str does.
-        lines = map(bytes.strip, text.encode("ascii").lower().splitlines())
-        hashes = sorted({crc32(line) for line in lines if len(line) >= MIN_LINE})
+        # The native core gives the same hashes (docs/native.md).
+        hashes = _ascii_hashes(text) if _NATIVE is None else _NATIVE.sketch_hashes(text, MIN_LINE, SKETCH)
     else:
         hashes = sorted({crc32(line.encode("utf-8", "surrogatepass"))
                          for line in map(str.strip, text.lower().splitlines()) if len(line) >= MIN_LINE})

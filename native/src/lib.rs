@@ -1,0 +1,893 @@
+//! pmem's optional native per-file core (docs/native.md). The pure-Python engine is the
+//! reference: every function here answers a question the Python code also answers, and
+//! tests/engine/test_native_differential.py holds the two to the same results.
+//!
+//! What is here so far:
+//!
+//! - `instruction_lines`: which lines of a file PM404 (pmem_lsp/engine/rules/instructions.py)
+//!   must look at. A line can only match one of PM404's patterns if it holds one of their
+//!   anchor words; the Python rule runs its regular expressions on those lines only. The
+//!   answer is a superset: a line named here may still match nothing, a line not named
+//!   never matches.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple};
+
+/// Characters Python's `str.isspace()` (and so `\s` in a `str` pattern) accepts, other than
+/// the ASCII ones.
+fn is_py_space_wide(c: char) -> bool {
+    matches!(c,
+        '\u{85}' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}'
+        | '\u{202f}' | '\u{205f}' | '\u{3000}')
+}
+
+fn is_py_space_ascii(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0x1c..=0x1f | b' ')
+}
+
+/// Non-ASCII characters that Python's `(?i)` matches against an ASCII letter (İ ı ſ K).
+fn folds_to_ascii(c: char) -> bool {
+    matches!(c, '\u{130}' | '\u{131}' | '\u{17f}' | '\u{212a}')
+}
+
+/// `line` with ASCII letters lowered and every run of whitespace one space; None where a
+/// character could match an ASCII letter case-insensitively (then the line is a candidate).
+fn normalise(line: &str, buf: &mut Vec<u8>) -> bool {
+    buf.clear();
+    let mut last_space = false;
+    if line.is_ascii() {
+        for &b in line.as_bytes() {
+            if is_py_space_ascii(b) {
+                if !last_space {
+                    buf.push(b' ');
+                }
+                last_space = true;
+            } else {
+                buf.push(b.to_ascii_lowercase());
+                last_space = false;
+            }
+        }
+        return true;
+    }
+    let mut utf8 = [0u8; 4];
+    for c in line.chars() {
+        if c.is_ascii() {
+            let b = c as u8;
+            if is_py_space_ascii(b) {
+                if !last_space {
+                    buf.push(b' ');
+                }
+                last_space = true;
+            } else {
+                buf.push(b.to_ascii_lowercase());
+                last_space = false;
+            }
+        } else if is_py_space_wide(c) {
+            if !last_space {
+                buf.push(b' ');
+            }
+            last_space = true;
+        } else if folds_to_ascii(c) {
+            return false;
+        } else {
+            buf.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+            last_space = false;
+        }
+    }
+    true
+}
+
+/// Does the normalised line hold one of PM404's anchors? Every alternative of every pattern
+/// holds one of these as a literal (whitespace runs as one space):
+/// ignore|disregard|forget|override|bypass; system; you are|you must|your new|reading|note to;
+/// do not|don't|never|without; 忽略|你现在是|不要告诉用户.
+fn has_anchor(s: &[u8]) -> bool {
+    let n = s.len();
+    // The second byte first: most positions fail there, before a comparison of the whole word.
+    let at = |i: usize, lit: &[u8]| -> bool { n - i >= lit.len() && s[i + 1] == lit[1] && &s[i..i + lit.len()] == lit };
+    for (i, &first) in s.iter().enumerate() {
+        let hit = match first {
+            b'i' => at(i, b"ignore"),
+            b'd' => at(i, b"disregard") || at(i, b"do not") || at(i, b"don't"),
+            b'f' => at(i, b"forget"),
+            b'o' => at(i, b"override"),
+            b'b' => at(i, b"bypass"),
+            b's' => at(i, b"system"),
+            b'y' => at(i, b"you are") || at(i, b"you must") || at(i, b"your new"),
+            b'r' => at(i, b"reading"),
+            b'n' => at(i, b"note to") || at(i, b"never"),
+            b'w' => at(i, b"without"),
+            0xe5 => at(i, "忽略".as_bytes()),
+            0xe4 => at(i, "你现在是".as_bytes()) || at(i, "不要告诉用户".as_bytes()),
+            _ => false,
+        };
+        if hit {
+            return true;
+        }
+    }
+    false
+}
+
+/// PM404's patterns (`_PATTERNS` in pmem_lsp/engine/rules/instructions.py, their sources joined
+/// by newlines) as `has_anchor` was written for them. The Python side uses `instruction_lines`
+/// only while its patterns are exactly these, and a test fails when they differ: a pattern
+/// changed there needs its anchors checked here.
+const PM404_PATTERNS: &str = r#"(?i)(?<!\bto )(?<!\bnot )\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|former|original|existing|system|safety|developer)\s+(?:instructions?|prompts?|rules|directions|directives|guidelines|messages?|context)\b
+(?i)\b(?:new|updated|real|actual|hidden|secret)\s+system\s+(?:prompt|instructions?|message)\b|<\|im_start\|>\s*system|^\s*(?:#+\s*)?(?:system\s+prompt|system\s+override)\s*:
+(?i)\b(?:you\s+are\s+now\s+(?:a|an|no\s+longer|free|unrestricted|dan|jailbroken)\b|you\s+must\s+now\b|your\s+new\s+(?:instructions|task|role|goal|objective|rules)\s+(?:is|are)\b|(?:ai|assistant|agent|model|llm)s?\s+reading\s+this\s+(?:must|should|will)\b|note\s+to\s+(?:the\s+)?(?:ai|assistant|agent|llm)\s*:)
+(?i)\b(?:do\s+not|don't|never)\s+(?:tell|inform|show|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+(?:the\s+)?user\b|\bwithout\s+(?:telling|informing|asking)\s+the\s+user\b
+忽略(?:之前|以上|前面|先前|所有)(?:的)?(?:所有)?(?:指令|指示|提示|规则)|你现在是(?:一个)?(?!用户)|不要告诉用户"#;
+
+/// The anchors of `has_anchor` that are ASCII.
+const ASCII_ANCHORS: [&[u8]; 15] = [
+    b"ignore", b"disregard", b"forget", b"override", b"bypass", b"system", b"you are", b"you must",
+    b"your new", b"reading", b"note to", b"do not", b"don't", b"never", b"without",
+];
+
+/// For each byte, the second letters (bit `letter - 'a'`) an anchor starting with it takes, in
+/// either case: a table built from `ASCII_ANCHORS`.
+const BIGRAMS: [u32; 256] = {
+    let mut table = [0u32; 256];
+    let mut k = 0;
+    while k < ASCII_ANCHORS.len() {
+        let (a, b) = (ASCII_ANCHORS[k][0], ASCII_ANCHORS[k][1]);
+        table[a as usize] |= 1 << (b - b'a');
+        table[(a - 32) as usize] |= 1 << (b - b'a'); // upper case
+        k += 1;
+    }
+    table
+};
+
+/// Can an anchor start with these two bytes? (`| 0x20` lowers an ASCII letter and turns no
+/// other byte into one.)
+fn anchor_bigram(a: u8, b: u8) -> bool {
+    let mask = BIGRAMS[a as usize];
+    let b = b | 0x20;
+    mask != 0 && b.is_ascii_lowercase() && mask & (1 << (b - b'a')) != 0
+}
+
+/// Does `lit` (lower case, a space standing for a run of whitespace) start at `s[j..]`?
+fn ascii_match_at(s: &[u8], mut j: usize, lit: &[u8]) -> bool {
+    for &l in lit {
+        if l == b' ' {
+            if j >= s.len() || !is_py_space_ascii(s[j]) {
+                return false;
+            }
+            while j < s.len() && is_py_space_ascii(s[j]) {
+                j += 1;
+            }
+        } else {
+            if j >= s.len() {
+                return false;
+            }
+            let c = if l.is_ascii_lowercase() { s[j] | 0x20 } else { s[j] };
+            if c != l {
+                return false;
+            }
+            j += 1;
+        }
+    }
+    true
+}
+
+/// `has_anchor` of the normalised line, for an ASCII line, without normalising it: the same
+/// answer (tests/engine/test_native_differential.py), a few times faster.
+fn ascii_has_anchor(s: &[u8]) -> bool {
+    (0..s.len().saturating_sub(1)).any(|i| {
+        anchor_bigram(s[i], s[i + 1]) && ASCII_ANCHORS.iter().any(|lit| ascii_match_at(s, i, lit))
+    })
+}
+
+/// The indices of the lines PM404 must look at (see the module's comment).
+#[pyfunction]
+fn instruction_lines(lines: &PyList) -> PyResult<Vec<usize>> {
+    let mut out = Vec::new();
+    let mut buf = Vec::with_capacity(256);
+    for (i, item) in lines.iter().enumerate() {
+        let s: &PyString = item.downcast()?;
+        let line = match s.to_str() {
+            Ok(line) => line,
+            Err(_) => {
+                // A lone surrogate (an undecodable byte kept by the reader): Python decides.
+                out.push(i);
+                continue;
+            }
+        };
+        if line.is_ascii() {
+            if ascii_has_anchor(line.as_bytes()) {
+                out.push(i);
+            }
+        } else if !normalise(line, &mut buf) || has_anchor(&buf) {
+            out.push(i);
+        }
+    }
+    Ok(out)
+}
+
+// -- the near-duplicate sketch ----------------------------------------------------------------
+
+/// The sketch hashes of an ASCII text without the characters `str` and `bytes` split or strip
+/// differently (rules/duplicates.py, `_build_sketch`'s first branch): the CRC-32 of every line,
+/// lowered and stripped, of at least `min_line` bytes; the `count` smallest, sorted, no repeats.
+#[pyfunction]
+fn sketch_hashes(text: &str, min_line: usize, count: usize) -> Vec<u32> {
+    let mut hashes: Vec<u32> = Vec::new();
+    let mut lowered: Vec<u8> = Vec::with_capacity(256);
+    let b = text.as_bytes();
+    let mut start = 0;
+    let n = b.len();
+    while start < n {
+        // `bytes.splitlines()`: a line ends at \n, \r or \r\n.
+        let mut end = start;
+        while end < n && b[end] != b'\n' && b[end] != b'\r' {
+            end += 1;
+        }
+        let mut line = &b[start..end];
+        // `bytes.strip()`: ASCII space, \t, \n, \r, \x0b, \x0c.
+        let space = |c: &u8| matches!(*c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c);
+        while let Some(c) = line.first() {
+            if !space(c) {
+                break;
+            }
+            line = &line[1..];
+        }
+        while let Some(c) = line.last() {
+            if !space(c) {
+                break;
+            }
+            line = &line[..line.len() - 1];
+        }
+        if line.len() >= min_line {
+            lowered.clear();
+            lowered.extend(line.iter().map(u8::to_ascii_lowercase));
+            hashes.push(crc32fast::hash(&lowered));
+        }
+        start = if end + 1 < n && b[end] == b'\r' && b[end + 1] == b'\n' { end + 2 } else { end + 1 };
+    }
+    hashes.sort_unstable();
+    hashes.dedup();
+    hashes.truncate(count);
+    hashes
+}
+
+/// SHA-256 of the Python code each function here follows, as tests/engine/test_native_differential.py
+/// computes it (`python_sources`): the block scanner's fast path with its helpers and regular
+/// expressions, PM404's `instruction_kinds` with its masking, and the sketch's `_ascii_hashes`
+/// and `_build_sketch`. When that code changes, the
+/// test fails until the Rust twin is checked against it and these are updated.
+const WRITTEN_FOR_BLOCKS: &str = "e880bb85a1c4d72adc6e131c4c6cabb531fd946bbd86b3494e71e2fe605dd498";
+const WRITTEN_FOR_PM404: &str = "d5e0926e9dc056bb91c73699d342286a24ba96bf6e87411270333ff5a9e2e4c0";
+const WRITTEN_FOR_SKETCH: &str = "3905183c784e17eda7e28a633b9aa25353eee32bdbafe0da66d39431f6106bda";
+
+#[pymodule]
+fn pmem_native(_py: Python<'_>, m: &PyModule) -> PyResult<()> {
+    m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
+    m.add("PM404_PATTERNS", PM404_PATTERNS)?;
+    m.add("WRITTEN_FOR_BLOCKS", WRITTEN_FOR_BLOCKS)?;
+    m.add("WRITTEN_FOR_PM404", WRITTEN_FOR_PM404)?;
+    m.add("WRITTEN_FOR_SKETCH", WRITTEN_FOR_SKETCH)?;
+    m.add_function(wrap_pyfunction!(instruction_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(fast_part, m)?)?;
+    m.add_function(wrap_pyfunction!(sketch_hashes, m)?)?;
+    Ok(())
+}
+
+// -- the block scanner's fast path ------------------------------------------------------------
+//
+// `fast_part` is `_fast_part` of pmem_lsp/engine/markdown.py, line for line: the scan of a
+// document made of the simple constructs most memory files hold, stopping (a "cut") at the
+// first line outside them, where the Python side hands over to its full scanner. A cut is
+// always allowed (the full scanner gives the reference answer from there), so wherever this
+// code is unsure of a Python detail it cuts: an HTML tag name followed by a letter Python's
+// `(?i)` folds onto an ASCII one, an ordered-list number followed by a non-ASCII character
+// (Python's `\d` takes every Unicode digit), a line holding a newline (`$` matches before one),
+// a line that is not valid UTF-8.
+
+/// Python's `str.isspace()`.
+fn is_py_space(c: char) -> bool {
+    if c.is_ascii() {
+        is_py_space_ascii(c as u8)
+    } else {
+        is_py_space_wide(c)
+    }
+}
+
+/// Python's `str.strip()`.
+fn py_strip(s: &str) -> &str {
+    s.trim_matches(is_py_space)
+}
+
+fn is_special(b: u8) -> bool {
+    matches!(b, b'#' | b'`' | b'~' | b'*' | b'+' | b'_' | b'=' | b'<' | b'>' | b'-' | b'0'..=b'9')
+}
+
+fn space_or_tab(b: u8) -> bool {
+    b == b' ' || b == b'\t'
+}
+
+fn run_of(s: &[u8], c: u8) -> usize {
+    s.iter().take_while(|&&b| b == c).count()
+}
+
+/// `_RE_ATX.match(s)`: its length, or None.
+fn atx(s: &[u8]) -> Option<usize> {
+    let k = run_of(s, b'#');
+    if k == 0 || k > 6 {
+        return None;
+    }
+    if k == s.len() {
+        return Some(k);
+    }
+    if !space_or_tab(s[k]) {
+        return None;
+    }
+    Some(k + s[k..].iter().take_while(|&&b| space_or_tab(b)).count())
+}
+
+/// `_fence_open(s)`: the length of the opening run, or None.
+fn fence_open(s: &[u8]) -> Option<usize> {
+    let c = *s.first()?;
+    if c != b'`' && c != b'~' {
+        return None;
+    }
+    let k = run_of(s, c);
+    if k < 3 || (c == b'`' && s[k..].contains(&b'`')) {
+        return None;
+    }
+    Some(k)
+}
+
+/// `_RE_CLOSING_FENCE.match(s)`: the length of the run, or None.
+fn closing_fence(s: &[u8]) -> Option<usize> {
+    let c = *s.first()?;
+    if c != b'`' && c != b'~' {
+        return None;
+    }
+    let k = run_of(s, c);
+    if k < 3 || !s[k..].iter().all(|&b| space_or_tab(b)) {
+        return None;
+    }
+    Some(k)
+}
+
+/// `_RE_SETEXT.match(s) is not None`.
+fn setext(s: &[u8]) -> bool {
+    match s.first() {
+        Some(&c) if c == b'=' || c == b'-' => {
+            let k = run_of(s, c);
+            s[k..].iter().all(|&b| space_or_tab(b))
+        }
+        _ => false,
+    }
+}
+
+/// `_thematic(s)`.
+fn thematic(s: &[u8]) -> bool {
+    match s.first() {
+        Some(&c) if c == b'*' || c == b'_' || c == b'-' => {
+            s.iter().all(|&b| b == c || space_or_tab(b)) && s.iter().filter(|&&b| b == c).count() >= 3
+        }
+        _ => false,
+    }
+}
+
+enum Ordered {
+    No,
+    Unsure,
+    Yes(usize, u64), // the match's length (digits and delimiter), the number
+}
+
+/// `_RE_ORDERED.match(s)`.
+fn ordered(s: &[u8]) -> Ordered {
+    let k = s.iter().take_while(|b| b.is_ascii_digit()).count();
+    if k < s.len() && s[k] >= 0x80 {
+        return Ordered::Unsure;
+    }
+    if k == 0 || k > 9 || k >= s.len() || (s[k] != b'.' && s[k] != b')') {
+        return Ordered::No;
+    }
+    let value = s[..k].iter().fold(0u64, |v, b| v * 10 + u64::from(b - b'0'));
+    Ordered::Yes(k + 1, value)
+}
+
+/// `_inline_start(s)`: Some(answer), or None where unsure (the caller cuts).
+fn inline_start(s: &[u8]) -> Option<bool> {
+    let c = s[0];
+    if !is_special(c) {
+        return Some(true);
+    }
+    Some(match c {
+        b'#' => atx(s).is_none(),
+        b'`' | b'~' => fence_open(s).is_none(),
+        b'*' | b'+' | b'-' => {
+            if s.len() < 2 || space_or_tab(s[1]) {
+                false
+            } else if c == b'+' {
+                true
+            } else {
+                !thematic(s) && (c == b'*' || !setext(s))
+            }
+        }
+        b'_' => !thematic(s),
+        b'<' => !html_block_start(s)?,
+        b'=' | b'>' => false,
+        _ => match ordered(s) {
+            Ordered::Unsure => return None,
+            Ordered::No => true,
+            Ordered::Yes(e, _) => s.len() > e && !space_or_tab(s[e]),
+        },
+    })
+}
+
+// The tag names of HTML blocks of types 1 and 6 (markdown.py's `_HTML_OPEN`, `_BLOCK_TAGS`).
+const HTML_TYPE1: [&str; 4] = ["script", "pre", "textarea", "style"];
+const HTML_TYPE6: [&str; 62] = [
+    "address", "article", "aside", "base", "basefont", "blockquote", "body", "caption", "center", "col",
+    "colgroup", "dd", "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure",
+    "footer", "form", "frame", "frameset", "h1", "h2", "h3", "h4", "h5", "h6", "head", "header", "hr",
+    "html", "iframe", "legend", "li", "link", "main", "menu", "menuitem", "nav", "noframes", "ol",
+    "optgroup", "option", "p", "param", "search", "section", "summary", "table", "tbody", "td", "tfoot",
+    "th", "thead", "title", "tr", "track", "ul",
+];
+
+/// Does one of `_HTML_OPEN`'s seven patterns match at the start of `s` (which starts with `<`)?
+/// None where unsure: a letter Python's `(?i)` folds onto an ASCII one (ſ K ı İ) right after a
+/// tag name's ASCII letters.
+fn html_block_start(s: &[u8]) -> Option<bool> {
+    let text = std::str::from_utf8(s).ok()?;
+    let cs: Vec<char> = text.chars().collect();
+    let n = cs.len();
+    // Types 2 to 5: `<!--`, `<?`, `<!` and an ASCII letter, `<![CDATA[`.
+    if n >= 2 && cs[1] == '?' {
+        return Some(true);
+    }
+    if n >= 2 && cs[1] == '!' {
+        return Some(
+            text.starts_with("<!--") || text.starts_with("<![CDATA[") || (n >= 3 && cs[2].is_ascii_alphabetic()),
+        );
+    }
+    // Types 1 and 6 (case-insensitive): a tag name (after `/` for type 6), then `\s`, `>`, the
+    // end, or for type 6 `/>`.
+    let closing = n >= 2 && cs[1] == '/';
+    let start = if closing { 2 } else { 1 };
+    let mut j = start;
+    while j < n && cs[j].is_ascii_alphanumeric() {
+        j += 1;
+    }
+    if j < n && folds_to_ascii(cs[j]) {
+        return None;
+    }
+    let name: String = cs[start..j].iter().map(|c| c.to_ascii_lowercase()).collect();
+    let at_end = j == n;
+    let space = j < n && is_py_space(cs[j]);
+    let gt = j < n && cs[j] == '>';
+    let slash_gt = j + 1 < n && cs[j] == '/' && cs[j + 1] == '>';
+    if !closing && HTML_TYPE1.contains(&name.as_str()) && (space || gt || at_end) {
+        return Some(true);
+    }
+    if HTML_TYPE6.contains(&name.as_str()) && (space || gt || slash_gt || at_end) {
+        return Some(true);
+    }
+    Some(html_type7(&cs))
+}
+
+/// `_HTML_OPEN[7]` (case-sensitive): an open tag with its attributes, or a closing tag, alone
+/// on the line.
+fn html_type7(cs: &[char]) -> bool {
+    let n = cs.len();
+    let spaces = |mut p: usize| -> usize {
+        while p < n && is_py_space(cs[p]) {
+            p += 1;
+        }
+        p
+    };
+    let name_end = |mut p: usize| -> usize {
+        while p < n && (cs[p].is_ascii_alphanumeric() || cs[p] == '-') {
+            p += 1;
+        }
+        p
+    };
+    let closing = n >= 2 && cs[1] == '/';
+    let start = if closing { 2 } else { 1 };
+    if start >= n || !cs[start].is_ascii_alphabetic() {
+        return false;
+    }
+    let mut pos = name_end(start + 1);
+    if closing {
+        pos = spaces(pos);
+    } else {
+        loop {
+            let after_ws = spaces(pos);
+            let attr_start = after_ws < n && (cs[after_ws].is_ascii_alphabetic() || cs[after_ws] == '_' || cs[after_ws] == ':');
+            if after_ws == pos || !attr_start {
+                pos = after_ws;
+                break;
+            }
+            let mut p = after_ws + 1;
+            while p < n && (cs[p].is_ascii_alphanumeric() || matches!(cs[p], '_' | '.' | ':' | '-')) {
+                p += 1;
+            }
+            pos = p;
+            // An optional value: `\s*=\s*` then unquoted, 'single' or "double" quoted.
+            let eq = spaces(p);
+            if eq < n && cs[eq] == '=' {
+                let v = spaces(eq + 1);
+                if v < n && (cs[v] == '\'' || cs[v] == '"') {
+                    if let Some(k) = cs[v + 1..].iter().position(|&c| c == cs[v]) {
+                        pos = v + 1 + k + 1;
+                    }
+                } else {
+                    let mut e = v;
+                    while e < n && !matches!(cs[e], '"' | '\'' | '=' | '<' | '>' | '`') && cs[e] > ' ' {
+                        e += 1;
+                    }
+                    if e > v {
+                        pos = e;
+                    }
+                }
+            }
+        }
+        if pos < n && cs[pos] == '/' {
+            pos += 1;
+        }
+    }
+    if pos >= n || cs[pos] != '>' {
+        return false;
+    }
+    spaces(pos + 1) == n
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    None,
+    Para,
+    Item,
+    ItemGap,
+    Fence,
+    Comment,
+}
+
+// What a line ended up in: indices into the `kinds` tuple the caller passes
+// (BLANK, PARAGRAPH, HEADING, CODE, HTML, BREAK of markdown.py).
+const BLANK: u8 = 0;
+const PARAGRAPH: u8 = 1;
+const HEADING: u8 = 2;
+const CODE: u8 = 3;
+const HTML: u8 = 4;
+const BREAK: u8 = 5;
+
+type HeadingRow = (i64, i64, String, bool, bool, i64);
+type FenceRow = (i64, i64, String, bool);
+type ItemRow = (i64, i64, bool, bool, String, i64);
+
+struct Found {
+    headings: Vec<HeadingRow>,
+    fences: Vec<FenceRow>,
+    items: Vec<ItemRow>,
+    kinds: Vec<u8>,
+}
+
+/// The heading text of an ATX line after its opening run: closing `#`s removed
+/// (`_RE_ATX_TRAILING_ONLY`, then `_RE_ATX_TRAILING`), then Python's `strip()`.
+fn atx_text(text: &str) -> &str {
+    let mut text = text;
+    if text.contains('#') {
+        let b = text.as_bytes();
+        let lead = b.iter().take_while(|&&x| space_or_tab(x)).count();
+        let hashes = run_of(&b[lead..], b'#');
+        if hashes > 0 && b[lead + hashes..].iter().all(|&x| space_or_tab(x)) {
+            text = "";
+        } else {
+            let r = text.trim_end_matches([' ', '\t']);
+            let h = r.trim_end_matches('#');
+            if h.len() < r.len() && (h.ends_with(' ') || h.ends_with('\t')) {
+                text = h.trim_end_matches([' ', '\t']);
+            }
+        }
+    }
+    py_strip(text)
+}
+
+/// `truncated`: `lines` stop before a line this code cannot read, so the scan cuts at their end
+/// at the latest.
+fn scan_fast(lines: &[&str], first_line: i64, truncated: bool) -> (Found, Option<usize>) {
+    let mut f = Found { headings: Vec::new(), fences: Vec::new(), items: Vec::new(), kinds: Vec::new() };
+    let mut state = State::None;
+    let mut para_start = 0usize;
+    let mut bullet = String::new();
+    let mut item_line = 0i64;
+    let mut item_ordered = false;
+    let mut item_col = 2i64;
+    let (mut fence_char, mut fence_info, mut fence_len, mut fence_start) = (0u8, String::new(), 0usize, 0i64);
+    let mut safe = first_line;
+    let mut n = first_line - 1;
+
+    macro_rules! close_item {
+        () => {
+            if state == State::Item || state == State::ItemGap {
+                f.items.push((item_line, n, true, item_ordered, bullet.clone(), item_col));
+            }
+        };
+    }
+    macro_rules! cut {
+        () => {
+            return cut(f, safe, first_line)
+        };
+    }
+    for (idx, &ln) in lines.iter().enumerate() {
+        n += 1;
+        let b = ln.as_bytes();
+        if b.contains(&b'\n') {
+            cut!();
+        }
+        match state {
+            State::None => safe = n,
+            State::Fence => {
+                f.kinds.push(CODE);
+                let s = ln.trim_start_matches(' ').as_bytes();
+                if s.first() == Some(&fence_char) && b.len() - s.len() <= 3 {
+                    if let Some(k) = closing_fence(s) {
+                        if k >= fence_len {
+                            f.fences.push((fence_start, n + 1, fence_info.clone(), true));
+                            state = State::None;
+                        }
+                    }
+                }
+                continue;
+            }
+            State::Comment => {
+                f.kinds.push(HTML);
+                if ln.contains("-->") {
+                    state = State::None;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let mut c = b.first().copied().unwrap_or(0);
+        if c != 0 && !is_special(c) && c != b' ' && c != b'\t' {
+            f.kinds.push(PARAGRAPH);
+            if state == State::None || state == State::ItemGap {
+                if state == State::ItemGap {
+                    f.items.push((item_line, n, true, item_ordered, bullet.clone(), item_col));
+                }
+                state = State::Para;
+                para_start = idx;
+            }
+            continue;
+        }
+        if (c == b'-' || c == b'*' || c == b'+') && b.get(1) == Some(&b' ') {
+            if let Some(&c2) = b.get(2) {
+                if c2 != b' ' && c2 != b'\t' {
+                    let starts_item = if !is_special(c2) {
+                        true
+                    } else {
+                        match inline_start(&b[2..]) {
+                            None => cut!(),
+                            Some(yes) => yes && !(c != b'+' && thematic(b)),
+                        }
+                    };
+                    if starts_item {
+                        close_item!();
+                        bullet = (c as char).to_string();
+                        item_line = n;
+                        item_ordered = false;
+                        item_col = 2;
+                        state = State::Item;
+                        f.kinds.push(PARAGRAPH);
+                        continue;
+                    }
+                }
+            }
+        }
+        if c == b' ' {
+            let s = ln.trim_start_matches(' ').as_bytes();
+            if s.is_empty() {
+                c = 0;
+            } else {
+                if s[0] == b'\t' {
+                    cut!();
+                }
+                match inline_start(s) {
+                    None | Some(false) => cut!(),
+                    Some(true) => {}
+                }
+                f.kinds.push(PARAGRAPH);
+                if state == State::Para || state == State::Item {
+                    continue;
+                }
+                if b.len() - s.len() > (if state == State::None { 3 } else { 1 }) {
+                    cut!();
+                }
+                if state == State::ItemGap {
+                    f.items.push((item_line, n, true, item_ordered, bullet.clone(), item_col));
+                }
+                state = State::Para;
+                para_start = idx;
+                continue;
+            }
+        }
+        if c == 0 || c == b'\t' {
+            if !ln.trim_matches([' ', '\t']).is_empty() {
+                cut!();
+            }
+            f.kinds.push(BLANK);
+            if state == State::Item {
+                state = State::ItemGap;
+            } else if state == State::Para {
+                state = State::None;
+            }
+            continue;
+        }
+        match inline_start(b) {
+            None => cut!(),
+            Some(true) => {
+                f.kinds.push(PARAGRAPH);
+                if state == State::None || state == State::ItemGap {
+                    if state == State::ItemGap {
+                        f.items.push((item_line, n, true, item_ordered, bullet.clone(), item_col));
+                    }
+                    state = State::Para;
+                    para_start = idx;
+                }
+                continue;
+            }
+            Some(false) => {}
+        }
+        if c.is_ascii_digit() {
+            let (e, value) = match ordered(b) {
+                Ordered::Yes(e, value) => (e, value),
+                _ => cut!(),
+            };
+            if b.get(e) != Some(&b' ') {
+                cut!();
+            }
+            match b.get(e + 1) {
+                None | Some(b' ') | Some(b'\t') => cut!(),
+                _ => {}
+            }
+            match inline_start(&b[e + 1..]) {
+                None | Some(false) => cut!(),
+                Some(true) => {}
+            }
+            if state == State::Para && value != 1 {
+                f.kinds.push(PARAGRAPH);
+                continue;
+            }
+            close_item!();
+            bullet = ln[..e].to_string();
+            item_line = n;
+            item_ordered = true;
+            item_col = (e + 1) as i64;
+            state = State::Item;
+            f.kinds.push(PARAGRAPH);
+            continue;
+        }
+        if c == b'<' {
+            if !b.starts_with(b"<!--") {
+                cut!();
+            }
+            close_item!();
+            state = State::None;
+            f.kinds.push(HTML);
+            if !ln.contains("-->") {
+                state = State::Comment;
+            }
+            continue;
+        }
+        if c == b'-' || c == b'*' || c == b'+' || c == b'_' {
+            if c == b'-' && state == State::Para && setext(b) {
+                // a setext underline, below
+            } else if c != b'+' && thematic(b) {
+                close_item!();
+                state = State::None;
+                f.kinds.push(BREAK);
+                continue;
+            } else {
+                cut!();
+            }
+        }
+        if c == b'-' || c == b'=' {
+            if state != State::Para || !setext(b) {
+                cut!();
+            }
+            let content: Vec<&str> = lines[para_start..idx].iter().map(|p| p.trim_start_matches(' ')).collect();
+            let content = content.join("\n");
+            let level = if c == b'=' { 1 } else { 2 };
+            f.headings.push((first_line + para_start as i64, level, py_strip(&content).to_string(), true, true, n));
+            state = State::None;
+            f.kinds.push(HEADING);
+            continue;
+        }
+        if c == b'#' {
+            let m = match atx(b) {
+                Some(m) => m,
+                None => cut!(),
+            };
+            close_item!();
+            let level = run_of(b, b'#') as i64;
+            f.headings.push((n, level, atx_text(&ln[m..]).to_string(), true, false, n));
+            state = State::None;
+            f.kinds.push(HEADING);
+            continue;
+        }
+        if c == b'`' || c == b'~' {
+            let k = match fence_open(b) {
+                Some(k) => k,
+                None => cut!(),
+            };
+            close_item!();
+            fence_len = k;
+            fence_char = c;
+            fence_info = py_strip(&ln[k..]).to_string();
+            fence_start = n;
+            state = State::Fence;
+            f.kinds.push(CODE);
+            continue;
+        }
+        cut!();
+    }
+    if truncated {
+        if state == State::None {
+            safe = n + 1;
+        }
+        cut!();
+    }
+    let end = first_line + lines.len() as i64;
+    if state == State::Item || state == State::ItemGap {
+        f.items.push((item_line, end, true, item_ordered, bullet.clone(), item_col));
+    } else if state == State::Fence {
+        f.fences.push((fence_start, end, fence_info, false));
+    }
+    (f, None)
+}
+
+/// `_cut`: what was found before line `safe` (absolute), where no block was open.
+fn cut(mut f: Found, safe: i64, first_line: i64) -> (Found, Option<usize>) {
+    f.items.retain(|it| it.0 < safe);
+    f.kinds.truncate((safe - first_line) as usize);
+    f.headings.retain(|h| h.5 < safe);
+    f.fences.retain(|x| x.0 < safe);
+    (f, Some((safe - first_line) as usize))
+}
+
+/// `_fast_part(lines, first_line)` of markdown.py, as rows: (headings, fences, items, line
+/// kinds, top item of each line, stop). Headings are (line, level, text, top_level, setext,
+/// end_line), fences (start, end, info, closed), items (line, end, top_level, ordered, marker,
+/// content_col), as the dataclasses' fields; the kinds are the objects of `kinds` (a tuple of
+/// six: BLANK, PARAGRAPH, HEADING, CODE, HTML, BREAK); stop is None or where the full scanner
+/// must take over.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn fast_part<'py>(
+    py: Python<'py>,
+    lines: &'py PyList,
+    first_line: i64,
+    kinds: &'py PyTuple,
+) -> PyResult<(Vec<HeadingRow>, Vec<FenceRow>, Vec<ItemRow>, &'py PyList, &'py PyList, Option<usize>)> {
+    let mut strs: Vec<&str> = Vec::with_capacity(lines.len());
+    let mut undecodable = false;
+    for item in lines.iter() {
+        let s: &PyString = item.downcast()?;
+        match s.to_str() {
+            Ok(line) => strs.push(line),
+            Err(_) => {
+                undecodable = true; // a lone surrogate: the scan cuts there at the latest
+                break;
+            }
+        }
+    }
+    let (found, stop) = scan_fast(&strs, first_line, undecodable);
+    let objs: Vec<&PyAny> = (0..6).map(|i| kinds.get_item(i)).collect::<PyResult<_>>()?;
+    let kind_list = PyList::new(py, found.kinds.iter().map(|&k| objs[k as usize]));
+    let mut tops = vec![-1i64; found.kinds.len()];
+    for (index, it) in found.items.iter().enumerate() {
+        let a = (it.0 - first_line) as usize;
+        let b = ((it.1 - first_line) as usize).min(tops.len());
+        for t in &mut tops[a..b] {
+            *t = index as i64;
+        }
+    }
+    let top_list = PyList::new(py, tops);
+    Ok((found.headings, found.fences, found.items, kind_list, top_list, stop))
+}
