@@ -20,8 +20,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..names import map_strings
-from . import _disguise
+from . import _disguise, _gate
 from ._checks import looks_random
+from ._gate import GATED_RULES, keyword_spots, lines_with, spots_by_line
 from ._generic import PREFILTER as _GENERIC_KEYWORDS
 from ._generic import find_assignments, find_flags, find_in_table, find_url_credentials
 from ._pem import find_pem
@@ -200,43 +201,17 @@ _RUN_TABLE = bytes(
 _RUN_NEEDLE = b"a" * _RUN
 
 
-def _gates() -> tuple[tuple[str, tuple[int, ...]], ...]:
-    by_literal: dict[str, list[int]] = {}
-    for i, rule in enumerate(TOKEN_RULES):
-        for kw in rule.keywords:
-            by_literal.setdefault(kw, []).append(i)
-    return tuple((kw, tuple(ids)) for kw, ids in by_literal.items())
+def _keyword_rules() -> dict[str, tuple[int, ...]]:
+    by_keyword: dict[str, list[int]] = {}
+    for i in GATED_RULES:
+        for kw in TOKEN_RULES[i].keywords:
+            by_keyword.setdefault(kw, []).append(i)
+    return {kw: tuple(ids) for kw, ids in by_keyword.items()}
 
 
-_GATES = _gates()
-_GATES_B = tuple((kw.encode(), kw, ids) for kw, ids in _GATES)
+_KEYWORD_RULES = _keyword_rules()
 # Azure connection-string keys have no run guarantee ("+" and "/" break it): tried on key lines.
 _AZURE_RULES = tuple(i for i, rule in enumerate(TOKEN_RULES) if rule.keywords[0].endswith("Key="))
-_GENERIC_ASCII = tuple(k.encode() for k in _GENERIC_KEYWORDS if k.isascii())
-_GENERIC_CJK = tuple(k.encode() for k in _GENERIC_KEYWORDS if not k.isascii())
-
-
-def _lines_with(hay: bytes, needle: bytes, n_lines: int, out: set[int], data: bytes | None = None) -> None:
-    """Add to `out` the indices of the lines holding `needle` in `hay`, a same-length image of
-    `data` (the UTF-8 text with "\n" between lines; default `hay` itself)."""
-    if data is None:
-        data = hay
-    pos = hay.find(needle)
-    ln = last = 0
-    while pos != -1:
-        ln += data.count(b"\n", last, pos)
-        last = pos
-        if ln >= n_lines:
-            break
-        out.add(ln)
-        # The line is in: go on from the next one (a long line holding the needle thousands
-        # of times is found once, not once per occurrence).
-        nl = data.find(b"\n", pos)
-        if nl == -1:
-            break
-        ln += 1
-        last = nl + 1
-        pos = hay.find(needle, nl + 1)
 
 
 def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
@@ -291,40 +266,36 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     if not lines:
         return []
     n = len(lines)
-    data = "\n".join(lines).encode("utf-8", "surrogatepass")
+    text = "\n".join(lines)
+    if text.count("\n") != n - 1:  # a line holding a line break (an odd caller's): read as a space
+        text = "\n".join(line.replace("\n", " ") for line in lines)
+    data = text.encode("utf-8", "surrogatepass")
     found: list[_Found] = []
+    token_hits, candidates = _gate.engine().scan(data, text, n)
 
     if b"-----BEGIN" in data:
         begins: set[int] = set()
-        _lines_with(data, b"-----BEGIN", n, begins)
+        lines_with(data, b"-----BEGIN", n, begins)
         for b, ln, a, eln, e, kind, value in find_pem(lines, sorted(begins)):
             found.append((_P_PEM, b, ln, a, eln, e, kind, value))
 
     aws_lines: list[int] = []
-    token_lines: set[int] = set()
-    _lines_with(data.translate(_RUN_TABLE), _RUN_NEEDLE, n, token_lines, data)
-    # The keywords in the file at all, looked for once rather than on each candidate line
-    # (an index of `%20` routes has a candidate on every line); one line: on that line only.
-    gates = [(kw, ids) for kwb, kw, ids in _GATES_B if kwb in data] if len(token_lines) > 1 else _GATES
-    for ln in sorted(token_lines):
-        line = lines[ln]
-        todo: set[int] = set()
-        where: dict[str, list[int]] = {}  # each keyword on the line: where it is, found once
-        for kw, ids in gates:
-            p = line.find(kw)
-            if p != -1:
-                todo.update(ids)
-                at = where[kw] = []
-                while p != -1:
-                    at.append(p)
-                    p = line.find(kw, p + 1)
-        for i in sorted(todo):
-            rule = TOKEN_RULES[i]
-            for m in token_matches(rule, line, where):
-                if body_ok(rule, m):
-                    found.append((_P_TOKEN + i, ln, ln, m.start("v"), ln, m.end("v"), rule.kind, m.group("v")))
-                    if rule.kind == "AWS access key id":
-                        aws_lines.append(ln)
+    spots = keyword_spots(data, token_hits)
+    if spots:
+        # Every shaped token holds a run of 20 token characters: a line without one has none.
+        run_lines: set[int] = set()
+        lines_with(data.translate(_RUN_TABLE), _RUN_NEEDLE, n, run_lines, data)
+        for ln, where in sorted(spots_by_line(data, lines, spots).items()):
+            if ln not in run_lines:
+                continue
+            line = lines[ln]
+            for i in sorted({i for kw in where for i in _KEYWORD_RULES[kw]}):
+                rule = TOKEN_RULES[i]
+                for m in token_matches(rule, line, where):
+                    if body_ok(rule, m):
+                        found.append((_P_TOKEN + i, ln, ln, m.start("v"), ln, m.end("v"), rule.kind, m.group("v")))
+                        if rule.kind == "AWS access key id":
+                            aws_lines.append(ln)
 
     # An AWS secret access key written beside its key id (same line, no key name).
     for ln in set(aws_lines):
@@ -336,35 +307,28 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
 
     if b"://" in data:
         url_lines: set[int] = set()
-        _lines_with(data, b"://", n, url_lines)
+        lines_with(data, b"://", n, url_lines)
         for ln in sorted(url_lines):
             line = lines[ln]
             if "@" in line:
                 for a, e, kind in find_url_credentials(line):
                     found.append((_P_URL, ln, ln, a, ln, e, kind, line[a:e]))
 
-    lowered = data.lower()  # ASCII letters only: byte offsets and lines are unchanged
-    candidates: dict[int, list[str]] = {}  # line -> the prefilter keywords on it
-    hits: set[int] = set()
-    for needle in _GENERIC_ASCII + (() if data.isascii() else _GENERIC_CJK):
-        hits.clear()
-        _lines_with(lowered, needle, n, hits, data)
-        word = needle.decode()
-        for ln in hits:
-            candidates.setdefault(ln, []).append(word)
+    # `candidates`: line -> the prefilter keywords on it (the lowered text's), found by the gate.
+    flags, pipes, azure = b"--" in data, b"|" in data, b"Key=" in data
     for ln in sorted(candidates):
         line = lines[ln]
         if (":" in line or "=" in line or "：" in line or " is " in line or " are " in line
                 or "是" in line or "为" in line):
-            for a, e, kind in find_assignments(line, candidates[ln], in_sentences):
+            for a, e, kind in find_assignments(line, candidates[ln], in_sentences, low=_lowered(line, n, data)):
                 found.append((_P_GENERIC, ln, ln, a, ln, e, kind, line[a:e]))
-        if "--" in line:
+        if flags and "--" in line:
             for a, e, kind in find_flags(line):
                 found.append((_P_FLAG, ln, ln, a, ln, e, kind, line[a:e]))
-        if "|" in line:
+        if pipes and "|" in line:
             for tl, a, e, kind in find_in_table(lines, ln):
                 found.append((_P_CELL, tl, tl, a, tl, e, kind, lines[tl][a:e]))
-        if "Key=" in line:  # Azure connection strings (AccountKey=, SharedAccessKey=)
+        if azure and "Key=" in line:  # Azure connection strings (AccountKey=, SharedAccessKey=)
             for i in _AZURE_RULES:
                 rule = TOKEN_RULES[i]
                 for m in token_matches(rule, line):
@@ -375,9 +339,21 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
         return []
     allowed: set[int] = set()
     if honour_marker and ALLOW_MARKER.encode() in data:
-        _lines_with(data, ALLOW_MARKER.encode(), n, allowed)
+        lines_with(data, ALLOW_MARKER.encode(), n, allowed)
     return _resolve(found, allowed, allow)
 
+
+
+def _lowered(line: str, n: int, data: bytes) -> str | None:
+    """`line.lower()` for a long line that is not ASCII, made faster from its UTF-8 bytes
+    (lowering ASCII letters there and decoding is several times faster than `str.lower`): the
+    keywords looked for are ASCII or CJK, so their places are the same, unless the line holds
+    one of the two characters whose lower case is ASCII or two characters long (`İ`, the
+    Kelvin sign). None: let the caller lower the line."""
+    if len(line) < 4096 or line.isascii() or "\u0130" in line or "\u212a" in line:
+        return None
+    raw = data if n == 1 else line.encode("utf-8", "surrogatepass")
+    return raw.lower().decode("utf-8", "surrogatepass")
 
 
 def _overlaps(spans: tuple[list, list] | None, lo: tuple[int, int], hi: tuple[int, int]) -> bool:

@@ -341,9 +341,12 @@ _NEXT_PARAM = re.compile(r"&[A-Za-z_][\w.\-]*=")
 _SEP_AT = re.compile(r":=|=>|[:：=]|(?:is|are)[ \t]|是|为")
 
 
-def _separators(line: str, prefilter_hits: Iterable[str] | None = None) -> Iterator[re.Match[str]]:
-    """Separators that directly follow a word holding a secret keyword."""
-    low = line.lower()
+def _separators(line: str, prefilter_hits: Iterable[str] | None = None,
+                low: str | None = None) -> Iterator[re.Match[str]]:
+    """Separators that directly follow a word holding a secret keyword (`low`: the line
+    lowered, when the caller has it)."""
+    if low is None:
+        low = line.lower()
     n = len(line)
     seen: set[int] = set()
     if prefilter_hits is None:
@@ -368,15 +371,16 @@ def _separators(line: str, prefilter_hits: Iterable[str] | None = None) -> Itera
 
 
 def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None,
-                     in_sentences: bool = True) -> Iterator[tuple[int, int, str]]:
+                     in_sentences: bool = True, low: str | None = None) -> Iterator[tuple[int, int, str]]:
     """(start, end, kind) of each secret-looking value assigned to a secret-ish key on a line
     (`prefilter_hits`: the PREFILTER literals known to be on it, to look for those only;
-    `in_sentences`: a key inside a sentence counts too, else only an assignment's key)."""
+    `in_sentences`: a key inside a sentence counts too, else only an assignment's key;
+    `low`: `line.lower()`, or the same places of its ASCII and CJK letters, when known)."""
     scan = _LineScan(line)
     m_lead = _LINE_LEAD.match(line)
     assert m_lead is not None  # every part is optional: it always matches
     lead = m_lead.end()
-    for m in _separators(line, prefilter_hits):
+    for m in _separators(line, prefilter_hits, low):
         s, e = m.start(), m.end()
         sep = m.group(0)
         if sep == ":" and (line.startswith("//", e) or line.startswith(":", e) or (s and line[s - 1] == ":")):
