@@ -24,7 +24,7 @@ from . import _disguise, _gate
 from ._checks import looks_random
 from ._gate import GATED_RULES, keyword_spots, lines_with, spots_by_line
 from ._generic import PREFILTER as _GENERIC_KEYWORDS
-from ._generic import find_assignments, find_flags, find_in_table, find_url_credentials
+from ._generic import find_assignments, find_flags, find_in_table, find_url_credentials, may_assign
 from ._pem import find_pem
 from ._tokens import TOKEN_RULES, body_ok, token_matches
 
@@ -199,6 +199,8 @@ _RUN_TABLE = bytes(
     for b in range(256)
 )
 _RUN_NEEDLE = b"a" * _RUN
+_LONG_LINE = 4096  # characters: a line this long gets the checks that make it cheaper
+_RUNS_FIRST = 64 * 1024  # bytes: below, the runs are looked for before the token probes
 
 
 def _keyword_rules() -> dict[str, tuple[int, ...]]:
@@ -220,12 +222,12 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     (`_disguise.py`: invisible characters, look-alike letters, a token broken over two lines).
     `honour_marker=False`: ALLOW_MARKER is not honoured (masking, and judging an agent's
     write: the marker is a person's decision). See `_find_secrets` for the rest."""
-    found = _find_secrets(lines, allow, in_sentences=in_sentences, honour_marker=honour_marker)
     if not lines:
-        return found
-    text = "\n".join(lines)
+        return []
+    text, data = _joined(lines)
+    found = _find_secrets(lines, allow, in_sentences=in_sentences, honour_marker=honour_marker, joined=(text, data))
     extra: list[SecretMatch] = []
-    folded = _disguise.fold(lines, text)
+    folded = _disguise.fold(lines, text, data)
     if folded is not None:
         flines, maps = folded
         for m in _find_secrets(flines, allow, in_sentences=in_sentences, honour_marker=honour_marker):
@@ -233,7 +235,7 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
             start = a_map[m.start] if a_map is not None else m.start
             end = e_map[m.end - 1] + 1 if e_map is not None and m.end > 0 else m.end
             extra.append(SecretMatch(m.line, start, m.end_line, end, m.kind, m.hint))
-    for ln, indent in _disguise.joins(text):
+    for ln, indent in _disguise.joins(text) if "\n" in text else ():
         head, tail = lines[ln], lines[ln + 1][indent:]
         if honour_marker and (ALLOW_MARKER in head or ALLOW_MARKER in tail):
             continue
@@ -254,8 +256,19 @@ def _same_place(a: SecretMatch, b: SecretMatch) -> bool:
     return (a.line, a.start) < (b.end_line, b.end) and (b.line, b.start) < (a.end_line, a.end)
 
 
+def _joined(lines: list[str]) -> tuple[str, bytes]:
+    """The lines joined with "\\n", as text and as UTF-8 bytes (lone surrogates kept). A line
+    holding a line break (an odd caller's) has it read as a space, so that the text has one
+    line per line given."""
+    text = "\n".join(lines)
+    if text.count("\n") != len(lines) - 1:
+        text = "\n".join(line.replace("\n", " ") for line in lines)
+    return text, text.encode("utf-8", "surrogatepass")
+
+
 def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
-                  in_sentences: bool = True, honour_marker: bool = True) -> list[SecretMatch]:
+                  in_sentences: bool = True, honour_marker: bool = True,
+                  joined: tuple[str, bytes] | None = None) -> list[SecretMatch]:
     """All likely secrets in a file given as lines (no line endings). A line containing
     ALLOW_MARKER is skipped (for a PEM block: the BEGIN line). A value matching any `allow`
     regex (re.search on the value) is skipped. Sorted by position.
@@ -266,12 +279,16 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     if not lines:
         return []
     n = len(lines)
-    text = "\n".join(lines)
-    if text.count("\n") != n - 1:  # a line holding a line break (an odd caller's): read as a space
-        text = "\n".join(line.replace("\n", " ") for line in lines)
-    data = text.encode("utf-8", "surrogatepass")
+    text, data = joined if joined is not None else _joined(lines)
     found: list[_Found] = []
-    token_hits, candidates = _gate.engine().scan(data, text, n)
+    # Every shaped token holds a run of 20 token characters: a line without one has none. A
+    # short text is checked for runs first (most notes have none, and then the token probes
+    # are not looked for); a long one only where a probe matched.
+    run_lines: set[int] | None = None
+    if len(data) < _RUNS_FIRST:
+        run_lines = set()
+        lines_with(data.translate(_RUN_TABLE), _RUN_NEEDLE, n, run_lines, data)
+    token_hits, candidates = _gate.engine().scan(data, text, n, tokens=run_lines is None or bool(run_lines))
 
     if b"-----BEGIN" in data:
         begins: set[int] = set()
@@ -282,9 +299,9 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     aws_lines: list[int] = []
     spots = keyword_spots(data, token_hits)
     if spots:
-        # Every shaped token holds a run of 20 token characters: a line without one has none.
-        run_lines: set[int] = set()
-        lines_with(data.translate(_RUN_TABLE), _RUN_NEEDLE, n, run_lines, data)
+        if run_lines is None:
+            run_lines = set()
+            lines_with(data.translate(_RUN_TABLE), _RUN_NEEDLE, n, run_lines, data)
         for ln, where in sorted(spots_by_line(data, lines, spots).items()):
             if ln not in run_lines:
                 continue
@@ -315,13 +332,15 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
                     found.append((_P_URL, ln, ln, a, ln, e, kind, line[a:e]))
 
     # `candidates`: line -> the prefilter keywords on it (the lowered text's), found by the gate.
-    flags, pipes, azure = b"--" in data, b"|" in data, b"Key=" in data
+    if candidates:  # what the text holds at all, looked for once rather than on each line
+        flags, pipes, azure = b"--" in data, b"|" in data, b"=" in data and b"Key=" in data
     for ln in sorted(candidates):
         line = lines[ln]
         if (":" in line or "=" in line or "：" in line or " is " in line or " are " in line
                 or "是" in line or "为" in line):
-            for a, e, kind in find_assignments(line, candidates[ln], in_sentences, low=_lowered(line, n, data)):
-                found.append((_P_GENERIC, ln, ln, a, ln, e, kind, line[a:e]))
+            if len(line) < _LONG_LINE or _may_assign(line, candidates[ln], n, data):
+                for a, e, kind in find_assignments(line, candidates[ln], in_sentences, low=_lowered(line, n, data)):
+                    found.append((_P_GENERIC, ln, ln, a, ln, e, kind, line[a:e]))
         if flags and "--" in line:
             for a, e, kind in find_flags(line):
                 found.append((_P_FLAG, ln, ln, a, ln, e, kind, line[a:e]))
@@ -344,13 +363,20 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
 
 
 
+def _may_assign(line: str, words: list[str], n: int, data: bytes) -> bool:
+    """`may_assign` for a long line (`data`: the text's bytes, the line's own when it is the
+    only one)."""
+    raw = data if n == 1 else line.encode("utf-8", "surrogatepass")
+    return may_assign(raw, raw.lower(), 0, len(raw), words)
+
+
 def _lowered(line: str, n: int, data: bytes) -> str | None:
     """`line.lower()` for a long line that is not ASCII, made faster from its UTF-8 bytes
     (lowering ASCII letters there and decoding is several times faster than `str.lower`): the
     keywords looked for are ASCII or CJK, so their places are the same, unless the line holds
     one of the two characters whose lower case is ASCII or two characters long (`İ`, the
     Kelvin sign). None: let the caller lower the line."""
-    if len(line) < 4096 or line.isascii() or "\u0130" in line or "\u212a" in line:
+    if len(line) < _LONG_LINE or line.isascii() or "\u0130" in line or "\u212a" in line:
         return None
     raw = data if n == 1 else line.encode("utf-8", "surrogatepass")
     return raw.lower().decode("utf-8", "surrogatepass")

@@ -175,6 +175,47 @@ def _cjk_lines(text: str, word: str, n_lines: int, out: set[int]) -> None:
 # is given them in): ASCII ones on the lowered text, CJK ones as they are.
 GENERIC_ASCII = tuple(w for w in PREFILTER if w.isascii())
 GENERIC_CJK = tuple(w for w in PREFILTER if not w.isascii())
+# The ASCII words in pairs that share a letter, found by one search anchored on it.
+_PAIRS = (("token", "key", "k"), ("pass", "pwd", "p"), ("secret", "cred", "c"))
+
+
+def _pair_search(a: str, b: str, anchor: str) -> re.Pattern[bytes]:
+    alts = []
+    for w in (a, b):
+        i = w.index(anchor)
+        behind = f"(?<={re.escape(w[:i + 1])})" if i else ""
+        alts.append(behind + f"(?={re.escape(w[i + 1:])})")
+    return re.compile((re.escape(anchor) + "(?:" + "|".join(alts) + ")").encode())
+
+
+_PAIR_SEARCHES = tuple((a.encode(), b.encode(), _pair_search(a, b, anchor)) for a, b, anchor in _PAIRS)
+
+
+def _pair_lines(hay: bytes, a: bytes, b: bytes, search: re.Pattern[bytes], n_lines: int,
+                out_a: set[int], out_b: set[int]) -> None:
+    """`lines_with` for two words at once: one search for the first of either on a line, then
+    one bounded `find` in that line for the other."""
+    pos = ln = at = 0
+    while True:
+        m = search.search(hay, pos)
+        if m is None:
+            return
+        h = m.start()
+        ln += hay.count(b"\n", at, h)
+        at = h
+        if ln >= n_lines:
+            return
+        start = hay.rfind(b"\n", 0, h) + 1
+        end = hay.find(b"\n", h)
+        stop = len(hay) if end == -1 else end
+        if hay.find(a, max(start, h - len(a)), stop) != -1:
+            out_a.add(ln)
+        if hay.find(b, max(start, h - len(b)), stop) != -1:
+            out_b.add(ln)
+        if end == -1:
+            return
+        ln += 1
+        pos = at = end + 1
 
 
 class PureGate:
@@ -204,16 +245,24 @@ class PureGate:
             checks = [(i, self.probes[i].width, re.compile(self.probes[i].pattern.encode())) for i in ids]
             self.groups.append((anchor.encode(), search, checks))
 
-    def scan(self, data: bytes, text: str, n_lines: int) -> tuple[list[list[int]], dict[int, list[str]]]:
-        """The probes' matches in `data` (`hits`) and, for each line of `text` (`data` decoded,
-        `n_lines` lines) holding some, the prefilter words of the key-named rules on it."""
+    def scan(self, data: bytes, text: str, n_lines: int,
+             tokens: bool = True) -> tuple[list[list[int]], dict[int, list[str]]]:
+        """The probes' matches in `data` (`hits`; none looked for unless `tokens`) and, for each
+        line of `text` (`data` decoded, `n_lines` lines) holding some, the prefilter words of
+        the key-named rules on it."""
         lowered = data.lower()  # ASCII letters only: byte offsets and lines are unchanged
         candidates: dict[int, list[str]] = {}
         lines: set[int] = set()
+        found: dict[bytes, set[int]] = {}
+        for a, b, search in _PAIR_SEARCHES:
+            found[a], found[b] = set(), set()
+            _pair_lines(lowered, a, b, search, n_lines, found[a], found[b])
         for word in GENERIC_ASCII:
-            lines.clear()
-            lines_with(lowered, word.encode(), n_lines, lines, data)
-            for ln in lines:
+            key = word.encode()
+            if key not in found:
+                found[key] = set()
+                lines_with(lowered, key, n_lines, found[key], data)
+            for ln in found[key]:
                 candidates.setdefault(ln, []).append(word)
         if not data.isascii():
             for word in GENERIC_CJK:
@@ -221,7 +270,7 @@ class PureGate:
                 _cjk_lines(text, word, n_lines, lines)
                 for ln in lines:
                     candidates.setdefault(ln, []).append(word)
-        return self.hits(data), candidates
+        return self.hits(data) if tokens else [[] for _ in self.probes], candidates
 
     def hits(self, data: bytes) -> list[list[int]]:
         """For each probe, the start offsets of its matches in `data`, ascending."""
@@ -276,7 +325,8 @@ class Gate:
 
     name: str
 
-    def scan(self, data: bytes, text: str, n_lines: int) -> tuple[list[list[int]], dict[int, list[str]]]:
+    def scan(self, data: bytes, text: str, n_lines: int,
+             tokens: bool = True) -> tuple[list[list[int]], dict[int, list[str]]]:
         raise NotImplementedError
 
 

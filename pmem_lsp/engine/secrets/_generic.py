@@ -370,6 +370,35 @@ def _separators(line: str, prefilter_hits: Iterable[str] | None = None,
             i = low.find(kw, j if j > i else i + 1)
 
 
+_IDENT_BYTES = frozenset(c.encode()[0] for c in _IDENT_CHARS)
+_CLOSER_BYTES = frozenset(c.encode()[0] for c in _CLOSERS)
+_SEP_AT_BYTES = re.compile(_SEP_AT.pattern.encode())
+
+
+def may_assign(data: bytes, lowered: bytes, start: int, end: int, prefilter_hits: Iterable[str]) -> bool:
+    """Could `find_assignments` find anything on the line `data[start:end]` (UTF-8; `lowered`:
+    the same with ASCII letters lowered)? False when no keyword of `prefilter_hits` there is
+    followed, past its word and closing marks, by a separator: what `_separators` looks for,
+    looked for in the bytes, so that a long line (a drawing's JSON) with a keyword in an id
+    is not lowered and searched as text for nothing."""
+    for hit in prefilter_hits:
+        for kw in _PREFILTER_WORDS[hit]:
+            raw = kw.encode()
+            i = lowered.find(raw, start, end)
+            while i != -1:
+                j = i + len(raw)
+                if kw.isascii():
+                    while j < end and data[j] in _IDENT_BYTES:
+                        j += 1
+                k = j
+                while k < end and data[k] in _CLOSER_BYTES:
+                    k += 1
+                if _SEP_AT_BYTES.match(data, k, end) is not None:
+                    return True
+                i = lowered.find(raw, max(j, i + 1), end)
+    return False
+
+
 def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None,
                      in_sentences: bool = True, low: str | None = None) -> Iterator[tuple[int, int, str]]:
     """(start, end, kind) of each secret-looking value assigned to a secret-ish key on a line
