@@ -288,7 +288,7 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     if len(data) < _RUNS_FIRST:
         run_lines = set()
         lines_with(data.translate(_RUN_TABLE), _RUN_NEEDLE, n, run_lines, data)
-    token_hits, candidates = _gate.engine().scan(data, text, n, tokens=run_lines is None or bool(run_lines))
+    token_hits, candidates = _gate.engine(len(data)).scan(data, text, n, tokens=run_lines is None or bool(run_lines))
 
     if b"-----BEGIN" in data:
         begins: set[int] = set()
@@ -332,6 +332,7 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
                     found.append((_P_URL, ln, ln, a, ln, e, kind, line[a:e]))
 
     # `candidates`: line -> the prefilter keywords on it (the lowered text's), found by the gate.
+    flags = pipes = azure = False
     if candidates:  # what the text holds at all, looked for once rather than on each line
         flags, pipes, azure = b"--" in data, b"|" in data, b"=" in data and b"Key=" in data
     for ln in sorted(candidates):

@@ -330,35 +330,74 @@ class Gate:
         raise NotImplementedError
 
 
-def choose(name: str = "auto") -> PureGate | Gate:
-    """The engine called `name`: "pure" (the standard library), "compiled" (hyperscan; raises
-    ImportError without it) or "auto" (compiled when it can be imported, else pure)."""
+def choose(name: str) -> PureGate | Gate:
+    """The engine called `name`: "pure" (the standard library) or "compiled" (hyperscan; raises
+    ImportError without it)."""
     if name == "pure":
-        return PureGate()
-    try:
-        from ._compiled import CompiledGate
-    except ImportError:
-        if name == "compiled":
-            raise
-        return PureGate()
-    return CompiledGate()
+        return _pure_engine()
+    if name == "compiled":
+        compiled = _compiled_engine()
+        if compiled is None:
+            raise ImportError("the compiled secrets gate needs hyperscan: pip install 'pmem-lsp[fast]'")
+        return compiled
+    raise ValueError(f"no secrets gate called {name!r}: pure or compiled")
 
 
-_engine: PureGate | Gate | None = None
+# The compiled gate pays for its start (importing hyperscan and compiling the database: about
+# 25 ms, against 10 ms for the pure one) on a large text, or once a process has checked many:
+# a hook that checks one note never loads it, a check of a root does.
+BIG_TEXT = 128 * 1024  # bytes
+MANY_BYTES = 2 * 1024 * 1024  # bytes checked by this process so far
+_forced: PureGate | Gate | None = None
+_pure: PureGate | None = None
+_compiled: Gate | None | bool = None  # False: not installed
+_checked = 0
+_env_read = False
 
 
-def engine() -> PureGate | Gate:
-    """The engine in use: `PMEM_SECRETS_GATE` (pure, compiled, auto: the default), chosen at
-    the first check."""
-    global _engine
-    if _engine is None:
-        _engine = choose(os.environ.get("PMEM_SECRETS_GATE", "auto").strip().lower() or "auto")
-    return _engine
+def _pure_engine() -> PureGate:
+    global _pure
+    if _pure is None:
+        _pure = PureGate()
+    return _pure
 
 
-def use(name: str) -> PureGate | Gate:
-    """Switch the engine (tests and benchmarks run both); returns the one used before."""
-    global _engine
-    before = engine()
-    _engine = choose(name)
+def _compiled_engine() -> Gate | None:
+    global _compiled
+    if _compiled is None:
+        try:
+            from ._compiled import CompiledGate
+        except ImportError:
+            _compiled = False
+        else:
+            _compiled = CompiledGate()
+    return _compiled if isinstance(_compiled, Gate) else None
+
+
+def engine(size: int = 0) -> PureGate | Gate:
+    """The engine for a text of `size` bytes: `PMEM_SECRETS_GATE` (pure, compiled) when set,
+    else the compiled one for a large text or once this process has checked many bytes, when
+    it is installed, else the pure one. Both find the same."""
+    global _forced, _checked, _env_read
+    if not _env_read:
+        _env_read = True
+        name = os.environ.get("PMEM_SECRETS_GATE", "").strip().lower()
+        if name in ("pure", "compiled") and _forced is None:
+            _forced = choose(name)
+    if _forced is not None:
+        return _forced
+    _checked += size
+    if size >= BIG_TEXT or _checked >= MANY_BYTES:
+        compiled = _compiled_engine()
+        if compiled is not None:
+            return compiled
+    return _pure_engine()
+
+
+def use(name: str | None) -> PureGate | Gate | None:
+    """Use the engine `name` (pure, compiled) for every text, or go back to choosing by size
+    (None): tests and benchmarks run both. Returns the engine forced before, if any."""
+    global _forced, _env_read
+    before, _env_read = _forced, True
+    _forced = choose(name) if name is not None else None
     return before
