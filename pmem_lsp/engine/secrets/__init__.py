@@ -201,6 +201,7 @@ _RUN_TABLE = bytes(
 _RUN_NEEDLE = b"a" * _RUN
 _LONG_LINE = 4096  # characters: a line this long gets the checks that make it cheaper
 _RUNS_FIRST = 64 * 1024  # bytes: below, the runs are looked for before the token probes
+_FEW_LINES = 16  # lines with runs: up to this many, the pure gate looks at them alone
 
 
 def _keyword_rules() -> dict[str, tuple[int, ...]]:
@@ -288,7 +289,10 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     if len(data) < _RUNS_FIRST:
         run_lines = set()
         lines_with(data.translate(_RUN_TABLE), _RUN_NEEDLE, n, run_lines, data)
-    token_hits, candidates = _gate.engine(len(data)).scan(data, text, n, tokens=run_lines is None or bool(run_lines))
+    gate = _gate.engine(len(data))
+    # A few lines with runs in a note: the pure gate looks at those lines only.
+    by_line_only = run_lines is not None and isinstance(gate, _gate.PureGate) and 0 < len(run_lines) <= _FEW_LINES
+    token_hits, candidates = gate.scan(data, text, n, tokens=not by_line_only and (run_lines is None or bool(run_lines)))
 
     if b"-----BEGIN" in data:
         begins: set[int] = set()
@@ -297,12 +301,24 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
             found.append((_P_PEM, b, ln, a, eln, e, kind, value))
 
     aws_lines: list[int] = []
-    spots = keyword_spots(data, token_hits)
-    if spots:
+    if by_line_only:
+        # A probe's match never spans lines, and a spot found across a line break (a JWT's
+        # window, a Discord id's) gives no match on its line: these are the spots that count.
+        assert run_lines is not None and isinstance(gate, _gate.PureGate)
+        by_line = {}
+        for ln in run_lines:
+            raw = lines[ln].encode("utf-8", "surrogatepass")
+            spots = keyword_spots(raw, gate.hits(raw))
+            if spots:
+                by_line[ln] = spots_by_line(raw, [lines[ln]], spots)[0]
+    else:
+        spots = keyword_spots(data, token_hits)
+        by_line = spots_by_line(data, lines, spots) if spots else {}
+    if by_line:
         if run_lines is None:
             run_lines = set()
             lines_with(data.translate(_RUN_TABLE), _RUN_NEEDLE, n, run_lines, data)
-        for ln, where in sorted(spots_by_line(data, lines, spots).items()):
+        for ln, where in sorted(by_line.items()):
             if ln not in run_lines:
                 continue
             line = lines[ln]

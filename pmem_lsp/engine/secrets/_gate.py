@@ -188,6 +188,7 @@ def _pair_search(a: str, b: str, anchor: str) -> re.Pattern[bytes]:
     return re.compile((re.escape(anchor) + "(?:" + "|".join(alts) + ")").encode())
 
 
+_PAIRS_FROM = 64 * 1024  # bytes: a shorter text is searched word by word
 _PAIR_SEARCHES = tuple((a.encode(), b.encode(), _pair_search(a, b, anchor)) for a, b, anchor in _PAIRS)
 
 
@@ -254,9 +255,10 @@ class PureGate:
         candidates: dict[int, list[str]] = {}
         lines: set[int] = set()
         found: dict[bytes, set[int]] = {}
-        for a, b, search in _PAIR_SEARCHES:
-            found[a], found[b] = set(), set()
-            _pair_lines(lowered, a, b, search, n_lines, found[a], found[b])
+        if len(data) >= _PAIRS_FROM:  # else a search per word is cheaper: a note's lines are short
+            for a, b, search in _PAIR_SEARCHES:
+                found[a], found[b] = set(), set()
+                _pair_lines(lowered, a, b, search, n_lines, found[a], found[b])
         for word in GENERIC_ASCII:
             key = word.encode()
             if key not in found:
