@@ -292,7 +292,8 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     gate = _gate.engine(len(data))
     # A few lines with runs in a note: the pure gate looks at those lines only.
     by_line_only = run_lines is not None and isinstance(gate, _gate.PureGate) and 0 < len(run_lines) <= _FEW_LINES
-    token_hits, candidates = gate.scan(data, text, n, tokens=not by_line_only and (run_lines is None or bool(run_lines)))
+    tokens = not by_line_only and (run_lines is None or bool(run_lines))
+    token_hits, candidates = gate.scan(data, text, n, tokens=tokens)
 
     if b"-----BEGIN" in data:
         begins: set[int] = set()
