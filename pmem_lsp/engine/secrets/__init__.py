@@ -293,11 +293,20 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     # A few lines with runs in a note: the pure gate looks at those lines only.
     by_line_only = run_lines is not None and isinstance(gate, _gate.PureGate) and 0 < len(run_lines) <= _FEW_LINES
     tokens = not by_line_only and (run_lines is None or bool(run_lines))
-    token_hits, candidates = gate.scan(data, text, n, tokens=tokens)
+    lowered = data.lower() if isinstance(gate, _gate.PureGate) else None
+    token_hits, candidates = gate.scan(data, text, n, tokens=tokens, lowered=lowered)
 
-    if b"-----BEGIN" in data:
+    begin_hits = token_hits[_gate.BEGIN_PROBE]
+    if begin_hits or (not tokens and b"-----BEGIN" in data):  # the probes were not looked for
         begins: set[int] = set()
-        lines_with(data, b"-----BEGIN", n, begins)
+        if begin_hits:
+            ln = at = 0
+            for b in begin_hits:
+                ln += data.count(b"\n", at, b)
+                at = b
+                begins.add(ln)
+        else:
+            lines_with(data, b"-----BEGIN", n, begins)
         for b, ln, a, eln, e, kind, value in find_pem(lines, sorted(begins)):
             found.append((_P_PEM, b, ln, a, eln, e, kind, value))
 
@@ -356,7 +365,7 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
         line = lines[ln]
         if (":" in line or "=" in line or "：" in line or " is " in line or " are " in line
                 or "是" in line or "为" in line):
-            if len(line) < _LONG_LINE or _may_assign(line, candidates[ln], n, data):
+            if len(line) < _LONG_LINE or _may_assign(line, candidates[ln], n, data, lowered):
                 for a, e, kind in find_assignments(line, candidates[ln], in_sentences, low=_lowered(line, n, data)):
                     found.append((_P_GENERIC, ln, ln, a, ln, e, kind, line[a:e]))
         if flags and "--" in line:
@@ -381,10 +390,12 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
 
 
 
-def _may_assign(line: str, words: list[str], n: int, data: bytes) -> bool:
+def _may_assign(line: str, words: list[str], n: int, data: bytes, lowered: bytes | None) -> bool:
     """`may_assign` for a long line (`data`: the text's bytes, the line's own when it is the
-    only one)."""
-    raw = data if n == 1 else line.encode("utf-8", "surrogatepass")
+    only one; `lowered`: `data.lower()` when known)."""
+    if n == 1:
+        return may_assign(data, lowered if lowered is not None else data.lower(), 0, len(data), words)
+    raw = line.encode("utf-8", "surrogatepass")
     return may_assign(raw, raw.lower(), 0, len(raw), words)
 
 

@@ -29,10 +29,10 @@ class CompiledGate(Gate):
                         flags=flags)
         self.local = threading.local()  # a scratch space per thread: the server checks in workers
 
-    def scan(self, data: bytes, text: str, n_lines: int,
-             tokens: bool = True) -> tuple[list[list[int]], dict[int, list[str]]]:
-        # One pass finds the probes with the words: `tokens` (the caller's hint that no line
-        # can hold a token) saves nothing here.
+    def scan(self, data: bytes, text: str, n_lines: int, tokens: bool = True,
+             lowered: bytes | None = None) -> tuple[list[list[int]], dict[int, list[str]]]:
+        # One pass finds the probes with the words (case folded by hyperscan): `tokens` (the
+        # caller's hint that no line can hold a token) and `lowered` save nothing here.
         out: list[list[int]] = [[] for _ in PROBES]
         words: list[tuple[int, int]] = []  # (start, word index)
         sizes, n_probes = self.sizes, self.n_probes

@@ -69,6 +69,8 @@ _TOKEN_CHARS = r"[A-Za-z0-9_\-]"
 DISCORD = Probe("", ".", _TOKEN_CHARS + r"{6}\.", 0, 8, "")
 JWT = Probe("", ".", "e[yw]", 0, 3, "")
 TELEGRAM = Probe("", ":A", _TOKEN_CHARS + "{34}", 0, 36, "")
+# Not a token rule's: where a PEM block may begin (`_pem.find_pem`), found in the same pass.
+BEGIN = Probe("", "-", re.escape("----BEGIN"), 0, 10, "")
 _SPECIAL_KEYWORDS = {"MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT", "eyJ", ":A"}
 _DISCORD_PAIRS = frozenset(k.encode() for k in _SPECIAL_KEYWORDS if len(k) == 2 and k[0] in "MNO")
 
@@ -83,10 +85,11 @@ def _probes() -> tuple[Probe, ...]:
         for kw in TOKEN_RULES[i].keywords:
             if kw not in _SPECIAL_KEYWORDS:
                 keywords[kw] = None
-    return (*(_literal(kw) for kw in keywords), DISCORD, JWT, TELEGRAM)
+    return (*(_literal(kw) for kw in keywords), DISCORD, JWT, TELEGRAM, BEGIN)
 
 
 PROBES = _probes()
+BEGIN_PROBE = PROBES.index(BEGIN)
 # The JWT regex: `eyJ` then 10 to 8192 token characters before the first `.`.
 _JWT_HEAD_MIN, _JWT_HEAD_MAX = 3 + 10, 3 + 8192
 
@@ -117,7 +120,7 @@ def keyword_spots(data: bytes, hits: Sequence[Sequence[int]]) -> list[tuple[int,
                         out.append((p, "eyJ"))
                         p = data.find(b"eyJ", p + 1, hi + 2)
                     done = hi
-        else:  # TELEGRAM
+        elif probe is TELEGRAM:
             out.extend((s, ":A") for s in starts)
     out.sort()
     return out
@@ -246,12 +249,13 @@ class PureGate:
             checks = [(i, self.probes[i].width, re.compile(self.probes[i].pattern.encode())) for i in ids]
             self.groups.append((anchor.encode(), search, checks))
 
-    def scan(self, data: bytes, text: str, n_lines: int,
-             tokens: bool = True) -> tuple[list[list[int]], dict[int, list[str]]]:
+    def scan(self, data: bytes, text: str, n_lines: int, tokens: bool = True,
+             lowered: bytes | None = None) -> tuple[list[list[int]], dict[int, list[str]]]:
         """The probes' matches in `data` (`hits`; none looked for unless `tokens`) and, for each
         line of `text` (`data` decoded, `n_lines` lines) holding some, the prefilter words of
-        the key-named rules on it."""
-        lowered = data.lower()  # ASCII letters only: byte offsets and lines are unchanged
+        the key-named rules on it (`lowered`: `data.lower()`, when the caller has it)."""
+        if lowered is None:
+            lowered = data.lower()  # ASCII letters only: byte offsets and lines are unchanged
         candidates: dict[int, list[str]] = {}
         lines: set[int] = set()
         found: dict[bytes, set[int]] = {}
@@ -327,8 +331,8 @@ class Gate:
 
     name: str
 
-    def scan(self, data: bytes, text: str, n_lines: int,
-             tokens: bool = True) -> tuple[list[list[int]], dict[int, list[str]]]:
+    def scan(self, data: bytes, text: str, n_lines: int, tokens: bool = True,
+             lowered: bytes | None = None) -> tuple[list[list[int]], dict[int, list[str]]]:
         raise NotImplementedError
 
 
