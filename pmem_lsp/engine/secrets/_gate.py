@@ -238,12 +238,21 @@ class PureGate:
                 self.plain.append((i, p.keyword.encode()))
         self.groups: list[tuple[bytes, re.Pattern[bytes], list[tuple[int, int, re.Pattern[bytes]]]]] = []
         for anchor, ids in groups.items():
-            alts = []
+            behind_alts, ahead_alts = [], []
             for i in ids:
                 p = self.probes[i]
-                behind = f"(?<={p.before}{re.escape(anchor)})" if p.before else ""
                 ahead = f"(?={p.after})" if p.after else ""
-                alts.append(behind + ahead)
+                if p.before:
+                    behind_alts.append(f"(?<={p.before}{re.escape(anchor)})" + ahead)
+                else:
+                    ahead_alts.append(ahead)
+            alts = list(ahead_alts)
+            if behind_alts:
+                # One character class before the anchor first: most anchors in a text (a dot
+                # after a digit, a hyphen in a word) fail it, and then no look-behind is tried.
+                last = sorted({re.escape(self.probes[i].keyword[self.probes[i].width - 1])
+                               for i in ids if self.probes[i].before})
+                alts.insert(0, f"(?<=[{''.join(last)}]{re.escape(anchor)})(?:" + "|".join(behind_alts) + ")")
             search = re.compile((re.escape(anchor) + "(?:" + "|".join(alts) + ")").encode()) if all(alts) \
                 else re.compile(re.escape(anchor).encode())
             checks = [(i, self.probes[i].width, re.compile(self.probes[i].pattern.encode())) for i in ids]
