@@ -22,7 +22,7 @@ import test_secrets_precision as precision
 import secrets_eval as ev
 from pmem_lsp.engine.secrets import _disguise, _gate, find_secrets
 from pmem_lsp.engine.secrets._gate import GATED_RULES, PREFILTER, PROBES, PureGate, keyword_spots, spots_by_line
-from pmem_lsp.engine.secrets._generic import find_assignments, may_assign
+from pmem_lsp.engine.secrets._generic import find_assignments, find_flags, may_assign
 from pmem_lsp.engine.secrets._tokens import TOKEN_RULES, token_matches
 
 try:
@@ -267,6 +267,17 @@ def test_the_engine_is_chosen_by_the_size_of_the_work_what_is_installed_and_the_
                | st.characters(), max_size=30))
 def test_the_disguise_check_in_bytes_agrees_with_the_character_class(text):
     assert _disguise.disguised(_data(text)) == (_disguise._DISGUISED.search(text) is not None)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["", " ", "x", "-", "_", "`"]), st.sampled_from(["--", "---", "-"]),
+                          st.sampled_from(["password", "pass-phrase", "token", "API", "x"]),
+                          st.sampled_from([" ", "\t", "=", "  ", ""]), st.sampled_from(["Xk9mPq2vLz8Rt4w", "x", "`a`"])),
+                max_size=4).map(lambda parts: " ".join("".join(p) for p in parts)))
+def test_a_flag_is_read_only_where_the_text_shows_one(line):
+    from pmem_lsp.engine.secrets import _FLAG_NEAR
+    if list(find_flags(line)):
+        assert _FLAG_NEAR.search(_data(line)) is not None
 
 
 @settings(max_examples=400, deadline=None)

@@ -188,6 +188,8 @@ WEAK_REASONS = {
     _P_CELL: "named only by its table column, in no known format",
 }
 
+# What every `--password …` that `find_flags` reads starts with (its regex, in bytes).
+_FLAG_NEAR = re.compile(rb"--[a-z][a-z\-]*[ \t]")
 _AWS_SECRET_NEAR_ID = re.compile(r"(?<![A-Za-z0-9/+])(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
 
 # The token prefilter: every shaped token holds a run of at least 20 of these characters
@@ -360,7 +362,8 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     # `candidates`: line -> the prefilter keywords on it (the lowered text's), found by the gate.
     flags = pipes = azure = False
     if candidates:  # what the text holds at all, looked for once rather than on each line
-        flags, pipes, azure = b"--" in data, b"|" in data, b"=" in data and b"Key=" in data
+        flags = b"--" in data and _FLAG_NEAR.search(data) is not None
+        pipes, azure = b"|" in data, b"=" in data and b"Key=" in data
     for ln in sorted(candidates):
         line = lines[ln]
         if (":" in line or "=" in line or "：" in line or " is " in line or " are " in line
