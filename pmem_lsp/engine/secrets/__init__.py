@@ -324,7 +324,7 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
             if spots:
                 by_line[ln] = spots_by_line(raw, [lines[ln]], spots)[0]
     else:
-        spots = keyword_spots(data, token_hits)
+        spots = keyword_spots(data, token_hits) if tokens else []
         by_line = spots_by_line(data, lines, spots) if spots else {}
     if by_line:
         if run_lines is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 
 import hyperscan  # type: ignore[import-not-found,unused-ignore]
 
@@ -30,7 +31,7 @@ class CompiledGate(Gate):
         self.local = threading.local()  # a scratch space per thread: the server checks in workers
 
     def scan(self, data: bytes, text: str, n_lines: int, tokens: bool = True,
-             lowered: bytes | None = None) -> tuple[list[list[int]], dict[int, list[str]]]:
+             lowered: bytes | None = None) -> tuple[Sequence[Sequence[int]], dict[int, list[str]]]:
         # One pass finds the probes with the words (case folded by hyperscan): `tokens` (the
         # caller's hint that no line can hold a token) and `lowered` save nothing here.
         out: list[list[int]] = [[] for _ in PROBES]

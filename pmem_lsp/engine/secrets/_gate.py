@@ -89,6 +89,7 @@ def _probes() -> tuple[Probe, ...]:
 
 
 PROBES = _probes()
+_NO_HITS: tuple[tuple[int, ...], ...] = ((),) * len(PROBES)
 BEGIN_PROBE = PROBES.index(BEGIN)
 # The JWT regex: `eyJ` then 10 to 8192 token characters before the first `.`.
 _JWT_HEAD_MIN, _JWT_HEAD_MAX = 3 + 10, 3 + 8192
@@ -259,7 +260,7 @@ class PureGate:
             self.groups.append((anchor.encode(), search, checks))
 
     def scan(self, data: bytes, text: str, n_lines: int, tokens: bool = True,
-             lowered: bytes | None = None) -> tuple[list[list[int]], dict[int, list[str]]]:
+             lowered: bytes | None = None) -> tuple[Sequence[Sequence[int]], dict[int, list[str]]]:
         """The probes' matches in `data` (`hits`; none looked for unless `tokens`) and, for each
         line of `text` (`data` decoded, `n_lines` lines) holding some, the prefilter words of
         the key-named rules on it (`lowered`: `data.lower()`, when the caller has it)."""
@@ -285,7 +286,7 @@ class PureGate:
                 _cjk_lines(text, word, n_lines, lines)
                 for ln in lines:
                     candidates.setdefault(ln, []).append(word)
-        return self.hits(data) if tokens else [[] for _ in self.probes], candidates
+        return self.hits(data) if tokens else _NO_HITS, candidates
 
     def hits(self, data: bytes) -> list[list[int]]:
         """For each probe, the start offsets of its matches in `data`, ascending."""
@@ -341,7 +342,7 @@ class Gate:
     name: str
 
     def scan(self, data: bytes, text: str, n_lines: int, tokens: bool = True,
-             lowered: bytes | None = None) -> tuple[list[list[int]], dict[int, list[str]]]:
+             lowered: bytes | None = None) -> tuple[Sequence[Sequence[int]], dict[int, list[str]]]:
         raise NotImplementedError
 
 
