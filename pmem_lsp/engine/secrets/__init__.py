@@ -4,11 +4,13 @@
 value itself: a `SecretMatch` holds positions, a kind and a masked hint (at most the first four
 characters and the length), so nothing built from it can repeat the secret.
 
-How it stays fast: the text is joined once, and each rule runs only on the lines that contain
-one of its case-sensitive literal keywords (`ghp_`, `AKIA`, `-----BEGIN`, `://` …; the
-key-named rules use lowercase keywords on the lowered text). A note with no candidate costs a
-few `str.find` calls. Then, per rule: regex → structure and entropy checks → placeholder and
-example checks → the caller's allow regexes. Where two rules claim overlapping text the more
+How it stays fast: the text is joined and encoded once, and a gate (`_gate.py`, or its
+compiled twin `_compiled.py` when hyperscan is installed) finds in a few passes where each
+token rule's keywords are (`ghp_`, `AKIA`, `-----BEGIN` …) and which lines hold a key-named
+rule's word (lowercase, on the lowered text); a rule's regex is tried only there, and only on
+lines holding a run of 20 token characters. A note with no candidate costs a few searches.
+Then, per rule: regex → structure and entropy checks → placeholder and example checks → the
+caller's allow regexes. Where two rules claim overlapping text the more
 specific one wins (a GitHub token on a `token:` line is a "GitHub token").
 """
 
