@@ -7,7 +7,11 @@ Notes timed:
 - typical: a ~20 KB memory note of English and Chinese prose, code blocks, tables and links,
   with the words "token", "password", "key" in prose and two planted secrets;
 - dense: ~20 KB cut from the labelled evaluation set (a planted item every few lines);
-- clean: ~20 KB of prose with none of the prefilter's literals (the prefilter's floor).
+- clean: ~20 KB of prose with none of the prefilter's literals (the prefilter's floor);
+- drawing: the 1 MB one-line JSON of an Excalidraw note (`generate_realshaped.py`, issue 26).
+
+Each with both gate engines (`engine/secrets/_gate.py`): pure, and compiled when hyperscan
+(`pmem-lsp[fast]`) is installed.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from pmem_lsp.engine.secrets import find_secrets  # noqa: E402
+from generate_realshaped import megabyte_json_line  # noqa: E402
+from pmem_lsp.engine.secrets import _gate, find_secrets  # noqa: E402
 from secrets_eval import CODE, EN, TOKENS, ZH, generate, v_password  # noqa: E402
 
 TARGET = 20 * 1024
@@ -104,11 +109,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=300)
     args = ap.parse_args(argv)
 
-    for name, lines in (("typical", typical_note()), ("dense", dense_note()), ("clean", clean_note())):
+    engines = ["pure"]
+    try:
+        _gate.choose("compiled")
+        engines.append("compiled")
+    except ImportError:
+        print("(hyperscan is not installed: the pure gate only; pip install 'pmem-lsp[fast]')")
+    notes = (("typical", typical_note()), ("dense", dense_note()), ("clean", clean_note()),
+             ("drawing", [megabyte_json_line()]))
+    for name, lines in notes:
         size = len("\n".join(lines).encode())
-        ms = median_ms(lines, args.runs)
-        print(f"{name:8} {size / 1024:5.1f} KB  {len(lines):4} lines  median {ms:.3f} ms  "
-              f"({ms * TARGET / size:.3f} ms per 20 KB)  {len(find_secrets(lines))} matches")
+        for engine in engines:
+            _gate.use(engine)
+            ms = median_ms(lines, args.runs if name != "drawing" else max(5, args.runs // 20))
+            print(f"{name:8} {engine:8} {size / 1024:7.1f} KB  {len(lines):4} lines  median {ms:.3f} ms  "
+                  f"({ms * TARGET / size:.3f} ms per 20 KB)  {len(find_secrets(lines))} matches")
+    _gate.use(None)
 
     try:
         from detect_secrets.core.scan import scan_line  # noqa: F401

@@ -4,11 +4,13 @@
 value itself: a `SecretMatch` holds positions, a kind and a masked hint (at most the first four
 characters and the length), so nothing built from it can repeat the secret.
 
-How it stays fast: the text is joined once, and each rule runs only on the lines that contain
-one of its case-sensitive literal keywords (`ghp_`, `AKIA`, `-----BEGIN`, `://` …; the
-key-named rules use lowercase keywords on the lowered text). A note with no candidate costs a
-few `str.find` calls. Then, per rule: regex → structure and entropy checks → placeholder and
-example checks → the caller's allow regexes. Where two rules claim overlapping text the more
+How it stays fast: the text is joined and encoded once, and a gate (`_gate.py`, or its
+compiled twin `_compiled.py` when hyperscan is installed) finds in a few passes where each
+token rule's keywords are (`ghp_`, `AKIA`, `-----BEGIN` …) and which lines hold a key-named
+rule's word (lowercase, on the lowered text); a rule's regex is tried only there, and only on
+lines holding a run of 20 token characters. A note with no candidate costs a few searches.
+Then, per rule: regex → structure and entropy checks → placeholder and example checks → the
+caller's allow regexes. Where two rules claim overlapping text the more
 specific one wins (a GitHub token on a `token:` line is a "GitHub token").
 """
 
@@ -20,10 +22,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..names import map_strings
-from . import _disguise
+from . import _disguise, _gate
 from ._checks import looks_random
+from ._gate import GATED_RULES, keyword_spots, lines_with, spots_by_line
 from ._generic import PREFILTER as _GENERIC_KEYWORDS
-from ._generic import find_assignments, find_flags, find_in_table, find_url_credentials
+from ._generic import find_assignments, find_flags, find_in_table, find_url_credentials, may_assign
 from ._pem import find_pem
 from ._tokens import TOKEN_RULES, body_ok, token_matches
 
@@ -187,6 +190,8 @@ WEAK_REASONS = {
     _P_CELL: "named only by its table column, in no known format",
 }
 
+# What every `--password …` that `find_flags` reads starts with (its regex, in bytes).
+_FLAG_NEAR = re.compile(rb"--[a-z][a-z\-]*[ \t]")
 _AWS_SECRET_NEAR_ID = re.compile(r"(?<![A-Za-z0-9/+])(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
 
 # The token prefilter: every shaped token holds a run of at least 20 of these characters
@@ -198,45 +203,22 @@ _RUN_TABLE = bytes(
     for b in range(256)
 )
 _RUN_NEEDLE = b"a" * _RUN
+_LONG_LINE = 4096  # characters: a line this long gets the checks that make it cheaper
+_RUNS_FIRST = 64 * 1024  # bytes: below, the runs are looked for before the token probes
+_FEW_LINES = 16  # lines with runs: up to this many, the pure gate looks at them alone
 
 
-def _gates() -> tuple[tuple[str, tuple[int, ...]], ...]:
-    by_literal: dict[str, list[int]] = {}
-    for i, rule in enumerate(TOKEN_RULES):
-        for kw in rule.keywords:
-            by_literal.setdefault(kw, []).append(i)
-    return tuple((kw, tuple(ids)) for kw, ids in by_literal.items())
+def _keyword_rules() -> dict[str, tuple[int, ...]]:
+    by_keyword: dict[str, list[int]] = {}
+    for i in GATED_RULES:
+        for kw in TOKEN_RULES[i].keywords:
+            by_keyword.setdefault(kw, []).append(i)
+    return {kw: tuple(ids) for kw, ids in by_keyword.items()}
 
 
-_GATES = _gates()
-_GATES_B = tuple((kw.encode(), kw, ids) for kw, ids in _GATES)
+_KEYWORD_RULES = _keyword_rules()
 # Azure connection-string keys have no run guarantee ("+" and "/" break it): tried on key lines.
 _AZURE_RULES = tuple(i for i, rule in enumerate(TOKEN_RULES) if rule.keywords[0].endswith("Key="))
-_GENERIC_ASCII = tuple(k.encode() for k in _GENERIC_KEYWORDS if k.isascii())
-_GENERIC_CJK = tuple(k.encode() for k in _GENERIC_KEYWORDS if not k.isascii())
-
-
-def _lines_with(hay: bytes, needle: bytes, n_lines: int, out: set[int], data: bytes | None = None) -> None:
-    """Add to `out` the indices of the lines holding `needle` in `hay`, a same-length image of
-    `data` (the UTF-8 text with "\n" between lines; default `hay` itself)."""
-    if data is None:
-        data = hay
-    pos = hay.find(needle)
-    ln = last = 0
-    while pos != -1:
-        ln += data.count(b"\n", last, pos)
-        last = pos
-        if ln >= n_lines:
-            break
-        out.add(ln)
-        # The line is in: go on from the next one (a long line holding the needle thousands
-        # of times is found once, not once per occurrence).
-        nl = data.find(b"\n", pos)
-        if nl == -1:
-            break
-        ln += 1
-        last = nl + 1
-        pos = hay.find(needle, nl + 1)
 
 
 def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
@@ -245,12 +227,12 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     (`_disguise.py`: invisible characters, look-alike letters, a token broken over two lines).
     `honour_marker=False`: ALLOW_MARKER is not honoured (masking, and judging an agent's
     write: the marker is a person's decision). See `_find_secrets` for the rest."""
-    found = _find_secrets(lines, allow, in_sentences=in_sentences, honour_marker=honour_marker)
     if not lines:
-        return found
-    text = "\n".join(lines)
+        return []
+    text, data = _joined(lines)
+    found = _find_secrets(lines, allow, in_sentences=in_sentences, honour_marker=honour_marker, joined=(text, data))
     extra: list[SecretMatch] = []
-    folded = _disguise.fold(lines, text)
+    folded = _disguise.fold(lines, text, data)
     if folded is not None:
         flines, maps = folded
         for m in _find_secrets(flines, allow, in_sentences=in_sentences, honour_marker=honour_marker):
@@ -258,7 +240,7 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
             start = a_map[m.start] if a_map is not None else m.start
             end = e_map[m.end - 1] + 1 if e_map is not None and m.end > 0 else m.end
             extra.append(SecretMatch(m.line, start, m.end_line, end, m.kind, m.hint))
-    for ln, indent in _disguise.joins(text):
+    for ln, indent in _disguise.joins(text) if "\n" in text else ():
         head, tail = lines[ln], lines[ln + 1][indent:]
         if honour_marker and (ALLOW_MARKER in head or ALLOW_MARKER in tail):
             continue
@@ -279,8 +261,19 @@ def _same_place(a: SecretMatch, b: SecretMatch) -> bool:
     return (a.line, a.start) < (b.end_line, b.end) and (b.line, b.start) < (a.end_line, a.end)
 
 
+def _joined(lines: list[str]) -> tuple[str, bytes]:
+    """The lines joined with "\\n", as text and as UTF-8 bytes (lone surrogates kept). A line
+    holding a line break (an odd caller's) has it read as a space, so that the text has one
+    line per line given."""
+    text = "\n".join(lines)
+    if text.count("\n") != len(lines) - 1:
+        text = "\n".join(line.replace("\n", " ") for line in lines)
+    return text, text.encode("utf-8", "surrogatepass")
+
+
 def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
-                  in_sentences: bool = True, honour_marker: bool = True) -> list[SecretMatch]:
+                  in_sentences: bool = True, honour_marker: bool = True,
+                  joined: tuple[str, bytes] | None = None) -> list[SecretMatch]:
     """All likely secrets in a file given as lines (no line endings). A line containing
     ALLOW_MARKER is skipped (for a PEM block: the BEGIN line). A value matching any `allow`
     regex (re.search on the value) is skipped. Sorted by position.
@@ -291,40 +284,65 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     if not lines:
         return []
     n = len(lines)
-    data = "\n".join(lines).encode("utf-8", "surrogatepass")
+    text, data = joined if joined is not None else _joined(lines)
     found: list[_Found] = []
+    # Every shaped token holds a run of 20 token characters: a line without one has none. A
+    # short text is checked for runs first (most notes have none, and then the token probes
+    # are not looked for); a long one only where a probe matched.
+    run_lines: set[int] | None = None
+    if len(data) < _RUNS_FIRST:
+        run_lines = set()
+        lines_with(data.translate(_RUN_TABLE), _RUN_NEEDLE, n, run_lines, data)
+    gate = _gate.engine(len(data))
+    # A few lines with runs in a note: the pure gate looks at those lines only.
+    by_line_only = run_lines is not None and isinstance(gate, _gate.PureGate) and 0 < len(run_lines) <= _FEW_LINES
+    tokens = not by_line_only and (run_lines is None or bool(run_lines))
+    lowered = data.lower() if isinstance(gate, _gate.PureGate) else None
+    token_hits, candidates = gate.scan(data, text, n, tokens=tokens, lowered=lowered)
 
-    if b"-----BEGIN" in data:
+    begin_hits = token_hits[_gate.BEGIN_PROBE]
+    if begin_hits or (not tokens and b"-----BEGIN" in data):  # the probes were not looked for
         begins: set[int] = set()
-        _lines_with(data, b"-----BEGIN", n, begins)
+        if begin_hits:
+            ln = at = 0
+            for b in begin_hits:
+                ln += data.count(b"\n", at, b)
+                at = b
+                begins.add(ln)
+        else:
+            lines_with(data, b"-----BEGIN", n, begins)
         for b, ln, a, eln, e, kind, value in find_pem(lines, sorted(begins)):
             found.append((_P_PEM, b, ln, a, eln, e, kind, value))
 
     aws_lines: list[int] = []
-    token_lines: set[int] = set()
-    _lines_with(data.translate(_RUN_TABLE), _RUN_NEEDLE, n, token_lines, data)
-    # The keywords in the file at all, looked for once rather than on each candidate line
-    # (an index of `%20` routes has a candidate on every line); one line: on that line only.
-    gates = [(kw, ids) for kwb, kw, ids in _GATES_B if kwb in data] if len(token_lines) > 1 else _GATES
-    for ln in sorted(token_lines):
-        line = lines[ln]
-        todo: set[int] = set()
-        where: dict[str, list[int]] = {}  # each keyword on the line: where it is, found once
-        for kw, ids in gates:
-            p = line.find(kw)
-            if p != -1:
-                todo.update(ids)
-                at = where[kw] = []
-                while p != -1:
-                    at.append(p)
-                    p = line.find(kw, p + 1)
-        for i in sorted(todo):
-            rule = TOKEN_RULES[i]
-            for m in token_matches(rule, line, where):
-                if body_ok(rule, m):
-                    found.append((_P_TOKEN + i, ln, ln, m.start("v"), ln, m.end("v"), rule.kind, m.group("v")))
-                    if rule.kind == "AWS access key id":
-                        aws_lines.append(ln)
+    if by_line_only:
+        # A probe's match never spans lines, and a spot found across a line break (a JWT's
+        # window, a Discord id's) gives no match on its line: these are the spots that count.
+        assert run_lines is not None and isinstance(gate, _gate.PureGate)
+        by_line = {}
+        for ln in run_lines:
+            raw = lines[ln].encode("utf-8", "surrogatepass")
+            spots = keyword_spots(raw, gate.hits(raw))
+            if spots:
+                by_line[ln] = spots_by_line(raw, [lines[ln]], spots)[0]
+    else:
+        spots = keyword_spots(data, token_hits) if tokens else []
+        by_line = spots_by_line(data, lines, spots) if spots else {}
+    if by_line:
+        if run_lines is None:
+            run_lines = set()
+            lines_with(data.translate(_RUN_TABLE), _RUN_NEEDLE, n, run_lines, data)
+        for ln, where in sorted(by_line.items()):
+            if ln not in run_lines:
+                continue
+            line = lines[ln]
+            for i in sorted({i for kw in where for i in _KEYWORD_RULES[kw]}):
+                rule = TOKEN_RULES[i]
+                for m in token_matches(rule, line, where):
+                    if body_ok(rule, m):
+                        found.append((_P_TOKEN + i, ln, ln, m.start("v"), ln, m.end("v"), rule.kind, m.group("v")))
+                        if rule.kind == "AWS access key id":
+                            aws_lines.append(ln)
 
     # An AWS secret access key written beside its key id (same line, no key name).
     for ln in set(aws_lines):
@@ -336,35 +354,32 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
 
     if b"://" in data:
         url_lines: set[int] = set()
-        _lines_with(data, b"://", n, url_lines)
+        lines_with(data, b"://", n, url_lines)
         for ln in sorted(url_lines):
             line = lines[ln]
             if "@" in line:
                 for a, e, kind in find_url_credentials(line):
                     found.append((_P_URL, ln, ln, a, ln, e, kind, line[a:e]))
 
-    lowered = data.lower()  # ASCII letters only: byte offsets and lines are unchanged
-    candidates: dict[int, list[str]] = {}  # line -> the prefilter keywords on it
-    hits: set[int] = set()
-    for needle in _GENERIC_ASCII + (() if data.isascii() else _GENERIC_CJK):
-        hits.clear()
-        _lines_with(lowered, needle, n, hits, data)
-        word = needle.decode()
-        for ln in hits:
-            candidates.setdefault(ln, []).append(word)
+    # `candidates`: line -> the prefilter keywords on it (the lowered text's), found by the gate.
+    flags = pipes = azure = False
+    if candidates:  # what the text holds at all, looked for once rather than on each line
+        flags = b"--" in data and _FLAG_NEAR.search(data) is not None
+        pipes, azure = b"|" in data, b"=" in data and b"Key=" in data
     for ln in sorted(candidates):
         line = lines[ln]
         if (":" in line or "=" in line or "：" in line or " is " in line or " are " in line
                 or "是" in line or "为" in line):
-            for a, e, kind in find_assignments(line, candidates[ln], in_sentences):
-                found.append((_P_GENERIC, ln, ln, a, ln, e, kind, line[a:e]))
-        if "--" in line:
+            if len(line) < _LONG_LINE or _may_assign(line, candidates[ln], n, data, lowered):
+                for a, e, kind in find_assignments(line, candidates[ln], in_sentences, low=_lowered(line, n, data)):
+                    found.append((_P_GENERIC, ln, ln, a, ln, e, kind, line[a:e]))
+        if flags and "--" in line:
             for a, e, kind in find_flags(line):
                 found.append((_P_FLAG, ln, ln, a, ln, e, kind, line[a:e]))
-        if "|" in line:
+        if pipes and "|" in line:
             for tl, a, e, kind in find_in_table(lines, ln):
                 found.append((_P_CELL, tl, tl, a, tl, e, kind, lines[tl][a:e]))
-        if "Key=" in line:  # Azure connection strings (AccountKey=, SharedAccessKey=)
+        if azure and "Key=" in line:  # Azure connection strings (AccountKey=, SharedAccessKey=)
             for i in _AZURE_RULES:
                 rule = TOKEN_RULES[i]
                 for m in token_matches(rule, line):
@@ -375,9 +390,30 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
         return []
     allowed: set[int] = set()
     if honour_marker and ALLOW_MARKER.encode() in data:
-        _lines_with(data, ALLOW_MARKER.encode(), n, allowed)
+        lines_with(data, ALLOW_MARKER.encode(), n, allowed)
     return _resolve(found, allowed, allow)
 
+
+
+def _may_assign(line: str, words: list[str], n: int, data: bytes, lowered: bytes | None) -> bool:
+    """`may_assign` for a long line (`data`: the text's bytes, the line's own when it is the
+    only one; `lowered`: `data.lower()` when known)."""
+    if n == 1:
+        return may_assign(data, lowered if lowered is not None else data.lower(), 0, len(data), words)
+    raw = line.encode("utf-8", "surrogatepass")
+    return may_assign(raw, raw.lower(), 0, len(raw), words)
+
+
+def _lowered(line: str, n: int, data: bytes) -> str | None:
+    """`line.lower()` for a long line that is not ASCII, made faster from its UTF-8 bytes
+    (lowering ASCII letters there and decoding is several times faster than `str.lower`): the
+    keywords looked for are ASCII or CJK, so their places are the same, unless the line holds
+    one of the two characters whose lower case is ASCII or two characters long (`İ`, the
+    Kelvin sign). None: let the caller lower the line."""
+    if len(line) < _LONG_LINE or line.isascii() or "\u0130" in line or "\u212a" in line:
+        return None
+    raw = data if n == 1 else line.encode("utf-8", "surrogatepass")
+    return raw.lower().decode("utf-8", "surrogatepass")
 
 
 def _overlaps(spans: tuple[list, list] | None, lo: tuple[int, int], hi: tuple[int, int]) -> bool:

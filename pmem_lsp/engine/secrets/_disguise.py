@@ -51,6 +51,30 @@ _FOLD.update({ord(c): "" for c in INVISIBLE})
 _DISGUISED = re.compile("[" + re.escape(INVISIBLE + "".join(_LOOK_ALIKES)) + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
 
 
+def _by_lead() -> tuple[tuple[bytes, re.Pattern[bytes]], ...]:
+    """The same characters as UTF-8 bytes, one search per leading byte: a search that starts
+    with one byte skips to it in C, where the class above is tried at every character (a 1 MB
+    line of JSON: 9 ms, against well under 1 ms for these)."""
+    chars = set(INVISIBLE) | set(_LOOK_ALIKES) | {chr(c) for c in _FULLWIDTH}
+    tails: dict[int, list[bytes]] = {}
+    for ch in chars:
+        raw = ch.encode()
+        tails.setdefault(raw[0], []).append(raw[1:])
+    return tuple((bytes([lead]), re.compile(re.escape(bytes([lead])) + b"(?:" + b"|".join(
+        re.escape(t) for t in sorted(ts, key=len, reverse=True)) + b")")) for lead, ts in sorted(tails.items()))
+
+
+_BY_LEAD = _by_lead()
+_LEADS = bytes(1 if any(lead[0] == b for lead, _rx in _BY_LEAD) else 0 for b in range(256))
+
+
+def disguised(data: bytes) -> bool:
+    """Does `data` (UTF-8) hold a character `fold` folds?"""
+    if data.isascii() or b"\x01" not in data.translate(_LEADS):
+        return False
+    return any(lead in data and rx.search(data) is not None for lead, rx in _BY_LEAD)
+
+
 def fold_line(line: str) -> tuple[str, list[int]]:
     """The line folded, and for each of its characters the offset it came from in `line`
     (plus one entry for the end)."""
@@ -68,10 +92,10 @@ def fold_line(line: str) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
-def fold(lines: list[str], text: str) -> tuple[list[str], list[list[int] | None]] | None:
+def fold(lines: list[str], text: str, data: bytes | None = None) -> tuple[list[str], list[list[int] | None]] | None:
     """The folded lines and their offset maps (None for a line left as it was); None when
-    `text` (the lines joined) holds nothing to fold."""
-    if text.isascii() or _DISGUISED.search(text) is None:
+    `text` (the lines joined; `data`: the same as UTF-8) holds nothing to fold."""
+    if text.isascii() or not disguised(data if data is not None else text.encode("utf-8", "surrogatepass")):
         return None
     folded: list[str] = []
     maps: list[list[int] | None] = []

@@ -341,9 +341,12 @@ _NEXT_PARAM = re.compile(r"&[A-Za-z_][\w.\-]*=")
 _SEP_AT = re.compile(r":=|=>|[:：=]|(?:is|are)[ \t]|是|为")
 
 
-def _separators(line: str, prefilter_hits: Iterable[str] | None = None) -> Iterator[re.Match[str]]:
-    """Separators that directly follow a word holding a secret keyword."""
-    low = line.lower()
+def _separators(line: str, prefilter_hits: Iterable[str] | None = None,
+                low: str | None = None) -> Iterator[re.Match[str]]:
+    """Separators that directly follow a word holding a secret keyword (`low`: the line
+    lowered, when the caller has it)."""
+    if low is None:
+        low = line.lower()
     n = len(line)
     seen: set[int] = set()
     if prefilter_hits is None:
@@ -367,16 +370,46 @@ def _separators(line: str, prefilter_hits: Iterable[str] | None = None) -> Itera
             i = low.find(kw, j if j > i else i + 1)
 
 
+_IDENT_BYTES = frozenset(c.encode()[0] for c in _IDENT_CHARS)
+_CLOSER_BYTES = frozenset(c.encode()[0] for c in _CLOSERS)
+_SEP_AT_BYTES = re.compile(_SEP_AT.pattern.encode())
+
+
+def may_assign(data: bytes, lowered: bytes, start: int, end: int, prefilter_hits: Iterable[str]) -> bool:
+    """Could `find_assignments` find anything on the line `data[start:end]` (UTF-8; `lowered`:
+    the same with ASCII letters lowered)? False when no keyword of `prefilter_hits` there is
+    followed, past its word and closing marks, by a separator: what `_separators` looks for,
+    looked for in the bytes, so that a long line (a drawing's JSON) with a keyword in an id
+    is not lowered and searched as text for nothing."""
+    for hit in prefilter_hits:
+        for kw in _PREFILTER_WORDS[hit]:
+            raw = kw.encode()
+            i = lowered.find(raw, start, end)
+            while i != -1:
+                j = i + len(raw)
+                if kw.isascii():
+                    while j < end and data[j] in _IDENT_BYTES:
+                        j += 1
+                k = j
+                while k < end and data[k] in _CLOSER_BYTES:
+                    k += 1
+                if _SEP_AT_BYTES.match(data, k, end) is not None:
+                    return True
+                i = lowered.find(raw, max(j, i + 1), end)
+    return False
+
+
 def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None,
-                     in_sentences: bool = True) -> Iterator[tuple[int, int, str]]:
+                     in_sentences: bool = True, low: str | None = None) -> Iterator[tuple[int, int, str]]:
     """(start, end, kind) of each secret-looking value assigned to a secret-ish key on a line
     (`prefilter_hits`: the PREFILTER literals known to be on it, to look for those only;
-    `in_sentences`: a key inside a sentence counts too, else only an assignment's key)."""
+    `in_sentences`: a key inside a sentence counts too, else only an assignment's key;
+    `low`: `line.lower()`, or the same places of its ASCII and CJK letters, when known)."""
     scan = _LineScan(line)
     m_lead = _LINE_LEAD.match(line)
     assert m_lead is not None  # every part is optional: it always matches
     lead = m_lead.end()
-    for m in _separators(line, prefilter_hits):
+    for m in _separators(line, prefilter_hits, low):
         s, e = m.start(), m.end()
         sep = m.group(0)
         if sep == ":" and (line.startswith("//", e) or line.startswith(":", e) or (s and line[s - 1] == ":")):

@@ -1,0 +1,419 @@
+"""The gate in front of the token rules: where on a text one of their keywords is, found in a
+few passes over the whole text rather than one `str.find` pass per keyword (docs/decisions.md,
+"Secrets: one gate, two engines").
+
+A *probe* is a fixed-width pattern around one anchor: a rare character (`_`, `-`, `.`, `=`), a
+short literal (`:A`, `A` before `KIA`/`Iza`/…), or none (a plain literal, found with
+`bytes.find`). Every keyword of `TOKEN_RULES` is the literal of one probe, except three whose
+matches have a better anchor than their keyword: a Discord bot token (its keyword, two letters,
+is found 24–28 characters before a `.` followed by six token characters and a `.`), a JWT (its
+`eyJ` is found in the run of token characters before a `.e[yw]`), and a Telegram bot token
+(`:A` followed by 34 token characters). Each token rule's keywords and reach cover every place
+its regex can match (`_tokens.py`), so trying the regex only at the keyword spots the probes
+give finds what trying it at every keyword occurrence on the line did.
+
+Two engines find the probes' matches, with identical results (`tests/engine/test_secrets_gate.py`):
+
+- `PureGate`: for each anchor, one `re` search whose pattern starts with that anchor (the
+  regex engine skips to it as fast as `bytes.find`), with each probe's text before and after
+  the anchor as a look-behind and a look-ahead; then each hit is checked against the probes of
+  its anchor, so probes that share an anchor position are all seen. Only the anchor character
+  is consumed, so overlapping matches are found too.
+- `_compiled.CompiledGate` (the optional extra `pmem-lsp[fast]`, hyperscan): every probe in one
+  compiled database, one pass.
+
+The text is bytes (UTF-8, `surrogatepass`): offsets are byte offsets, turned into line and
+character offsets by `spots_by_line`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ._generic import PREFILTER
+from ._tokens import TOKEN_RULES
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    before: str  # regex of fixed width `width`, before the anchor
+    anchor: str  # the literal the search skips to ("": a plain literal, `bytes.find`)
+    after: str  # regex after the anchor
+    width: int  # bytes before the anchor
+    size: int  # bytes of a whole match
+    keyword: str  # the keyword a match stands for ("" for the three special probes)
+
+    @property
+    def pattern(self) -> str:
+        return self.before + re.escape(self.anchor) + self.after
+
+
+# Anchors in order of preference: the rarest first in prose, code and JSON alike.
+_ANCHORS = "=_-."
+
+
+def _literal(keyword: str) -> Probe:
+    for a in _ANCHORS:
+        i = keyword.find(a)
+        if i != -1:
+            return Probe(re.escape(keyword[:i]), a, re.escape(keyword[i + 1:]), i, len(keyword), keyword)
+    if keyword.startswith("A"):  # AKIA, ASIA, ABIA, ACCA, A3T, AIza, ATATT: an uppercase A is rare enough
+        return Probe("", "A", re.escape(keyword[1:]), 0, len(keyword), keyword)
+    return Probe("", "", re.escape(keyword), 0, len(keyword), keyword)  # dapi
+
+
+_TOKEN_CHARS = r"[A-Za-z0-9_\-]"
+DISCORD = Probe("", ".", _TOKEN_CHARS + r"{6}\.", 0, 8, "")
+JWT = Probe("", ".", "e[yw]", 0, 3, "")
+TELEGRAM = Probe("", ":A", _TOKEN_CHARS + "{34}", 0, 36, "")
+# Not a token rule's: where a PEM block may begin (`_pem.find_pem`), found in the same pass.
+BEGIN = Probe("", "-", re.escape("----BEGIN"), 0, 10, "")
+_SPECIAL_KEYWORDS = {"MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT", "eyJ", ":A"}
+_DISCORD_PAIRS = frozenset(k.encode() for k in _SPECIAL_KEYWORDS if len(k) == 2 and k[0] in "MNO")
+
+# The rules the gate serves: Azure's connection-string keys (`AccountKey=`, …) are tried on
+# every line that names a key (`find_secrets`), so they need no gate.
+GATED_RULES = tuple(i for i, rule in enumerate(TOKEN_RULES) if not rule.keywords[0].endswith("Key="))
+
+
+def _probes() -> tuple[Probe, ...]:
+    keywords: dict[str, None] = {}
+    for i in GATED_RULES:
+        for kw in TOKEN_RULES[i].keywords:
+            if kw not in _SPECIAL_KEYWORDS:
+                keywords[kw] = None
+    return (*(_literal(kw) for kw in keywords), DISCORD, JWT, TELEGRAM, BEGIN)
+
+
+PROBES = _probes()
+_NO_HITS: tuple[tuple[int, ...], ...] = ((),) * len(PROBES)
+BEGIN_PROBE = PROBES.index(BEGIN)
+# The JWT regex: `eyJ` then 10 to 8192 token characters before the first `.`.
+_JWT_HEAD_MIN, _JWT_HEAD_MAX = 3 + 10, 3 + 8192
+
+
+def keyword_spots(data: bytes, hits: Sequence[Sequence[int]]) -> list[tuple[int, str]]:
+    """(byte offset, keyword) for every keyword spot the probes' `hits` (start offsets per
+    probe of PROBES, ascending) stand for, sorted."""
+    out: list[tuple[int, str]] = []
+    for probe, starts in zip(PROBES, hits, strict=True):
+        if not starts:
+            continue
+        if probe.keyword:
+            kw = probe.keyword
+            out.extend((s, kw) for s in starts)
+        elif probe is DISCORD:
+            for d in starts:  # the id part is 24 to 28 characters before the first dot
+                for s in range(max(0, d - 28), d - 23):
+                    pair = data[s:s + 2]
+                    if pair in _DISCORD_PAIRS:
+                        out.append((s, pair.decode()))
+        elif probe is JWT:
+            done = 0  # keyword starts below this were looked for already (windows never overlap)
+            for d in starts:
+                lo, hi = max(done, d - _JWT_HEAD_MAX), d - _JWT_HEAD_MIN + 1
+                if lo < hi:
+                    p = data.find(b"eyJ", lo, hi + 2)
+                    while p != -1:
+                        out.append((p, "eyJ"))
+                        p = data.find(b"eyJ", p + 1, hi + 2)
+                    done = hi
+        elif probe is TELEGRAM:
+            out.extend((s, ":A") for s in starts)
+    out.sort()
+    return out
+
+
+def lines_with(hay: bytes, needle: bytes, n_lines: int, out: set[int], data: bytes | None = None) -> None:
+    """Add to `out` the indices of the lines holding `needle` in `hay`, a same-length image of
+    `data` (the UTF-8 text with "\n" between lines; default `hay` itself)."""
+    if data is None:
+        data = hay
+    pos = hay.find(needle)
+    ln = last = 0
+    while pos != -1:
+        ln += data.count(b"\n", last, pos)
+        last = pos
+        if ln >= n_lines:
+            break
+        out.add(ln)
+        # The line is in: go on from the next one (a long line holding the needle thousands
+        # of times is found once, not once per occurrence).
+        nl = data.find(b"\n", pos)
+        if nl == -1:
+            break
+        ln += 1
+        last = nl + 1
+        pos = hay.find(needle, nl + 1)
+
+
+def _cjk_lines(text: str, word: str, n_lines: int, out: set[int]) -> None:
+    """Add to `out` the lines of `text` holding `word` (one or two CJK characters), found by
+    its last character: a search for one character of a text that is not ASCII is a memchr,
+    many times faster than a search for its UTF-8 bytes."""
+    last, head = word[-1], word[:-1]
+    k = len(head)
+    pos = text.find(last)
+    ln = at = 0
+    while pos != -1:
+        if head and (pos < k or text[pos - k:pos] != head):
+            pos = text.find(last, pos + 1)
+            continue
+        ln += text.count("\n", at, pos)
+        at = pos
+        if ln >= n_lines:
+            break
+        out.add(ln)
+        nl = text.find("\n", pos)
+        if nl == -1:
+            break
+        ln += 1
+        at = nl + 1
+        pos = text.find(last, nl + 1)
+
+
+# The key-named rules' prefilter words, in PREFILTER's order (the order `find_assignments`
+# is given them in): ASCII ones on the lowered text, CJK ones as they are.
+GENERIC_ASCII = tuple(w for w in PREFILTER if w.isascii())
+GENERIC_CJK = tuple(w for w in PREFILTER if not w.isascii())
+# The ASCII words in pairs that share a letter, found by one search anchored on it.
+_PAIRS = (("token", "key", "k"), ("pass", "pwd", "p"), ("secret", "cred", "c"))
+
+
+def _pair_search(a: str, b: str, anchor: str) -> re.Pattern[bytes]:
+    alts = []
+    for w in (a, b):
+        i = w.index(anchor)
+        behind = f"(?<={re.escape(w[:i + 1])})" if i else ""
+        alts.append(behind + f"(?={re.escape(w[i + 1:])})")
+    return re.compile((re.escape(anchor) + "(?:" + "|".join(alts) + ")").encode())
+
+
+_PAIRS_FROM = 64 * 1024  # bytes: a shorter text is searched word by word
+_PAIR_SEARCHES = tuple((a.encode(), b.encode(), _pair_search(a, b, anchor)) for a, b, anchor in _PAIRS)
+
+
+def _pair_lines(hay: bytes, a: bytes, b: bytes, search: re.Pattern[bytes], n_lines: int,
+                out_a: set[int], out_b: set[int]) -> None:
+    """`lines_with` for two words at once: one search for the first of either on a line, then
+    one bounded `find` in that line for the other."""
+    pos = ln = at = 0
+    while True:
+        m = search.search(hay, pos)
+        if m is None:
+            return
+        h = m.start()
+        ln += hay.count(b"\n", at, h)
+        at = h
+        if ln >= n_lines:
+            return
+        start = hay.rfind(b"\n", 0, h) + 1
+        end = hay.find(b"\n", h)
+        stop = len(hay) if end == -1 else end
+        if hay.find(a, max(start, h - len(a)), stop) != -1:
+            out_a.add(ln)
+        if hay.find(b, max(start, h - len(b)), stop) != -1:
+            out_b.add(ln)
+        if end == -1:
+            return
+        ln += 1
+        pos = at = end + 1
+
+
+class PureGate:
+    """The probes found with the standard library's `re`: one search per anchor."""
+
+    name = "pure"
+
+    def __init__(self, probes: Sequence[Probe] = PROBES) -> None:
+        self.probes = tuple(probes)
+        groups: dict[str, list[int]] = {}
+        self.plain: list[tuple[int, bytes]] = []
+        for i, p in enumerate(self.probes):
+            if p.anchor:
+                groups.setdefault(p.anchor, []).append(i)
+            else:
+                self.plain.append((i, p.keyword.encode()))
+        self.groups: list[tuple[bytes, re.Pattern[bytes], list[tuple[int, int, re.Pattern[bytes]]]]] = []
+        for anchor, ids in groups.items():
+            behind_alts, ahead_alts = [], []
+            for i in ids:
+                p = self.probes[i]
+                ahead = f"(?={p.after})" if p.after else ""
+                if p.before:
+                    behind_alts.append(f"(?<={p.before}{re.escape(anchor)})" + ahead)
+                else:
+                    ahead_alts.append(ahead)
+            alts = list(ahead_alts)
+            if behind_alts:
+                # One character class before the anchor first: most anchors in a text (a dot
+                # after a digit, a hyphen in a word) fail it, and then no look-behind is tried.
+                last = sorted({re.escape(self.probes[i].keyword[self.probes[i].width - 1])
+                               for i in ids if self.probes[i].before})
+                alts.insert(0, f"(?<=[{''.join(last)}]{re.escape(anchor)})(?:" + "|".join(behind_alts) + ")")
+            search = re.compile((re.escape(anchor) + "(?:" + "|".join(alts) + ")").encode()) if all(alts) \
+                else re.compile(re.escape(anchor).encode())
+            checks = [(i, self.probes[i].width, re.compile(self.probes[i].pattern.encode())) for i in ids]
+            self.groups.append((anchor.encode(), search, checks))
+
+    def scan(self, data: bytes, text: str, n_lines: int, tokens: bool = True,
+             lowered: bytes | None = None) -> tuple[Sequence[Sequence[int]], dict[int, list[str]]]:
+        """The probes' matches in `data` (`hits`; none looked for unless `tokens`) and, for each
+        line of `text` (`data` decoded, `n_lines` lines) holding some, the prefilter words of
+        the key-named rules on it (`lowered`: `data.lower()`, when the caller has it)."""
+        if lowered is None:
+            lowered = data.lower()  # ASCII letters only: byte offsets and lines are unchanged
+        candidates: dict[int, list[str]] = {}
+        lines: set[int] = set()
+        found: dict[bytes, set[int]] = {}
+        if len(data) >= _PAIRS_FROM:  # else a search per word is cheaper: a note's lines are short
+            for a, b, search in _PAIR_SEARCHES:
+                found[a], found[b] = set(), set()
+                _pair_lines(lowered, a, b, search, n_lines, found[a], found[b])
+        for word in GENERIC_ASCII:
+            key = word.encode()
+            if key not in found:
+                found[key] = set()
+                lines_with(lowered, key, n_lines, found[key], data)
+            for ln in found[key]:
+                candidates.setdefault(ln, []).append(word)
+        if not data.isascii():
+            for word in GENERIC_CJK:
+                lines.clear()
+                _cjk_lines(text, word, n_lines, lines)
+                for ln in lines:
+                    candidates.setdefault(ln, []).append(word)
+        return self.hits(data) if tokens else _NO_HITS, candidates
+
+    def hits(self, data: bytes) -> list[list[int]]:
+        """For each probe, the start offsets of its matches in `data`, ascending."""
+        out: list[list[int]] = [[] for _ in self.probes]
+        for anchor, search, checks in self.groups:
+            if anchor not in data:  # one memchr: most texts lack most anchors
+                continue
+            for m in search.finditer(data):
+                h = m.start()
+                for i, width, full in checks:
+                    s = h - width
+                    if s >= 0 and full.match(data, s):
+                        out[i].append(s)
+        for i, needle in self.plain:
+            p = data.find(needle)
+            while p != -1:
+                out[i].append(p)
+                p = data.find(needle, p + 1)
+        return out
+
+
+def spots_by_line(data: bytes, lines: Sequence[str],
+                  spots: Iterable[tuple[int, str]]) -> dict[int, dict[str, list[int]]]:
+    """The keyword spots (byte offsets into `data`, the lines joined with "\\n", ascending) as
+    line -> keyword -> character offsets in that line, ascending."""
+    out: dict[int, dict[str, list[int]]] = {}
+    ln = 0
+    line_start = 0  # byte offset of line `ln`
+    line_end = data.find(b"\n")  # -1: `ln` is the last line
+    ascii_line = bool(lines) and lines[0].isascii()
+    last_b = last_c = 0  # the last spot converted on this line: byte and character offsets in it
+    for b, kw in spots:
+        if line_end != -1 and b > line_end:
+            ln += data.count(b"\n", line_start, b)
+            line_start = data.rfind(b"\n", 0, b) + 1
+            line_end = data.find(b"\n", b)
+            ascii_line = lines[ln].isascii()
+            last_b = last_c = 0
+        if ascii_line:
+            c = b - line_start
+        else:
+            c = last_c + len(data[line_start + last_b:b].decode("utf-8", "surrogatepass"))
+            last_b, last_c = b - line_start, c
+        at = out.setdefault(ln, {}).setdefault(kw, [])
+        if not at or at[-1] != c:  # a spot two probes stand for (a Discord id before two dots)
+            at.append(c)
+    return out
+
+
+class Gate:
+    """What an engine offers (see `PureGate.scan`)."""
+
+    name: str
+
+    def scan(self, data: bytes, text: str, n_lines: int, tokens: bool = True,
+             lowered: bytes | None = None) -> tuple[Sequence[Sequence[int]], dict[int, list[str]]]:
+        raise NotImplementedError
+
+
+def choose(name: str) -> PureGate | Gate:
+    """The engine called `name`: "pure" (the standard library) or "compiled" (hyperscan; raises
+    ImportError without it)."""
+    if name == "pure":
+        return _pure_engine()
+    if name == "compiled":
+        compiled = _compiled_engine()
+        if compiled is None:
+            raise ImportError("the compiled secrets gate needs hyperscan: pip install 'pmem-lsp[fast]'")
+        return compiled
+    raise ValueError(f"no secrets gate called {name!r}: pure or compiled")
+
+
+# The compiled gate pays for its start (importing hyperscan and compiling the database: about
+# 25 ms, against 10 ms for the pure one) on a large text, or once a process has checked many:
+# a hook that checks one note never loads it, a check of a root does.
+BIG_TEXT = 128 * 1024  # bytes
+MANY_BYTES = 2 * 1024 * 1024  # bytes checked by this process so far
+_forced: PureGate | Gate | None = None
+_pure: PureGate | None = None
+_compiled: Gate | None | bool = None  # False: not installed
+_checked = 0
+_env_read = False
+
+
+def _pure_engine() -> PureGate:
+    global _pure
+    if _pure is None:
+        _pure = PureGate()
+    return _pure
+
+
+def _compiled_engine() -> Gate | None:
+    global _compiled
+    if _compiled is None:
+        try:
+            from ._compiled import CompiledGate
+        except ImportError:
+            _compiled = False
+        else:
+            _compiled = CompiledGate()
+    return _compiled if isinstance(_compiled, Gate) else None
+
+
+def engine(size: int = 0) -> PureGate | Gate:
+    """The engine for a text of `size` bytes: `PMEM_SECRETS_GATE` (pure, compiled) when set,
+    else the compiled one for a large text or once this process has checked many bytes, when
+    it is installed, else the pure one. Both find the same."""
+    global _forced, _checked, _env_read
+    if not _env_read:
+        _env_read = True
+        name = os.environ.get("PMEM_SECRETS_GATE", "").strip().lower()
+        if name in ("pure", "compiled") and _forced is None:
+            _forced = choose(name)
+    if _forced is not None:
+        return _forced
+    _checked += size
+    if size >= BIG_TEXT or _checked >= MANY_BYTES:
+        compiled = _compiled_engine()
+        if compiled is not None:
+            return compiled
+    return _pure_engine()
+
+
+def use(name: str | None) -> PureGate | Gate | None:
+    """Use the engine `name` (pure, compiled) for every text, or go back to choosing by size
+    (None): tests and benchmarks run both. Returns the engine forced before, if any."""
+    global _forced, _env_read
+    before, _env_read = _forced, True
+    _forced = choose(name) if name is not None else None
+    return before

@@ -1,0 +1,297 @@
+"""The gate in front of PM401's detectors (`engine/secrets/_gate.py`, `_compiled.py`;
+docs/decisions.md, "Secrets: one gate, two engines"). The pure engine is held to a brute-force
+reference always; the compiled one (hyperscan, the extra `pmem-lsp[fast]`) to the pure one
+where it is installed: probe by probe, line by line, and finding by finding on generated text,
+the precision fixtures and the evaluation corpus (benchmarks/secrets_eval.py)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import astuple
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import test_secrets_precision as precision
+
+import secrets_eval as ev
+from pmem_lsp.engine.secrets import _disguise, _gate, find_secrets
+from pmem_lsp.engine.secrets._gate import GATED_RULES, PREFILTER, PROBES, PureGate, keyword_spots, spots_by_line
+from pmem_lsp.engine.secrets._generic import find_assignments, find_flags, may_assign
+from pmem_lsp.engine.secrets._tokens import TOKEN_RULES, token_matches
+
+try:
+    COMPILED = _gate.choose("compiled")
+except ImportError:
+    COMPILED = None
+needs_compiled = pytest.mark.skipif(COMPILED is None, reason="hyperscan (pmem-lsp[fast]) is not installed")
+PURE = PureGate()
+
+# Pieces texts are built from: every probe's keyword, the pieces of the three special probes,
+# the key words in every case and script, separators, disguises, and the characters whose
+# lower case is not one ASCII letter. Token prefixes are concatenated (no token in the file).
+_KEYWORDS = sorted({kw for i in GATED_RULES for kw in TOKEN_RULES[i].keywords})
+_PIECES = [*_KEYWORDS, "MT" + "k4", "Nj", "OD", "ey" + "J", ".ey", ".ew", ":A", "12345678:", "https://", "discord",
+           "-----BEG" + "IN ", "://", "pass", "Password", "PWD", "secret", "Token", "KEY", "auth", "Cred", "密码", "密钥",
+           "口令", "令牌", "秘钥", "私钥", "密", "令", "钥", ": ", "=", "：", " is ", " are ", "是", "为", "--", "|", '"', "'",
+           "**", "\n", " ", ".", "_", "-", "/", "%", "\u200b", "а", "ｐ", "—", "İ", "\u212a", "ü", "项目"]
+_RUN = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+_B62, _HEX = ev.B62, "0123456789abcdef"
+
+
+def _rs(r, alphabet, lo, hi=None):
+    return "".join(r.choice(alphabet) for _ in range(r.randint(lo, hi or lo)))
+
+
+# Every token shape of TOKEN_RULES, random (the evaluation's generators, and the shapes it
+# lacks built here the same way), so that the rules' regexes really match in generated text.
+_SHAPES = [*ev.TOKENS.values(),
+           lambda r: "GOCSPX" + "-" + _rs(r, _RUN, 28), lambda r: "ya" + "29." + _rs(r, _RUN, 30, 60),
+           lambda r: "?si" + "g=" + _rs(r, _B62 + "%+/", 30, 60), lambda r: "xa" + "pp-1-A1B2-123-" + _rs(r, _HEX, 20, 40),
+           lambda r: "wh" + "sec_" + _rs(r, _B62, 24, 40), lambda r: "sk" + "-or-v1-" + _rs(r, _HEX, 64),
+           lambda r: "hf" + "_" + _rs(r, _B62, 30, 40), lambda r: "gs" + "k_" + _rs(r, _B62, 40, 50),
+           lambda r: "xa" + "i-" + _rs(r, _B62, 60, 70), lambda r: "pp" + "lx-" + _rs(r, _B62, 40, 50),
+           lambda r: "r8" + "_" + _rs(r, _B62, 30, 40), lambda r: "SG" + "." + _rs(r, _RUN, 22) + "." + _rs(r, _RUN, 43),
+           lambda r: "shp" + "at_" + _rs(r, _HEX, 32), lambda r: "do" + "p_v1_" + _rs(r, _HEX, 64),
+           lambda r: "lin" + "_api_" + _rs(r, _B62, 40), lambda r: "nt" + "n_" + _rs(r, _B62, 40, 50),
+           lambda r: "PM" + "AK-" + _rs(r, _HEX, 24) + "-" + _rs(r, _HEX, 34), lambda r: "hv" + "s." + _rs(r, _RUN, 24, 40),
+           lambda r: "AT" + "ATT" + _rs(r, _RUN + "=", 60, 80), lambda r: "da" + "pi" + _rs(r, _HEX, 32),
+           lambda r: "fi" + "gd_" + _rs(r, _RUN, 40, 50), lambda r: "sb" + "p_" + _rs(r, _HEX, 40),
+           lambda r: "xoxe." + "xo" + "xb-" + _rs(r, _B62, 10, 30),
+           lambda r: "https://canary.discordapp.com/api/web" + "hooks/12345678/" + _rs(r, _RUN, 40, 60),
+           lambda r: "https://hooks." + "slack.com/workflows/" + _rs(r, _RUN + "/", 20, 40)]
+
+
+@st.composite
+def _token(draw):
+    """A token in some rule's shape, sometimes cut short or glued to what comes before."""
+    r = draw(st.randoms(use_true_random=False))
+    value = draw(st.sampled_from(_SHAPES))(r)
+    if isinstance(value, list):  # a PEM block: its lines
+        value = "\n".join(value)
+    cut = draw(st.integers(0, 3))
+    if cut == 1:
+        value = value[:draw(st.integers(0, len(value)))]
+    elif cut == 2:
+        value = draw(st.sampled_from(["x", "_", "%", ".", "-", ":", "0"])) + value
+    return value
+
+
+texts = st.lists(st.one_of(st.sampled_from(_PIECES), st.text(_RUN, min_size=1, max_size=48),
+                           st.text(max_size=4), _token()), max_size=40).map("".join)
+
+
+def _data(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def reference_hits(data: bytes) -> list[list[int]]:
+    """Every start of every probe: a look-ahead tried at every offset."""
+    return [[m.start() for m in re.finditer(b"(?=" + p.pattern.encode() + b")", data)] for p in PROBES]
+
+
+def reference_candidates(text: str) -> dict[int, list[str]]:
+    """Each line's prefilter words, looked for line by line (ASCII ones in the line's bytes
+    with ASCII letters lowered, as the gate reads them)."""
+    out = {}
+    for ln, line in enumerate(text.split("\n")):
+        low = _data(line).lower()
+        words = [w for w in PREFILTER if (w.encode() in low if w.isascii() else w in line)]
+        if words:
+            out[ln] = words
+    return out
+
+
+def reference_where(line: str) -> dict[str, list[int]]:
+    """Every occurrence of every gated rule's keywords on the line (what the rules were tried
+    at before the gate)."""
+    out = {}
+    for i in GATED_RULES:
+        for kw in TOKEN_RULES[i].keywords:
+            at = [m.start() for m in re.finditer("(?=" + re.escape(kw) + ")", line)]
+            if at:
+                out[kw] = at
+    return out
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts)
+def test_the_pure_gate_finds_every_match_of_every_probe_and_every_key_word(text):
+    data = _data(text)
+    hits, candidates = PURE.scan(data, text, text.count("\n") + 1)
+    assert hits == reference_hits(data)
+    assert candidates == reference_candidates(text)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts)
+def test_the_keyword_spots_give_every_rule_the_matches_every_keyword_occurrence_gives(text):
+    lines = text.split("\n")
+    data = _data(text)
+    by_line = spots_by_line(data, lines, keyword_spots(data, reference_hits(data)))
+    for ln, line in enumerate(lines):
+        where, everywhere = by_line.get(ln, {}), reference_where(line)
+        for i in GATED_RULES:
+            rule = TOKEN_RULES[i]
+            assert [m.span() for m in token_matches(rule, line, where)] == \
+                [m.span() for m in token_matches(rule, line, everywhere)], rule.kind
+
+
+# Each rule's regex at the ends of its reach, where a gate that looks a character too near or
+# too far misses a match: (kind, line).
+_B = "Bb1" * 30
+BOUNDARIES = [
+    ("Discord bot token", "MT" + "a" * 22 + "." + "b" * 6 + "." + "c" * 27),  # id part 24, the shortest
+    ("Discord bot token", "x OD" + "a" * 26 + "." + "b" * 6 + "." + "c" * 40),  # id part 28, the longest
+    ("JWT", "ey" + "J" + "a" * 10 + ".ey" + "b" * 10 + "." + "c" * 16),  # the shortest header
+    ("JWT", "(ey" + "J" + "a" * 8192 + ".ew" + "b" * 10 + "." + "c" * 16 + ")"),  # the longest
+    ("Telegram bot token", "123456:" + "A" + _B[:34]),
+    ("Telegram bot token", "bot 123456789012:" + "A" + _B[:34]),
+    ("Slack token", "xoxe." + "xo" + "xp-" + _B[:10]),
+    ("Slack webhook URL", "http://hooks." + "slack.com/services/" + _B[:20]),
+    ("Slack webhook URL", "https://hooks." + "slack.com/triggers/" + _B[:20]),
+    ("Discord webhook URL", "http://discord.com/api/web" + "hooks/12345/" + _B[:40]),
+    ("Discord webhook URL", "https://canary.discordapp.com/api/web" + "hooks/1234567890123456789012345/" + _B[:40]),
+    ("Azure SAS token", "https://x.blob.core.windows.net/c?sv=1&si" + "g=" + _B[:30] + "%3D"),
+    ("AWS access key id", "id AK" + "IA" + "ABCDEFGHIJKLMNOP and AC" + "CA" + "ABCDEFGHIJKLMNOP"),
+    ("Stripe secret key", "key=sk" + "_live_" + _B[:20]),
+    ("DigitalOcean token", "do" + "r_v1_" + "ab12" * 16),
+]
+
+
+@pytest.mark.parametrize("kind, line", BOUNDARIES, ids=[f"{k} {i}" for i, (k, _line) in enumerate(BOUNDARIES)])
+def test_the_keyword_spots_reach_as_far_as_each_rule_can_match(kind, line):
+    data = _data(line)
+    for hits in (PURE.hits(data), reference_hits(data)):
+        where = spots_by_line(data, [line], keyword_spots(data, hits)).get(0, {})
+        rules = [TOKEN_RULES[i] for i in GATED_RULES if TOKEN_RULES[i].kind == kind]
+        spans = [m.span() for rule in rules for m in token_matches(rule, line, where)]
+        assert spans and spans == [m.span() for rule in rules for m in rule.regex.finditer(line)], kind
+
+
+@needs_compiled
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts)
+def test_the_compiled_gate_gives_what_the_pure_one_gives(text):
+    data = _data(text)
+    n = text.count("\n") + 1
+    assert COMPILED.scan(data, text, n) == PURE.scan(data, text, n)
+
+
+@pytest.fixture
+def engines():
+    """find_secrets under each engine available: {name: function}."""
+    def run(name):
+        def check(lines, **kw):
+            before = _gate.use(name)
+            try:
+                return [astuple(m) for m in find_secrets(lines, **kw)]
+            finally:
+                _gate._forced = before
+        return check
+
+    return {name: run(name) for name in (("pure", "compiled") if COMPILED is not None else ("pure",))}
+
+
+def _same_findings(engines, lines):
+    for kw in ({}, {"in_sentences": False}, {"honour_marker": False}):
+        results = {name: check(lines, **kw) for name, check in engines.items()}
+        assert len({repr(r) for r in results.values()}) == 1, (kw, results)
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(texts)
+def test_both_engines_find_the_same_secrets_in_generated_text(engines, text):
+    _same_findings(engines, text.split("\n"))
+
+
+def _fixture_texts():
+    for table in (precision.TABLES, precision.LABELS, precision.CODE, precision.PLACEHOLDERS, precision.PUBLIC):
+        yield from table.values()
+    yield from (text for text, _value in precision.FOUND.values())
+
+
+@needs_compiled
+def test_both_engines_find_the_same_secrets_in_the_fixtures_and_the_evaluation_corpus(engines):
+    notes = ev.generate(401, per_kind=30, neg_per_kind=40)
+    corpus = [text.split("\n") for text in _fixture_texts()] + [note.lines for note in notes]
+    corpus.append([" ".join(line for note in notes[:60] for line in note.lines)])  # one long line
+    found = 0
+    for lines in corpus:
+        _same_findings(engines, lines)
+        found += len(engines["pure"](lines))
+    assert found > 1000  # the corpus holds what the detectors find, not only negatives
+
+
+def test_the_pure_engine_finds_the_evaluation_corpus_at_its_level(engines):
+    """Every planted positive found and every finding a planted positive: recall and precision
+    1.000, the figures of benchmarks/secrets_eval.py (docs/decisions.md), on a smaller draw."""
+    def overlap(a, b):
+        return (a[0], a[1]) < (b[2], b[3]) and (b[0], b[1]) < (a[2], a[3])
+
+    for note in ev.generate(401, per_kind=8, neg_per_kind=8):
+        found = [(m[0], m[1], m[2], m[3]) for m in engines["pure"](note.lines)]
+        planted = [(p.line, p.start, p.end_line, p.end) for p in note.planted if p.positive]
+        assert all(any(overlap(f, p) for f in found) for p in planted), note.name
+        assert all(any(overlap(f, p) for p in planted) for f in found), note.name
+
+
+def test_the_engine_is_chosen_by_the_size_of_the_work_what_is_installed_and_the_environment(monkeypatch):
+    monkeypatch.setattr(_gate, "_forced", None)
+    monkeypatch.setattr(_gate, "_env_read", True)
+    monkeypatch.setattr(_gate, "_checked", 0)
+    assert _gate.engine(1000).name == "pure"  # one note: the compiled gate's start costs more than it saves
+    big = "pure" if COMPILED is None else "compiled"
+    assert _gate.engine(_gate.BIG_TEXT).name == big
+    assert _gate.engine(1000).name == "pure"
+    monkeypatch.setattr(_gate, "_checked", _gate.MANY_BYTES)
+    assert _gate.engine(1000).name == big  # a whole root: it pays
+    monkeypatch.setattr(_gate, "_env_read", False)
+    monkeypatch.setenv("PMEM_SECRETS_GATE", "pure")
+    assert _gate.engine(_gate.BIG_TEXT).name == "pure"
+    assert _gate.choose("pure").name == "pure"
+    if COMPILED is None:
+        with pytest.raises(ImportError):
+            _gate.choose("compiled")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(st.sampled_from([*_disguise.INVISIBLE, *"аеорсухіΑΒΕορ", "ｐ", "０", "：", "—", "“", "ü", "项", "a", " "])
+               | st.characters(), max_size=30))
+def test_the_disguise_check_in_bytes_agrees_with_the_character_class(text):
+    assert _disguise.disguised(_data(text)) == (_disguise._DISGUISED.search(text) is not None)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["", " ", "x", "-", "_", "`"]), st.sampled_from(["--", "---", "-"]),
+                          st.sampled_from(["password", "pass-phrase", "token", "API", "x"]),
+                          st.sampled_from([" ", "\t", "=", "  ", ""]), st.sampled_from(["Xk9mPq2vLz8Rt4w", "x", "`a`"])),
+                max_size=4).map(lambda parts: " ".join("".join(p) for p in parts)))
+def test_a_flag_is_read_only_where_the_text_shows_one(line):
+    from pmem_lsp.engine.secrets import _FLAG_NEAR
+    if list(find_flags(line)):
+        assert _FLAG_NEAR.search(_data(line)) is not None
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_a_line_may_assign_whenever_find_assignments_finds_a_value(text):
+    line = text.replace("\n", " ")
+    words = [w for w in PREFILTER if (w.encode() in _data(line).lower() if w.isascii() else w in line)]
+    if not words:
+        return
+    raw = _data(line)
+    found = list(find_assignments(line, words, in_sentences=False)) + list(find_assignments(line, words))
+    if found:
+        assert may_assign(raw, raw.lower(), 0, len(raw), words)
+    # The lowered bytes, decoded, put the key words where `str.lower` does (the long-line path).
+    if "\u0130" not in line and "\u212a" not in line:
+        low = raw.lower().decode("utf-8", "surrogatepass")
+        assert list(find_assignments(line, words, low=low)) == list(find_assignments(line, words))
