@@ -16,14 +16,13 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .analysis import Analysis, apply_settings
+from .analysis import Analysis
+from .early import buffer_findings
 from .findings import Finding
-from .memory_file import MemoryFile
 from .root_state import RootState
 from .root_state import read_regular_text as read_disk_text
-from .rules.summary import check_summary
 from .settings import Settings
-from .zones import is_markdown, zone_of
+from .zones import is_markdown
 
 
 @dataclass(slots=True)
@@ -263,4 +262,4 @@ class MemoryHost:
         if found is None or buffer is None:
             return []
         root, rel = found
-        return apply_settings(check_summary(rel, zone_of(rel), MemoryFile(buffer.text)), root.settings)
+        return buffer_findings(rel, buffer.text, root.settings)

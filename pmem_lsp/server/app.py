@@ -37,6 +37,7 @@ from . import (
     watcher,
 )
 from .diagnostics import publish_early
+from .early import Handover, Replayed
 from .framing import read_messages
 from .protocol import PmemProtocol
 from .roots import configure_roots, editor_settings, fetch_configuration, scan_all, workspace_folders
@@ -228,9 +229,10 @@ FEATURES = (
 )
 
 
-def start() -> int:
+def start(handover: Handover | None = None) -> int:
     """Serve over stdin/stdout, the only transport: a TCP listener would let any local user
-    read the memory through hover and pmem.status (docs/SECURITY.md)."""
+    read the memory through hover and pmem.status (docs/SECURITY.md). `handover`: what the
+    early path (early.py) read and answered before this server was imported."""
     from ..engine.redaction import install
     from ..engine.root_state import keep_disk_docs
 
@@ -243,5 +245,10 @@ def start() -> int:
     # docs/performance.md); the open ones are, and a small LRU holds the last ones parsed.
     keep_disk_docs(False)
     server = create_server()
-    server.start_io()
+    if handover is None:
+        server.start_io()
+        return 0
+    if handover.initialize_id is not None:
+        server.protocol.answered_early = (handover.initialize_id, handover.initialize_result)
+    server.start_io(stdin=Replayed(handover.replay, sys.stdin.buffer))  # type: ignore[arg-type]
     return 0

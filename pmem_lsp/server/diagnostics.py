@@ -16,17 +16,19 @@ from lsprotocol import types as lsp
 
 from ..engine.findings import Finding
 from ..engine.host import MemoryRoot
-from .convert import analysed_version, path_to_uri, positions, to_diagnostic
+from ..engine.line_index import LineIndex
+from .convert import Positions, analysed_version, path_to_uri, positions, to_diagnostic
 
 if TYPE_CHECKING:
     from .app import PmemServer
 
 
 def publish_findings(server: PmemServer, root: MemoryRoot, grouped: dict[str, list[Finding]],
-                     only: set[str] | None = None, force: bool = False) -> None:
+                     only: set[str] | None = None, force: bool = False, index: LineIndex | None = None) -> None:
     """Send what changed since the last publication for this root.
 
-    `only` limits publication to those paths (early findings before the scan lands).
+    `only` limits publication to those paths (early findings before the scan lands); `index`:
+    the lines the findings were made from when the root state does not hold them yet.
     """
     published = server.published.setdefault(root.path, {})
     paths = set(grouped) | set(published) if only is None else only
@@ -34,7 +36,7 @@ def publish_findings(server: PmemServer, root: MemoryRoot, grouped: dict[str, li
         findings = _in_scope(server, root, rel, tuple(grouped.get(rel, ())))
         if published.get(rel, ()) == findings and not force:
             continue
-        at = positions(server, root.state, rel)
+        at = positions(server, root.state, rel) if index is None else Positions(server, index)
         uri = path_to_uri(root.path / rel)
         server.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
             uri=uri, diagnostics=[to_diagnostic(at, f) for f in findings],
@@ -111,8 +113,11 @@ def publish_early(server: PmemServer, path: Path) -> None:
     if found is None:
         return
     root, rel = found
-    # Sent even when empty: the editor learns at once that the file was checked.
-    publish_findings(server, root, {rel: server.host.early_findings(path)}, only={rel}, force=True)
+    # Sent even when empty: the editor learns at once that the file was checked. Positions in
+    # the client's units, counted in the buffer's lines (the root state has none yet).
+    buffer = server.host.buffers.get(path)
+    index = LineIndex(buffer.text) if buffer is not None else None
+    publish_findings(server, root, {rel: server.host.early_findings(path)}, only={rel}, force=True, index=index)
 
 
 # Per root: the read problem last logged for each path ("" for a file capped at the size

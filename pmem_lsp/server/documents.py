@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
 from .convert import uri_to_path
 from .diagnostics import publish_early, publish_findings, refresh_root
+from .session import valid_unicode
 
 if TYPE_CHECKING:
     from .app import PmemServer
-
-
-# JSON can carry lone UTF-16 surrogates ("\ud800") that no file can hold; the engine only
-# ever sees valid Unicode. One replacement character per surrogate keeps every position.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def valid_unicode(text: str) -> str:
-    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def _buffer_changed(server: PmemServer, uri: str, opened: bool) -> None:

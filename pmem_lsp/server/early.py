@@ -1,0 +1,452 @@
+"""The early path: a session's first messages answered before pygls and lsprotocol are imported.
+
+Importing the full server (pygls, lsprotocol, every feature module) costs about half a second
+of CPU, and an editor shows nothing until it is done. So `pmem-lsp` first runs this loop, which
+needs only the engine's summary rules:
+
+1. read `initialize` (our own framing reader over fd 0) and answer it with exactly the
+   capabilities the full server would send (`capabilities`; a test holds them equal);
+2. read `initialized`, and when the client can answer it, ask `workspace/configuration` for the
+   `pmem` section and wait for the answer: the first diagnostics already use the editor's
+   settings (docs/decisions.md, "The early path");
+3. publish each opened document's summary findings (`textDocument/didOpen`), the same findings
+   and the same JSON the full server publishes for it before its first scan lands
+   (`engine/early.py`, `diagnostic_json`);
+4. hand over: import the full server and give it every byte read (`Handover.replay`), except
+   the client's answer to our own configuration request. pygls reads the session from its first
+   byte; its answer to the replayed `initialize` is dropped (`PmemProtocol`), so the client gets
+   exactly one. The full server asks for the configuration again and publishes again.
+
+Anything this loop does not expect — a request other than `initialize`, a notification other
+than `initialized` and `didOpen`, odd framing, a body that is not a JSON object, an
+`initialize` of an unusual shape, settings that need a warning, a quiet client — makes it hand
+over at once, and the full server handles it as if there had been no early path. Off with
+`PMEM_NO_EARLY=1`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, TypeGuard
+
+from .. import __version__
+from .session import candidate_roots, editor_settings, folder_paths, path_to_uri, uri_to_path, valid_unicode
+
+OFF = "PMEM_NO_EARLY"
+# Seconds the loop waits for the client's next message before it hands over (a client that
+# opens no document, or answers slowly, gets the full server rather than a wait).
+WAIT = float(os.environ.get("PMEM_EARLY_WAIT", "0.5"))
+MAX_BODY = 4 * 1024 * 1024  # a bigger message (a huge buffer) is left to the full server
+CONFIGURATION_ID = "pmem-early-configuration"
+
+# What the full server answers `initialize` with, as JSON (tests/server/test_server_early.py
+# compares it with the full server's answer for many clients). Only these parts depend on the
+# client: the position encoding and the `willRename` filters.
+SERVER_INFO = {"name": "pmem-lsp", "version": __version__}
+BASE_CAPABILITIES: dict[str, Any] = {
+    "textDocumentSync": {"openClose": True, "change": 2, "save": {"includeText": False}},
+    "completionProvider": {"triggerCharacters": ["(", "/", "["]},
+    "hoverProvider": True,
+    "definitionProvider": True,
+    "referencesProvider": True,
+    "documentSymbolProvider": True,
+    "codeActionProvider": {"codeActionKinds": ["quickfix", "refactor.pmem"]},
+    "codeLensProvider": {"resolveProvider": True},
+    "documentLinkProvider": {"resolveProvider": False},
+    "workspaceSymbolProvider": {"resolveProvider": False},
+    "executeCommandProvider": {"commands": ["pmem.upgrade", "pmem.archive", "pmem.delete", "pmem.recover",
+                                            "pmem.purge", "pmem.status", "pmem.health", "pmem.addRoute"]},
+}
+WILL_RENAME = {"filters": [{"pattern": {"glob": "**/*.md", "matches": "file"}, "scheme": "file"},
+                           {"pattern": {"glob": "**", "matches": "folder"}, "scheme": "file"}]}
+ENCODINGS = ("utf-8", "utf-16", "utf-32")
+
+_SEVERITY = {"error": 1, "warning": 2, "information": 3, "hint": 4}
+_LENGTH = re.compile(rb"content-length: *(\d{1,9}) *", re.IGNORECASE)
+_TYPE = re.compile(rb"content-type:.*", re.IGNORECASE)
+
+
+class HandOver(Exception):
+    """Stop the early loop here; the full server takes the session from its first byte."""
+
+
+@dataclass
+class Handover:
+    """What the full server needs from the early loop."""
+
+    replay: bytes = b""  # every byte read, minus our own configuration answer
+    initialize_id: Any = None  # the `initialize` already answered (None: not answered)
+    initialize_result: dict[str, Any] | None = None
+    reason: str = ""
+
+
+# -- the answer to initialize ------------------------------------------------------------
+def position_encoding(client: dict[str, Any]) -> str:
+    """The client's first encoding that the server supports, else UTF-16 (as pygls chooses)."""
+    general = client.get("general") or {}
+    for encoding in general.get("positionEncodings") or ():
+        if encoding in ENCODINGS:
+            return encoding
+    return "utf-16"
+
+
+def capabilities(client: dict[str, Any]) -> dict[str, Any]:
+    caps: dict[str, Any] = {"positionEncoding": position_encoding(client), **json.loads(json.dumps(BASE_CAPABILITIES))}
+    operations = ((client.get("workspace") or {}).get("fileOperations") or {})
+    caps["workspace"] = {"workspaceFolders": {"supported": True, "changeNotifications": True},
+                         "fileOperations": {"willRename": WILL_RENAME} if operations.get("willRename") else {}}
+    return caps
+
+
+def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
+    return {"capabilities": capabilities(params.get("capabilities") or {}), "serverInfo": dict(SERVER_INFO)}
+
+
+def _optional(value: Any, kind: type | tuple[type, ...]) -> bool:
+    return value is None or (isinstance(value, kind) and not isinstance(value, bool)) or (
+        kind is bool and isinstance(value, bool))
+
+
+def plain_initialize(params: Any) -> TypeGuard[dict[str, Any]]:
+    """`initialize` parameters of the usual shape, in every part the answer or the settings
+    depend on. Anything else is the full server's to judge (it may answer invalid params)."""
+    if not isinstance(params, dict) or "processId" not in params or not _optional(params["processId"], int):
+        return False
+    caps = params.get("capabilities")
+    if not isinstance(caps, dict):
+        return False
+    if not all(_optional(params.get(key), str) for key in ("rootUri", "rootPath", "locale")):
+        return False
+    if params.get("trace") not in (None, "off", "messages", "verbose"):
+        return False
+    folders = params.get("workspaceFolders")
+    if folders is not None and not (isinstance(folders, list) and all(
+            isinstance(f, dict) and isinstance(f.get("uri"), str) and isinstance(f.get("name"), str)
+            for f in folders)):
+        return False
+    info = params.get("clientInfo")
+    if info is not None and not (isinstance(info, dict) and isinstance(info.get("name"), str)
+                                 and _optional(info.get("version"), str)):
+        return False
+    general, workspace = caps.get("general"), caps.get("workspace")
+    if not (_optional(general, dict) and _optional(workspace, dict)):
+        return False
+    encodings = (general or {}).get("positionEncodings")
+    if encodings is not None and not (isinstance(encodings, list) and all(isinstance(e, str) for e in encodings)):
+        return False
+    workspace = workspace or {}
+    operations = workspace.get("fileOperations")
+    return (_optional(workspace.get("configuration"), bool) and _optional(operations, dict)
+            and _optional((operations or {}).get("willRename"), bool))
+
+
+# -- diagnostics as JSON -----------------------------------------------------------------
+def _units(text: str, encoding: str) -> int:
+    if encoding == "utf-32":
+        return len(text)
+    if encoding == "utf-8":
+        return len(text.encode("utf-8", "surrogatepass"))
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def _position(lines: list[str], line: int, col: int, encoding: str) -> dict[str, int]:
+    character = max(0, col)
+    if 0 <= line < len(lines):  # past the text: as it is (convert.Positions)
+        character = _units(lines[line][:character], encoding)
+    return {"line": max(0, line), "character": character}
+
+
+def diagnostic_json(finding: Any, lines: list[str], encoding: str) -> dict[str, Any]:
+    """`convert.to_diagnostic` for the early rules, as the JSON pygls would write."""
+    from ..engine.early import EARLY_RULES
+    from ..engine.names import clean
+
+    rule = EARLY_RULES[finding.code]
+    severity = finding.severity or rule.severity
+    return {"range": {"start": _position(lines, finding.line, finding.col, encoding),
+                      "end": _position(lines, finding.end_line, finding.end_col, encoding)},
+            "message": clean(finding.message), "severity": _SEVERITY[severity.value], "code": finding.code,
+            "source": "pmem", "data": {"name": rule.name, **(finding.data or {})}}
+
+
+# -- reading and writing -----------------------------------------------------------------
+class _Stream:
+    """Content-Length framed messages from a file descriptor, every byte kept for the replay."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = bytearray()  # read and not yet taken as a message
+        self.taken: list[bytes] = []  # each message taken, exactly as it came
+
+    def _fill(self, timeout: float | None) -> None:
+        if timeout is not None:
+            ready, _, _ = select.select([self.fd], [], [], timeout)
+            if not ready:
+                raise HandOver("the client said nothing more")
+        data = os.read(self.fd, 1 << 16)
+        if not data:
+            raise HandOver("the client closed stdin")
+        self.buffer += data
+
+    def ready(self) -> bool:
+        """A whole message is read already, or the client has written more."""
+        return self._frame() is not None or bool(select.select([self.fd], [], [], 0)[0])
+
+    def _frame(self) -> tuple[int, int] | None:
+        """(end of headers, body length) of the next message when it is all in the buffer."""
+        end = self.buffer.find(b"\r\n\r\n")
+        if end < 0:
+            if len(self.buffer) > 1024:
+                raise HandOver("framing the early loop does not read")
+            return None
+        length = None
+        for header in bytes(self.buffer[:end]).split(b"\r\n"):
+            match = _LENGTH.fullmatch(header)
+            if match:
+                length = int(match.group(1))
+            elif not _TYPE.fullmatch(header):
+                raise HandOver("framing the early loop does not read")
+        if length is None or length > MAX_BODY:
+            raise HandOver("framing the early loop does not read")
+        return (end + 4, length) if len(self.buffer) >= end + 4 + length else None
+
+    def next(self, timeout: float | None) -> dict[str, Any]:
+        while True:
+            frame = self._frame()
+            if frame is not None:
+                break
+            self._fill(timeout)
+        start, length = frame
+        try:
+            message = json.loads(bytes(self.buffer[start:start + length]))
+        except ValueError:
+            raise HandOver("a body that is not JSON") from None
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            raise HandOver("a body that is not a JSON-RPC message")
+        self.taken.append(bytes(self.buffer[:start + length]))
+        del self.buffer[:start + length]
+        return message
+
+    def drop_last(self) -> None:
+        """The last message taken is ours only (the answer to our own request): not replayed."""
+        self.taken.pop()
+
+    def replay(self) -> bytes:
+        return b"".join(self.taken) + bytes(self.buffer)
+
+
+def _write(out: BinaryIO, message: dict[str, Any]) -> None:
+    body = json.dumps({"jsonrpc": "2.0", **message}, separators=(",", ":")).encode("utf-8")
+    out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    out.flush()
+
+
+# -- the loop ----------------------------------------------------------------------------
+@dataclass
+class _Opened:
+    uri: str
+    text: str
+
+
+@dataclass
+class EarlyLoop:
+    stream: _Stream
+    out: BinaryIO
+    wait: float = WAIT
+    handover: Handover = field(default_factory=Handover)
+    params: dict[str, Any] = field(default_factory=dict)
+    opened: list[_Opened] = field(default_factory=list)
+    published: int = 0
+
+    def run(self) -> Handover:
+        try:
+            self._session()
+            self.handover.reason = "published"
+        except HandOver as stop:
+            self.handover.reason = str(stop)
+        self.handover.replay = self.stream.replay()
+        if self.handover.initialize_id is not None:
+            _write(self.out, {"method": "window/logMessage", "params": {"type": 4, "message": (
+                f"pmem: early path: {self.published} document(s) published before the server started; "
+                f"handing over ({self.handover.reason})")}})
+        return self.handover
+
+    def _session(self) -> None:
+        first = self.stream.next(timeout=None)  # nothing to do before the client speaks
+        if first.get("method") != "initialize" or not _usable_id(first.get("id")):
+            raise HandOver("the session did not start with initialize")
+        params = first.get("params")
+        if not plain_initialize(params):
+            raise HandOver("an initialize of an unusual shape")
+        self.params = params
+        result = initialize_result(params)
+        _write(self.out, {"id": first["id"], "result": result})
+        self.handover.initialize_id, self.handover.initialize_result = first["id"], result
+        if self.stream.next(self.wait).get("method") != "initialized":
+            raise HandOver("initialize was not followed by initialized")
+        settings = editor_settings(params.get("initializationOptions"))
+        if (params["capabilities"].get("workspace") or {}).get("configuration"):
+            settings = self._configuration(settings)
+        while not self.opened:
+            self._expect_open(self.stream.next(self.wait))
+        self._publish_all(settings)
+        while self.stream.ready():  # documents opened together are published together
+            self._expect_open(self.stream.next(self.wait))
+            self._publish_all(settings)
+
+    def _configuration(self, base: dict[str, Any]) -> dict[str, Any]:
+        """Ask for the `pmem` section as the full server does (`roots.fetch_configuration`) and
+        wait for the answer; documents opened meanwhile are kept."""
+        _write(self.out, {"id": CONFIGURATION_ID, "method": "workspace/configuration",
+                          "params": {"items": [{"section": "pmem"}]}})
+        while True:
+            message = self.stream.next(self.wait)
+            if "method" not in message and message.get("id") == CONFIGURATION_ID:
+                break
+            self._expect_open(message)
+        self.stream.drop_last()
+        result = message.get("result")
+        if "error" in message or not isinstance(result, list):
+            raise HandOver("the configuration was not answered with a list")
+        if result and isinstance(result[0], dict):
+            return {**base, **editor_settings(result[0])}
+        return base
+
+    def _expect_open(self, message: dict[str, Any]) -> None:
+        params = message.get("params")
+        document = params.get("textDocument") if isinstance(params, dict) else None
+        if (message.get("method") != "textDocument/didOpen" or "id" in message or not isinstance(document, dict)
+                or not isinstance(document.get("uri"), str) or not isinstance(document.get("text"), str)
+                or not _optional(document.get("version"), int)):
+            raise HandOver(f"a message the early loop does not answer ({_name(message)})")
+        self.opened.append(_Opened(document["uri"], document["text"]))
+
+    def _publish_all(self, settings: dict[str, Any]) -> None:
+        opened, self.opened = self.opened, []
+        for doc in opened:
+            self._publish(doc, settings)
+
+    def _publish(self, doc: _Opened, editor: dict[str, Any]) -> None:
+        """The full server's `publish_early` for one opened document, from the engine alone."""
+        from ..engine.zones import is_markdown
+
+        path = uri_to_path(doc.uri)
+        if path is None or not is_markdown(path.name):
+            return
+        found = locate(self._roots(editor), path)
+        if found is None:
+            return
+        root, rel = found
+        settings = _settings(root, editor)
+        from ..engine.early import buffer_findings
+        from ..engine.line_index import split_lines
+
+        text = valid_unicode(doc.text)
+        encoding = position_encoding(self.params["capabilities"])
+        lines = split_lines(text)
+        diagnostics = [diagnostic_json(f, lines, encoding) for f in buffer_findings(rel, text, settings)]
+        _write(self.out, {"method": "textDocument/publishDiagnostics",
+                          "params": {"uri": path_to_uri(root / rel), "diagnostics": diagnostics}})
+        self.published += 1
+
+    def _roots(self, editor: dict[str, Any]) -> list[Path]:
+        """`roots.configure_roots`'s roots, or a hand-over where it would warn."""
+        from ..engine.zones import discover_root, looks_like_root
+
+        configured = editor.get("root")
+        configured = configured if isinstance(configured, str) else None
+        if configured and not looks_like_root(discover_root(configured)):
+            raise HandOver("pmem.root is not a memory root (the full server says so)")
+        folders = folder_paths([f["uri"] for f in self.params.get("workspaceFolders") or []],
+                               self.params.get("rootUri"), self.params.get("rootPath"))
+        return candidate_roots(folders, configured)
+
+
+def locate(roots: list[Path], path: Path) -> tuple[Path, str] | None:
+    """`MemoryHost.locate` over plain paths: the innermost root holding `path`, and the path
+    relative to it (a test holds the two equal)."""
+    best: tuple[Path, str] | None = None
+    for root in roots:
+        rel = None
+        for base in (root, Path(os.path.realpath(root))):
+            try:
+                rel = path.relative_to(base).as_posix()
+            except ValueError:
+                continue
+            break
+        if not rel or rel == ".":
+            continue
+        if best is None or len(rel) < len(best[1]):
+            best = (root, rel)
+    return best
+
+
+def _settings(root: Path, editor: dict[str, Any]) -> Any:
+    """The root's settings as `roots.configure_roots` resolves them; None for the defaults
+    (no `.pmem.toml`, no editor settings: nothing to validate, so no pydantic import)."""
+    overrides = {k: v for k, v in editor.items() if k != "root"}
+    try:
+        os.stat(root / ".pmem.toml")
+    except FileNotFoundError:
+        if not overrides:
+            return None
+    except OSError:
+        pass  # unreadable: resolve_settings says why, and the full server warns
+    from ..engine.settings import SettingsError, resolve_settings
+
+    try:
+        return resolve_settings(root, overrides)
+    except SettingsError:
+        raise HandOver("settings the full server warns about") from None
+
+
+def _usable_id(value: Any) -> bool:
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
+def _name(message: dict[str, Any]) -> str:
+    method = message.get("method")
+    return method if isinstance(method, str) else "a response"
+
+
+# -- the entry point ---------------------------------------------------------------------
+class Replayed:
+    """pygls's stdin: the bytes the early loop read, then the rest of the stream."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        import io
+
+        self._head = io.BytesIO(head)
+        self._rest = rest
+
+    def readline(self) -> bytes:
+        line = self._head.readline()
+        if line.endswith(b"\n"):
+            return line
+        return line + self._rest.readline()
+
+    def read(self, n: int) -> bytes:
+        data = self._head.read(n)
+        if len(data) < n:
+            data += self._rest.read(n - len(data))
+        return data
+
+
+def enabled() -> bool:
+    return os.environ.get(OFF, "") in ("", "0")
+
+
+def serve() -> int:
+    """`pmem-lsp`: the early loop, then the full server with what the loop read."""
+    handover = None
+    if enabled():
+        handover = EarlyLoop(_Stream(sys.stdin.fileno()), sys.stdout.buffer).run()
+    from .app import start
+
+    return start(handover)
