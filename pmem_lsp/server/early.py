@@ -45,9 +45,10 @@ WAIT = float(os.environ.get("PMEM_EARLY_WAIT", "0.5"))
 MAX_BODY = 4 * 1024 * 1024  # a bigger message (a huge buffer) is left to the full server
 CONFIGURATION_ID = "pmem-early-configuration"
 
-# What the full server answers `initialize` with, as JSON (tests/server/test_server_early.py
+# What the full server answers `initialize` with, as JSON (tests/server/test_server_early_answer.py
 # compares it with the full server's answer for many clients). Only these parts depend on the
-# client: the position encoding and the `willRename` filters.
+# client: the position encoding, `willSave`/`willSaveWaitUntil` (false, where the client says
+# anything) and the `willRename` filters.
 SERVER_INFO = {"name": "pmem-lsp", "version": __version__}
 BASE_CAPABILITIES: dict[str, Any] = {
     "textDocumentSync": {"openClose": True, "change": 2, "save": {"includeText": False}},
@@ -98,6 +99,10 @@ def position_encoding(client: dict[str, Any]) -> str:
 
 def capabilities(client: dict[str, Any]) -> dict[str, Any]:
     caps: dict[str, Any] = {"positionEncoding": position_encoding(client), **json.loads(json.dumps(BASE_CAPABILITIES))}
+    sync = (client.get("textDocument") or {}).get("synchronization") or {}
+    for key in ("willSave", "willSaveWaitUntil"):  # pygls: the client's flag `and` a handler we lack
+        if sync.get(key) is not None:
+            caps["textDocumentSync"][key] = False
     operations = ((client.get("workspace") or {}).get("fileOperations") or {})
     caps["workspace"] = {"workspaceFolders": {"supported": True, "changeNotifications": True},
                          "fileOperations": {"willRename": WILL_RENAME} if operations.get("willRename") else {}}
@@ -134,8 +139,12 @@ def plain_initialize(params: Any) -> TypeGuard[dict[str, Any]]:
     if info is not None and not (isinstance(info, dict) and isinstance(info.get("name"), str)
                                  and _optional(info.get("version"), str)):
         return False
-    general, workspace = caps.get("general"), caps.get("workspace")
-    if not (_optional(general, dict) and _optional(workspace, dict)):
+    general, workspace, document = caps.get("general"), caps.get("workspace"), caps.get("textDocument")
+    if not (_optional(general, dict) and _optional(workspace, dict) and _optional(document, dict)):
+        return False
+    sync = (document or {}).get("synchronization")
+    flags = ("willSave", "willSaveWaitUntil")
+    if not (_optional(sync, dict) and all(_optional((sync or {}).get(k), bool) for k in flags)):
         return False
     encodings = (general or {}).get("positionEncodings")
     if encodings is not None and not (isinstance(encodings, list) and all(isinstance(e, str) for e in encodings)):
