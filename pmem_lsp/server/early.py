@@ -300,8 +300,12 @@ class EarlyLoop:
         if self.stream.next(self.wait).get("method") != "initialized":
             raise HandOver("initialize was not followed by initialized")
         settings = editor_settings(params.get("initializationOptions"))
+        held = False
         if (params["capabilities"].get("workspace") or {}).get("configuration"):
-            settings = self._configuration(settings)
+            settings, held = self._configuration(settings)
+        if held:  # the full server answers what came meanwhile; what was opened before it is published
+            self._publish_all(settings)
+            raise HandOver("a request came while the configuration was asked for")
         while not self.opened:
             self._expect_open(self.stream.next(self.wait))
         self._publish_all(settings)
@@ -309,32 +313,39 @@ class EarlyLoop:
             self._expect_open(self.stream.next(self.wait))
             self._publish_all(settings)
 
-    def _configuration(self, base: dict[str, Any]) -> dict[str, Any]:
+    def _configuration(self, base: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         """Ask for the `pmem` section as the full server does (`roots.fetch_configuration`) and
-        wait for the answer; documents opened meanwhile are kept."""
+        wait for the answer. Documents opened meanwhile are kept. A request that comes meanwhile
+        (an editor asks for symbols or code lenses right after opening) is left for the full
+        server, which reads it from the replay; the wait for the answer already asked for goes
+        on, and then the loop hands over (True). Any other notification changes what was opened
+        or how: the loop hands over at once."""
         _write(self.out, {"id": CONFIGURATION_ID, "method": "workspace/configuration",
                           "params": {"items": [{"section": "pmem"}]}})
+        held = False
         while True:
             message = self.stream.next(self.wait)
             if "method" not in message and message.get("id") == CONFIGURATION_ID:
                 break
-            self._expect_open(message)
+            if isinstance(message.get("method"), str) and _usable_id(message.get("id")):
+                held = True
+            elif not held:
+                self._expect_open(message)
+            elif _opened(message) is None:  # after a request, a document opened is the full server's
+                raise HandOver(f"a message the early loop does not answer ({_name(message)})")
         self.stream.drop_last()
         result = message.get("result")
         if "error" in message or not isinstance(result, list):
             raise HandOver("the configuration was not answered with a list")
         if result and isinstance(result[0], dict):
-            return {**base, **editor_settings(result[0])}
-        return base
+            return {**base, **editor_settings(result[0])}, held
+        return base, held
 
     def _expect_open(self, message: dict[str, Any]) -> None:
-        params = message.get("params")
-        document = params.get("textDocument") if isinstance(params, dict) else None
-        if (message.get("method") != "textDocument/didOpen" or "id" in message or not isinstance(document, dict)
-                or not isinstance(document.get("uri"), str) or not isinstance(document.get("text"), str)
-                or not _optional(document.get("version"), int)):
+        opened = _opened(message)
+        if opened is None:
             raise HandOver(f"a message the early loop does not answer ({_name(message)})")
-        self.opened.append(_Opened(document["uri"], document["text"]))
+        self.opened.append(opened)
 
     def _publish_all(self, settings: dict[str, Any]) -> None:
         opened, self.opened = self.opened, []
@@ -413,6 +424,17 @@ def _settings(root: Path, editor: dict[str, Any]) -> Any:
         return resolve_settings(root, overrides)
     except SettingsError:
         raise HandOver("settings the full server warns about") from None
+
+
+def _opened(message: dict[str, Any]) -> _Opened | None:
+    """The document a well-formed `didOpen` notification opens, else None."""
+    params = message.get("params")
+    document = params.get("textDocument") if isinstance(params, dict) else None
+    if (message.get("method") != "textDocument/didOpen" or "id" in message or not isinstance(document, dict)
+            or not isinstance(document.get("uri"), str) or not isinstance(document.get("text"), str)
+            or not _optional(document.get("version"), int)):
+        return None
+    return _Opened(document["uri"], document["text"])
 
 
 def _usable_id(value: Any) -> bool:
