@@ -279,6 +279,9 @@ class EarlyLoop:
             self.handover.reason = "published"
         except HandOver as stop:
             self.handover.reason = str(stop)
+        except Exception as exc:  # a failure of ours: the full server takes over as if we had not run
+            self.handover.reason = f"an internal error ({type(exc).__name__})"
+            sys.stderr.write(f"WARNING pmem_lsp.early: {self.handover.reason}; the server reads the session itself\n")
         self.handover.replay = self.stream.replay()
         if self.handover.initialize_id is not None:
             _write(self.out, {"method": "window/logMessage", "params": {"type": 4, "message": (
@@ -297,7 +300,8 @@ class EarlyLoop:
         result = initialize_result(params)
         _write(self.out, {"id": first["id"], "result": result})
         self.handover.initialize_id, self.handover.initialize_result = first["id"], result
-        if self.stream.next(self.wait).get("method") != "initialized":
+        second = self.stream.next(self.wait)
+        if second.get("method") != "initialized" or "id" in second:
             raise HandOver("initialize was not followed by initialized")
         settings = editor_settings(params.get("initializationOptions"))
         held = False
@@ -470,7 +474,8 @@ class Replayed:
 
 
 def enabled() -> bool:
-    return os.environ.get(OFF, "") in ("", "0")
+    """On unless `PMEM_NO_EARLY` is set; off on Windows, where `select` cannot wait on a pipe."""
+    return os.environ.get(OFF, "") in ("", "0") and os.name != "nt"
 
 
 def serve() -> int:
