@@ -125,7 +125,14 @@ class MemoryHost:
         """An editor opened `path` with `text`."""
         if not is_markdown(path.name):
             return None
-        self.buffers[path] = Buffer.opened(text, read_disk_text(path))
+        return self.opened_with_disk(path, text, read_disk_text(path))
+
+    def opened_with_disk(self, path: Path, text: str, disk: str | None) -> MemoryRoot | None:
+        """`open_buffer`, with the file's text on disk as the surface read it when the editor's
+        message came (the server's early path), not as it is now."""
+        if not is_markdown(path.name):
+            return None
+        self.buffers[path] = Buffer.opened(text, disk)
         return self._apply_buffer(path)
 
     def change_buffer(self, path: Path, text: str) -> MemoryRoot | None:

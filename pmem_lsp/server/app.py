@@ -72,6 +72,8 @@ class PmemServer(LanguageServer):
         self._analysis_timers: dict[Path, asyncio.TimerHandle] = {}
         self._settle_timers: dict[Path, asyncio.TimerHandle] = {}
         self.progress_tokens: set[str] = set()  # work-done progress begun and not yet ended
+        # From the early path: (uri, version) of a `didOpen` it read → the disk's text then.
+        self.opened_disk: dict[tuple[str, Any], str | None] = {}
 
     async def roots_known(self, timeout: float) -> bool:
         """Wait (up to `timeout` seconds) until the session's roots are known."""
@@ -250,5 +252,7 @@ def start(handover: Handover | None = None) -> int:
         return 0
     if handover.initialize_id is not None:
         server.protocol.answered_early = (handover.initialize_id, handover.initialize_result)
+    server.protocol.early_requests = set(handover.unanswered)
+    server.opened_disk = handover.opened_disk
     server.start_io(stdin=Replayed(handover.replay, sys.stdin.buffer))  # type: ignore[arg-type]
     return 0

@@ -31,6 +31,7 @@ import os
 import re
 import select
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TypeGuard
@@ -44,6 +45,7 @@ OFF = "PMEM_NO_EARLY"
 WAIT = float(os.environ.get("PMEM_EARLY_WAIT", "0.5"))
 MAX_BODY = 4 * 1024 * 1024  # a bigger message (a huge buffer) is left to the full server
 CONFIGURATION_ID = "pmem-early-configuration"
+QUIET = "the client said nothing more"
 
 # What the full server answers `initialize` with, as JSON (tests/server/test_server_early_answer.py
 # compares it with the full server's answer for many clients). Only these parts depend on the
@@ -85,6 +87,10 @@ class Handover:
     initialize_id: Any = None  # the `initialize` already answered (None: not answered)
     initialize_result: dict[str, Any] | None = None
     reason: str = ""
+    # (uri, version) of each `didOpen` read → the file's text on disk when it came (None: no
+    # such file). The full server handles it later; the disk may have changed meanwhile.
+    opened_disk: dict[tuple[str, Any], str | None] = field(default_factory=dict)
+    unanswered: set[str] = field(default_factory=set)  # ids of our requests not answered yet
 
 
 # -- the answer to initialize ------------------------------------------------------------
@@ -192,12 +198,13 @@ class _Stream:
         self.fd = fd
         self.buffer = bytearray()  # read and not yet taken as a message
         self.taken: list[bytes] = []  # each message taken, exactly as it came
+        self.opened_disk: dict[tuple[str, Any], str | None] = {}
 
     def _fill(self, timeout: float | None) -> None:
         if timeout is not None:
             ready, _, _ = select.select([self.fd], [], [], timeout)
             if not ready:
-                raise HandOver("the client said nothing more")
+                raise HandOver(QUIET)
         data = os.read(self.fd, 1 << 16)
         if not data:
             raise HandOver("the client closed stdin")
@@ -240,7 +247,20 @@ class _Stream:
             raise HandOver("a body that is not a JSON-RPC message")
         self.taken.append(bytes(self.buffer[:start + length]))
         del self.buffer[:start + length]
+        opened = _opened(message)
+        if opened is not None:
+            self._disk_when_opened(opened, message["params"]["textDocument"].get("version"))
         return message
+
+    def _disk_when_opened(self, opened: _Opened, version: Any) -> None:
+        """Whether a buffer holds unsaved edits is judged against the disk when it was opened
+        (`Buffer.opened`); the full server reads this message later, maybe after an agent wrote."""
+        from ..engine.root_state import read_regular_text
+        from ..engine.zones import is_markdown
+
+        path = uri_to_path(opened.uri)
+        if path is not None and is_markdown(path.name):
+            self.opened_disk[(opened.uri, version)] = read_regular_text(path)
 
     def drop_last(self) -> None:
         """The last message taken is ours only (the answer to our own request): not replayed."""
@@ -283,10 +303,30 @@ class EarlyLoop:
             self.handover.reason = f"an internal error ({type(exc).__name__})"
             sys.stderr.write(f"WARNING pmem_lsp.early: {self.handover.reason}; the server reads the session itself\n")
         self.handover.replay = self.stream.replay()
+        self.handover.opened_disk = self.stream.opened_disk
         if self.handover.initialize_id is not None:
             _write(self.out, {"method": "window/logMessage", "params": {"type": 4, "message": (
                 f"pmem: early path: {self.published} document(s) published before the server started; "
                 f"handing over ({self.handover.reason})")}})
+        return self.handover
+
+    def read_while(self, busy: threading.Thread) -> Handover:
+        """Keep reading while the full server is imported (`busy`): the client has had its
+        answer to `initialize` and goes on. Each `didOpen` has its disk text noted as it comes,
+        and a late answer to our configuration request is taken out of the replay."""
+        while busy.is_alive():
+            try:
+                message = self.stream.next(0.05)
+            except HandOver as stop:
+                if str(stop) == QUIET:
+                    continue
+                break  # odd framing, or the end of stdin: the full server's to read
+            if "method" not in message and message.get("id") in self.handover.unanswered:
+                self.handover.unanswered.discard(message["id"])
+                self.stream.drop_last()
+        busy.join()
+        self.handover.replay = self.stream.replay()
+        self.handover.opened_disk = self.stream.opened_disk
         return self.handover
 
     def _session(self) -> None:
@@ -326,6 +366,7 @@ class EarlyLoop:
         or how: the loop hands over at once."""
         _write(self.out, {"id": CONFIGURATION_ID, "method": "workspace/configuration",
                           "params": {"items": [{"section": "pmem"}]}})
+        self.handover.unanswered.add(CONFIGURATION_ID)
         held = False
         while True:
             message = self.stream.next(self.wait)
@@ -338,6 +379,7 @@ class EarlyLoop:
             elif _opened(message) is None:  # after a request, a document opened is the full server's
                 raise HandOver(f"a message the early loop does not answer ({_name(message)})")
         self.stream.drop_last()
+        self.handover.unanswered.discard(CONFIGURATION_ID)
         result = message.get("result")
         if "error" in message or not isinstance(result, list):
             raise HandOver("the configuration was not answered with a list")
@@ -479,10 +521,22 @@ def enabled() -> bool:
 
 
 def serve() -> int:
-    """`pmem-lsp`: the early loop, then the full server with what the loop read."""
+    """`pmem-lsp`: the early loop, then the full server with what the loop read. The full
+    server is imported in a thread while this one goes on reading (the import holds the
+    interpreter most of the time; reading waits on the pipe)."""
     handover = None
     if enabled():
-        handover = EarlyLoop(_Stream(sys.stdin.fileno()), sys.stdout.buffer).run()
+        loop = EarlyLoop(_Stream(sys.stdin.fileno()), sys.stdout.buffer)
+        loop.run()
+        importing = threading.Thread(target=_import_full_server, name="pmem-import", daemon=True)
+        importing.start()
+        handover = loop.read_while(importing)
     from .app import start
 
     return start(handover)
+
+
+def _import_full_server() -> None:
+    import importlib
+
+    importlib.import_module("pmem_lsp.server.app")

@@ -75,6 +75,7 @@ class PmemProtocol(LanguageServerProtocol):
         # (id, result) of the `initialize` the early path answered (early.py): this server's own
         # answer to it is dropped, so the client gets one.
         self.answered_early: tuple[Any, Any] | None = None
+        self.early_requests: set[Any] = set()  # ids of the early path's requests still unanswered
         # pygls's read loop logs a traceback for a body that is not JSON; `report_parse_error`
         # has already answered and logged it in one line.
         logging.getLogger("pygls.server").addFilter(_not_a_parse_error)
@@ -126,6 +127,9 @@ class PmemProtocol(LanguageServerProtocol):
             self._error(msg_id if _usable_id(msg_id) else None, JsonRpcInvalidRequest)
             return
         method = getattr(message, "method", None)
+        if method is None and getattr(message, "id", None) in self.early_requests:
+            self.early_requests.discard(message.id)  # the early path asked it and no longer waits
+            return
         is_request = method is not None and hasattr(message, "id")
         if method == lsp.INITIALIZE:
             if self._initialize_seen:

@@ -222,3 +222,24 @@ def test_the_early_loop_imports_no_protocol_library_and_no_settings_model(root: 
     lines = done.stdout.splitlines()
     assert lines[0].split() == ["the", "client", "closed", "stdin", "1", str(len(stream))], done.stdout
     assert lines[1:] == ["[]", "[]"], done.stdout
+
+
+def test_an_answer_to_the_early_request_after_the_hand_over_is_nobodys_warning(root: Path):
+    client = Client(root)
+    client.configured.clear()  # the early loop's configuration request waits for the test
+    try:
+        client.request("initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": CAPS})
+        client.notify("initialized", {})
+        # A notification it does not expect: the loop hands over while its request is unanswered.
+        # The pipe keeps the order: the answer, released after, comes behind it.
+        client.notify("$/setTrace", {"value": "off"})
+        client.configured.set()
+        client.open(root / NOTE)
+        client.wait_for_code(root / NOTE, "PM202")
+        assert any("handing over (a message the early loop does not answer ($/setTrace))" in line
+                   for line in client.logs()), client.logs()
+        assert client.configuration_requests() == 2
+        assert client.close() == 0
+        assert not [line for line in client.stderr if "WARNING" in line], client.stderr
+    finally:
+        client.close()
