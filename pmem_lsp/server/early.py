@@ -91,6 +91,9 @@ class Handover:
     # such file). The full server handles it later; the disk may have changed meanwhile.
     opened_disk: dict[tuple[str, Any], str | None] = field(default_factory=dict)
     unanswered: set[str] = field(default_factory=set)  # ids of our requests not answered yet
+    # What the loop published: URI → (the version it was made from, None: as the full server's
+    # own publication before a scan; the diagnostics as JSON).
+    published: dict[str, tuple[int | None, list[dict[str, Any]]]] = field(default_factory=dict)
 
 
 # -- the answer to initialize ------------------------------------------------------------
@@ -417,8 +420,10 @@ class EarlyLoop:
         encoding = position_encoding(self.params["capabilities"])
         lines = split_lines(text)
         diagnostics = [diagnostic_json(f, lines, encoding) for f in buffer_findings(rel, text, settings)]
+        uri = path_to_uri(root / rel)
         _write(self.out, {"method": "textDocument/publishDiagnostics",
-                          "params": {"uri": path_to_uri(root / rel), "diagnostics": diagnostics}})
+                          "params": {"uri": uri, "diagnostics": diagnostics}})
+        self.handover.published[uri] = (None, diagnostics)
         self.published += 1
 
     def _roots(self, editor: dict[str, Any]) -> list[Path]:

@@ -215,12 +215,14 @@ def test_the_early_loop_imports_no_protocol_library_and_no_settings_model(root: 
         f"fd = os.open({str(tmp_path / 'session.bin')!r}, os.O_RDONLY)\n"
         "out = io.BytesIO()\n"
         "handover = EarlyLoop(_Stream(fd), out).run()\n"
-        "print(handover.reason, out.getvalue().count(b'publishDiagnostics'), len(handover.replay))\n"
+        "print(handover.reason, out.getvalue().count(b'publishDiagnostics'), len(handover.replay),\n"
+        "      [(u.rsplit('/', 1)[1], v, [d['code'] for d in ds]) for u, (v, ds) in handover.published.items()])\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'lsprotocol', 'pydantic', 'cattrs', 'attrs'}))\n"
         "print([m for m in sys.modules if m.startswith('pygls') and m != 'pygls.uris' and m != 'pygls'])\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["the", "client", "closed", "stdin", "1", str(len(stream))], done.stdout
+    assert lines[0] == f"the client closed stdin 1 {len(stream)} [('two%20%F0%9F%98%80%20notes.md', None, ['PM102'])]", \
+        done.stdout
     assert lines[1:] == ["[]", "[]"], done.stdout
 
 
