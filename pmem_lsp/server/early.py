@@ -12,10 +12,12 @@ needs only the engine's summary rules:
 3. publish each opened document's summary findings (`textDocument/didOpen`), the same findings
    and the same JSON the full server publishes for it before its first scan lands
    (`engine/early.py`, `diagnostic_json`);
-4. hand over: import the full server and give it every byte read (`Handover.replay`), except
-   the client's answer to our own configuration request. pygls reads the session from its first
-   byte; its answer to the replayed `initialize` is dropped (`PmemProtocol`), so the client gets
-   exactly one. The full server asks for the configuration again and publishes again.
+4. hand over: import the full server (in a thread, while this one goes on reading and notes
+   the disk's text of each document opened meanwhile) and give it every byte read
+   (`Handover.replay`), except the client's answer to our own configuration request. pygls
+   reads the session from its first byte; its answer to the replayed `initialize` is dropped
+   (`PmemProtocol`), so the client gets exactly one. The full server asks for the
+   configuration again and publishes again.
 
 Anything this loop does not expect — a request other than `initialize`, a notification other
 than `initialized` and `didOpen`, odd framing, a body that is not a JSON object, an
@@ -42,7 +44,14 @@ from .session import candidate_roots, editor_settings, folder_paths, path_to_uri
 OFF = "PMEM_NO_EARLY"
 # Seconds the loop waits for the client's next message before it hands over (a client that
 # opens no document, or answers slowly, gets the full server rather than a wait).
-WAIT = float(os.environ.get("PMEM_EARLY_WAIT", "0.5"))
+def _wait() -> float:
+    try:
+        return max(0.0, float(os.environ.get("PMEM_EARLY_WAIT", "0.5")))
+    except ValueError:
+        return 0.5
+
+
+WAIT = _wait()
 MAX_BODY = 4 * 1024 * 1024  # a bigger message (a huge buffer) is left to the full server
 CONFIGURATION_ID = "pmem-early-configuration"
 QUIET = "the client said nothing more"
@@ -244,7 +253,7 @@ class _Stream:
         start, length = frame
         try:
             message = json.loads(bytes(self.buffer[start:start + length]))
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, nested too deep
             raise HandOver("a body that is not JSON") from None
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             raise HandOver("a body that is not a JSON-RPC message")
@@ -324,6 +333,8 @@ class EarlyLoop:
                 if str(stop) == QUIET:
                     continue
                 break  # odd framing, or the end of stdin: the full server's to read
+            except Exception:  # a failure of ours (a URI urllib cannot split): the rest is pygls's
+                break
             if "method" not in message and message.get("id") in self.handover.unanswered:
                 self.handover.unanswered.discard(message["id"])
                 self.stream.drop_last()
