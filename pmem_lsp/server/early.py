@@ -304,6 +304,8 @@ class EarlyLoop:
     params: dict[str, Any] = field(default_factory=dict)
     opened: list[_Opened] = field(default_factory=list)
     published: int = 0
+    pushed: bool = False  # settings came with `didChangeConfiguration` before the configuration answer
+    answered: bool = False  # the configuration answer held the `pmem` settings
 
     def run(self) -> Handover:
         try:
@@ -398,10 +400,25 @@ class EarlyLoop:
         if "error" in message or not isinstance(result, list):
             raise HandOver("the configuration was not answered with a list")
         if result and isinstance(result[0], dict):
+            # What the full server ends with, whatever `didChangeConfiguration` pushed meanwhile:
+            # it asks again and rebuilds its settings from the answer.
+            self.answered = True
             return {**base, **editor_settings(result[0])}, held
+        if self.pushed:
+            raise HandOver("settings pushed by didChangeConfiguration")
         return base, held
 
     def _expect_open(self, message: dict[str, Any]) -> None:
+        """A document opened, or settings pushed (Neovim sends `didChangeConfiguration` right
+        after `initialized` when its client has `settings`); anything else hands over."""
+        params = message.get("params")
+        if (message.get("method") == "workspace/didChangeConfiguration" and "id" not in message
+                and isinstance(params, dict) and "settings" in params):
+            if editor_settings(params["settings"]) and not self.answered:
+                if CONFIGURATION_ID not in self.handover.unanswered:
+                    raise HandOver("settings pushed by didChangeConfiguration")
+                self.pushed = True  # the configuration answer, when it holds settings, wins
+            return
         opened = _opened(message)
         if opened is None:
             raise HandOver(f"a message the early loop does not answer ({_name(message)})")

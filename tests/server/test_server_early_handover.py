@@ -245,3 +245,31 @@ def test_an_answer_to_the_early_request_after_the_hand_over_is_nobodys_warning(r
         assert not [line for line in client.stderr if "WARNING" in line], client.stderr
     finally:
         client.close()
+
+
+@pytest.mark.parametrize(("answer", "pushed", "published", "codes"), [
+    (None, {"pmem": {}}, 1, [("PM102", 2)]),  # Neovim's client with no settings pushes an empty object
+    ({"severity": {"PM102": "error"}}, {"pmem": {"ignore": ["PM1"]}}, 1, [("PM102", 1)]),  # the answer wins
+    (None, {"pmem": {"ignore": ["PM1"]}}, 0, None),  # the full server's order decides: it is left to it
+])
+def test_settings_pushed_after_initialized(root: Path, answer: dict | None, pushed: dict, published: int,
+                                           codes: list | None):
+    sessions = {}
+    for early in (True, False):
+        client = sessions[early] = Client(root, settings=answer, early=early)
+        client.request("initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": CAPS,
+                                      "workspaceFolders": [{"uri": root.as_uri(), "name": "memory"}]})
+        client.notify("initialized", {})
+        client.notify("workspace/didChangeConfiguration", {"settings": pushed})
+        client.open(root / NOTE)
+        client.wait_for_code(root / NOTE, "PM202")
+    try:
+        early_first = sessions[True].publications(root / NOTE)[0]
+        assert any(f"early path: {published} document(s) published" in line for line in sessions[True].logs())
+        if codes is not None:
+            assert [(d["code"], d["severity"]) for d in early_first] == codes
+            assert early_first == sessions[False].publications(root / NOTE)[0]
+        assert all(len(answers) == 1 for answers in sessions[True].responses().values())
+    finally:
+        for client in sessions.values():
+            client.close()
