@@ -561,6 +561,10 @@ def serve() -> int:
     if enabled():
         loop = EarlyLoop(_Stream(sys.stdin.fileno()), sys.stdout.buffer)
         loop.run()
+        # What reading a `didOpen` needs, imported here first: two threads importing the same
+        # modules at once can trip the import lock's deadlock detection.
+        from ..engine import root_state, zones  # noqa: F401
+
         importing = threading.Thread(target=_import_full_server, name="pmem-import", daemon=True)
         importing.start()
         handover = loop.read_while(importing)
