@@ -351,9 +351,10 @@ def _check_or_health(root: Path, args: argparse.Namespace, cached: bool = False)
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from ..server.app import start
+    # The early path answers the editor's first messages before the full server is imported.
+    from ..server.early import serve
 
-    return start()
+    return serve()
 
 
 def serve_main(argv: list[str] | None = None) -> int:

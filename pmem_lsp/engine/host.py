@@ -21,14 +21,13 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .analysis import Analysis, apply_settings
+from .analysis import Analysis
+from .early import buffer_findings
 from .findings import Finding
-from .memory_file import MemoryFile
 from .root_state import RootState
 from .root_state import read_regular_text as read_disk_text
-from .rules.summary import check_summary
 from .settings import Settings
-from .zones import is_markdown, zone_of
+from .zones import is_markdown
 
 
 @dataclass(slots=True)
@@ -132,7 +131,14 @@ class MemoryHost:
         """An editor opened `path` with `text`."""
         if not is_markdown(path.name):
             return None
-        self.buffers[path] = Buffer.opened(text, read_disk_text(path))
+        return self.opened_with_disk(path, text, read_disk_text(path))
+
+    def opened_with_disk(self, path: Path, text: str, disk: str | None) -> MemoryRoot | None:
+        """`open_buffer`, with the file's text on disk as the surface read it when the editor's
+        message came (the server's early path), not as it is now."""
+        if not is_markdown(path.name):
+            return None
+        self.buffers[path] = Buffer.opened(text, disk)
         return self._apply_buffer(path)
 
     def change_buffer(self, path: Path, text: str) -> MemoryRoot | None:
@@ -271,4 +277,4 @@ class MemoryHost:
         if found is None or buffer is None:
             return []
         root, rel = found
-        return apply_settings(check_summary(rel, zone_of(rel), MemoryFile(buffer.text)), root.settings)
+        return buffer_findings(rel, buffer.text, root.settings)

@@ -35,6 +35,7 @@ from . import (
     symbols,
     watcher,
 )
+from .early import Handover, Replayed
 from .framing import read_messages
 from .protocol import PmemProtocol
 from .publisher import Publisher
@@ -67,6 +68,8 @@ class PmemServer(LanguageServer):
         # One watchfiles task per root: (stop event, task).
         self.watchers: dict[Path, tuple[asyncio.Event, asyncio.Task]] = {}
         self.progress_tokens: set[str] = set()  # work-done progress begun and not yet ended
+        # From the early path: (uri, version) of a `didOpen` it read → the disk's text then.
+        self.opened_disk: dict[tuple[str, Any], str | None] = {}
 
     async def roots_known(self, timeout: float) -> bool:
         """Wait (up to `timeout` seconds) until the session's roots are known."""
@@ -194,9 +197,10 @@ FEATURES = (
 )
 
 
-def start() -> int:
+def start(handover: Handover | None = None) -> int:
     """Serve over stdin/stdout, the only transport: a TCP listener would let any local user
-    read the memory through hover and pmem.status (docs/SECURITY.md)."""
+    read the memory through hover and pmem.status (docs/SECURITY.md). `handover`: what the
+    early path (early.py) read and answered before this server was imported."""
     from ..engine.redaction import install
     from ..engine.root_state import keep_disk_docs
 
@@ -209,5 +213,15 @@ def start() -> int:
     # docs/performance.md); the open ones are, and a small LRU holds the last ones parsed.
     keep_disk_docs(False)
     server = create_server()
-    server.start_io()
+    if handover is None:
+        server.start_io()
+        return 0
+    if handover.initialize_id is not None:
+        server.protocol.answered_early = (handover.initialize_id, handover.initialize_result)
+    server.protocol.early_requests = set(handover.unanswered)
+    server.opened_disk = handover.opened_disk
+    # What the early path published counts as sent: the replayed didOpen sends nothing again
+    # unless the full server finds something else (publisher.py, docs/architecture.md).
+    server.publisher.handed_over(handover.published)
+    server.start_io(stdin=Replayed(handover.replay, sys.stdin.buffer))  # type: ignore[arg-type]
     return 0

@@ -10,12 +10,10 @@ while it holds unsaved edits, else the disk, which is what the client shows.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, unquote_to_bytes, urlsplit
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
-from pygls.uris import from_fs_path, to_fs_path
 
 from ..engine.actions import Action
 from ..engine.catalogue import RULES, severity_of
@@ -23,11 +21,13 @@ from ..engine.findings import Finding, Severity
 from ..engine.fixes import Fix, TextEdit
 from ..engine.host import MemoryRoot
 from ..engine.line_index import LineIndex
-from ..engine.names import clean, uri_quote, uri_unquote
+from ..engine.names import clean
 from ..engine.navigation import Completion, DocLink, DocSymbol, HoverText, Location, WorkspaceSymbol
 from ..engine.navigation.completion import FOLDER
 from ..engine.navigation.symbols import FILE, ROUTE, SECTION, SUMMARY, TITLE
 from ..engine.root_state import RootState
+from .session import path_to_uri
+from .session import uri_to_path as uri_to_path  # the feature modules import it from here
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -46,29 +46,6 @@ _SYMBOL_KINDS = {TITLE: lsp.SymbolKind.Namespace, SECTION: lsp.SymbolKind.String
 
 
 # -- files ------------------------------------------------------------------------------
-def uri_to_path(uri: str) -> Path | None:
-    if not uri.startswith("file:"):
-        return None
-    parsed = urlsplit(uri)
-    try:
-        unquote_to_bytes(parsed.path).decode("utf-8")
-    except UnicodeDecodeError:
-        # Escapes of bytes that are not UTF-8 (a name the file system holds as bytes): the
-        # exact bytes, as `path_to_uri` wrote them (pygls would read them as U+FFFD).
-        if not parsed.netloc or parsed.netloc == "localhost":
-            return Path(uri_unquote(parsed.path))
-    fs = to_fs_path(uri)
-    return Path(fs) if fs else None
-
-
-def path_to_uri(path: Path) -> str:
-    text = str(path)
-    if not text.isascii() and any("\ud800" <= c <= "\udfff" for c in text):
-        # A name that is not UTF-8 (held as lone surrogates): its exact bytes, percent-escaped.
-        return "file://" + uri_quote(text)
-    return from_fs_path(text) or path.as_uri()
-
-
 def uri_of(root: MemoryRoot, rel: str) -> str:
     return path_to_uri(root.path / rel)
 

@@ -2,33 +2,27 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
 from .convert import uri_to_path
+from .session import valid_unicode
 
 if TYPE_CHECKING:
     from .app import PmemServer
 
 
-# JSON can carry lone UTF-16 surrogates ("\ud800") that no file can hold; the engine only
-# ever sees valid Unicode. One replacement character per surrogate keeps every position.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def valid_unicode(text: str) -> str:
-    return _LONE_SURROGATE.sub("\ufffd", text)
-
-
-def _buffer_changed(server: PmemServer, uri: str, opened: bool) -> None:
+def _buffer_changed(server: PmemServer, uri: str, opened: bool, version: int | None = None) -> None:
     path = uri_to_path(uri)
     if path is None:
         return
     text = valid_unicode(server.workspace.get_text_document(uri).source)
     host = server.host
-    root = host.open_buffer(path, text) if opened else host.change_buffer(path, text)
+    if opened and (uri, version) in server.opened_disk:  # read by the early path as it came
+        root = host.opened_with_disk(path, text, server.opened_disk.pop((uri, version)))
+    else:
+        root = host.open_buffer(path, text) if opened else host.change_buffer(path, text)
     if root is None:
         return  # outside every memory root: not ours
     if root.state is None:
@@ -44,7 +38,8 @@ def _buffer_changed(server: PmemServer, uri: str, opened: bool) -> None:
 def register(server: PmemServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: PmemServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        _buffer_changed(ls, params.text_document.uri, opened=True)  # first diagnostics at once
+        _buffer_changed(ls, params.text_document.uri, opened=True,  # first diagnostics at once
+                        version=params.text_document.version)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: PmemServer, params: lsp.DidChangeTextDocumentParams) -> None:

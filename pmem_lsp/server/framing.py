@@ -57,6 +57,9 @@ async def read_messages(stop_event: Any, reader: Any, protocol: Any,
         except ValueError as exc:  # not JSON, or not UTF-8: the protocol answers -32700
             error_handler(exc, JsonRpcException)
             continue
+        except RecursionError:  # JSON nested deeper than the decoder goes: unreadable too
+            error_handler(ValueError("JSON nested too deep"), JsonRpcException)
+            continue
         try:
             protocol.handle_message(message)
         except Exception as exc:  # a failure of ours, not the client's: never a parse error

@@ -72,6 +72,10 @@ class PmemProtocol(LanguageServerProtocol):
         super().__init__(server, converter)
         self._initialize_seen = False
         self._loop: asyncio.AbstractEventLoop | None = None  # the server's loop, once it runs
+        # (id, result) of the `initialize` the early path answered (early.py): this server's own
+        # answer to it is dropped, so the client gets one.
+        self.answered_early: tuple[Any, Any] | None = None
+        self.early_requests: set[Any] = set()  # ids of the early path's requests still unanswered
         # pygls's read loop logs a traceback for a body that is not JSON; `report_parse_error`
         # has already answered and logged it in one line.
         logging.getLogger("pygls.server").addFilter(_not_a_parse_error)
@@ -123,6 +127,9 @@ class PmemProtocol(LanguageServerProtocol):
             self._error(msg_id if _usable_id(msg_id) else None, JsonRpcInvalidRequest)
             return
         method = getattr(message, "method", None)
+        if method is None and getattr(message, "id", None) in self.early_requests:
+            self.early_requests.discard(message.id)  # the early path asked it and no longer waits
+            return
         is_request = method is not None and hasattr(message, "id")
         if method == lsp.INITIALIZE:
             if self._initialize_seen:
@@ -184,6 +191,12 @@ class PmemProtocol(LanguageServerProtocol):
         exception's text and traceback, which can quote what the handler was reading: an
         internal error says its kind only (the traceback is in the redacted log), and any
         other error message goes through the secret redaction."""
+        if self.answered_early is not None and msg_id == self.answered_early[0]:
+            early, self.answered_early = self.answered_early[1], None
+            if error is not None or self._converter.unstructure(result) != early:
+                # The early path cannot judge every shape lsprotocol checks (docs/decisions.md).
+                log.warning("the early path answered initialize otherwise than the server would")
+            return
         if error is not None:
             from ..engine.redaction import redact_text
 

@@ -34,7 +34,8 @@ from lsprotocol import types as lsp
 
 from ..engine.findings import Finding
 from ..engine.host import MemoryRoot
-from .convert import analysed_version, open_document, path_to_uri, positions, to_diagnostic, uri_to_path
+from ..engine.line_index import LineIndex
+from .convert import Positions, analysed_version, open_document, path_to_uri, positions, to_diagnostic, uri_to_path
 from .diagnostics import ChangesScope, ReadProblemLog
 
 if TYPE_CHECKING:
@@ -229,7 +230,11 @@ class Publisher:
         if last is not None and last.version is not None and doc is not None and doc.version < last.version:
             feed.due.add(rel)  # the client has diagnostics of a later text: after the scan
             return
-        self._send(root, feed, rel, tuple(self.server.host.early_findings(path)), force=True)
+        # Positions counted in the lines of the buffer they were made from (the root state may
+        # hold none yet, or another text).
+        buffer = self.server.host.buffers.get(path)
+        index = LineIndex(buffer.text) if buffer is not None else None
+        self._send(root, feed, rel, tuple(self.server.host.early_findings(path)), force=True, index=index)
         self._freeze(feed)
 
     def closed(self, path: Path) -> None:
@@ -314,11 +319,14 @@ class Publisher:
             sent |= self._send(root, feed, rel, feed.current.get(rel, ()), force=rel in forced)
         return sent
 
-    def _send(self, root: MemoryRoot, feed: _Feed, rel: str, findings: Findings, force: bool) -> bool:
+    def _send(self, root: MemoryRoot, feed: _Feed, rel: str, findings: Findings, force: bool,
+              index: LineIndex | None = None) -> bool:
         """Publish `findings` of `rel` unless the client holds them already; True when sent.
 
         The same diagnostics of the same version are not sent again; with `force` (an opened
-        document) they are, unless the client provably got them while the document was open."""
+        document) they are, unless the client provably got them while the document was open.
+        `index`: the lines the findings were made from, when the root state does not hold them
+        (an open buffer before the scan: positions in the client's units need its lines)."""
         server = self.server
         shown = feed.scope.filter(root, rel, findings, self._is_open(root, rel))
         uri = path_to_uri(root.path / rel)
@@ -328,7 +336,7 @@ class Publisher:
         if version is not None and last_version is not None and version < last_version:
             feed.due.add(rel)  # made from an older text than the client has diagnostics of: later
             return False
-        at = positions(server, root.state, rel)
+        at = positions(server, root.state, rel) if index is None else Positions(server, index)
         diagnostics = tuple(to_diagnostic(at, f) for f in shown)
         if last is None:
             same = not diagnostics

@@ -6,7 +6,7 @@ import asyncio
 import gc
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
@@ -15,46 +15,13 @@ from ..engine.host import MemoryRoot
 from ..engine.root_state import RootState
 from ..engine.settings import Settings, SettingsError, resolve_settings
 from ..engine.zones import discover_root, looks_like_root
-from .convert import uri_to_path
+from .session import candidate_roots, editor_settings, folder_paths
 from .watcher import stop_watching, watch_root
 
 if TYPE_CHECKING:
     from .app import PmemServer
 
 log = logging.getLogger(__name__)
-
-
-def editor_settings(raw: Any) -> dict[str, Any]:
-    """The `pmem` settings object, whether sent nested (`{"pmem": {…}}`) or bare; nulls dropped."""
-    if not isinstance(raw, dict):
-        return {}
-    if isinstance(raw.get("pmem"), dict):
-        raw = raw["pmem"]
-    return _drop_nulls(raw)
-
-
-def _drop_nulls(value: dict[str, Any]) -> dict[str, Any]:
-    return {k: _drop_nulls(v) if isinstance(v, dict) else v for k, v in value.items() if v is not None}
-
-
-def candidate_roots(folders: list[Path], configured: str | None) -> list[Path]:
-    """Workspace folders that look like memory roots, plus `pmem.root` when it does too; else
-    the default root. A setting can come from a workspace's own files, so `pmem.root: "/"`
-    must not make the server read the whole disk."""
-    roots = [f for f in folders if looks_like_root(f)]
-    if configured:
-        wanted = discover_root(configured)
-        if looks_like_root(wanted):
-            roots.append(wanted)
-    if not roots:
-        default = discover_root(None)
-        if default.is_dir():
-            roots.append(default)
-    unique: list[Path] = []
-    for r in roots:
-        if r not in unique:
-            unique.append(r)
-    return unique
 
 
 def configure_roots(server: PmemServer, folders: list[Path]) -> None:
@@ -92,13 +59,7 @@ def drop_root(server: PmemServer, root: MemoryRoot) -> None:
 
 
 def workspace_folders(params: lsp.InitializeParams) -> list[Path]:
-    uris = [f.uri for f in params.workspace_folders or []]
-    if not uris and params.root_uri:
-        uris = [params.root_uri]
-    paths = [uri_to_path(u) for u in uris]
-    if not uris and params.root_path:
-        paths = [Path(params.root_path)]
-    return [p for p in paths if p is not None]
+    return folder_paths([f.uri for f in params.workspace_folders or []], params.root_uri, params.root_path)
 
 
 async def fetch_configuration(server: PmemServer) -> None:

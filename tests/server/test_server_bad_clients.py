@@ -72,11 +72,12 @@ def _logged(server: RawServer, text: str) -> bool:
 
 def test_bodies_that_are_not_json_get_a_parse_error_with_a_null_id(server: RawServer, root: Path):
     server.initialize(root)
-    for body in (b"{not json", b'{"jsonrpc": "2.0", "id": 1, "method": "x"', b"\xff\xfe\x00garbage"):
+    deep = b"[" * 200_000 + b"]" * 200_000  # deeper than the JSON decoder goes (it crashed the server)
+    for body in (b"{not json", b'{"jsonrpc": "2.0", "id": 1, "method": "x"', b"\xff\xfe\x00garbage", deep):
         server.send_raw(body)
     _still_serving(server, root)
     errors = [m for m in server.received if "error" in m and "id" in m and m["id"] is None]
-    assert [e["error"]["code"] for e in errors] == [-32700, -32700, -32700]
+    assert [e["error"]["code"] for e in errors] == [-32700, -32700, -32700, -32700]
     assert _logged(server, "not valid JSON")
     # No pop-up per bad message: the user is not the one who sent it.
     assert not [m for m in server.received if m.get("method") == "window/showMessage"]
