@@ -7,7 +7,7 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import BinaryIO, TextIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from .. import __version__
 from ..engine.analysis import analyze
@@ -19,6 +19,9 @@ from ..engine.root_state import RootState
 from ..engine.settings import Settings
 from . import exit_codes
 from .terminal import lines, one_line, shown
+
+if TYPE_CHECKING:
+    from ..engine.records import Records
 
 
 def _count(n: int, severity: Severity) -> str:
@@ -151,7 +154,7 @@ def run_check_command(root: Path, settings: Settings, raw_paths: list[str], stdi
                       min_severity: Severity, fail_on: Severity, *, statistics: bool = False,
                       max_per_code: int = MAX_PER_CODE, stdin: BinaryIO | None = None,
                       out: TextIO = sys.stdout, err: TextIO = sys.stderr, states: list | None = None,
-                      sort: str = "file") -> int:
+                      sort: str = "file", records: Records | None = None) -> int:
     """`pmem check [PATH…] [--stdin-filename PATH]`: the whole root, some files of it, or a
     proposed text checked as if it were at PATH (nothing written). `states` receives the
     root state checked (the check cache asks it which outside paths PM403 looked at)."""
@@ -171,7 +174,7 @@ def run_check_command(root: Path, settings: Settings, raw_paths: list[str], stdi
         except UnicodeDecodeError as exc:
             err.write(f"pmem: error: the text on stdin is not valid UTF-8 (byte {exc.start})\n")
             return exit_codes.ERROR
-    result = check_files(root, settings, paths or None, proposed)
+    result = check_files(root, settings, paths or None, proposed, records=records)
     if states is not None:
         states.append(result.state)
     missing = [p for p in paths if not result.state.is_file(p)]

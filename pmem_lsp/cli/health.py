@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..engine.analysis import Analysis
 from ..engine.health import DEFAULT_PER_GROUP, health_report
@@ -15,12 +15,15 @@ from ..engine.settings import Settings
 from . import exit_codes
 from .terminal import lines
 
+if TYPE_CHECKING:
+    from ..engine.records import Records
+
 
 def run_health(root: Path, settings: Settings, fmt: str, out: TextIO, all_items: bool = False,
-               states: list | None = None) -> int:
+               states: list | None = None, records: Records | None = None) -> int:
     """`states` receives the root state read (the cache asks it which outside paths PM403
-    looked at, as for `pmem check`)."""
-    state = RootState.scan(root, settings)
+    looked at, as for `pmem check`); `records`: the per-file records (`engine/records.py`)."""
+    state = RootState.scan(root, settings, restore=records.restore if records is not None else None)
     if states is not None:
         states.append(state)
     report = health_report(Analysis(state))

@@ -161,7 +161,7 @@ class Records:
             collecting = gc.isenabled()
             gc.disable()
             try:
-                data = pickle.loads(blob)  # noqa: S301 - the user's own 0700 folder (see `_own_folder`)
+                data = pickle.loads(blob)  # the user's own 0700 folder and 0600 file: see `_own_folder`
             finally:
                 if collecting:
                     gc.enable()
@@ -190,7 +190,10 @@ class Records:
         return entry
 
     def store(self, state: RootState) -> None:
-        """Keep what the analysis of `state` learnt of each file that may be kept."""
+        """Keep what the analysis of `state` learnt of each file that may be kept (nothing is
+        written when every file was restored and nothing new was learnt)."""
+        if not self._learnt(state):
+            return
         newest_safe = (self.started - racy_seconds()) * 1e9
         entries: dict[str, _Record] = {}
         for rel, entry in state.files.items():
@@ -215,6 +218,20 @@ class Records:
                 raise
         except OSError:
             pass  # no cache folder: the check ran, which is all that matters
+
+
+    def _learnt(self, state: RootState) -> bool:
+        if self.misses or len(state.files) != len(self._entries):
+            return True
+        for rel, entry in state.files.items():
+            record = self._entries.get(rel)
+            if record is None or not isinstance(entry, RestoredEntry) or entry.stale:
+                return True
+            kept = record[5]
+            items = [(k, v) for k, v in entry.cache.items() if k not in _NOT_KEPT]
+            if len(items) != len(kept) or any(kept.get(k) is not v for k, v in items):
+                return True
+        return False
 
 
 def _record_of(entry: FileEntry, newest_safe: float) -> _Record | None:
