@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from .root_state import FileEntry, RestoredEntry, RootState, stat_sig
+from .findings import Finding
+from .root_state import LINE_SHAPES, FileEntry, RestoredEntry, RootState, line_shape, stat_sig
 from .user_cache import pmem_cache_dir
 from .zones import Zone
 
@@ -189,9 +190,13 @@ class Records:
         self.hits += 1
         return entry
 
-    def store(self, state: RootState) -> None:
+    def store(self, state: RootState, findings: dict[str, list[Finding]] | None = None) -> None:
         """Keep what the analysis of `state` learnt of each file that may be kept (nothing is
-        written when every file was restored and nothing new was learnt)."""
+        written when every file was restored and nothing new was learnt). `findings` (path →
+        findings, the server's): their lines' shapes are kept too, so the next start can
+        publish them in the client's units without reading the files (`line_shape`)."""
+        if findings:
+            _keep_shapes(state, findings)
         if not self._learnt(state):
             return
         newest_safe = (self.started - racy_seconds()) * 1e9
@@ -232,6 +237,16 @@ class Records:
             if len(items) != len(kept) or any(kept.get(k) is not v for k, v in items):
                 return True
         return False
+
+
+def _keep_shapes(state: RootState, findings: dict[str, list[Finding]]) -> None:
+    for rel, found in findings.items():
+        entry = state.files.get(rel)
+        if entry is None or entry.from_buffer or (isinstance(entry, RestoredEntry) and not entry.loaded):
+            continue  # a restored entry keeps the shapes it came with
+        lines = entry.position_lines()
+        wanted = {n for f in found for n in (f.line, f.end_line) if 0 <= n < len(lines)}
+        entry.cache[LINE_SHAPES] = (len(lines), {n: line_shape(lines[n]) for n in sorted(wanted)})
 
 
 def _record_of(entry: FileEntry, newest_safe: float) -> _Record | None:

@@ -14,7 +14,7 @@ import os
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
@@ -86,6 +86,12 @@ class FileEntry:
             return self._doc.line_index
         text = self.text
         return self.cached("line-index", lambda: LineIndex(text))
+
+    def position_lines(self) -> Sequence[str]:
+        """The lines a client's positions are counted in (UTF-16 or UTF-8 units of a prefix of a
+        line); a restored entry answers for the lines its findings are on without its text."""
+        index = self.line_index
+        return index.lines if index is not None else []
 
     def cached(self, key: Hashable, build: Callable[[], _T]) -> _T:
         """`build()` for this text: computed on first use and kept under `key` until the text
@@ -360,6 +366,12 @@ class RestoredEntry(FileEntry):
     def loaded(self) -> bool:
         return self._loaded
 
+    def position_lines(self) -> Sequence[str]:
+        shapes = self.cache.get(LINE_SHAPES)
+        if self._loaded or not isinstance(shapes, tuple):
+            return super().position_lines()
+        return _ShapedLines(self, *shapes)
+
     def _load(self) -> None:
         self._loaded = True
         fresh: FileEntry | None
@@ -381,6 +393,43 @@ class RestoredEntry(FileEntry):
         _TEXT.__set__(self, fresh.text)
         self.error, self.truncated, self.size, self.mtime, self.sig = (
             fresh.error, fresh.truncated, fresh.size, fresh.mtime, fresh.sig)
+
+
+LINE_SHAPES = "line-shapes"  # the entry cache's key of (line count, {line: shape}), `line_shape`
+
+
+def line_shape(line: str) -> str:
+    """A line with each character replaced by one that takes as many UTF-8 bytes and UTF-16
+    units: enough to count any prefix in a client's units, and nothing of what it says (a
+    finding's line may hold a secret)."""
+    if line.isascii():
+        return "a" * len(line)
+    return "".join("a" if c < "\x80" else "\u00e9" if c < "\u0800" else "\u4e2d" if c < "\U00010000" else "\U0001f600"
+                   for c in line)
+
+
+class _ShapedLines(Sequence[str]):
+    """The lines of a restored entry for positions: the shapes of the lines its findings are
+    on (kept in its record), and the real line, read from disk, for any other."""
+
+    def __init__(self, entry: FileEntry, count: int, shapes: dict[int, str]) -> None:
+        self.entry, self.n, self.shapes = entry, count, shapes
+
+    def __len__(self) -> int:
+        return self.n
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
+        if isinstance(i, int):
+            shape = self.shapes.get(i if i >= 0 else i + self.n)
+            if shape is not None:
+                return shape
+        index = self.entry.line_index
+        return (index.lines if index is not None else [])[i]
 
 
 class FileTable(dict[str, FileEntry]):

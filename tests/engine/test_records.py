@@ -273,3 +273,41 @@ def test_a_refresh_of_a_restored_file_reads_it_once_and_compares_without_its_old
     before = ReadCount.files
     assert state.refresh("notes/beta.md") == set()  # the same file: no change
     assert ReadCount.files == before + 1  # what is on disk now; the restored entry's text is not read
+
+
+def _units(lines, line: int, col: int) -> tuple[int, int, int]:
+    prefix = lines[line][:col] if 0 <= line < len(lines) else ""
+    return len(prefix), len(prefix.encode("utf-16-le")) // 2, len(prefix.encode("utf-8", "surrogatepass"))
+
+
+def test_a_warm_host_scan_reads_no_unchanged_file_and_positions_its_findings_without_them(tmp_path, monkeypatch):
+    """The server's warm start (engine/host.scan): restored from the records, it publishes
+    every finding in the client's units (UTF-16 or UTF-8 counts of a line's prefix) from the
+    shapes of the findings' lines, with no file read."""
+    from pmem_lsp.engine import host
+
+    monkeypatch.setenv("PMEM_CACHE_DIR", str(tmp_path / "cache"))
+    world = World(tmp_path)
+    (world.root / "notes/cjk.md").write_text(note("記憶 😀", "見て [壊れた](无.md) and 😀 [gone](gone-too.md)\n"),
+                                             encoding="utf-8")
+    time.sleep(RACY * 2)
+    cold_state, cold = host.scan(world.root, world.settings)
+    before = ReadCount.files
+    state, warm = host.scan(world.root, world.settings)
+    assert warm.by_path() == cold.by_path()
+    published = 0
+    for rel, found in warm.final.items():
+        if rel not in state.files:
+            continue  # a missing file's finding (PM003): at 1:1, no lines
+        lines, real = state.files[rel].position_lines(), cold_state.files[rel].position_lines()
+        assert len(lines) == len(real)
+        for f in found:
+            for line, col in ((f.line, f.col), (f.end_line, f.end_col)):
+                assert _units(lines, line, col) == _units(real, line, col), (rel, f)
+        published += 1
+    assert published >= 5 and "notes/cjk.md" in warm.final
+    assert ReadCount.files == before, "a warm start reads no unchanged file"
+    # Off: every file read again.
+    monkeypatch.setenv("PMEM_NO_CACHE", "1")
+    host.scan(world.root, world.settings)
+    assert ReadCount.files - before == 10
