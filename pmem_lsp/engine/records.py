@@ -246,7 +246,9 @@ def _keep_shapes(state: RootState, findings: dict[str, list[Finding]]) -> None:
             continue  # a restored entry keeps the shapes it came with
         lines = entry.position_lines()
         wanted = {n for f in found for n in (f.line, f.end_line) if 0 <= n < len(lines)}
-        entry.cache[LINE_SHAPES] = (len(lines), {n: line_shape(lines[n]) for n in sorted(wanted)})
+        shapes = (len(lines), {n: line_shape(lines[n]) for n in sorted(wanted)})
+        if entry.cache.get(LINE_SHAPES) != shapes:  # the same kept: nothing new to write
+            entry.cache[LINE_SHAPES] = shapes
 
 
 def _record_of(entry: FileEntry, newest_safe: float) -> _Record | None:
