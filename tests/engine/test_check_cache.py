@@ -132,12 +132,13 @@ OPS = st.sampled_from(["edit", "same-size", "touch", "touch-back", "rename", "tw
 TARGETS = st.sampled_from(["notes/alpha.md", "notes/beta.md", "notes/gamma.md", "_index.md", "_core/identity.md"])
 
 
-def apply(op: str, rel: str, root: Path, outside: Path) -> None:
+def apply(op: str, rel: str, root: Path, outside: Path) -> str:
+    """Make the change; the one made (a change to a file that is not there creates it)."""
     path = root / rel
     if op == "records":  # the per-file records damaged (cut in half): ignored, never wrong
         for record in root.parent.glob("cache/pmem/records/*.records"):
             record.write_bytes(record.read_bytes()[: record.stat().st_size // 2])
-        return
+        return op
     if op != "create" and not path.exists():
         op = "create"
     if op == "edit":
@@ -166,6 +167,7 @@ def apply(op: str, rel: str, root: Path, outside: Path) -> None:
             outside.unlink()
         else:
             outside.write_text("# outside\n", encoding="utf-8")
+    return op
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -183,7 +185,7 @@ def test_a_cached_check_equals_a_cold_one_after_any_change(steps):
         assert run_in_process(root, cache) == first and records[0].stat().st_ino == stamp  # replayed, not stored again
         assert list((cache / "pmem" / "records").glob("*.records")), "and the per-file records"
         for op, rel in steps:
-            apply(op, rel, root, outside)
+            op = apply(op, rel, root, outside)
             time.sleep(RACY * 2)  # past the racy window: this result may be stored
             before = ReadCount.files
             cached = run_in_process(root, cache)
