@@ -6,8 +6,8 @@ renames, a file replaced by another of the same size and times, deletions, new f
 `.pmem.toml`, a source pointer's outside file appearing or vanishing, the per-file records
 damaged — and its stdout, stderr and exit status must be those of a cold run (`--no-cache`).
 An unchanged root is replayed. A changed one is checked with the per-file records
-(engine/records.py): only the files that changed are read (tests/engine/test_records.py
-holds the records' own property, with settings, days and pmem versions changing too).
+(engine/records.py), which the property damages too; tests/engine/test_records.py holds the
+records' own property, with settings, days and pmem versions changing as well.
 
 Every run gets its own XDG_CACHE_HOME (and PMEM_CACHE_DIR) in a temporary folder: nothing is
 written to the real ~/.cache. The racy window is shortened so results are stored in a test.
@@ -133,7 +133,10 @@ TARGETS = st.sampled_from(["notes/alpha.md", "notes/beta.md", "notes/gamma.md", 
 
 
 def apply(op: str, rel: str, root: Path, outside: Path) -> str:
-    """Make the change; the one made (a change to a file that is not there creates it)."""
+    """Make the change; the one made (a change to a file that is not there creates it).
+    (What a changed root reads is held by `test_a_check_after_one_edit_reads_that_file_only`
+    and tests/engine/test_records.py: a fact one file's change flips can make another file's
+    check run again, and read it, which a count here could not tell from a hidden read.)"""
     path = root / rel
     if op == "records":  # the per-file records damaged (cut in half): ignored, never wrong
         for record in root.parent.glob("cache/pmem/records/*.records"):
@@ -185,14 +188,10 @@ def test_a_cached_check_equals_a_cold_one_after_any_change(steps):
         assert run_in_process(root, cache) == first and records[0].stat().st_ino == stamp  # replayed, not stored again
         assert list((cache / "pmem" / "records").glob("*.records")), "and the per-file records"
         for op, rel in steps:
-            op = apply(op, rel, root, outside)
+            apply(op, rel, root, outside)
             time.sleep(RACY * 2)  # past the racy window: this result may be stored
-            before = ReadCount.files
             cached = run_in_process(root, cache)
-            reads = ReadCount.files - before
             assert cached == run_in_process(root, cache, "--no-cache"), (op, rel)
-            if op in ("touch", "nothing"):  # the records hold for every other file
-                assert reads <= 1, (op, rel, reads)
             assert run_in_process(root, cache) == cached  # and replayed (or checked) again: the same
 
 

@@ -311,3 +311,21 @@ def test_a_warm_host_scan_reads_no_unchanged_file_and_positions_its_findings_wit
     monkeypatch.setenv("PMEM_NO_CACHE", "1")
     host.scan(world.root, world.settings)
     assert ReadCount.files - before == 10
+
+
+def test_a_few_changed_files_are_read_again_rather_than_every_record_written(tmp_path, monkeypatch):
+    world = World(tmp_path)
+    time.sleep(RACY * 2)
+    _warm_reads(world)
+    (file,) = world.record_files()
+    stamp = file.stat().st_ino
+    (world.root / "notes/gamma.md").write_text(note("Gamma", "Edited.\n"), encoding="utf-8")
+    time.sleep(RACY * 2)
+    for _ in range(2):
+        reads, records, _ = _warm_reads(world)
+        assert (reads, records.misses) == (1, 1) and file.stat().st_ino == stamp  # not written
+    monkeypatch.setattr(records_module, "MIN_NEW", 1)
+    _warm_reads(world)
+    assert file.stat().st_ino != stamp  # written now: the edit is recorded
+    reads, records, _ = _warm_reads(world)
+    assert (reads, records.misses) == (0, 0)
