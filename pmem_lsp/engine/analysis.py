@@ -201,7 +201,8 @@ class Analysis:
         if has_text:
             out += entry.cached("local", lambda: self._local(entry))
         for check in self._file_checks:
-            if entry.zone in check.zones and (has_text or not check.needs_text):
+            # (`readable` again: a restored entry read meanwhile may have found its file gone.)
+            if entry.zone in check.zones and (not check.needs_text or (has_text and entry.readable)):
                 out += self._run_file_check(check, entry)
         return out
 
@@ -233,7 +234,8 @@ class Analysis:
         """The file's text checks, run once per text (`_file_findings` keeps them with it)."""
         self.work["parsed"] += 1
         doc = entry.doc
-        assert doc is not None  # a readable Markdown file
+        if doc is None:
+            return []  # a restored entry whose file was gone when it was read at last
         return _local_findings(entry.rel, entry.zone, doc, self.settings, self._text_checks)
 
     def _git_dates(self) -> GitDates | None:

@@ -329,3 +329,23 @@ def test_a_few_changed_files_are_read_again_rather_than_every_record_written(tmp
     assert file.stat().st_ino != stamp  # written now: the edit is recorded
     reads, records, _ = _warm_reads(world)
     assert (reads, records.misses) == (0, 0)
+
+
+def test_a_restored_file_gone_when_a_check_reads_it_at_last_stops_nothing(tmp_path):
+    """Another day makes PM501 and PM504 run again, which reads the restored files: one that
+    vanished since the scan is taken as gone, and the analysis goes on."""
+    world = World(tmp_path)
+    time.sleep(RACY * 2)
+    _warm_reads(world)
+    records = Records(world.root, world.settings, folder=str(world.cache))
+    state = RootState.scan(world.root, world.settings, restore=records.restore)
+    (world.root / "notes/gamma.md").unlink()
+    (world.root / "notes/beta.md").write_text("# Beta\n\nAnother text now.\n", encoding="utf-8")
+    Analysis(state, TODAY + dt.timedelta(days=400)).by_path()  # (what a scan that read them just before says)
+    assert state.files["notes/gamma.md"].stale and state.files["notes/gamma.md"].error
+    assert state.files["notes/beta.md"].stale  # read as it is now, its record dropped
+    records.store(state)
+    again = Records(world.root, world.settings, folder=str(world.cache))
+    rescanned = RootState.scan(world.root, world.settings, restore=again.restore)
+    assert not isinstance(rescanned.files["notes/beta.md"], RestoredEntry)  # its record, if any, is not the file's
+    assert "notes/gamma.md" not in rescanned.files

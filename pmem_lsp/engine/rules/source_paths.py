@@ -203,9 +203,8 @@ def check_source_paths(analysis: Analysis, entry: FileEntry) -> list[Finding]:
 
 def _pointers(entry: FileEntry) -> list[SourcePointer]:
     def build() -> list[SourcePointer]:
-        doc = entry.doc
-        assert doc is not None  # the analysis runs this check on files with text only
-        return source_pointers(doc)
+        doc = entry.doc  # None only for a restored entry whose file was gone when read at last
+        return source_pointers(doc) if doc is not None else []
     return entry.cached(_SOURCES, build)
 
 
