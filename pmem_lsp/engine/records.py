@@ -12,7 +12,8 @@ The two indexes' texts are kept (the cross-file rules read their lines on every 
 a 10k-route index again costs 40 ms, unpickling its parsed form 350 ms).
 
 **Keys.** One record file per (format, pmem's version and the size and mtime of every module
-of the package, the Python version, the root's real path, the settings that change findings,
+of the package and of the optional compiled core, the Python version, the `PMEM_` environment
+that may change a finding, the root's real path, the settings that change findings,
 `HOME`, the folders at `/`, the local time zone): two roots, two pmem versions, two sets of
 settings never share one. Inside it, each file's record is used only while `lstat` of the
 file gives the same `stat_sig` (size, mtime_ns, ctime_ns, inode, mode, device): an edit
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import importlib.util
 import marshal
 import os
 import pickle
@@ -92,6 +94,25 @@ def package_stamp() -> str:
     return _STAMP[0]
 
 
+def native_stamp() -> tuple | None:
+    """The optional compiled core (`pmem_native`), where one is installed: its file's path, size
+    and mtime (a rebuilt core is another pmem); found without importing it."""
+    try:
+        spec = importlib.util.find_spec("pmem_native")
+        origin = spec.origin if spec is not None else None
+        if not origin:
+            return None
+        st = os.stat(origin)
+    except (ImportError, ValueError, OSError):
+        return None
+    return origin, st.st_size, st.st_mtime_ns
+
+
+# The environment that cannot change a finding (where the caches live, which root, MCP's
+# confirmations); any other PMEM_ variable is in the key.
+_ENV_NOT_IN_KEY = ("PMEM_NO_CACHE", "PMEM_CACHE_DIR", "PMEM_CACHE_RACY_SECONDS", "PMEM_ROOT", "PMEM_MCP_ELICITATION")
+
+
 def settings_key(settings: Settings) -> str:
     """The settings as they change findings (what the server publishes, `diagnostics`, does not)."""
     dump = getattr(settings, "model_dump", None)
@@ -137,8 +158,9 @@ class Records:
         self.started = time.time()
         self.root = Path(os.path.realpath(root))
         tz = (os.environ.get("TZ"), time.tzname, time.timezone, time.altzone, time.daylight)
-        self.key = (FORMAT, __version__, package_stamp(), tuple(sys.version_info[:3]), str(self.root),
-                    settings_key(settings), os.environ.get("HOME"), _top_folders(), tz)
+        env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("PMEM_") and k not in _ENV_NOT_IN_KEY))
+        self.key = (FORMAT, __version__, package_stamp(), native_stamp(), tuple(sys.version_info[:3]), str(self.root),
+                    settings_key(settings), os.environ.get("HOME"), _top_folders(), tz, env)
         name = hashlib.sha256(repr(self.key).encode("utf-8", "surrogatepass")).hexdigest()[:32]
         self.folder = os.path.join(folder or pmem_cache_dir(), "records")
         self.file = os.path.join(self.folder, name + SUFFIX)

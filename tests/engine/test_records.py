@@ -349,3 +349,18 @@ def test_a_restored_file_gone_when_a_check_reads_it_at_last_stops_nothing(tmp_pa
     rescanned = RootState.scan(world.root, world.settings, restore=again.restore)
     assert not isinstance(rescanned.files["notes/beta.md"], RestoredEntry)  # its record, if any, is not the file's
     assert "notes/gamma.md" not in rescanned.files
+
+
+def test_another_compiled_core_or_pmem_environment_is_another_record(tmp_path, monkeypatch):
+    world = World(tmp_path)
+    time.sleep(RACY * 2)
+    _warm_reads(world)
+    monkeypatch.setattr(records_module, "native_stamp", lambda: ("/x/pmem_native.so", 1, 2))
+    _, records, _ = _warm_reads(world)
+    assert records.hits == 0
+    monkeypatch.setenv("PMEM_SOMETHING_NEW", "1")
+    _, records, _ = _warm_reads(world)
+    assert records.hits == 0
+    monkeypatch.setenv("PMEM_CACHE_RACY_SECONDS", str(RACY * 1.5))  # where and when to cache: not in the key
+    _, records, _ = _warm_reads(world)
+    assert records.misses == 0
