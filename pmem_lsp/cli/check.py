@@ -19,7 +19,8 @@ from ..engine.root_state import RootState
 from . import exit_codes
 from .terminal import lines, one_line, shown
 
-if TYPE_CHECKING:  # the model only types the settings; a root without any loads none
+if TYPE_CHECKING:  # the settings model only types them: a root without settings loads none
+    from ..engine.records import Records
     from ..engine.settings import Settings
 
 
@@ -153,7 +154,7 @@ def run_check_command(root: Path, settings: Settings, raw_paths: list[str], stdi
                       min_severity: Severity, fail_on: Severity, *, statistics: bool = False,
                       max_per_code: int = MAX_PER_CODE, stdin: BinaryIO | None = None,
                       out: TextIO = sys.stdout, err: TextIO = sys.stderr, states: list | None = None,
-                      sort: str = "file") -> int:
+                      sort: str = "file", records: Records | None = None) -> int:
     """`pmem check [PATH…] [--stdin-filename PATH]`: the whole root, some files of it, or a
     proposed text checked as if it were at PATH (nothing written). `states` receives the
     root state checked (the check cache asks it which outside paths PM403 looked at)."""
@@ -173,7 +174,7 @@ def run_check_command(root: Path, settings: Settings, raw_paths: list[str], stdi
         except UnicodeDecodeError as exc:
             err.write(f"pmem: error: the text on stdin is not valid UTF-8 (byte {exc.start})\n")
             return exit_codes.ERROR
-    result = check_files(root, settings, paths or None, proposed)
+    result = check_files(root, settings, paths or None, proposed, records=records)
     if states is not None:
         states.append(result.state)
     missing = [p for p in paths if not result.state.is_file(p)]

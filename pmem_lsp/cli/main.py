@@ -326,17 +326,25 @@ def _check_or_health(root: Path, args: argparse.Namespace, cached: bool = False)
     if not looks_like_root(root):
         err_stream.write(f"pmem: warning: {root} has no _index.md, _core/ or _archive/; is it a memory root?\n")
     states: list = []
+    records = None
+    if cached and not args.no_cache:
+        from ..engine.records import Records
+        from ..engine.records import disabled_by_env as records_off
+
+        if not records_off():
+            records = Records(root, settings)  # per-file: a changed root costs its changed files
     if args.command == "health":
         from .health import run_health
 
-        status = run_health(root, settings, args.format, out_stream, all_items=args.all_items, states=states)
+        status = run_health(root, settings, args.format, out_stream, all_items=args.all_items, states=states,
+                            records=records)
     else:
         from .check import run_check_command
 
         status = run_check_command(root, settings, args.paths, args.stdin_filename, args.format,
                                    Severity(args.min_severity), Severity(args.fail_on), statistics=args.statistics,
                                    max_per_code=args.max_per_code, out=out_stream, err=err_stream, states=states,
-                                   sort=args.sort)
+                                   sort=args.sort, records=records)
     if cache is not None:
         out, err = out_buffer.getvalue(), err_buffer.getvalue()
         sys.stderr.write(err)
@@ -347,6 +355,10 @@ def _check_or_health(root: Path, args: argparse.Namespace, cached: bool = False)
 
         outside = [path for state in states for path in checked_outside_paths(state)]
         cache.store(out, err, status, outside)
+    if records is not None:
+        sys.stdout.flush()
+        for state in states:
+            records.store(state)
     return status
 
 

@@ -26,7 +26,7 @@ import datetime as dt
 import posixpath
 from collections import Counter, defaultdict
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from .archive_index import records_of
 from .catalogue import FILE_CHECKS, RULES, TEXT_CHECKS, severity_of
@@ -197,13 +197,29 @@ class Analysis:
         out: list[Finding] = []
         # Parsed only when a selected rule reads the text here (`--select PM2,PM3` parses no
         # note: PM202 asks for a file's title only when it reports it).
-        doc = entry.doc if entry.markdown and self._reads_text(entry.zone) else None
-        if doc is not None:
-            out += entry.cached("local", lambda: self._local(entry, doc))
+        has_text = entry.markdown and self._reads_text(entry.zone) and entry.readable
+        if has_text:
+            out += entry.cached("local", lambda: self._local(entry))
         for check in self._file_checks:
-            if entry.zone in check.zones and (doc is not None or not check.needs_text):
-                out += check.run(self, entry)
+            # (`readable` again: a restored entry read meanwhile may have found its file gone.)
+            if entry.zone in check.zones and (not check.needs_text or (has_text and entry.readable)):
+                out += self._run_file_check(check, entry)
         return out
+
+    def _run_file_check(self, check: FileCheck, entry: FileEntry) -> list[Finding]:
+        """The check's findings for `entry`: those it gave last time while what it reads of the
+        root (`check.depends`) gives the same answer, else a new run."""
+        if check.depends is None:
+            return list(check.run(self, entry))
+        facts = check.depends(self, entry)
+        key = ("file-check", check.codes)
+        kept = entry.cache.get(key)
+        if isinstance(kept, tuple) and kept[0] == facts:
+            self.work["kept"] += 1
+            return cast("list[Finding]", kept[1])
+        found = list(check.run(self, entry))
+        entry.cache[key] = (facts, found)
+        return found
 
     def _reads_text(self, zone: Zone) -> bool:
         """Does a selected text check, or a file check that needs the text, run in `zone`?"""
@@ -214,9 +230,12 @@ class Analysis:
                 or any(zone in c.zones and c.needs_text for c in self._file_checks))
         return known
 
-    def _local(self, entry: FileEntry, doc: MemoryFile) -> list[Finding]:
+    def _local(self, entry: FileEntry) -> list[Finding]:
         """The file's text checks, run once per text (`_file_findings` keeps them with it)."""
         self.work["parsed"] += 1
+        doc = entry.doc
+        if doc is None:
+            return []  # a restored entry whose file was gone when it was read at last
         return _local_findings(entry.rel, entry.zone, doc, self.settings, self._text_checks)
 
     def _git_dates(self) -> GitDates | None:

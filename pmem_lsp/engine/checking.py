@@ -18,7 +18,8 @@ from .findings import Finding
 from .root_state import RootState
 from .zones import Containment
 
-if TYPE_CHECKING:  # the model only types the settings; a root without any loads none
+if TYPE_CHECKING:  # the settings model only types them: a root without settings loads none
+    from .records import Records
     from .settings import Settings
 
 
@@ -44,10 +45,11 @@ def root_relative(root: Path, raw: str, cwd: Path | None = None) -> str | None:
 
 
 def check_files(root: Path, settings: Settings, paths: list[str] | None = None,
-                proposed: tuple[str, str] | None = None) -> CheckResult:
+                proposed: tuple[str, str] | None = None, records: Records | None = None) -> CheckResult:
     """Findings of the root, narrowed to `paths` (root-relative; None: all). `proposed`:
-    (path, text) checked in place of what the disk holds at that path."""
-    state = RootState.scan(root, settings)
+    (path, text) checked in place of what the disk holds at that path. `records`: the
+    per-file records to restore unchanged files from (`records.py`)."""
+    state = RootState.scan(root, settings, restore=records.restore if records is not None else None)
     if proposed is not None:
         state.set_buffer(*proposed)
     findings = analyze(state)

@@ -278,3 +278,24 @@ class MemoryHost:
             return []
         root, rel = found
         return buffer_findings(rel, buffer.text, root.settings)
+
+
+def scan(path: Path, settings: Settings, use_records: bool = True) -> tuple[RootState, Analysis]:
+    """A root's scan and first analysis (the server runs it in a worker thread, then `install`s
+    the result). Files whose `lstat` matches their per-file record come back from it unread
+    (`records.py`: a warm start reads no unchanged file), and what this analysis learnt is
+    recorded for the next start, with the shapes of its findings' lines so that they are
+    published without reading the files. `use_records` False, or `PMEM_NO_CACHE=1`: read all."""
+    from .records import Records, disabled_by_env
+
+    records = None
+    if use_records and not disabled_by_env():
+        try:
+            records = Records(path, settings)
+        except OSError:
+            records = None  # the package's files cannot be listed: no key, no records
+    state = RootState.scan(path, settings, restore=records.restore if records is not None else None)
+    analysis = Analysis(state)
+    if records is not None:
+        records.store(state, analysis.final)
+    return state, analysis

@@ -14,7 +14,7 @@ import os
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
@@ -45,6 +45,9 @@ class FileEntry:
     error: str | None = None  # why the file could not be read
     truncated: bool = False  # only the first MAX_ANALYSED_BYTES were analysed
     from_buffer: bool = False  # text comes from an editor buffer, not the disk
+    # What the disk said when the file was read: (size, mtime_ns, ctime_ns, inode, mode, device);
+    # None for a buffer or a file that could not be read. A per-file record is keyed on it.
+    sig: tuple[int, ...] | None = field(default=None, repr=False)
     _doc: MemoryFile | None = field(default=None, repr=False)
     # Results that depend on this file's text alone, kept until the text changes (the
     # entry is replaced on every change, so nothing here can go stale).
@@ -54,6 +57,12 @@ class FileEntry:
     @property
     def markdown(self) -> bool:
         return is_markdown(self.rel)
+
+    @property
+    def readable(self) -> bool:
+        """A Markdown file whose text the analysis has (a restored entry has it on disk, to be
+        read when something asks for it: `records.py`)."""
+        return self.text is not None
 
     @property
     def doc(self) -> MemoryFile | None:
@@ -77,6 +86,12 @@ class FileEntry:
             return self._doc.line_index
         text = self.text
         return self.cached("line-index", lambda: LineIndex(text))
+
+    def position_lines(self) -> Sequence[str]:
+        """The lines a client's positions are counted in (UTF-16 or UTF-8 units of a prefix of a
+        line); a restored entry answers for the lines its findings are on without its text."""
+        index = self.line_index
+        return index.lines if index is not None else []
 
     def cached(self, key: Hashable, build: Callable[[], _T]) -> _T:
         """`build()` for this text: computed on first use and kept under `key` until the text
@@ -122,6 +137,13 @@ def _recent_doc(entry: FileEntry) -> MemoryFile:
         while len(_recent) > RECENT_DOCS:
             _recent.popitem(last=False)
     return doc
+
+
+class ReadCount:
+    """How many memory files this process has read (opened for their text): the warm start's
+    figure in `make bench`, and what the records' tests hold to zero for unchanged files."""
+
+    files = 0
 
 
 def _mib(size: int) -> str:
@@ -247,6 +269,13 @@ def _read_fd(fd: int, limit: int, size_hint: int) -> bytes:
     return b"".join(chunks)
 
 
+def stat_sig(st: os.stat_result) -> tuple[int, ...]:
+    """What tells a file's content changed without reading it: an edit moves the mtime, one
+    that puts the mtime back still moves the ctime, and a file replaced by another of the same
+    size and times has another inode."""
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode, st.st_dev)
+
+
 class _BecameLink(Exception):
     """The path was replaced by a symbolic link between its stat and its open."""
 
@@ -265,6 +294,7 @@ def _read_entry(root: Path, rel: str, zone: Zone, st: os.stat_result, follow: bo
         return FileEntry(rel, zone, 0, None, error=problem)
     entry = FileEntry(rel, zone, st.st_size, st.st_mtime)
     if not is_markdown(rel):
+        entry.sig = stat_sig(st)
         return entry
     try:
         # os.open/os.read and a string path: no buffered file object, no Path join per file.
@@ -286,13 +316,120 @@ def _read_entry(root: Path, rel: str, zone: Zone, st: os.stat_result, follow: bo
             raise _BecameLink from exc
         entry.error = _reason(exc)
         return entry
+    ReadCount.files += 1
     entry.size, entry.mtime = fst.st_size, fst.st_mtime
+    entry.sig = stat_sig(fst)
     if len(data) > MAX_ANALYSED_BYTES:
         data = data[:_cut(data, MAX_ANALYSED_BYTES)]
         entry.truncated = True
         entry.size = max(entry.size, MAX_ANALYSED_BYTES + 1)
     entry.text = decode(data)
     return entry
+
+
+_TEXT = cast(Any, FileEntry.__dict__["text"])  # the slot under RestoredEntry's `text`
+
+
+class RestoredEntry(FileEntry):
+    """An entry made from a per-file record (`records.py`) for a file whose `lstat` matches
+    the record's: its findings and parsed facts come from the record, and its text is read
+    from disk only when something asks for it (a hover, a fix, a check the record could not
+    answer). Read then, the file must still be the one recorded (same `stat_sig`); if it is
+    not, what was restored is dropped and everything is computed again from what is there."""
+
+    __slots__ = ("_root", "_had_text", "_loaded", "stale")
+
+    def __init__(self, root: Path, rel: str, zone: Zone, size: int, mtime: float | None, *, had_text: bool,
+                 truncated: bool, sig: tuple[int, ...], cache: dict[Hashable, object],
+                 text: str | None = None) -> None:
+        self._root = root
+        self._had_text = had_text
+        self._loaded = not had_text or text is not None  # the record may hold the text (the indexes)
+        self.stale = False  # read back as another file than the record's: never stored again
+        super().__init__(rel, zone, size, mtime, text=text, truncated=truncated, sig=sig, cache=cache)
+
+    @property
+    def text(self) -> str | None:
+        if not self._loaded:
+            self._load()
+        return cast("str | None", _TEXT.__get__(self))
+
+    @text.setter
+    def text(self, value: str | None) -> None:
+        _TEXT.__set__(self, value)
+
+    @property
+    def readable(self) -> bool:
+        return self._had_text if not self._loaded else _TEXT.__get__(self) is not None
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded
+
+    def position_lines(self) -> Sequence[str]:
+        shapes = self.cache.get(LINE_SHAPES)
+        if self._loaded or not isinstance(shapes, tuple):
+            return super().position_lines()
+        return _ShapedLines(self, *shapes)
+
+    def _load(self) -> None:
+        self._loaded = True
+        fresh: FileEntry | None
+        try:
+            st = os.lstat(self._root / self.rel)
+            fresh = None if stat.S_ISLNK(st.st_mode) else _read_entry(self._root, self.rel, self.zone, st, follow=False)
+        except (OSError, _BecameLink) as exc:
+            fresh = FileEntry(self.rel, self.zone, 0, None, error=_reason(exc) if isinstance(exc, OSError) else None)
+        if fresh is not None and fresh.sig == self.sig and fresh.text is not None:
+            _TEXT.__set__(self, fresh.text)
+            return
+        # Not the recorded file any more: take what is there, and nothing the record said.
+        self.stale = True
+        self.cache.clear()
+        self._doc = None
+        if fresh is None:
+            self.error = "vanished since it was listed"
+            return
+        _TEXT.__set__(self, fresh.text)
+        self.error, self.truncated, self.size, self.mtime, self.sig = (
+            fresh.error, fresh.truncated, fresh.size, fresh.mtime, fresh.sig)
+
+
+LINE_SHAPES = "line-shapes"  # the entry cache's key of (line count, {line: shape}), `line_shape`
+
+
+def line_shape(line: str) -> str:
+    """A line with each character replaced by one that takes as many UTF-8 bytes and UTF-16
+    units: enough to count any prefix in a client's units, and nothing of what it says (a
+    finding's line may hold a secret)."""
+    if line.isascii():
+        return "a" * len(line)
+    return "".join("a" if c < "\x80" else "\u00e9" if c < "\u0800" else "\u4e2d" if c < "\U00010000" else "\U0001f600"
+                   for c in line)
+
+
+class _ShapedLines(Sequence[str]):
+    """The lines of a restored entry for positions: the shapes of the lines its findings are
+    on (kept in its record), and the real line, read from disk, for any other."""
+
+    def __init__(self, entry: FileEntry, count: int, shapes: dict[int, str]) -> None:
+        self.entry, self.n, self.shapes = entry, count, shapes
+
+    def __len__(self) -> int:
+        return self.n
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
+        if isinstance(i, int):
+            shape = self.shapes.get(i if i >= 0 else i + self.n)
+            if shape is not None:
+                return shape
+        index = self.entry.line_index
+        return (index.lines if index is not None else [])[i]
 
 
 class FileTable(dict[str, FileEntry]):
@@ -332,6 +469,10 @@ class FileTable(dict[str, FileEntry]):
 def _same(a: FileEntry | None, b: FileEntry | None) -> bool:
     if a is None or b is None:
         return a is b
+    if isinstance(a, RestoredEntry) or isinstance(b, RestoredEntry):
+        # Its text is not read to compare: the same file on disk is the same text.
+        stale = (isinstance(a, RestoredEntry) and a.stale) or (isinstance(b, RestoredEntry) and b.stale)
+        return not stale and a.sig is not None and a.sig == b.sig and a.from_buffer == b.from_buffer
     return ((a.text, a.size, a.error, a.truncated, a.from_buffer)
             == (b.text, b.size, b.error, b.truncated, b.from_buffer))
 
@@ -349,13 +490,18 @@ class RootState:
         self.linked_dirs: set[str] = set()
         # pmem's own hidden temporary files a killed write left (PM007); never read.
         self.leftovers: set[str] = set()
+        self._restore: Callable[[str, Zone, os.stat_result], FileEntry | None] | None = None
 
     # -- building -----------------------------------------------------------
     @classmethod
-    def scan(cls, root: Path, settings: Settings, read: Callable[[str], bool] | None = None) -> RootState:
+    def scan(cls, root: Path, settings: Settings, read: Callable[[str], bool] | None = None,
+             restore: Callable[[str, Zone, os.stat_result], FileEntry | None] | None = None) -> RootState:
         """`read`: when given, only the files it accepts are read; the others are known to be
-        there, as excluded files are (the hooks' narrow check of one write, engine/hooks.py)."""
+        there, as excluded files are (the hooks' narrow check of one write, engine/hooks.py).
+        `restore`: an entry from the per-file records for a file whose `lstat` matches the
+        record (`records.Records.restore`), else None and the file is read."""
         state = cls(root, settings)
+        state._restore = restore
         stack = [""]
         while stack:
             rel_dir = stack.pop()
@@ -388,6 +534,7 @@ class RootState:
                     state.files[rel] = FileEntry(rel, zone_of(rel), 0, None, error=_reason(exc))
                     continue
                 state._add_file(rel, is_link, st)
+        state._restore = None  # later changes (refresh, buffers) always read
         return state
 
     def _add_file(self, rel: str, is_link: bool, st: os.stat_result | None = None) -> None:
@@ -395,9 +542,9 @@ class RootState:
         cannot be read. A link to a folder is not followed; a link out of the root is not read.
         A path that vanished since it was listed is left out: it is gone, not unreadable."""
         zone = zone_of(rel)
-        path = self.root / rel
         for _attempt in range(2):
             if is_link or st is None:
+                path = self.root / rel  # (only here: a Path join per file is 10% of a warm scan)
                 try:
                     st = os.stat(path)
                 except FileNotFoundError:
@@ -406,6 +553,11 @@ class RootState:
                     return
                 except OSError as exc:
                     self.files[rel] = FileEntry(rel, zone, 0, None, error=_reason(exc))
+                    return
+            if not is_link and self._restore is not None:
+                restored = self._restore(rel, zone, st)
+                if restored is not None:
+                    self.files[rel] = restored
                     return
             if is_link:
                 if stat.S_ISDIR(st.st_mode):
@@ -590,7 +742,7 @@ class RootState:
 
     def markdown_count(self) -> int:
         """Markdown files analysed: read (perhaps only up to the cap), not the unreadable ones."""
-        return sum(1 for e in self.files.values() if e.markdown and e.text is not None)
+        return sum(1 for e in self.files.values() if e.markdown and e.readable)
 
     def read_problems(self, paths: Iterable[str] | None = None) -> list[ReadProblem]:
         """What could not be taken in whole, sorted by path: files and folders that could not

@@ -11,7 +11,8 @@ The two common scopes of a check, which the analysis runs for every file and kee
   work); its findings are kept with the text until it changes;
 - a **file check** also reads what the analysis knows of the root (which paths exist, which are
   routed or recorded, when a file last changed, its near-duplicates); it runs again when the
-  file or those facts change.
+  file or those facts change. It says which facts it reads (`depends`), so its findings are
+  kept while they give the same answers.
 
 The routes (`_index.md`), the records (`_archive/_index.md`) and the root's shape have checks
 of their own scope (`rules/routes.check_routes`, `rules/archive.check_archive`,
@@ -21,7 +22,7 @@ of their own scope (`rules/routes.check_routes`, `rules/archive.check_archive`,
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -49,6 +50,7 @@ class Rule:
 TextCheckFn = Callable[[str, Zone, "MemoryFile", "Settings"], Iterable[Finding]]
 FileCheckFn = Callable[["Analysis", "FileEntry"], Iterable[Finding]]
 FixFn = Callable[["RootState", Finding, dt.date], list["Fix"]]
+DependsFn = Callable[["Analysis", "FileEntry"], Hashable]
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,12 @@ class FileCheck:
     zones: frozenset[Zone]
     run: FileCheckFn
     needs_text: bool = True  # only readable Markdown files (else every file of the zones)
+    # What the check reads of the root for this file, besides the file's own text and the
+    # settings: while it gives the same answer, the findings it gave stand (kept with the
+    # entry, and in the per-file records, so an unchanged file is neither read nor checked
+    # again). None: run every time. A fact the check reads and this leaves out would let a
+    # record hide a change (tests/engine/test_check_cache.py and test_records.py look).
+    depends: DependsFn | None = None
 
 
 ALL_ZONES = frozenset(z for z in Zone if z is not Zone.HIDDEN)

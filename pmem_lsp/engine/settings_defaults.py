@@ -136,6 +136,15 @@ def default_settings() -> Settings:
     return cast("Settings", _Defaults())
 
 
+def settings_data(settings: Settings) -> dict[str, Any]:
+    """The settings as plain data, by field name (`model_dump(mode="json")`), for either kind."""
+    if isinstance(settings, _Defaults):
+        import copy
+
+        return copy.deepcopy(DEFAULTS)
+    return settings.model_dump(mode="json")
+
+
 def settings_for(root: Path, overrides: dict[str, Any] | None = None,
                  overrides_source: str = "editor settings") -> Settings:
     """`resolve_settings`: the defaults when the root has no settings file and there are no

@@ -72,9 +72,9 @@ def analysed_version(ls: PmemServer, state: RootState | None, rel: str, uri: str
 class Positions:
     """Positions of one file: engine (line, character) ↔ the client's units."""
 
-    def __init__(self, ls: PmemServer, index: LineIndex | None) -> None:
+    def __init__(self, ls: PmemServer, index: LineIndex | Sequence[str] | None) -> None:
         self.codec = ls.workspace.position_codec
-        self.lines = index.lines if index is not None else []
+        self.lines = index.lines if isinstance(index, LineIndex) else index if index is not None else []
 
     def to_client(self, line: int, col: int) -> lsp.Position:
         position = lsp.Position(line=max(0, line), character=max(0, col))
@@ -94,7 +94,8 @@ class Positions:
 
 def positions(ls: PmemServer, state: RootState | None, rel: str) -> Positions:
     entry = state.files.get(rel) if state is not None else None
-    return Positions(ls, entry.line_index if entry is not None else None)
+    # (`position_lines`: a file restored from its record is not read for its findings' lines.)
+    return Positions(ls, entry.position_lines() if entry is not None else None)
 
 
 # -- diagnostics ------------------------------------------------------------------------

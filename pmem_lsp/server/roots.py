@@ -12,6 +12,7 @@ from lsprotocol import types as lsp
 
 from ..engine.analysis import Analysis
 from ..engine.host import MemoryRoot
+from ..engine.host import scan as host_scan
 from ..engine.root_state import RootState
 from ..engine.settings import Settings, SettingsError, resolve_settings
 from ..engine.zones import discover_root, looks_like_root
@@ -87,8 +88,7 @@ async def scan_all(server: PmemServer) -> None:
 
 
 def _scan_and_analyse(root_path: Path, settings: Settings) -> tuple[RootState, Analysis]:
-    state = RootState.scan(root_path, settings)
-    return state, Analysis(state)
+    return host_scan(root_path, settings)  # unchanged files from the per-file records (engine/records.py)
 
 
 PROGRESS_AFTER = 0.5  # seconds: a scan that takes longer shows work-done progress

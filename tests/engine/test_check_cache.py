@@ -3,8 +3,11 @@
 `pmem check` (the process: the cache is on by default) is run after each of a random series
 of changes to a small root — edits, edits of the same size with the mtime put back, touches,
 renames, a file replaced by another of the same size and times, deletions, new files, a new
-`.pmem.toml`, a source pointer's outside file appearing or vanishing — and its stdout, stderr
-and exit status must be those of a cold run (`--no-cache`). An unchanged root is replayed.
+`.pmem.toml`, a source pointer's outside file appearing or vanishing, the per-file records
+damaged — and its stdout, stderr and exit status must be those of a cold run (`--no-cache`).
+An unchanged root is replayed. A changed one is checked with the per-file records
+(engine/records.py), which the property damages too; tests/engine/test_records.py holds the
+records' own property, with settings, days and pmem versions changing as well.
 
 Every run gets its own XDG_CACHE_HOME (and PMEM_CACHE_DIR) in a temporary folder: nothing is
 written to the real ~/.cache. The racy window is shortened so results are stored in a test.
@@ -33,6 +36,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pmem_lsp.cli.main import main
+from pmem_lsp.engine.root_state import ReadCount
 
 e2e = pytest.mark.e2e  # runs `pmem` as a process (tests/conftest.py)
 
@@ -124,12 +128,20 @@ def replace_by_twin(root: Path, rel: str) -> None:
 
 
 OPS = st.sampled_from(["edit", "same-size", "touch", "touch-back", "rename", "twin", "delete", "create",
-                       "settings", "outside", "nothing"])
+                       "settings", "outside", "records", "nothing"])
 TARGETS = st.sampled_from(["notes/alpha.md", "notes/beta.md", "notes/gamma.md", "_index.md", "_core/identity.md"])
 
 
-def apply(op: str, rel: str, root: Path, outside: Path) -> None:
+def apply(op: str, rel: str, root: Path, outside: Path) -> str:
+    """Make the change; the one made (a change to a file that is not there creates it).
+    (What a changed root reads is held by `test_a_check_after_one_edit_reads_that_file_only`
+    and tests/engine/test_records.py: a fact one file's change flips can make another file's
+    check run again, and read it, which a count here could not tell from a hidden read.)"""
     path = root / rel
+    if op == "records":  # the per-file records damaged (cut in half): ignored, never wrong
+        for record in root.parent.glob("cache/pmem/records/*.records"):
+            record.write_bytes(record.read_bytes()[: record.stat().st_size // 2])
+        return op
     if op != "create" and not path.exists():
         op = "create"
     if op == "edit":
@@ -158,6 +170,7 @@ def apply(op: str, rel: str, root: Path, outside: Path) -> None:
             outside.unlink()
         else:
             outside.write_text("# outside\n", encoding="utf-8")
+    return op
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -173,6 +186,7 @@ def test_a_cached_check_equals_a_cold_one_after_any_change(steps):
         assert records, "the in-process run uses the cache as the process does"
         stamp = records[0].stat().st_ino
         assert run_in_process(root, cache) == first and records[0].stat().st_ino == stamp  # replayed, not stored again
+        assert list((cache / "pmem" / "records").glob("*.records")), "and the per-file records"
         for op, rel in steps:
             apply(op, rel, root, outside)
             time.sleep(RACY * 2)  # past the racy window: this result may be stored
@@ -300,15 +314,30 @@ def test_health_is_cached_like_check():
         time.sleep(RACY * 2)
         first = run_health(root, cache, "--format", "json")
         assert first[2] == 0 and '"notes/gamma.md"' in first[0]
-        records = list((cache / "pmem").glob("*"))
+        records = list((cache / "pmem").glob("*.check"))
         assert len(records) == 1
         stamp = records[0].stat().st_ino
         assert run_health(root, cache, "--format", "json") == first
         assert records[0].stat().st_ino == stamp  # replayed, not stored again
         text = run_health(root, cache)
-        assert text != first and len(list((cache / "pmem").glob("*"))) == 2  # another command line
+        assert text != first and len(list((cache / "pmem").glob("*.check"))) == 2  # another command line
         os.utime(root / "notes/gamma.md")  # no longer stale
         time.sleep(RACY * 2)
         changed = run_health(root, cache, "--format", "json")
         assert '"notes/gamma.md"' not in changed[0]
         assert changed == run_health(root, cache, "--format", "json", "--no-cache")
+
+
+def test_a_check_after_one_edit_reads_that_file_only():
+    """The per-file records: the whole-run record misses, every other file is restored."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root, cache, outside = Path(tmp, "root"), Path(tmp, "cache"), Path(tmp, "outside.md")
+        build(root, outside)
+        time.sleep(RACY * 2)
+        run_in_process(root, cache)
+        (root / "notes/gamma.md").write_text(note("Gamma", "Now links to [alpha](alpha.md).\n"), encoding="utf-8")
+        time.sleep(RACY * 2)
+        before = ReadCount.files
+        cached = run_in_process(root, cache)
+        assert ReadCount.files - before == 1
+        assert cached == run_in_process(root, cache, "--no-cache") and "missing.md" not in cached[0]

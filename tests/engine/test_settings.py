@@ -14,7 +14,7 @@ from engine_helpers import findings, rows, scan
 from pmem_lsp.engine.findings import Severity
 from pmem_lsp.engine.globs import GlobSet
 from pmem_lsp.engine.settings import Settings, SettingsError, resolve_settings
-from pmem_lsp.engine.settings_defaults import DEFAULTS, default_settings, settings_for
+from pmem_lsp.engine.settings_defaults import DEFAULTS, default_settings, settings_data, settings_for
 from roots import active_file, make_root
 
 # One root with findings from several families:
@@ -67,6 +67,7 @@ def test_the_defaults_without_the_model_are_the_models_defaults():
     assert model.model_dump() == DEFAULTS
     plain = default_settings()
     _read_as_the_model_is_read(model, plain)
+    assert settings_data(plain) == settings_data(model)  # what the per-file records are keyed by
     assert plain.secrets.allow_patterns == model.secrets.allow_patterns == []
     for code in ("PM100", "PM206", "PM209", "PM401", "PM503", "XX1"):
         assert plain.enabled(code) == model.enabled(code) and plain.severity_for(code) is None

@@ -134,14 +134,19 @@ class Sandbox:
     # (cli/check_cache.py), each written through a temporary file renamed into place.
     CACHE = ".cache/pmem"
     LOCKS = ".cache/pmem/locks"
+    RECORDS = ".cache/pmem/records"
 
     def listing_but_user_cache(self) -> dict[str, list[str]]:
         listing = self.listing()
         cached = [p for p in listing["home"] if p.startswith(self.CACHE + "/")]
         locks = [p for p in cached if p.startswith(self.LOCKS + "/")]
-        records = [p for p in cached if p not in locks and p != self.LOCKS]
+        per_file = [p for p in cached if p == self.RECORDS or p.startswith(self.RECORDS + "/")]
+        records = [p for p in cached if p not in locks and p != self.LOCKS and p not in per_file]
         assert all(p.endswith(".lock") for p in locks) and len(locks) <= 1, locks
         assert all(p.endswith(".check") and "/" not in p[len(self.CACHE) + 1:] for p in records), records
+        # The per-file records (engine/records.py): one file per root and settings, nothing else.
+        assert all(p == self.RECORDS or (p.endswith(".records") and "/" not in p[len(self.RECORDS) + 1:])
+                   for p in per_file), per_file
         listing["home"] = [p for p in listing["home"] if p not in (".cache", self.CACHE, *cached)]
         return listing
 

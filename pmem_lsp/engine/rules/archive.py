@@ -218,7 +218,12 @@ def check_unrecorded(analysis: Analysis, entry: FileEntry) -> list[Finding]:
                          "its original path and route are unknown")]
 
 
-FILE_CHECKS = (FileCheck(("PM301",), frozenset({Zone.ARCHIVE, Zone.TRASH}), check_unrecorded, needs_text=False),)
+def _recorded(analysis: Analysis, entry: FileEntry) -> bool | None:
+    return None if analysis.recorded is None else entry.rel in analysis.recorded
+
+
+FILE_CHECKS = (FileCheck(("PM301",), frozenset({Zone.ARCHIVE, Zone.TRASH}), check_unrecorded, needs_text=False,
+                         depends=_recorded),)
 
 
 

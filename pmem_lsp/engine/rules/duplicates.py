@@ -83,7 +83,7 @@ def normalise_title(title: str | None) -> str | None:
 
 
 def _candidate(entry: FileEntry | None) -> TypeGuard[FileEntry]:
-    return entry is not None and entry.zone is Zone.ACTIVE and entry.markdown and entry.text is not None
+    return entry is not None and entry.zone is Zone.ACTIVE and entry.markdown and entry.readable
 
 
 # ASCII characters that str.splitlines/str.strip treat as line breaks or space and bytes do not
@@ -129,6 +129,22 @@ def _build_shingles(entry: FileEntry) -> frozenset[int]:
     if len(words) < MIN_WORDS:
         return frozenset()
     return frozenset(map(hash, zip(words, words[1:], words[2:], strict=False)))
+
+
+def _similarity(a: FileEntry, b: FileEntry) -> float:
+    """`similarity`, kept with each entry by the other's `stat_sig`: the per-file records
+    (`records.py`) bring it back while neither file changed, so an unchanged pair is not read
+    again. (The shingles themselves are not kept: `hash` differs from process to process.)"""
+    if a.sig is None or b.sig is None or a.from_buffer or b.from_buffer:
+        return similarity(a, b)
+    key = ("dup-similarity", b.rel, b.sig)
+    sim = a.cache.get(key)
+    if not isinstance(sim, float):
+        sim = b.cache.get(("dup-similarity", a.rel, a.sig))
+    if not isinstance(sim, float):
+        sim = similarity(a, b)
+    a.cache[key] = sim
+    return sim
 
 
 def similarity(a: FileEntry, b: FileEntry) -> float:
@@ -251,7 +267,7 @@ class DuplicateIndex:
     def _compare(self, a: str, b: str) -> bool:
         ea, eb = self.files[a], self.files[b]
         self.compared += 1
-        sim = similarity(ea, eb)
+        sim = _similarity(ea, eb)
         if sim == 0.0 or sim < self.threshold:
             return False
         same_title = self.sketches[a].title is not None and self.sketches[a].title == self.sketches[b].title
@@ -302,4 +318,13 @@ def check_duplicates(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     return [found] if found is not None else []
 
 
-FILE_CHECKS = (FileCheck(("PM503",), frozenset({Zone.ACTIVE}), check_duplicates),)
+def _pairs(analysis: Analysis, entry: FileEntry) -> tuple:
+    """What `DuplicateIndex.finding` reads for `entry`: its pairs, and when each file of them
+    changed and how large it is."""
+    index, changed_on = analysis.duplicates, analysis.changed_on
+    partners = index.pairs.get(entry.rel) or {}
+    return changed_on(entry.rel), entry.size, tuple(sorted(
+        (o, p.similarity, p.same_title, changed_on(o), index.files[o].size) for o, p in partners.items()))
+
+
+FILE_CHECKS = (FileCheck(("PM503",), frozenset({Zone.ACTIVE}), check_duplicates, depends=_pairs),)

@@ -22,6 +22,8 @@ from ..rule import FileCheck, I, Rule, W
 from ..zones import Zone
 
 if TYPE_CHECKING:
+    import datetime as dt
+
     from ..analysis import Analysis
     from ..root_state import FileEntry, RootState
 
@@ -68,8 +70,7 @@ class StatusSources:
         entry = self.state.files.get(rel)
         if entry is None or entry.zone is not Zone.ACTIVE or not entry.markdown:
             return False
-        doc = entry.doc
-        return doc is not None and doc.front_matter_end > 0 and doc.role == CURRENT_STATUS
+        return entry.cached("status-claim", lambda: _claims_role(entry))
 
     def _note(self, rel: str) -> None:
         if self._claims(rel):
@@ -95,6 +96,11 @@ class StatusSources:
     def others(self, rel: str) -> list[str]:
         project = self.of.get(rel)
         return sorted(self.by_project.get(project, set()) - {rel}) if project is not None else []
+
+
+def _claims_role(entry: FileEntry) -> bool:
+    doc = entry.doc
+    return doc is not None and doc.front_matter_end > 0 and doc.role == CURRENT_STATUS
 
 
 def check_dates(analysis: Analysis, entry: FileEntry) -> list[Finding]:
@@ -143,7 +149,16 @@ def check_status_source(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     return out
 
 
+def _today(analysis: Analysis, _entry: FileEntry) -> dt.date:
+    return analysis.today
+
+
+def _status_facts(analysis: Analysis, entry: FileEntry) -> tuple:
+    sources = analysis.status_sources
+    return analysis.today, tuple(sources.others(entry.rel)) if sources is not None else ()
+
+
 FILE_CHECKS = (
-    FileCheck(("PM504",), frozenset({Zone.ACTIVE, Zone.CORE}), check_dates),
-    FileCheck(("PM505", "PM506"), frozenset({Zone.ACTIVE}), check_status_source),
+    FileCheck(("PM504",), frozenset({Zone.ACTIVE, Zone.CORE}), check_dates, depends=_today),
+    FileCheck(("PM505", "PM506"), frozenset({Zone.ACTIVE}), check_status_source, depends=_status_facts),
 )

@@ -74,4 +74,10 @@ def check_links(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     return out
 
 
-FILE_CHECKS = (FileCheck(("PM402",), LINK_ZONES, check_links),)
+def _targets_present(analysis: Analysis, entry: FileEntry) -> tuple[tuple[bool, bool], ...]:
+    """What `check_links` asks of the root: whether each target (and its `.md` form) is missing."""
+    state = analysis.state
+    return tuple((state.missing(path), state.missing(path + ".md")) for _link, path in link_paths(entry) if path)
+
+
+FILE_CHECKS = (FileCheck(("PM402",), LINK_ZONES, check_links, depends=_targets_present),)

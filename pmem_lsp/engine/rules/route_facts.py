@@ -84,4 +84,4 @@ def check_route_facts(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     return out
 
 
-FILE_CHECKS = (FileCheck(("PM208",), frozenset({Zone.INDEX}), check_route_facts),)
+FILE_CHECKS = (FileCheck(("PM208",), frozenset({Zone.INDEX}), check_route_facts, depends=lambda _a, _e: ()),)

@@ -190,7 +190,11 @@ def check_unrouted(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     return [file_finding(entry.rel, entry.doc, "PM202", "no route in `_index.md`: agents never load this file")]
 
 
-FILE_CHECKS = (FileCheck(("PM202",), frozenset({Zone.ACTIVE}), check_unrouted, needs_text=False),)
+def _routed(analysis: Analysis, entry: FileEntry) -> bool | None:
+    return None if analysis.routed is None else entry.rel in analysis.routed
+
+
+FILE_CHECKS = (FileCheck(("PM202",), frozenset({Zone.ACTIVE}), check_unrouted, needs_text=False, depends=_routed),)
 
 
 

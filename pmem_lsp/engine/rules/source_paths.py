@@ -192,9 +192,7 @@ def checked_outside_paths(state: RootState) -> list[str]:
 def check_source_paths(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     """The pointers are found once per text (kept with it); whether each exists is asked of
     the system every time the file is checked."""
-    doc = entry.doc
-    assert doc is not None  # the analysis runs this check on files with text only
-    pointers = entry.cached(_SOURCES, lambda: source_pointers(doc))
+    pointers = _pointers(entry)
     return [
         Finding(entry.rel, p.line, p.start, p.line, p.end, "PM403",
                 f"`{p.written}` does not exist on this machine: the source it points to moved, "
@@ -203,4 +201,16 @@ def check_source_paths(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     ]
 
 
-FILE_CHECKS = (FileCheck(("PM403",), LINK_ZONES, check_source_paths),)
+def _pointers(entry: FileEntry) -> list[SourcePointer]:
+    def build() -> list[SourcePointer]:
+        doc = entry.doc  # None only for a restored entry whose file was gone when read at last
+        return source_pointers(doc) if doc is not None else []
+    return entry.cached(_SOURCES, build)
+
+
+def _pointers_missing(_analysis: Analysis, entry: FileEntry) -> tuple[bool, ...]:
+    """What `check_source_paths` asks of the system: whether each pointer's path is missing."""
+    return tuple(_missing(p.path) for p in _pointers(entry))
+
+
+FILE_CHECKS = (FileCheck(("PM403",), LINK_ZONES, check_source_paths, depends=_pointers_missing),)

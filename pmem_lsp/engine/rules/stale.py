@@ -162,4 +162,8 @@ def check_stale(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     return [found] if found is not None else []
 
 
-FILE_CHECKS = (FileCheck(("PM501",), frozenset({Zone.ACTIVE}), check_stale),)
+def _dated(analysis: Analysis, entry: FileEntry) -> tuple:
+    return analysis.today, analysis.changed_on(entry.rel), analysis.dated_by(entry.rel)
+
+
+FILE_CHECKS = (FileCheck(("PM501",), frozenset({Zone.ACTIVE}), check_stale, depends=_dated),)

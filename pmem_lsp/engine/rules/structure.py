@@ -56,7 +56,7 @@ def check_raw_material(analysis: Analysis, entry: FileEntry) -> list[Finding]:
 
 
 FILE_CHECKS = (FileCheck(("PM005",), ALL_ZONES - {Zone.INDEX, Zone.ARCHIVE_INDEX}, check_raw_material,
-                         needs_text=False),)
+                         needs_text=False, depends=lambda _a, _e: ()),)
 
 
 def check_structure(state: RootState) -> list[Finding]:
