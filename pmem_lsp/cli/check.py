@@ -171,7 +171,7 @@ def run_check_command(root: Path, settings: Settings, raw_paths: list[str], stdi
         except UnicodeDecodeError as exc:
             err.write(f"pmem: error: the text on stdin is not valid UTF-8 (byte {exc.start})\n")
             return exit_codes.ERROR
-    result = check_files(root, settings, paths or None, proposed)
+    result = check_files(root, settings, paths or None, proposed, parallel=True)
     if states is not None:
         states.append(result.state)
     missing = [p for p in paths if not result.state.is_file(p)]

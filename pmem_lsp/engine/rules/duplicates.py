@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, TypeGuard
 from zlib import crc32
 
-from ..findings import Finding, file_finding
+from ..findings import Finding, entry_finding
 from ..root_state import FileEntry
 from ..rule import FileCheck, I, Rule
 from ..zones import Zone
@@ -269,7 +269,7 @@ class DuplicateIndex:
         if pair.same_title:
             why = "same title, " + why
         more = f"; {len(older) - 1} more near-duplicate{'s' if len(older) > 2 else ''}" if len(older) > 1 else ""
-        return file_finding(rel, me.doc, "PM503",
+        return entry_finding(me, "PM503",
                             f"near-duplicate of `{best}` ({why}{more}): keep one, archive the other",
                             data={"original": best, "similarity": round(pair.similarity, 3),
                                   "same_title": pair.same_title, "others": len(older) - 1,

@@ -9,7 +9,7 @@ import posixpath
 from typing import TYPE_CHECKING
 
 from ..archive_index import record_location
-from ..findings import Finding, at_line, file_finding
+from ..findings import Finding, at_line, entry_finding
 from ..fixes import Fix, TextEdit, text_fix, text_of
 from ..index_edit import (
     find_records,
@@ -187,7 +187,7 @@ def check_unrouted(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     routed = analysis.routed
     if routed is None or not entry.markdown or entry.rel in routed:
         return []
-    return [file_finding(entry.rel, entry.doc, "PM202", "no route in `_index.md`: agents never load this file")]
+    return [entry_finding(entry, "PM202", "no route in `_index.md`: agents never load this file")]
 
 
 FILE_CHECKS = (FileCheck(("PM202",), frozenset({Zone.ACTIVE}), check_unrouted, needs_text=False),)

@@ -189,12 +189,15 @@ def checked_outside_paths(state: RootState) -> list[str]:
     return out
 
 
+def pointers_of(entry: FileEntry) -> list[SourcePointer]:
+    """The file's source pointers, found once per text and kept with it."""
+    return entry.cached(_SOURCES, lambda: source_pointers(entry.doc) if entry.doc is not None else [])
+
+
 def check_source_paths(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     """The pointers are found once per text (kept with it); whether each exists is asked of
     the system every time the file is checked."""
-    doc = entry.doc
-    assert doc is not None  # the analysis runs this check on files with text only
-    pointers = entry.cached(_SOURCES, lambda: source_pointers(doc))
+    pointers = pointers_of(entry)
     return [
         Finding(entry.rel, p.line, p.start, p.line, p.end, "PM403",
                 f"`{p.written}` does not exist on this machine: the source it points to moved, "
