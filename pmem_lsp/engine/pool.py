@@ -14,9 +14,10 @@ this process, with the same functions. A worker that fails, a cache that cannot 
 a platform without `fork` leaves the caches of its files empty, and the analysis computes
 them here as it always does: the result is the same, only slower.
 
-When: `jobs_for` — a root of at least `MIN_FILES` files and more than one core this process
-may run on (`os.sched_getaffinity`), at most one process per `FILES_PER_JOB` files; `PMEM_JOBS`
-overrides (1: never; N: N processes whatever the root's size). Linux only (`fork`; macOS and
+When: `jobs_for` — a root of at least `MIN_FILES` files and more than one free core (of those
+this process may run on, `os.sched_getaffinity`, less what the load average says is busy), at
+most one process per `FILES_PER_JOB` files; `PMEM_JOBS` overrides (1: never; N: N processes
+whatever the root's size and the load). Linux only (`fork`; macOS and
 Windows start processes by `spawn`, which would read and parse everything again).
 """
 
@@ -33,10 +34,11 @@ if TYPE_CHECKING:
     from .root_state import FileEntry
 
 ENV = "PMEM_JOBS"
-# Measured on the generated roots (docs/decisions.md, "Performance"): below this many files
-# the processes' start and the pickling cost more than the work they share.
-MIN_FILES = 2000
-FILES_PER_JOB = 1000
+# Measured on the generated roots (docs/decisions.md, "Performance"): a 1,000-file check's
+# critical path is 0.72 → 0.49 s of CPU on two processes (+5% CPU in all), a 250-file one's
+# 0.31 → 0.24 s; below 1,000 files what it saves is not worth a second process.
+MIN_FILES = 1000
+FILES_PER_JOB = 500
 
 
 def cores() -> int:
@@ -47,15 +49,32 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def busy() -> float:
+    """How busy the machine is, 0 (idle) to 1 (a process on every core) or more: the last
+    minute's load average per core."""
+    try:
+        return os.getloadavg()[0] / (os.cpu_count() or 1)
+    except (AttributeError, OSError):
+        return 0.0
+
+
+def free_cores() -> int:
+    """The cores this process may run on that are not busy with other work, itself counted
+    as free (a loaded machine: 1; an idle one: every core)."""
+    n = cores()
+    return max(1, min(n, int(n * max(0.0, 1.0 - busy()) + 1.0)))
+
+
 def jobs_for(files: int, env: Mapping[str, str] = os.environ) -> tuple[int, str | None]:
     """(processes for the per-file work of a root of `files` files, a warning or None).
-    `PMEM_JOBS`: unset, empty, `0` or `auto` decide by the root and the cores; a number N ≥ 1
+    `PMEM_JOBS`: unset, empty, `0` or `auto` decide by the root and the free cores (a root of
+    `MIN_FILES` files or more, one process per `FILES_PER_JOB` files at most); a number N ≥ 1
     is N processes; anything else is one process, with a warning that says so."""
     raw = env.get(ENV, "").strip()
     if raw.lower() in ("", "0", "auto"):
         if files < MIN_FILES or not can_fork():
             return 1, None
-        return max(1, min(cores(), files // FILES_PER_JOB)), None
+        return max(1, min(free_cores(), files // FILES_PER_JOB)), None
     try:
         wanted = int(raw)
     except ValueError:

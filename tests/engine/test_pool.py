@@ -139,13 +139,17 @@ def test_a_bad_pmem_jobs_is_one_process_and_says_so(generated: Path, monkeypatch
     assert "PMEM_JOBS='many' is not a number of processes; checking in one" in err
 
 
-@pytest.mark.parametrize(("env", "files", "cpus", "jobs"), [
-    ({}, 10_000, 2, 2), ({}, 10_000, 16, 10), ({}, 1_999, 8, 1), ({}, 2_000, 8, 2), ({}, 50_000, 1, 1),
-    ({"PMEM_JOBS": "1"}, 10_000, 8, 1), ({"PMEM_JOBS": "auto"}, 10_000, 8, 8), ({"PMEM_JOBS": "0"}, 5, 8, 1),
-    ({"PMEM_JOBS": "3"}, 5, 1, 3), ({"PMEM_JOBS": " 2 "}, 5, 1, 2),
+@pytest.mark.parametrize(("env", "files", "cpus", "busy", "jobs"), [
+    ({}, 10_000, 2, 0.0, 2), ({}, 10_000, 32, 0.0, 20), ({}, 999, 8, 0.0, 1), ({}, 1_000, 8, 0.0, 2),
+    ({}, 50_000, 1, 0.0, 1),
+    # A loaded machine: the load average per core says how many cores are someone else's.
+    ({}, 10_000, 2, 0.5, 2), ({}, 10_000, 2, 0.75, 1), ({}, 10_000, 2, 2.0, 1), ({}, 10_000, 8, 0.5, 5),
+    ({"PMEM_JOBS": "1"}, 10_000, 8, 0.0, 1), ({"PMEM_JOBS": "auto"}, 10_000, 8, 0.0, 8),
+    ({"PMEM_JOBS": "0"}, 5, 8, 0.0, 1), ({"PMEM_JOBS": "3"}, 5, 1, 3.0, 3), ({"PMEM_JOBS": " 2 "}, 5, 1, 0.0, 2),
 ])
-def test_how_many_processes(monkeypatch, env, files, cpus, jobs):
+def test_how_many_processes(monkeypatch, env, files, cpus, busy, jobs):
     monkeypatch.setattr(pool, "cores", lambda: cpus)
+    monkeypatch.setattr(pool, "busy", lambda: busy)
     assert pool.jobs_for(files, env) == (jobs, None)
 
 
@@ -160,6 +164,7 @@ def test_auto_pools_a_large_root(generated: Path, monkeypatch):
     monkeypatch.setattr(pool, "MIN_FILES", 100)
     monkeypatch.setattr(pool, "FILES_PER_JOB", 100)
     monkeypatch.setattr(pool, "cores", lambda: 2)
+    monkeypatch.setattr(pool, "busy", lambda: 0.0)
     forked: list[int] = []
     real_warm = pool.warm
 
