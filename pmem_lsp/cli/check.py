@@ -7,18 +7,20 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import BinaryIO, TextIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from .. import __version__
 from ..engine.analysis import analyze
 from ..engine.catalogue import RULES, severity_of
 from ..engine.checking import check_files, root_relative
 from ..engine.findings import Finding, Severity
-from ..engine.report import build_report, sarif_report, shown_path
+from ..engine.report import report_data, report_json, sarif_report, shown_path
 from ..engine.root_state import RootState
-from ..engine.settings import Settings
 from . import exit_codes
 from .terminal import lines, one_line, shown
+
+if TYPE_CHECKING:  # the settings model (pydantic) is not needed to run a check
+    from ..engine.settings import Settings
 
 
 def _count(n: int, severity: Severity) -> str:
@@ -129,8 +131,7 @@ def run_check(state: RootState, fmt: str, min_severity: Severity, fail_on: Sever
     problems = state.read_problems(paths)
     files = state.markdown_count() if paths is None else len(paths)
     if fmt == "json":
-        report = build_report(str(state.root), files, findings, problems)
-        out.write(report.model_dump_json(indent=2) + "\n")
+        out.write(report_json(report_data(str(state.root), files, findings, problems)) + "\n")
     elif fmt == "sarif":
         out.write(json.dumps(sarif_report(str(state.root), findings, __version__), indent=2, ensure_ascii=False) + "\n")
     else:

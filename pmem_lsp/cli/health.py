@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..engine.analysis import Analysis
 from ..engine.health import DEFAULT_PER_GROUP, health_report
@@ -12,9 +12,11 @@ from ..engine.names import clean_data
 from ..engine.pool import jobs_for
 from ..engine.root_state import RootState
 from ..engine.secrets import mask_data
-from ..engine.settings import Settings
 from . import exit_codes
 from .terminal import lines
+
+if TYPE_CHECKING:  # the settings model (pydantic) is not needed to run a check
+    from ..engine.settings import Settings
 
 
 def run_health(root: Path, settings: Settings, fmt: str, out: TextIO, all_items: bool = False,

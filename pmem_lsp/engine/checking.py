@@ -11,13 +11,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .analysis import analyze
 from .findings import Finding
 from .pool import jobs_for
 from .root_state import RootState
-from .settings import Settings
 from .zones import Containment
+
+if TYPE_CHECKING:  # the settings model (pydantic) is not needed to run a check
+    from .settings import Settings
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .analysis import Analysis
 from .archive_index import TRASHED, parse_date, record_location, records_of
@@ -28,8 +28,10 @@ from .findings import Finding
 from .names import clean, one_line, shown
 from .root_state import RootState
 from .secrets import mask_text
-from .settings import Settings
 from .zones import ARCHIVE_DIR, ARCHIVE_INDEX, TRASH_DIR, Zone, zone_of
+
+if TYPE_CHECKING:  # the settings model (pydantic) is not needed to run a check
+    from .settings import Settings
 
 KEEP, ARCHIVE, DELETE = "keep active", "archive", "delete"
 HEALTH_CODES = ("PM501", "PM502", "PM503")

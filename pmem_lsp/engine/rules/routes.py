@@ -4,7 +4,6 @@ fixes: remove a route, point it to the file it likely meant, add a route for an 
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import posixpath
 from typing import TYPE_CHECKING
 
@@ -250,6 +249,8 @@ def _closeness(missing: str, rel: str, title: str | None) -> float:
     want, have = _stem(missing), _stem(rel)
     if want and have.startswith(want) or have and want.startswith(have):
         return 0.95
+    import difflib  # only for a route to nothing: not imported by every check
+
     score = difflib.SequenceMatcher(None, want, have).ratio()
     if title:
         score = max(score, difflib.SequenceMatcher(None, want, title.casefold()).ratio())
