@@ -68,13 +68,37 @@ def _blank(match: re.Match[str]) -> str:
     return " " * len(match.group(0))
 
 
+# A word each pattern cannot match without, one tuple per pattern of `_PATTERNS`: a line holding
+# none of a pattern's words (case folded as `(?i)` folds: `ı` matches `i`, `ſ` matches `s`) is
+# not searched with it. Most lines hold none, and the patterns' searches were most of a
+# check's time (issue 28); tests/engine/test_instructions_gate.py holds the gate to the searches.
+_WORDS = (
+    ("ignore", "disregard", "forget", "override", "bypass"),
+    ("system",),
+    ("you", "reading", "note"),
+    ("user",),
+    ("忽略", "你现在是", "不要告诉用户"),
+)
+
+
+def _patterns_for(line: str) -> list[tuple[str, re.Pattern[str]]]:
+    """The patterns of `_PATTERNS` whose words `line` holds, in their order."""
+    folded = line.casefold()
+    if "ı" in folded:
+        folded = folded.replace("ı", "i")
+    return [kind for kind, words in zip(_PATTERNS, _WORDS, strict=True) if any(w in folded for w in words)]
+
+
 def instruction_kinds(line: str) -> list[tuple[str, int, int]]:
     """(what it does, start, end) for each instruction aimed at the agent in `line`, outside
     code spans and quotes."""
+    patterns = _patterns_for(line)
+    if not patterns:
+        return []
     plain = _QUOTED.sub(_blank, _LINK_TEXT.sub(_blank, mask_code_spans(line)))
     out = []
     seen = set()
-    for what, pattern in _PATTERNS:
+    for what, pattern in patterns:
         m = pattern.search(plain)
         if m and what not in seen:
             seen.add(what)
