@@ -81,11 +81,16 @@ _WORDS = (
 )
 
 
+_ANY_WORD = re.compile("|".join(re.escape(w) for words in _WORDS for w in words))
+
+
 def _patterns_for(line: str) -> list[tuple[str, re.Pattern[str]]]:
     """The patterns of `_PATTERNS` whose words `line` holds, in their order."""
     folded = line.casefold()
     if "ı" in folded:
         folded = folded.replace("ı", "i")
+    if _ANY_WORD.search(folded) is None:  # most lines: one search for every word
+        return []
     return [kind for kind, words in zip(_PATTERNS, _WORDS, strict=True) if any(w in folded for w in words)]
 
 
