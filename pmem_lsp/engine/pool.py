@@ -34,11 +34,12 @@ if TYPE_CHECKING:
     from .root_state import FileEntry
 
 ENV = "PMEM_JOBS"
-# Measured on the generated roots (docs/decisions.md, "Performance"): a 1,000-file check's
-# critical path is 0.72 → 0.49 s of CPU on two processes (+5% CPU in all), a 250-file one's
-# 0.31 → 0.24 s; below 1,000 files what it saves is not worth a second process.
-MIN_FILES = 1000
-FILES_PER_JOB = 500
+# Measured on the generated roots (docs/decisions.md, "The cold check on many cores"): the
+# critical path of a check on two processes, in CPU time, at 1,000 files 0.43-0.50 -> 0.36-0.38 s,
+# at 2,000 files 0.79-0.85 -> 0.59-0.64 s, at 10,000 2.97-3.81 -> 2.23-2.54 s, for 0-30% more
+# CPU in all: below 2,000 files what it saves is not worth a second process.
+MIN_FILES = 2000
+FILES_PER_JOB = 1000
 
 
 def cores() -> int:

@@ -140,7 +140,7 @@ def test_a_bad_pmem_jobs_is_one_process_and_says_so(generated: Path, monkeypatch
 
 
 @pytest.mark.parametrize(("env", "files", "cpus", "busy", "jobs"), [
-    ({}, 10_000, 2, 0.0, 2), ({}, 10_000, 32, 0.0, 20), ({}, 999, 8, 0.0, 1), ({}, 1_000, 8, 0.0, 2),
+    ({}, 10_000, 2, 0.0, 2), ({}, 10_000, 32, 0.0, 10), ({}, 1_999, 8, 0.0, 1), ({}, 2_000, 8, 0.0, 2),
     ({}, 50_000, 1, 0.0, 1),
     # A loaded machine: the load average per core says how many cores are someone else's.
     ({}, 10_000, 2, 0.5, 2), ({}, 10_000, 2, 0.75, 1), ({}, 10_000, 2, 2.0, 1), ({}, 10_000, 8, 0.5, 5),
