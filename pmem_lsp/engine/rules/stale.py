@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -58,8 +59,6 @@ _NO_PROGRAMS = ("-c", "core.fsmonitor=false", "-c", "log.showSignature=false")
 
 
 def _git(root: Path, *args: str) -> bytes | None:
-    import subprocess  # only in a git repository: not imported by every check
-
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
     try:
         done = subprocess.run(["git", "--no-optional-locks", *_NO_PROGRAMS, "-C", str(root), *args],
