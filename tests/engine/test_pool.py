@@ -21,6 +21,7 @@ from pmem_lsp.cli.main import main
 from pmem_lsp.engine import pool
 from pmem_lsp.engine.analysis import Analysis
 from pmem_lsp.engine.root_state import RootState
+from pmem_lsp.engine.rules.source_paths import checked_outside_paths
 from roots import demo_copy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -83,11 +84,23 @@ def test_the_workers_do_the_per_file_work(generated: Path):
 @pytest.mark.parametrize("fixture", sorted(FIXTURES))
 def test_the_same_findings_on_real_shaped_roots(tmp_path: Path, fixture: str, monkeypatch):
     root = FIXTURES[fixture](tmp_path / "memory")
-    serial = Analysis(scan(root), TODAY).all()
+    serial_state = scan(root)
+    serial = Analysis(serial_state, TODAY).all()
     state = scan(root)
     assert Analysis(state, TODAY, jobs=4).all() == serial
     assert parsed_here(state) < markdown_texts(state)
+    # The check cache keys a replay on the outside paths PM403 asked about: the same ones.
+    assert sorted(checked_outside_paths(state)) == sorted(checked_outside_paths(serial_state))
+    OUTSIDE[fixture] = len(checked_outside_paths(state))
     assert check_json(root, "3", monkeypatch) == check_json(root, "1", monkeypatch)
+
+
+OUTSIDE: dict[str, int] = {}
+
+
+def test_some_fixture_points_outside():
+    """The comparison above saw outside paths (runs after it: the same module, in order)."""
+    assert len(OUTSIDE) == len(FIXTURES) and any(OUTSIDE.values()), OUTSIDE
 
 
 def test_selected_rules_only(generated: Path):
