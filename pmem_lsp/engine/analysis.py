@@ -136,9 +136,12 @@ class Analysis:
         if jobs > 1:
             from .pool import warm
 
-            # The indexes are parsed here anyway (the cross-file rules read them).
-            texts = [e for rel, e in state.files.items() if e.text is not None and e.markdown and rel not in _INDEXES]
-            self.work.update(warm(texts, self._warm, jobs, self.work))
+            # The indexes are worked on here, during the workers' shares: the cross-file rules
+            # read their parsed documents, which a worker would keep to itself.
+            texts = [e for e in state.files.values() if e.text is not None and e.markdown]
+            here = [e for e in texts if e.rel in _INDEXES]
+            others = [e for e in texts if e.rel not in _INDEXES]
+            self.work.update(warm(others, self._warm, jobs, self.work, here=here))
         if self._dups_on:
             self.work["duplicates"] += 1
             self.duplicates.build()
@@ -243,6 +246,10 @@ class Analysis:
             sketch_of(entry)
         if self.status_sources is None and self.enabled["PM505"] and entry.zone is Zone.ACTIVE:
             claims_status(entry)
+        if entry.rel == INDEX and self._routes_on:
+            index_model(entry)
+        elif entry.rel == ARCHIVE_INDEX and self._archive_on:
+            records_of(entry)
         whole_file_span(entry)
 
     def _git_dates(self) -> GitDates | None:

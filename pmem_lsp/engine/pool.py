@@ -89,30 +89,38 @@ def can_fork() -> bool:
     return sys.platform.startswith("linux") and hasattr(os, "fork")
 
 
-def _shares(entries: list[FileEntry], jobs: int) -> list[list[FileEntry]]:
-    """`entries` in `jobs` shares of about equal text (largest first, each to the lightest)."""
-    shares: list[list[FileEntry]] = [[] for _ in range(jobs)]
-    loads = [0] * jobs
+def _weight(entry: FileEntry) -> int:
+    return len(entry.text or "") + 200  # a file costs something whatever its size
+
+
+def _shares(entries: list[FileEntry], jobs: int, here: list[FileEntry]) -> list[list[FileEntry]]:
+    """`entries` in `jobs` shares of about equal text (largest first, each to the lightest);
+    `here` all in the first share (this process's), counted in its load."""
+    shares: list[list[FileEntry]] = [list(here)] + [[] for _ in range(jobs - 1)]
+    loads = [sum(map(_weight, here))] + [0] * (jobs - 1)
     for entry in sorted(entries, key=lambda e: -len(e.text or "")):
         i = loads.index(min(loads))
         shares[i].append(entry)
-        loads[i] += len(entry.text or "") + 200  # a file costs something whatever its size
+        loads[i] += _weight(entry)
     return shares
 
 
 def warm(entries: list[FileEntry], fill: Callable[[FileEntry], None], jobs: int,
-         work: Counter[str] | None = None) -> Counter[str]:
+         work: Counter[str] | None = None, here: list[FileEntry] | None = None) -> Counter[str]:
     """Run `fill(entry)` for every entry, in `jobs` processes, and keep what each run left
-    in the entry's cache. `work`: the caller's work counter, which `fill` adds to; returns
-    what the workers added to theirs (this process's share counts in `work` itself)."""
+    in the entry's cache. `here`: entries filled in this process, during the workers' shares
+    (what their fill leaves besides the cache is wanted here). `work`: the caller's work
+    counter, which `fill` adds to; returns what the workers added to theirs (this process's
+    share counts in `work` itself)."""
     done: Counter[str] = Counter()
+    here = here or []
     jobs = min(jobs, len(entries))
     if jobs < 2 or not can_fork() or threading.active_count() > 1:
         return done  # a process with threads must not fork; the analysis fills the caches itself
     import gc
     import pickle
 
-    shares = _shares(entries, jobs)
+    shares = _shares(entries, jobs, here)
     children: list[tuple[int, int, list[FileEntry]]] = []  # (pid, read end, share)
     gc.freeze()  # the workers inherit every object: no collection of them copies the pages
     try:

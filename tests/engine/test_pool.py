@@ -181,9 +181,9 @@ def test_auto_pools_a_large_root(generated: Path, monkeypatch):
     forked: list[int] = []
     real_warm = pool.warm
 
-    def counting(entries, fill, jobs, work=None):
+    def counting(entries, fill, jobs, work=None, here=None):
         forked.append(jobs)
-        return real_warm(entries, fill, jobs, work)
+        return real_warm(entries, fill, jobs, work, here)
 
     monkeypatch.setattr(pool, "warm", counting)
     monkeypatch.delenv("PMEM_JOBS", raising=False)

@@ -66,6 +66,11 @@ def volatile_kinds(description: str) -> list[tuple[str, str]]:
 
 
 def check_route_facts(analysis: Analysis, entry: FileEntry) -> list[Finding]:
+    """PM208, kept with the index's text (a 10k-route index takes a while)."""
+    return entry.cached("PM208", lambda: _route_facts(entry))
+
+
+def _route_facts(entry: FileEntry) -> list[Finding]:
     if entry.rel != "_index.md" or entry.doc is None:
         return []
     model = index_model(entry)
