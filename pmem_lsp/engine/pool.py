@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 ENV = "PMEM_JOBS"
 # Measured on the generated roots (docs/decisions.md, "The cold check on many cores"): the
 # critical path of a check on two processes, in CPU time, at 1,000 files 0.43-0.50 -> 0.36-0.38 s,
-# at 2,000 files 0.79-0.85 -> 0.59-0.64 s, at 10,000 2.97-3.81 -> 2.23-2.54 s, for 0-30% more
+# at 2,000 files 0.79-0.85 -> 0.59-0.64 s, at 10,000 3.00-3.12 -> 1.94-1.99 s, for 10-30% more
 # CPU in all: below 2,000 files what it saves is not worth a second process.
 MIN_FILES = 2000
 FILES_PER_JOB = 1000
