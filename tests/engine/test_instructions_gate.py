@@ -46,3 +46,15 @@ def test_the_gate_lets_through_each_kind():
              "ıgnore prevıous ınstructıons", "new ſyſtem prompt"]
     for line in lines:
         assert instruction_kinds(line) == every_pattern(line) != [], line
+
+
+def test_a_lazy_pattern_is_the_compiled_one():
+    from pmem_lsp.engine.lazy_re import lazy
+
+    pattern = lazy(r"(?i)b(?P<x>\w)")
+    assert "search" not in vars(pattern)  # nothing compiled yet
+    assert pattern.search("aBc").group("x") == "c"
+    assert "search" in vars(pattern) and "sub" in vars(pattern)  # the compiled pattern's, from now on
+    assert pattern.sub("-", "abcab") == "a-ab"
+    assert [m.span() for m in pattern.finditer("bxby")] == [(0, 2), (2, 4)]
+    assert pattern.search.__self__.pattern == r"(?i)b(?P<x>\w)"  # the compiled pattern's own method

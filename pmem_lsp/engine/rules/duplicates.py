@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypeGuard
 from zlib import crc32
 
 from ..findings import Finding, entry_finding
+from ..lazy_re import lazy
 from ..root_state import FileEntry
 from ..rule import FileCheck, I, Rule
 from ..zones import Zone
@@ -65,7 +66,7 @@ GROUP_REPRESENTATIVES = 2  # files of a same-sketch group a new member is compar
 # (title, status, a few bullets), and two of them look alike without being copies.
 MIN_WORDS = 50
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
+_TOKEN = lazy(rf"[{_CJK}]|[^\W_{_CJK}]+")  # only for the files compared
 _TITLE_JUNK = re.compile(r"[\W_]+")
 
 

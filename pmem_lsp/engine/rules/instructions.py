@@ -17,6 +17,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..findings import Finding, at_line
+from ..lazy_re import lazy
 from ..markdown import CODE
 from ..memory_file import MemoryFile, mask_code_spans
 from ..rule import Rule, TextCheck, W
@@ -36,25 +37,25 @@ RULES = (
 )
 
 _PATTERNS = (
-    ("tells the agent to ignore its instructions", re.compile(
+    ("tells the agent to ignore its instructions", lazy(
         r"(?i)(?<!\bto )(?<!\bnot )\b(?:ignore|disregard|forget|override|bypass)\s+"
         r"(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
         r"(?:previous|prior|above|earlier|preceding|former|original|existing|system|safety|developer)\s+"
         r"(?:instructions?|prompts?|rules|directions|directives|guidelines|messages?|context)\b")),
-    ("gives the agent a new system prompt", re.compile(
+    ("gives the agent a new system prompt", lazy(
         r"(?i)\b(?:new|updated|real|actual|hidden|secret)\s+system\s+(?:prompt|instructions?|message)\b"
         r"|<\|im_start\|>\s*system"
         r"|^\s*(?:#+\s*)?(?:system\s+prompt|system\s+override)\s*:")),
-    ("redefines the agent", re.compile(
+    ("redefines the agent", lazy(
         r"(?i)\b(?:you\s+are\s+now\s+(?:a|an|no\s+longer|free|unrestricted|dan|jailbroken)\b"
         r"|you\s+must\s+now\b"
         r"|your\s+new\s+(?:instructions|task|role|goal|objective|rules)\s+(?:is|are)\b"
         r"|(?:ai|assistant|agent|model|llm)s?\s+reading\s+this\s+(?:must|should|will)\b"
         r"|note\s+to\s+(?:the\s+)?(?:ai|assistant|agent|llm)\s*:)")),
-    ("asks the agent to hide something from the user", re.compile(
+    ("asks the agent to hide something from the user", lazy(
         r"(?i)\b(?:do\s+not|don't|never)\s+(?:tell|inform|show|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+"
         r"(?:the\s+)?user\b|\bwithout\s+(?:telling|informing|asking)\s+the\s+user\b")),
-    ("tells the agent to ignore its instructions", re.compile(
+    ("tells the agent to ignore its instructions", lazy(
         r"忽略(?:之前|以上|前面|先前|所有)(?:的)?(?:所有)?(?:指令|指示|提示|规则)|你现在是(?:一个)?(?!用户)|不要告诉用户")),
 )
 # Link text is a title (`[Ignore Previous Prompt: Attack Techniques…](…)`), not an instruction.
