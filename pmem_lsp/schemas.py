@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .engine.report import CheckReport
+from .engine.report_schema import CheckReport
 from .engine.settings import Settings
 
 SCHEMA_FILES = {

@@ -22,7 +22,7 @@ def lap(label: str, t: float, c: float) -> tuple[float, float]:
 def main() -> None:
     from pmem_lsp.cli import main as _cli  # noqa: F401
     from pmem_lsp.engine.analysis import Analysis
-    from pmem_lsp.engine.report import build_report
+    from pmem_lsp.engine.report import report_data, report_json
     from pmem_lsp.engine.root_state import RootState
     from pmem_lsp.engine.settings import resolve_settings
 
@@ -42,8 +42,7 @@ def main() -> None:
     analysis = Analysis(state)
     t, c = lap("Analysis (rules, duplicates)", t, c)
     found = analysis.all()
-    report = build_report(str(root), state.markdown_count(), found, state.read_problems())
-    report.model_dump_json(indent=2)
+    report_json(report_data(str(root), state.markdown_count(), found, state.read_problems()))
     lap("report JSON", t, c)
     print("findings", len(found))
     lap("TOTAL", T0, C0)

@@ -14,7 +14,7 @@ from ..engine.analysis import analyze
 from ..engine.catalogue import RULES, severity_of
 from ..engine.checking import check_files, root_relative
 from ..engine.findings import Finding, Severity
-from ..engine.report import build_report, sarif_report, shown_path
+from ..engine.report import report_data, report_json, sarif_report, shown_path
 from ..engine.root_state import RootState
 from . import exit_codes
 from .terminal import lines, one_line, shown
@@ -132,8 +132,7 @@ def run_check(state: RootState, fmt: str, min_severity: Severity, fail_on: Sever
     problems = state.read_problems(paths)
     files = state.markdown_count() if paths is None else len(paths)
     if fmt == "json":
-        report = build_report(str(state.root), files, findings, problems)
-        out.write(report.model_dump_json(indent=2) + "\n")
+        out.write(report_json(report_data(str(state.root), files, findings, problems)) + "\n")
     elif fmt == "sarif":
         out.write(json.dumps(sarif_report(str(state.root), findings, __version__), indent=2, ensure_ascii=False) + "\n")
     else:
@@ -174,7 +173,7 @@ def run_check_command(root: Path, settings: Settings, raw_paths: list[str], stdi
         except UnicodeDecodeError as exc:
             err.write(f"pmem: error: the text on stdin is not valid UTF-8 (byte {exc.start})\n")
             return exit_codes.ERROR
-    result = check_files(root, settings, paths or None, proposed, records=records)
+    result = check_files(root, settings, paths or None, proposed, records=records, parallel=True)
     if states is not None:
         states.append(result.state)
     missing = [p for p in paths if not result.state.is_file(p)]

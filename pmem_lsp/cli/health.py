@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, TextIO
 from ..engine.analysis import Analysis
 from ..engine.health import DEFAULT_PER_GROUP, health_report
 from ..engine.names import clean_data
+from ..engine.pool import jobs_for
 from ..engine.root_state import RootState
 from ..engine.secrets import mask_data
 from . import exit_codes
@@ -26,7 +27,7 @@ def run_health(root: Path, settings: Settings, fmt: str, out: TextIO, all_items:
     state = RootState.scan(root, settings, restore=records.restore if records is not None else None)
     if states is not None:
         states.append(state)
-    report = health_report(Analysis(state))
+    report = health_report(Analysis(state, jobs=jobs_for(len(state.files))[0]))
     if fmt == "json":
         out.write(json.dumps(clean_data(mask_data(report.as_dict())), indent=2, ensure_ascii=False) + "\n")
     else:

@@ -323,6 +323,11 @@ def _check_or_health(root: Path, args: argparse.Namespace, cached: bool = False)
     out_buffer, err_buffer = io.StringIO(), io.StringIO()  # the output kept for the cache
     out_stream: TextIO = out_buffer if cache is not None else sys.stdout
     err_stream: TextIO = err_buffer if cache is not None else sys.stderr
+    from ..engine.pool import jobs_for
+
+    jobs_problem = jobs_for(0)[1]  # PMEM_JOBS (engine/pool.py)
+    if jobs_problem:
+        err_stream.write(f"pmem: warning: {jobs_problem}\n")
     if not looks_like_root(root):
         err_stream.write(f"pmem: warning: {root} has no _index.md, _core/ or _archive/; is it a memory root?\n")
     states: list = []

@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING, cast
 
 from .archive_index import records_of
 from .catalogue import FILE_CHECKS, RULES, TEXT_CHECKS, severity_of
-from .findings import Finding
+from .findings import Finding, whole_file_span
 from .index_routes import index_model
 from .memory_file import MemoryFile
 from .root_state import FileEntry, RootState
 from .rule import FileCheck, TextCheck
 from .rules.archive import check_archive
-from .rules.duplicates import DuplicateIndex
-from .rules.freshness import StatusSources
+from .rules.duplicates import DuplicateIndex, sketch_of
+from .rules.freshness import StatusSources, claims_status
 from .rules.leftovers import check_leftovers
 from .rules.links import LINK_ZONES, link_paths
 from .rules.routes import check_routes
@@ -98,7 +98,9 @@ def _local_findings(rel: str, zone: Zone, doc: MemoryFile, settings: Settings,
 class Analysis:
     """The findings of one root state, updated by `update(changed paths)`."""
 
-    def __init__(self, state: RootState, today: dt.date | None = None) -> None:
+    def __init__(self, state: RootState, today: dt.date | None = None, jobs: int = 1) -> None:
+        """`jobs`: processes for the per-file work of a large root (engine/pool.py; 1: this
+        one only). The findings are the same whatever it is."""
         self.state = state
         self.today = today or dt.date.today()
         self.settings = state.settings
@@ -128,8 +130,18 @@ class Analysis:
         self.duplicates = DuplicateIndex(state.files, self.settings.duplicates.threshold)
         self.duplicates_due: set[str] = set()  # text changes the duplicate search has not seen yet
         self._dups_on = self.enabled["PM503"]
+        self.status_sources: StatusSources | None = None
         if self._stale_on or self._dups_on:
             self._git_dates()  # here, once: never later on the editor's thread
+        if jobs > 1:
+            from .pool import warm
+
+            # The indexes are worked on here, during the workers' shares: the cross-file rules
+            # read their parsed documents, which a worker would keep to itself.
+            texts = [e for e in state.files.values() if e.text is not None and e.markdown]
+            here = [e for e in texts if e.rel in _INDEXES]
+            others = [e for e in texts if e.rel not in _INDEXES]
+            self.work.update(warm(others, self._warm, jobs, self.work, here=here))
         if self._dups_on:
             self.work["duplicates"] += 1
             self.duplicates.build()
@@ -196,7 +208,9 @@ class Analysis:
         """The file's text checks (kept with its text) and file checks (run again each time)."""
         out: list[Finding] = []
         # Parsed only when a selected rule reads the text here (`--select PM2,PM3` parses no
-        # note: PM202 asks for a file's title only when it reports it).
+        # note: PM202 asks for a file's title only when it reports it), and only when what
+        # it needs is not kept with the text already (a worker of engine/pool.py found it,
+        # or the per-file records restored it).
         has_text = entry.markdown and self._reads_text(entry.zone) and entry.readable
         if has_text:
             out += entry.cached("local", lambda: self._local(entry))
@@ -237,6 +251,24 @@ class Analysis:
         if doc is None:
             return []  # a restored entry whose file was gone when it was read at last
         return _local_findings(entry.rel, entry.zone, doc, self.settings, self._text_checks)
+
+    def _warm(self, entry: FileEntry) -> None:
+        """What the per-file work finds in `entry`'s text alone, kept in its cache: run by the
+        workers of engine/pool.py before the cross-file facts exist (the file checks' results
+        there are thrown away; only what they keep with the text is sent back). `entry` is a
+        Markdown file with text."""
+        self._file_findings(entry)
+        if self._links_on:
+            self._link_targets(entry)
+        if self._dups_on and entry.zone is Zone.ACTIVE:
+            sketch_of(entry)
+        if self.status_sources is None and self.enabled["PM505"] and entry.zone is Zone.ACTIVE:
+            claims_status(entry)
+        if entry.rel == INDEX and self._routes_on:
+            index_model(entry)
+        elif entry.rel == ARCHIVE_INDEX and self._archive_on:
+            records_of(entry)
+        whole_file_span(entry)
 
     def _git_dates(self) -> GitDates | None:
         if not self._git_asked:
@@ -378,7 +410,7 @@ class Analysis:
         return out
 
 
-def analyze(state: RootState, today: dt.date | None = None) -> list[Finding]:
+def analyze(state: RootState, today: dt.date | None = None, jobs: int = 1) -> list[Finding]:
     """Every finding of every enabled rule, with its final severity, sorted."""
-    return Analysis(state, today).all()
+    return Analysis(state, today, jobs).all()
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from .analysis import analyze
 from .findings import Finding
+from .pool import jobs_for
 from .root_state import RootState
 from .zones import Containment
 
@@ -45,14 +46,16 @@ def root_relative(root: Path, raw: str, cwd: Path | None = None) -> str | None:
 
 
 def check_files(root: Path, settings: Settings, paths: list[str] | None = None,
-                proposed: tuple[str, str] | None = None, records: Records | None = None) -> CheckResult:
+                proposed: tuple[str, str] | None = None, records: Records | None = None,
+                parallel: bool = False) -> CheckResult:
     """Findings of the root, narrowed to `paths` (root-relative; None: all). `proposed`:
     (path, text) checked in place of what the disk holds at that path. `records`: the
-    per-file records to restore unchanged files from (`records.py`)."""
+    per-file records to restore unchanged files from (`records.py`). `parallel`: a large
+    root's per-file work may run in several processes (engine/pool.py; the same findings)."""
     state = RootState.scan(root, settings, restore=records.restore if records is not None else None)
     if proposed is not None:
         state.set_buffer(*proposed)
-    findings = analyze(state)
+    findings = analyze(state, jobs=jobs_for(len(state.files))[0] if parallel else 1)
     if paths is not None:
         wanted = set(paths)
         findings = [f for f in findings if f.path in wanted]

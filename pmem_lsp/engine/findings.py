@@ -12,6 +12,7 @@ from .secrets import mask_secrets
 
 if TYPE_CHECKING:
     from .memory_file import MemoryFile
+    from .root_state import FileEntry
 
 
 class Severity(str, Enum):
@@ -60,10 +61,14 @@ class Finding:
 def at_line(path: str, lines: list[str], line: int, code: str, message: str,
             severity: Severity | None = None, data: Mapping[str, Any] | None = None) -> Finding:
     """A finding covering the text of one line (trailing whitespace excluded)."""
+    start, end = _line_span(lines, line)
+    return Finding(path, line, start, line, end, code, message, severity, data)
+
+
+def _line_span(lines: list[str], line: int) -> tuple[int, int]:
     text = lines[line] if 0 <= line < len(lines) else ""
     stripped = text.rstrip()
-    start = len(stripped) - len(stripped.lstrip())
-    return Finding(path, line, start, line, len(stripped), code, message, severity, data)
+    return len(stripped) - len(stripped.lstrip()), len(stripped)
 
 
 def whole_file_line(doc: MemoryFile | None) -> int:
@@ -77,3 +82,23 @@ def file_finding(path: str, doc: MemoryFile | None, code: str, message: str,
     if doc is None:
         return Finding(path, 0, 0, 0, 0, code, message, data=data)
     return at_line(path, doc.lines, whole_file_line(doc), code, message, data=data)
+
+
+def _whole_file_span(doc: MemoryFile) -> tuple[int, int, int]:
+    line = whole_file_line(doc)
+    return (line, *_line_span(doc.lines, line))
+
+
+def entry_finding(entry: FileEntry, code: str, message: str, data: Mapping[str, Any] | None = None) -> Finding:
+    """`file_finding` for a file of the root state (its text parsed only for a Markdown file),
+    with the position kept with the text: the pool's workers (engine/pool.py) find it, so the
+    process that reports need not parse the file again."""
+    if entry.text is None or not entry.markdown:
+        return Finding(entry.rel, 0, 0, 0, 0, code, message, data=data)
+    line, start, end = whole_file_span(entry)
+    return Finding(entry.rel, line, start, line, end, code, message, data=data)
+
+
+def whole_file_span(entry: FileEntry) -> tuple[int, int, int]:
+    """(line, start, end) of where a finding about the whole Markdown file `entry` goes."""
+    return entry.cached("whole-file", lambda: _whole_file_span(entry.doc))  # type: ignore[arg-type]

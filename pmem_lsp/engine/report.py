@@ -1,13 +1,12 @@
-"""The machine-readable reports of `pmem check`: `--format json` (its JSON Schema is in
-schemas/) and `--format sarif` (SARIF 2.1.0, for code scanning)."""
+"""The machine-readable reports of `pmem check`: `--format json` (its model and JSON Schema are
+in report_schema.py and schemas/) and `--format sarif` (SARIF 2.1.0, for code scanning)."""
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from .catalogue import RULES, severity_of
 from .findings import Finding, Severity
@@ -24,72 +23,30 @@ def shown_path(rel: str) -> str:
     return mask_text(shown(rel))
 
 
-class ReportDiagnostic(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    path: str = Field(description="Path relative to the root, with `/` separators; a name that is not "
-                                  "printable UTF-8 is escaped (`\\xNN`, `\\uNNNN`, `\\\\`).")
-    line: int = Field(ge=1, description="1-based line.")
-    column: int = Field(ge=1, description="1-based column, in characters.")
-    end_line: int = Field(ge=1)
-    end_column: int = Field(ge=1)
-    code: str = Field(pattern=r"^PM\d{3}$")
-    name: str
-    severity: Severity
-    message: str
-
-
-class Counts(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    error: int = 0
-    warning: int = 0
-    information: int = 0
-    hint: int = 0
-
-
-class Unreadable(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    path: str
-    reason: str
-
-
-class Truncated(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    path: str
-    size: int = Field(ge=0, description="The whole file's size, in bytes.")
-    analysed: int = Field(ge=0, description="Bytes analysed: the first ones, up to the documented cap (2 MiB).")
-
-
-class CheckReport(BaseModel):
-    """Result of `pmem check --format json`."""
-
-    model_config = ConfigDict(extra="forbid", title="pmem check report")
-    root: str = Field(description="Absolute path of the memory root.")
-    files: int = Field(ge=0, description="Markdown files analysed (oversized ones included, analysed up to a cap).")
-    diagnostics: list[ReportDiagnostic]
-    counts: Counts
-    unreadable: list[Unreadable] = Field(default_factory=list,
-                                         description="Files or folders that exist but could not be read; "
-                                                     "they are never treated as missing.")
-    truncated: list[Truncated] = Field(default_factory=list,
-                                       description="Files larger than the cap, analysed only up to it.")
-
-
-def build_report(root: str, files: int, findings: list[Finding], problems: list[ReadProblem]) -> CheckReport:
-    counts = Counts()
+def report_data(root: str, files: int, findings: list[Finding], problems: list[ReadProblem]) -> dict[str, Any]:
+    """`pmem check --format json` as data: the shape of `report_schema.CheckReport` (its JSON
+    Schema is in schemas/), built without the model, which `pmem check` need not import."""
+    counts = dict.fromkeys(("error", "warning", "information", "hint"), 0)
     diagnostics = []
     for f in findings:
         severity = severity_of(f)
-        setattr(counts, severity.value, getattr(counts, severity.value) + 1)
-        diagnostics.append(ReportDiagnostic(
-            path=shown_path(f.path), line=f.line + 1, column=f.col + 1, end_line=f.end_line + 1,
-            end_column=f.end_col + 1, code=f.code, name=RULES[f.code].name,
-            severity=severity, message=clean(f.message),
-        ))
-    return CheckReport(root=shown(root), files=files, diagnostics=diagnostics, counts=counts,
-                       unreadable=[Unreadable(path=shown_path(p.path), reason=clean(p.reason or ""))
-                                   for p in problems if p.unreadable],
-                       truncated=[Truncated(path=shown_path(p.path), size=p.size, analysed=MAX_ANALYSED_BYTES)
-                                  for p in problems if not p.unreadable])
+        counts[severity.value] += 1
+        diagnostics.append({
+            "path": shown_path(f.path), "line": f.line + 1, "column": f.col + 1, "end_line": f.end_line + 1,
+            "end_column": f.end_col + 1, "code": f.code, "name": RULES[f.code].name,
+            "severity": severity.value, "message": clean(f.message),
+        })
+    return {"root": shown(root), "files": files, "diagnostics": diagnostics, "counts": counts,
+            "unreadable": [{"path": shown_path(p.path), "reason": clean(p.reason or "")}
+                           for p in problems if p.unreadable],
+            "truncated": [{"path": shown_path(p.path), "size": p.size, "analysed": MAX_ANALYSED_BYTES}
+                          for p in problems if not p.unreadable]}
+
+
+def report_json(data: dict[str, Any]) -> str:
+    """The report's JSON text: the same bytes as the model's `model_dump_json(indent=2)`
+    (tests/engine/test_report_json.py holds them equal)."""
+    return json.dumps(data, indent=2, ensure_ascii=False)
 
 
 # -- SARIF 2.1.0 (code scanning) ------------------------------------------------------------
@@ -149,4 +106,4 @@ def _uri_path(rel: str) -> str:
 def diagnostics_data(findings: list[Finding]) -> list[dict[str, Any]]:
     """Findings in the JSON report's shape (1-based lines and columns): for the previews and
     the agent surface, which show findings the same way `pmem check --format json` does."""
-    return [d.model_dump(mode="json") for d in build_report("", 0, findings, []).diagnostics]
+    return report_data("", 0, findings, [])["diagnostics"]

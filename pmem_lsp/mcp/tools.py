@@ -40,7 +40,7 @@ from ..engine.lifecycle.preview import (
 from ..engine.lifecycle.safety import Refusal, resolve_inside, validate_relative
 from ..engine.memory_file import MemoryFile
 from ..engine.names import shown
-from ..engine.report import build_report, diagnostics_data
+from ..engine.report import diagnostics_data, report_data
 from ..engine.root_state import MAX_ANALYSED_BYTES, read_regular_text
 from ..engine.rules.summary import check_summary
 from ..engine.secrets import mask_data, mask_text
@@ -422,8 +422,7 @@ def check(root: Path, paths: list[str] | None = None, path: str | None = None,
     if missing:
         raise ToolFailure("source-exists", f"`{missing[0]}` is not a file in the memory root")
     files = result.state.markdown_count() if not wanted else len(wanted)
-    report = build_report(str(root), files, result.findings, result.state.read_problems(wanted or None))
-    data = report.model_dump(mode="json")
+    data = report_data(str(root), files, result.findings, result.state.read_problems(wanted or None))
     _capped(data, "unreadable", "files that cannot be read; `pmem check --format json` lists them all")
     _capped(data, "truncated", "files analysed only up to the cap")
     return mask_data(paged(data, ("diagnostics",), "memory_check", "findings", offset, limit))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pmem_lsp.engine.report import CheckReport
+from pmem_lsp.engine.report_schema import CheckReport
 from pmem_lsp.schemas import SCHEMA_FILES, schema_text
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"

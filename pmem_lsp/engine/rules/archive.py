@@ -21,7 +21,7 @@ from ..archive_index import (
     reference_blocks,
     written_name,
 )
-from ..findings import Finding, Severity, at_line, file_finding
+from ..findings import Finding, Severity, at_line, entry_finding
 from ..fixes import Fix, text_fix, text_of
 from ..index_edit import (
     append_record,
@@ -213,7 +213,7 @@ def check_unrecorded(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     recorded = analysis.recorded
     if recorded is None or entry.rel in recorded:
         return []
-    return [file_finding(entry.rel, entry.doc if entry.markdown else None, "PM301",
+    return [entry_finding(entry, "PM301",
                          "archived file without a record in `_archive/_index.md`: "
                          "its original path and route are unknown")]
 

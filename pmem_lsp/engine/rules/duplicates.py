@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, TypeGuard
 from zlib import crc32
 
-from ..findings import Finding, file_finding
+from ..findings import Finding, entry_finding
+from ..lazy_re import lazy
 from ..native import CORE as _NATIVE
 from ..root_state import FileEntry
 from ..rule import FileCheck, I, Rule
@@ -66,7 +67,7 @@ GROUP_REPRESENTATIVES = 2  # files of a same-sketch group a new member is compar
 # (title, status, a few bullets), and two of them look alike without being copies.
 MIN_WORDS = 50
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
+_TOKEN = lazy(rf"[{_CJK}]|[^\W_{_CJK}]+")  # only for the files compared
 _TITLE_JUNK = re.compile(r"[\W_]+")
 
 
@@ -292,7 +293,7 @@ class DuplicateIndex:
         if pair.same_title:
             why = "same title, " + why
         more = f"; {len(older) - 1} more near-duplicate{'s' if len(older) > 2 else ''}" if len(older) > 1 else ""
-        return file_finding(rel, me.doc, "PM503",
+        return entry_finding(me, "PM503",
                             f"near-duplicate of `{best}` ({why}{more}): keep one, archive the other",
                             data={"original": best, "similarity": round(pair.similarity, 3),
                                   "same_title": pair.same_title, "others": len(older) - 1,

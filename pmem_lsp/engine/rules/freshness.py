@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import datetime as dt
 
     from ..analysis import Analysis
+    from ..memory_file import MemoryFile
     from ..root_state import FileEntry, RootState
 
 CURRENT_STATUS = "current-status"
@@ -70,7 +71,7 @@ class StatusSources:
         entry = self.state.files.get(rel)
         if entry is None or entry.zone is not Zone.ACTIVE or not entry.markdown:
             return False
-        return entry.cached("status-claim", lambda: _claims_role(entry))
+        return claims_status(entry)
 
     def _note(self, rel: str) -> None:
         if self._claims(rel):
@@ -98,12 +99,22 @@ class StatusSources:
         return sorted(self.by_project.get(project, set()) - {rel}) if project is not None else []
 
 
-def _claims_role(entry: FileEntry) -> bool:
-    doc = entry.doc
+def claims_status(entry: FileEntry) -> bool:
+    """Whether the file's front matter says `role: current-status` (kept with its text)."""
+    return entry.cached(CURRENT_STATUS, lambda: _claims_status(entry.doc))
+
+
+def _claims_status(doc: MemoryFile | None) -> bool:
     return doc is not None and doc.front_matter_end > 0 and doc.role == CURRENT_STATUS
 
 
 def check_dates(analysis: Analysis, entry: FileEntry) -> list[Finding]:
+    """PM504, kept with the text for the day it was made (it compares with today)."""
+    today = analysis.today
+    return entry.cached(("PM504", today), lambda: _date_findings(entry, today))
+
+
+def _date_findings(entry: FileEntry, today: dt.date) -> list[Finding]:
     doc = entry.doc
     if doc is None:
         return []
@@ -113,15 +124,15 @@ def check_dates(analysis: Analysis, entry: FileEntry) -> list[Finding]:
         if f.date is None:
             out.append(at_line(entry.rel, doc.lines, f.line, "PM504",
                                f"`{shown}` is not a YYYY-MM-DD date", data={"key": f.key}))
-        elif f.date > analysis.today:
+        elif f.date > today:
             out.append(at_line(entry.rel, doc.lines, f.line, "PM504",
                                f"`{shown}` is {f.date.isoformat()}, in the future", data={"key": f.key}))
     return out
 
 
 def check_status_source(analysis: Analysis, entry: FileEntry) -> list[Finding]:
-    doc = entry.doc
-    if doc is None or doc.front_matter_end == 0 or doc.role != CURRENT_STATUS:
+    doc = entry.doc if claims_status(entry) else None
+    if doc is None:
         return []
     out = []
     line = doc.front_matter.get("role", (0, ""))[0]

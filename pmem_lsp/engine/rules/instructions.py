@@ -17,6 +17,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..findings import Finding, at_line
+from ..lazy_re import lazy
 from ..markdown import CODE
 from ..memory_file import MemoryFile, mask_code_spans
 from ..native import CORE
@@ -37,25 +38,25 @@ RULES = (
 )
 
 _PATTERNS = (
-    ("tells the agent to ignore its instructions", re.compile(
+    ("tells the agent to ignore its instructions", lazy(
         r"(?i)(?<!\bto )(?<!\bnot )\b(?:ignore|disregard|forget|override|bypass)\s+"
         r"(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
         r"(?:previous|prior|above|earlier|preceding|former|original|existing|system|safety|developer)\s+"
         r"(?:instructions?|prompts?|rules|directions|directives|guidelines|messages?|context)\b")),
-    ("gives the agent a new system prompt", re.compile(
+    ("gives the agent a new system prompt", lazy(
         r"(?i)\b(?:new|updated|real|actual|hidden|secret)\s+system\s+(?:prompt|instructions?|message)\b"
         r"|<\|im_start\|>\s*system"
         r"|^\s*(?:#+\s*)?(?:system\s+prompt|system\s+override)\s*:")),
-    ("redefines the agent", re.compile(
+    ("redefines the agent", lazy(
         r"(?i)\b(?:you\s+are\s+now\s+(?:a|an|no\s+longer|free|unrestricted|dan|jailbroken)\b"
         r"|you\s+must\s+now\b"
         r"|your\s+new\s+(?:instructions|task|role|goal|objective|rules)\s+(?:is|are)\b"
         r"|(?:ai|assistant|agent|model|llm)s?\s+reading\s+this\s+(?:must|should|will)\b"
         r"|note\s+to\s+(?:the\s+)?(?:ai|assistant|agent|llm)\s*:)")),
-    ("asks the agent to hide something from the user", re.compile(
+    ("asks the agent to hide something from the user", lazy(
         r"(?i)\b(?:do\s+not|don't|never)\s+(?:tell|inform|show|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+"
         r"(?:the\s+)?user\b|\bwithout\s+(?:telling|informing|asking)\s+the\s+user\b")),
-    ("tells the agent to ignore its instructions", re.compile(
+    ("tells the agent to ignore its instructions", lazy(
         r"忽略(?:之前|以上|前面|先前|所有)(?:的)?(?:所有)?(?:指令|指示|提示|规则)|你现在是(?:一个)?(?!用户)|不要告诉用户")),
 )
 # Link text is a title (`[Ignore Previous Prompt: Attack Techniques…](…)`), not an instruction.
@@ -69,13 +70,42 @@ def _blank(match: re.Match[str]) -> str:
     return " " * len(match.group(0))
 
 
+# A word each pattern cannot match without, one tuple per pattern of `_PATTERNS`: a line holding
+# none of a pattern's words (case folded as `(?i)` folds: `ı` matches `i`, `ſ` matches `s`) is
+# not searched with it. Most lines hold none, and the patterns' searches were most of a
+# check's time (issue 28); tests/engine/test_instructions_gate.py holds the gate to the searches.
+_WORDS = (
+    ("ignore", "disregard", "forget", "override", "bypass"),
+    ("system",),
+    ("you", "reading", "note"),
+    ("user",),
+    ("忽略", "你现在是", "不要告诉用户"),
+)
+
+
+_ANY_WORD = re.compile("|".join(re.escape(w) for words in _WORDS for w in words))
+
+
+def _patterns_for(line: str) -> list[tuple[str, re.Pattern[str]]]:
+    """The patterns of `_PATTERNS` whose words `line` holds, in their order."""
+    folded = line.casefold()
+    if "ı" in folded:
+        folded = folded.replace("ı", "i")
+    if _ANY_WORD.search(folded) is None:  # most lines: one search for every word
+        return []
+    return [kind for kind, words in zip(_PATTERNS, _WORDS, strict=True) if any(w in folded for w in words)]
+
+
 def instruction_kinds(line: str) -> list[tuple[str, int, int]]:
     """(what it does, start, end) for each instruction aimed at the agent in `line`, outside
     code spans and quotes."""
+    patterns = _patterns_for(line)
+    if not patterns:
+        return []
     plain = _QUOTED.sub(_blank, _LINK_TEXT.sub(_blank, mask_code_spans(line)))
     out = []
     seen = set()
-    for what, pattern in _PATTERNS:
+    for what, pattern in patterns:
         m = pattern.search(plain)
         if m and what not in seen:
             seen.add(what)

@@ -10,11 +10,11 @@ tracking") or a quantity ("80% hydration") is not.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from ..findings import Finding, at_line
 from ..index_routes import index_model
+from ..lazy_re import lazy
 from ..rule import FileCheck, I, Rule
 from ..zones import Zone
 
@@ -35,20 +35,20 @@ RULES = (
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
 _DAY = r"(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*|today|tomorrow|tonight|next|this|end of"
 VOLATILE = (
-    ("a date", re.compile(r"(?<![\w.])\d{4}-\d{2}-\d{2}(?![\w.])|(?<!\w)\d{1,2}/\d{1,2}/\d{2,4}(?!\w)")),
+    ("a date", lazy(r"(?<![\w.])\d{4}-\d{2}-\d{2}(?![\w.])|(?<!\w)\d{1,2}/\d{1,2}/\d{2,4}(?!\w)")),
     # A deadline word naming when, not a topic (`deadline tracking for clients` is what a file is about).
-    ("a deadline", re.compile(
+    ("a deadline", lazy(
         rf"(?i)\bdue\s+(?:by|on|date|in|{_DAY}|{_MONTH})\b|\bdue\s+(?=\d)"
         rf"|\bdeadlines?\s*(?::|is\b|was\b|on\b|by\b|moved\b)(?=\s*\S)"
         rf"|\beta\s*:(?=\s*\S)|\beta\s+(?:is\s+)?(?:\d|{_DAY}|{_MONTH})|截止|到期")),
-    ("a pull request or issue state", re.compile(
+    ("a pull request or issue state", lazy(
         r"(?i)\b(?:pr|mr|pull request|merge request|issue|ticket)\s*#?\d+\s*(?:is\s+)?\(?"
         r"(?:open|opened|merged|closed|in review|under review|approved|pending|draft|wip)\b"
         r"|\b(?:merged|closed|opened)\s+(?:in|as)\s+#\d+|\bawaiting review\b|\bin review\b")),
-    ("a blocker", re.compile(r"(?i)\bblocked\s+(?:on|by|until|since)\b|\bis\s+blocked\b|\bblockers?\s*:"
+    ("a blocker", lazy(r"(?i)\bblocked\s+(?:on|by|until|since)\b|\bis\s+blocked\b|\bblockers?\s*:"
                              r"|\bcurrently\s+blocked\b|阻塞|卡住")),
     # A percentage of progress, not of a quantity (`80% hydration`, `100% rye` are recipes).
-    ("a percentage", re.compile(
+    ("a percentage", lazy(
         r"(?i)(?<![\w.])\d{1,3}(?:\.\d+)?\s?%\s*(?:done|complete|completed|finished|through|there|of the way|"
         r"migrated|ready|coverage)\b|\b(?:progress|completion|coverage|done)\s*:?\s*\d{1,3}(?:\.\d+)?\s?%"
         r"|\d{1,3}\s?%\s*完成|完成\s*\d{1,3}\s?%|进度\s*\d{1,3}\s?%")),
@@ -66,6 +66,11 @@ def volatile_kinds(description: str) -> list[tuple[str, str]]:
 
 
 def check_route_facts(analysis: Analysis, entry: FileEntry) -> list[Finding]:
+    """PM208, kept with the index's text (a 10k-route index takes a while)."""
+    return entry.cached("PM208", lambda: _route_facts(entry))
+
+
+def _route_facts(entry: FileEntry) -> list[Finding]:
     if entry.rel != "_index.md" or entry.doc is None:
         return []
     model = index_model(entry)

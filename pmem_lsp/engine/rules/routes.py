@@ -4,12 +4,11 @@ fixes: remove a route, point it to the file it likely meant, add a route for an 
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import posixpath
 from typing import TYPE_CHECKING
 
 from ..archive_index import record_location
-from ..findings import Finding, at_line, file_finding
+from ..findings import Finding, at_line, entry_finding
 from ..fixes import Fix, TextEdit, text_fix, text_of
 from ..index_edit import (
     find_records,
@@ -187,7 +186,7 @@ def check_unrouted(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     routed = analysis.routed
     if routed is None or not entry.markdown or entry.rel in routed:
         return []
-    return [file_finding(entry.rel, entry.doc, "PM202", "no route in `_index.md`: agents never load this file")]
+    return [entry_finding(entry, "PM202", "no route in `_index.md`: agents never load this file")]
 
 
 def _routed(analysis: Analysis, entry: FileEntry) -> bool | None:
@@ -254,6 +253,8 @@ def _closeness(missing: str, rel: str, title: str | None) -> float:
     want, have = _stem(missing), _stem(rel)
     if want and have.startswith(want) or have and want.startswith(have):
         return 0.95
+    import difflib  # only for a route to nothing: not imported by every check
+
     score = difflib.SequenceMatcher(None, want, have).ratio()
     if title:
         score = max(score, difflib.SequenceMatcher(None, want, title.casefold()).ratio())

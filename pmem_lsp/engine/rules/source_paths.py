@@ -189,10 +189,18 @@ def checked_outside_paths(state: RootState) -> list[str]:
     return out
 
 
+def pointers_of(entry: FileEntry) -> list[SourcePointer]:
+    """The file's source pointers, found once per text and kept with it."""
+    def build() -> list[SourcePointer]:
+        doc = entry.doc  # None for a restored entry whose file was gone when it was read at last
+        return source_pointers(doc) if doc is not None else []
+    return entry.cached(_SOURCES, build)
+
+
 def check_source_paths(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     """The pointers are found once per text (kept with it); whether each exists is asked of
     the system every time the file is checked."""
-    pointers = _pointers(entry)
+    pointers = pointers_of(entry)
     return [
         Finding(entry.rel, p.line, p.start, p.line, p.end, "PM403",
                 f"`{p.written}` does not exist on this machine: the source it points to moved, "
@@ -201,16 +209,9 @@ def check_source_paths(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     ]
 
 
-def _pointers(entry: FileEntry) -> list[SourcePointer]:
-    def build() -> list[SourcePointer]:
-        doc = entry.doc  # None only for a restored entry whose file was gone when read at last
-        return source_pointers(doc) if doc is not None else []
-    return entry.cached(_SOURCES, build)
-
-
 def _pointers_missing(_analysis: Analysis, entry: FileEntry) -> tuple[bool, ...]:
     """What `check_source_paths` asks of the system: whether each pointer's path is missing."""
-    return tuple(_missing(p.path) for p in _pointers(entry))
+    return tuple(_missing(p.path) for p in pointers_of(entry))
 
 
 FILE_CHECKS = (FileCheck(("PM403",), LINK_ZONES, check_source_paths, depends=_pointers_missing),)

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..findings import Finding, file_finding
-from ..memory_file import MemoryFile
+from ..findings import Finding, entry_finding
+from ..memory_file import DateField
 from ..root_state import FileEntry
 from ..rule import FileCheck, I, Rule
 from ..zones import Zone
@@ -122,42 +122,46 @@ def stale_reason(day: dt.date) -> str:
     return f"stale: unchanged since {day.isoformat()}"
 
 
-def stale_finding(path: str, doc: MemoryFile | None, changed: float | None, today: dt.date,
-                  days: int, source: str) -> Finding | None:
+def stale_finding(entry: FileEntry, changed: float | None, today: dt.date, days: int,
+                  source: str) -> Finding | None:
     """`source`: what dated the change ("its last commit" or "its modification time")."""
     age = age_of(changed, today)
     if age is None or age[1] < days:
         return None
     day, n = age
-    return file_finding(path, doc, "PM501",
-                        f"unchanged since {day.isoformat()}, {n} days ago (by {source}; `stale.days` is {days}): "
-                        "archive it if it is no longer needed",
-                        data={"changed": day.isoformat(), "days": n, "dated_by": source, "reason": stale_reason(day)})
+    return entry_finding(entry, "PM501",
+                         f"unchanged since {day.isoformat()}, {n} days ago (by {source}; `stale.days` is {days}): "
+                         "archive it if it is no longer needed",
+                         data={"changed": day.isoformat(), "days": n, "dated_by": source, "reason": stale_reason(day)})
 
 
-def stated_finding(path: str, doc: MemoryFile, today: dt.date, days: int) -> Finding | None:
-    """PM501 by the date the file states (None when it states none, or is fresh by it)."""
-    stated = doc.stated_date
-    if stated is None or stated.date is None:
+def stated_date_of(entry: FileEntry) -> DateField | None:
+    """The date the file states about itself (`MemoryFile.stated_date`), kept with its text."""
+    return entry.cached("stated-date", lambda: entry.doc.stated_date if entry.doc is not None else None)
+
+
+def stated_finding(entry: FileEntry, stated: DateField, today: dt.date, days: int) -> Finding | None:
+    """PM501 by the date the file states (None when it is fresh by it, or the date is no date)."""
+    if stated.date is None:
         return None
     n = (today - stated.date).days
     if n < days:
         return None
     key = stated.key if stated.key in ("updated", "verified") else f"> {stated.key}"
     source = f"its `{key}` date"
-    return file_finding(path, doc, "PM501",
-                        f"unchanged since {stated.date.isoformat()}, {n} days ago (by {source}; `stale.days` is "
-                        f"{days}): archive it if it is no longer needed, or update its date if it is current",
-                        data={"changed": stated.date.isoformat(), "days": n, "dated_by": source,
-                              "reason": stale_reason(stated.date)})
+    return entry_finding(entry, "PM501",
+                         f"unchanged since {stated.date.isoformat()}, {n} days ago (by {source}; `stale.days` is "
+                         f"{days}): archive it if it is no longer needed, or update its date if it is current",
+                         data={"changed": stated.date.isoformat(), "days": n, "dated_by": source,
+                               "reason": stale_reason(stated.date)})
 
 
 def check_stale(analysis: Analysis, entry: FileEntry) -> list[Finding]:
-    doc = entry.doc
-    if doc is not None and doc.stated_date is not None:
-        stated = stated_finding(entry.rel, doc, analysis.today, analysis.settings.stale.days)
-        return [stated] if stated is not None else []
-    found = stale_finding(entry.rel, entry.doc, analysis.changed_on(entry.rel), analysis.today,
+    stated = stated_date_of(entry)
+    if stated is not None:
+        found = stated_finding(entry, stated, analysis.today, analysis.settings.stale.days)
+        return [found] if found is not None else []
+    found = stale_finding(entry, analysis.changed_on(entry.rel), analysis.today,
                           analysis.settings.stale.days, analysis.dated_by(entry.rel))
     return [found] if found is not None else []
 

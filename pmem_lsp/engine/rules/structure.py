@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..findings import Finding, file_finding
+from ..findings import Finding, entry_finding
 from ..root_state import FileEntry, RootState
 from ..rule import ALL_ZONES, FileCheck, I, Rule, W
 from ..zones import ARCHIVE_DIR, ARCHIVE_INDEX, INDEX, REQUIRED_CORE_FILES, TRASH_DIR, Zone, is_markdown
@@ -37,7 +37,7 @@ RULES = (
 
 
 def _file_finding(entry: FileEntry, code: str, message: str) -> Finding:
-    return file_finding(entry.rel, entry.doc if entry.markdown else None, code, message)
+    return entry_finding(entry, code, message)
 
 
 def check_raw_material(analysis: Analysis, entry: FileEntry) -> list[Finding]:

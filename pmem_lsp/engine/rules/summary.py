@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..findings import Finding, at_line, file_finding
 from ..fixes import Fix, TextEdit, text_fix, text_of
+from ..lazy_re import lazy
 from ..line_index import LineIndex, newline_of, split_keepends
 from ..markdown import HTML, Heading
 from ..memory_file import MemoryFile
@@ -187,7 +188,7 @@ TEXT_CHECKS = (TextCheck(tuple(r.code for r in RULES), frozenset({Zone.ACTIVE, Z
 
 
 # -- fixes ----------------------------------------------------------------------
-_RE_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_RE_CJK = lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")  # fixes only
 SKELETON_BULLETS = ("TODO: current status", "TODO: the key fact or decision", "TODO: next step")
 SKELETON_BULLETS_ZH = ("TODO: 当前状态", "TODO: 关键事实或决定", "TODO: 下一步")
 # The summary's section runs to the next heading: when what follows the summary is not a

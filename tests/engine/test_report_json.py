@@ -1,0 +1,59 @@
+"""`pmem check --format json` is written without the pydantic model (engine/report.py), byte for
+byte as the model writes it (engine/report_schema.py): any text in names, messages and reasons."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine_helpers import findings
+from pmem_lsp.engine.findings import Finding
+from pmem_lsp.engine.report import report_data, report_json
+from pmem_lsp.engine.report_schema import CheckReport
+from pmem_lsp.engine.root_state import MAX_ANALYSED_BYTES, ReadProblem
+from roots import demo_copy
+
+CODES = ["PM102", "PM201", "PM401", "PM503", "PM004"]
+# Escapes are where two JSON writers differ: quotes, backslashes, control characters, DEL,
+# line and paragraph separators, CJK, emoji, lone surrogates are left out (no file name or
+# decoded text holds one).
+TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=40) | st.sampled_from(
+    ["\"quoted\" \\ back", "\x00\x01\x1b\x7f", "\u2028\u2029", "日本語 📝", "tab\tnew\nline\r", "/slash/"])
+
+
+def by_model(data: dict) -> str:
+    return CheckReport.model_validate(data).model_dump_json(indent=2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(root=TEXT, files=st.integers(0, 10**9),
+       found=st.lists(st.tuples(TEXT, st.integers(0, 10**6), st.integers(0, 500), st.sampled_from(CODES), TEXT),
+                      max_size=6),
+       problems=st.lists(st.tuples(TEXT, st.none() | TEXT, st.integers(0, 10**12)), max_size=4))
+def test_the_same_bytes_as_the_model(root, files, found, problems):
+    finds = [Finding(path or "x", line, col, line, col + 3, code, message) for path, line, col, code, message in found]
+    probs = [ReadProblem(path or "y", reason, size) for path, reason, size in problems]
+    data = report_data(root, files, finds, probs)
+    assert report_json(data) == by_model(data)
+
+
+def test_a_real_report(tmp_path):
+    root = demo_copy(tmp_path / "memory")
+    (root / "notes" / "big.md").write_bytes(b"# Big\n" + b"x" * (MAX_ANALYSED_BYTES + 10))
+    found = findings(root)
+    data = report_data(str(root), 12, found, [ReadProblem("notes/big.md", None, MAX_ANALYSED_BYTES + 16),
+                                              ReadProblem("notes/locked.md", "Permission denied")])
+    assert data["diagnostics"] and data["unreadable"] and data["truncated"]
+    assert report_json(data) == by_model(data)
+
+
+def test_a_check_imports_no_pydantic(tmp_path):
+    """The report's model is not imported by `pmem check` (the settings' is a separate matter:
+    engine/settings.py)."""
+    code = ("import sys; import pmem_lsp.cli.check, pmem_lsp.engine.report; "
+            "print(sorted(m for m in sys.modules if m.startswith('pmem_lsp.engine.report')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['pmem_lsp.engine.report']"
