@@ -95,6 +95,10 @@ def _local_findings(rel: str, zone: Zone, doc: MemoryFile, settings: Settings,
     return out
 
 
+# The key of a file check's result kept in an entry's cache with the facts it read.
+_FILE_CHECK = "file-check"
+
+
 class Analysis:
     """The findings of one root state, updated by `update(changed paths)`."""
 
@@ -226,7 +230,7 @@ class Analysis:
         if check.depends is None:
             return list(check.run(self, entry))
         facts = check.depends(self, entry)
-        key = ("file-check", check.codes)
+        key = (_FILE_CHECK, check.codes)
         kept = entry.cache.get(key)
         if isinstance(kept, tuple) and kept[0] == facts:
             self.work["kept"] += 1
@@ -258,6 +262,8 @@ class Analysis:
         there are thrown away; only what they keep with the text is sent back). `entry` is a
         Markdown file with text."""
         self._file_findings(entry)
+        for key in [k for k in entry.cache if isinstance(k, tuple) and k[:1] == (_FILE_CHECK,)]:
+            del entry.cache[key]  # made before the cross-file facts: `_run_file_check` runs it again
         if self._links_on:
             self._link_targets(entry)
         if self._dups_on and entry.zone is Zone.ACTIVE:
