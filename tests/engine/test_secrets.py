@@ -487,3 +487,48 @@ def test_a_long_line_of_prose_separators_stays_linear():
     line = "word " * 40000 + "in one pass: " * 20000
     # Quadratic work on this line would take far longer than the generous bound.
     assert finishes(lambda: find_secrets([line], in_sentences=False), "find_secrets on a 400 KB prose line") == []
+
+
+def _openssh_key(rng: random.Random, kind: str) -> list[str]:
+    """An unencrypted key in OpenSSH's own format, as `ssh-keygen` writes it by default: its
+    fixed header (`openssh-key-v1`, cipher and KDF `none`, one key) and length fields are base64
+    of many zero bytes, around random key material."""
+    import base64
+    import struct
+
+    def string(b: bytes) -> bytes:
+        return struct.pack(">I", len(b)) + b
+
+    name = kind.encode()
+    if kind == "ssh-ed25519":
+        public = string(name) + string(rng.randbytes(32))
+        private = string(name) + string(public[-32:]) + string(rng.randbytes(64))
+    else:  # ssh-rsa: e = 65537, a 2048-bit n and d, primes and their inverse
+        public = string(name) + string(b"\x01\x00\x01") + string(b"\x00" + rng.randbytes(256))
+        private = (string(name) + string(b"\x00" + rng.randbytes(256)) + string(b"\x01\x00\x01")
+                   + string(rng.randbytes(256)) + string(rng.randbytes(128)) + string(rng.randbytes(129))
+                   + string(rng.randbytes(129)))
+    check = rng.randbytes(4)
+    block = check + check + private + string(b"me@host")
+    block += bytes(range(1, 1 + (-len(block)) % 8))
+    blob = (b"openssh-key-v1\x00" + string(b"none") + string(b"none") + string(b"")
+            + struct.pack(">I", 1) + string(public) + string(block))
+    text = base64.b64encode(blob).decode()
+    return ["-----BEGIN OPENSSH PRIVATE KEY-----", *(text[i:i + 70] for i in range(0, len(text), 70)),
+            "-----END OPENSSH PRIVATE KEY-----"]
+
+
+@pytest.mark.parametrize("kind", ["ssh-ed25519", "ssh-rsa"])
+@pytest.mark.parametrize("seed", range(5))
+def test_an_openssh_format_key_is_found_whatever_its_zero_bytes(kind, seed):
+    """ssh-keygen's default output: its header encodes as runs of `A`, which once read as a
+    placeholder's repeated character and let every such key through (a review, issue 26)."""
+    key = _openssh_key(random.Random(seed), kind)
+    assert "AAAAAA" in key[1]  # the header's zero bytes, as in every real key of this format
+    m = only(["# Server key", "", *key])
+    assert m.kind == "PEM private key" and (m.line, m.end_line) == (3, len(key))
+
+
+def test_a_pem_body_of_zero_bytes_or_one_character_is_a_placeholder():
+    for body in ("A" * 64, "x" * 64, "AAAA" + "x" * 60):
+        assert find_secrets(["-----BEGIN OPENSSH PRIVATE KEY-----", body, "-----END OPENSSH PRIVATE KEY-----"]) == []

@@ -52,8 +52,15 @@ def _elided(text: str, pos: int) -> bool:
     return text[pos:pos + 8].lstrip(" \t>").startswith(("...", "…"))
 
 
+# Base64 of zero bytes: a key's binary layout is full of them (OpenSSH's header, `none`
+# cipher and length fields encode as `AAAAAAAB`, `AAAAMwAAAAt`), so they say nothing about
+# whether the body is a placeholder (`xxxxxx`, `AAAAAAAA…` alone, which leaves nothing).
+_ZERO_RUNS = re.compile(r"A{4,}")
+
+
 def _material_ok(body: str) -> bool:
-    return len(body) >= _MIN_BODY and token_body_ok(body[:400]) and not is_example(body)
+    probe = _ZERO_RUNS.sub("", body[:600])
+    return len(probe) >= _MIN_BODY and token_body_ok(probe[:400]) and not is_example(body)
 
 
 # Yields (begin_line, line, start, end_line, end, kind, value).
