@@ -8,7 +8,9 @@ camelCase spelling (`core.maxBytes`); snake_case is accepted too.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -173,11 +175,28 @@ def read_settings_file(root: Path) -> dict[str, Any]:
     """The raw table from `<root>/.pmem.toml`, `{}` when there is none."""
     path = root / SETTINGS_FILE
     try:
-        data = path.read_bytes()
+        # Non-blocking: a FIFO put there must not hang every pmem command (a review).
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
+        if os.path.lexists(path):  # there, as a link to nothing: unreadable is not missing
+            raise SettingsError(f"{path}: cannot be read (a symbolic link to nothing)") from None
         return {}
     except OSError as exc:
         raise SettingsError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    try:
+        kind = os.fstat(fd).st_mode
+        if stat.S_ISDIR(kind):
+            raise SettingsError(f"{path}: cannot be read (a folder, not a file)")
+        if not stat.S_ISREG(kind):
+            raise SettingsError(f"{path}: cannot be read (not a regular file)")
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1
+            data = handle.read()
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    finally:
+        if fd >= 0:
+            os.close(fd)
     try:
         return tomllib.loads(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -245,13 +245,16 @@ def test_a_description_or_reason_that_would_be_written_into_an_index_may_not_hol
     assert digest(root) == before
 
 
-def test_a_save_with_unreadable_settings_is_still_checked_with_the_defaults(tmp_path: Path):
-    """A broken `.pmem.toml` is `pmem check`'s to report; a save goes on, checked for secrets
-    with the default detectors (it crashed with a SettingsError traceback)."""
+def test_a_save_with_unusable_settings_is_refused_with_the_reason_and_writes_nothing(tmp_path: Path):
+    """A broken `.pmem.toml` decides nothing by default (a review: the defaults chose the
+    dialect and the checks without anyone knowing): the save is refused, saying why, never a
+    traceback, and the content (here holding a secret) is not echoed."""
+    from pmem_lsp.engine.lifecycle.safety import SETTINGS
+
     root = make_root(tmp_path, {".pmem.toml": "bogus = [\n"})
-    shown = preview(context(root, TODAY), Request("save", "projects/kiln.md", content=NOTE))
-    assert not shown.empty and [f.code for f in save_findings(root, shown)] == []
-    with pytest.raises(Refusal) as refused:
-        preview(context(root, TODAY), Request("save", "projects/keys.md",
-                                              content=NOTE + "token = ghp_R7x2Kq9LmZ4vB8nW1cYt5pJ3sD6fH0gE2aUk\n"))
-    assert "ghp_R7x2" not in refused.value.message
+    for content in (NOTE, NOTE + "token = ghp_R7x2Kq9LmZ4vB8nW1cYt5pJ3sD6fH0gE2aUk\n"):
+        with pytest.raises(Refusal) as refused:
+            preview(context(root, TODAY), Request("save", "projects/kiln.md", content=content))
+        assert refused.value.rule == SETTINGS and "not valid TOML" in refused.value.message
+        assert "ghp_R7x2" not in refused.value.message
+    assert not (root / "projects/kiln.md").exists()

@@ -18,7 +18,7 @@ from pmem_lsp.engine.archive_index import parse_archive_index
 from pmem_lsp.engine.lifecycle.fs_applier import ApplyError, apply_plan
 from pmem_lsp.engine.lifecycle.operations import context, make_plan, replan
 from pmem_lsp.engine.lifecycle.plan import MakeDir, Move, Remove, WriteText
-from pmem_lsp.engine.lifecycle.safety import CHANGED, COLLISION, STATE, STRUCTURE, Refusal
+from pmem_lsp.engine.lifecycle.safety import CHANGED, COLLISION, SETTINGS, STATE, STRUCTURE, Refusal
 from pmem_lsp.engine.memory_file import MemoryFile
 from roots import active_file, make_root
 
@@ -600,3 +600,45 @@ def test_plans_are_plain_ordered_data_with_the_route_removed_after_the_move(tmp_
     for line in ("projects/alpha.md → _archive/projects/alpha.md",
                  "- [Alpha project](projects/alpha.md) — the alpha work", "recover projects/alpha.md"):
         assert line in plan.preview
+
+
+# -- the root's settings: used as they are, or nothing is planned ------------------------------
+@pytest.mark.parametrize("broken", ["not toml [", 'dialect = "v0.10"\nselect = [', "folder", "dangling link"])
+@pytest.mark.parametrize("op, path", [("archive", "projects/alpha.md"), ("save", "notes/new.md"),
+                                      ("route", "projects/alpha.md"), ("upgrade", None)])
+def test_no_write_is_planned_on_settings_that_cannot_be_used(tmp_path, broken, op, path):
+    """A `.pmem.toml` that is there but unusable would decide the write by the defaults (the
+    dialect of the record, the checks of a save) without anyone knowing (a review)."""
+    root = root_with(tmp_path, {"projects/alpha.md": ALPHA})
+    settings = root / ".pmem.toml"
+    if broken == "folder":
+        settings.mkdir()
+    elif broken == "dangling link":
+        settings.symlink_to(root / "nowhere.toml")
+    else:
+        settings.write_text(broken, encoding="utf-8")
+    before = digest(root)
+    with pytest.raises(Refusal) as refused:
+        make_plan(context(root), op, path, "done", content="# New\n\n## Summary\n- a\n- b\n")
+    assert refused.value.rule == SETTINGS and ".pmem.toml" in refused.value.message
+    assert digest(root) == before
+
+
+def test_a_token_is_stale_once_the_settings_change(tmp_path):
+    """The token binds `.pmem.toml`: a dialect changed after the preview would write a record
+    other than the one the user saw."""
+    from pmem_lsp.engine.lifecycle.preview import Request, StalePreview, apply_previewed, preview
+
+    root = root_with(tmp_path, {"projects/alpha.md": ALPHA})
+    (root / ".pmem.toml").write_text('dialect = "v0.10"\n', encoding="utf-8")
+    request = Request("archive", "projects/alpha.md", "done")
+    shown = preview(context(root), request)
+    assert shown.token is not None
+    (root / ".pmem.toml").write_text('dialect = "pmem"\n', encoding="utf-8")
+    before = digest(root)
+    with pytest.raises(StalePreview):
+        apply_previewed(root, request, shown.token)
+    assert digest(root) == before
+    (root / ".pmem.toml").write_text('dialect = "v0.10"\n', encoding="utf-8")  # as previewed: applies
+    apply_previewed(root, request, shown.token)
+    assert (root / "_archive/projects/alpha.md").is_file()

@@ -402,3 +402,24 @@ def test_scan_with_pathological_excludes_on_a_deep_root_finishes(tmp_path, monke
 def test_active_file_in_an_unusual_folder(tmp_path):
     root = make_root(tmp_path, {"people/ada.md": active_file("Ada")})
     assert findings(root) == []
+
+
+def test_a_settings_file_that_is_a_fifo_or_a_link_to_nothing_is_an_error_not_a_wait(tmp_path):
+    """Unreadable is not missing, and a FIFO put there must not hang every command (a review)."""
+    import os
+
+    fifo = tmp_path / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / ".pmem.toml")
+    def read() -> str:
+        try:
+            resolve_settings(fifo)
+        except SettingsError as exc:
+            return str(exc)
+        return "no error"
+    assert "not a regular file" in finishes(read, "reading a FIFO as the settings")
+    link = tmp_path / "link"
+    link.mkdir()
+    (link / ".pmem.toml").symlink_to(link / "missing.toml")
+    with pytest.raises(SettingsError, match="symbolic link to nothing"):
+        settings_for(link)

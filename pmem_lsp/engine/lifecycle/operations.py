@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..archive_index import DIALECTS, PMEM, V010, ArchiveRecord, parse_date, record_location, reference_blocks
 from ..index_edit import (
@@ -65,6 +66,7 @@ from .safety import (
     CHANGED,
     COLLISION,
     OUTSIDE_ROOT,
+    SETTINGS,
     SOURCE,
     STATE,
     Refusal,
@@ -77,6 +79,9 @@ from .safety import (
     validate_relative,
     validate_target,
 )
+
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 RECOVERY_DAYS = 30
 OPERATIONS = ("upgrade", "archive", "delete", "recover", "purge")  # the lifecycle; save and route write too
@@ -125,17 +130,26 @@ def context(root: Path, today: dt.date | None = None) -> LifecycleContext:
     return LifecycleContext(root, today or dt.date.today(), disk_reader(root))
 
 
-def dialect_of(ctx: LifecycleContext) -> str:
-    """The dialect this root is written in (index_edit.root_dialect), from its `.pmem.toml`
-    and its two indexes; settings that cannot be read count as `auto` (the check says why)."""
-    from ..settings import SettingsError, resolve_settings
+def usable_settings(root: Path) -> Settings:
+    """The root's settings, or a refusal: a `.pmem.toml` that is there but cannot be used (not
+    TOML, a bad value, a folder, unreadable) would otherwise decide a write by the defaults —
+    the dialect of the records and routes it writes, what it checks — without the person
+    knowing (a review). Nothing changes until it is fixed; `pmem check` says what is wrong."""
+    from ..settings_defaults import SettingsError, settings_for
 
+    try:
+        return settings_for(root)
+    except SettingsError as exc:
+        raise Refusal(SETTINGS, f"the memory root's settings cannot be used: {exc}. pmem changes nothing "
+                                "until `.pmem.toml` is fixed (`pmem check` shows the problem)") from None
+
+
+def dialect_of(ctx: LifecycleContext) -> str:
+    """The dialect this root is written in (index_edit.root_dialect), from its settings (the
+    caller's, else `.pmem.toml`'s) and its two indexes."""
     setting: str | None = ctx.dialect
     if setting is None:
-        try:
-            setting = resolve_settings(ctx.root).dialect
-        except SettingsError:
-            setting = None
+        setting = usable_settings(ctx.root).dialect
     return root_dialect(setting, ctx.read_text(ARCHIVE_INDEX), ctx.read_text(INDEX))
 
 
@@ -513,7 +527,10 @@ def make_plan(ctx: LifecycleContext, op: str, path: object = None, reason: str |
               content: object = None, description: str | None = None, route: bool = True,
               add_route: bool = False) -> Plan:
     """The plan for one request. `content`, `description` and `route` are `save`'s and
-    `route`'s (docs/design.md §6.1); the other operations take a path and a reason."""
+    `route`'s (docs/design.md §6.1); the other operations take a path and a reason. No
+    operation is planned on settings that cannot be used (`usable_settings`), not even by a
+    caller that brings its own (the server falls back to the defaults to keep checking)."""
+    usable_settings(ctx.root)
     if op in ("save", "route"):
         from .save import plan_route, plan_save
 

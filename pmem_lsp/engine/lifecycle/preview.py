@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..findings import Finding
 from ..secrets import mask_text
+from ..settings_defaults import SETTINGS_FILE
 from .operations import LifecycleContext, make_plan
 from .plan import MakeDir, Move, Plan, Remove, WriteText
 from .safety import Refusal
@@ -108,7 +109,9 @@ def preview(ctx: LifecycleContext, request: Request) -> Preview:
     plan = request.plan(LifecycleContext(ctx.root, ctx.today, recording))
     if plan.empty:
         return Preview(request, plan, None, tuple(read))
-    paths = sorted(set(read) | set(plan.touched()))
+    # The settings decide what a plan writes (the dialect of its records and routes, what a save
+    # is checked for): a `.pmem.toml` changed since the preview makes the token stale.
+    paths = sorted(set(read) | set(plan.touched()) | {SETTINGS_FILE})
     payload = {"version": TOKEN_VERSION, "root": str(ctx.root), "operation": request.op,
                "arguments": request.arguments(), "files": {p: _file_state(ctx.root / p) for p in paths}}
     digest = hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=True).encode()).hexdigest()

@@ -27,6 +27,7 @@ STATE = "wrong-zone"  # the operation does not apply to a file in that zone
 CHANGED = "changed-since-preview"  # re-validation at execution found a different state
 ENCODING = "not-rewritable"  # an index pmem cannot decode exactly is never rewritten
 SECRET = "no-secrets"  # the format's core rule: memory never stores secrets
+SETTINGS = "settings-usable"  # a `.pmem.toml` that cannot be used decides nothing by default
 
 _HOME_ALIAS = re.compile(r"^(?:~|\$HOME\b|\$\{HOME\}|%USERPROFILE%|%HOMEPATH%|%HOMEDRIVE%)", re.I)
 _DRIVE = re.compile(r"^[A-Za-z]:")
