@@ -20,7 +20,6 @@ from pmem_lsp.engine.lifecycle.preview import (
     changes,
     preview,
     proposed_findings,
-    save_findings,
 )
 from pmem_lsp.engine.lifecycle.safety import Refusal
 from pmem_lsp.engine.settings import resolve_settings
