@@ -89,7 +89,9 @@ def actions_at(state: RootState, rel: str, first_line: int, last_line: int, find
             mine = tuple(f for f in expired if f.line == record.heading_line)
             out += _file_actions(location, record, today, mine)
     else:
-        record = _record_of(state, rel) if zone_of(rel) is Zone.TRASH else None
+        # The record says when a trashed file may be purged, and whether an archived one had a
+        # route to come back with.
+        record = _record_of(state, rel) if zone_of(rel) in (Zone.TRASH, Zone.ARCHIVE) else None
         out += _file_actions(rel, record, today, ())
     upgrade = tuple(f for f in here if f.code == "PM001")
     if upgrade:

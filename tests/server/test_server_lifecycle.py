@@ -265,6 +265,11 @@ async def test_a_file_archived_without_a_route_is_offered_recover_with_and_witho
                                            "Recover _archive/projects/quiet.md and add a route",
                                            "Delete _archive/projects/quiet.md (move to trash)"]
     assert commands[0].arguments == [{"path": "_archive/projects/quiet.md"}]
+    on_the_file = action_commands(await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri(root / "_archive/projects/quiet.md")),
+        range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)),
+        context=lsp.CodeActionContext(diagnostics=[]))))
+    assert [c.title for c in on_the_file] == [c.title for c in commands]  # the file offers the same
     with pytest.raises(JsonRpcException, match="add_route"):
         await command(client, "archive", {"path": "projects/alpha.md", "add_route": True})
     index_before = (root / "_index.md").read_text(encoding="utf-8")
