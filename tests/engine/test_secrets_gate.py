@@ -295,3 +295,15 @@ def test_a_line_may_assign_whenever_find_assignments_finds_a_value(text):
     if "\u0130" not in line and "\u212a" not in line:
         low = raw.lower().decode("utf-8", "surrogatepass")
         assert list(find_assignments(line, words, low=low)) == list(find_assignments(line, words))
+
+
+def test_an_engine_asked_for_that_cannot_be_had_warns_and_checks_with_the_pure_one(monkeypatch, capsys):
+    """`PMEM_SECRETS_GATE=compiled` without hyperscan ended a check in a traceback — and a hook
+    that crashes lets the write through (a review)."""
+    from pmem_lsp.engine.secrets import _gate as gate_module
+
+    monkeypatch.setattr(gate_module, "_compiled_engine", lambda: None)
+    assert gate_module._from_env("compiled") is gate_module.choose("pure")
+    assert "hyperscan is not installed" in capsys.readouterr().err
+    assert gate_module._from_env("bogus") is None
+    assert "neither `pure` nor `compiled`" in capsys.readouterr().err

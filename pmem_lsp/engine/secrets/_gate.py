@@ -398,8 +398,8 @@ def engine(size: int = 0) -> PureGate | Gate:
     if not _env_read:
         _env_read = True
         name = os.environ.get("PMEM_SECRETS_GATE", "").strip().lower()
-        if name in ("pure", "compiled") and _forced is None:
-            _forced = choose(name)
+        if name and _forced is None:
+            _forced = _from_env(name)
     if _forced is not None:
         return _forced
     _checked += size
@@ -408,6 +408,26 @@ def engine(size: int = 0) -> PureGate | Gate:
         if compiled is not None:
             return compiled
     return _pure_engine()
+
+
+def _from_env(name: str) -> PureGate | Gate | None:
+    """`PMEM_SECRETS_GATE`'s engine. Asking for one that cannot be had never stops a check (a
+    hook that crashed would let the write through): the pure engine, which finds the same, with
+    a warning on stderr."""
+    import sys
+
+    if name == "pure":
+        return choose("pure")
+    if name == "compiled":
+        try:
+            return choose("compiled")
+        except ImportError:
+            sys.stderr.write("pmem: warning: PMEM_SECRETS_GATE=compiled, but hyperscan is not installed "
+                             "(pip install 'pmem-lsp[fast]'); using the pure gate, which finds the same\n")
+            return choose("pure")
+    sys.stderr.write(f"pmem: warning: PMEM_SECRETS_GATE={name!r} is neither `pure` nor `compiled`; "
+                     "choosing by the size of the text\n")
+    return None
 
 
 def use(name: str | None) -> PureGate | Gate | None:
