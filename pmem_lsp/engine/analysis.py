@@ -120,7 +120,7 @@ class Analysis:
         self._text_checks: tuple[TextCheck, ...] = _enabled(self.enabled, TEXT_CHECKS)
         self._file_checks: tuple[FileCheck, ...] = _enabled(self.enabled, FILE_CHECKS)
         self._text_zones: dict[Zone, bool] = {}
-        self.per_file: dict[str, list[Finding]] = {}
+        self.per_file: dict[str, tuple[Finding, ...]] = {}  # none: the one empty tuple, for most files
         self.routed: set[str] | None = None  # None: no readable `_index.md`
         self.dangling_names: set[str] = set()  # file names of the routes to nothing
         self.routed_folders: frozenset[str] = frozenset()  # routed paths that are folders (PM204)
@@ -326,7 +326,7 @@ class Analysis:
         if entry is None:
             self.per_file.pop(rel, None)
             return
-        self.per_file[rel] = self._file_findings(entry)
+        self.per_file[rel] = tuple(self._file_findings(entry))
         targets = self._link_targets(entry) if self._links_on else set()
         self.links_of[rel] = targets
         for target in targets:
@@ -345,7 +345,7 @@ class Analysis:
                 shared[f.path].append(f)
         changed = set()
         for rel in paths:
-            found = apply_settings(self.per_file.get(rel, []) + shared.get(rel, []), self.settings, self.enabled)
+            found = apply_settings([*self.per_file.get(rel, ()), *shared.get(rel, ())], self.settings, self.enabled)
             if found:
                 if self.final.get(rel) != found:
                     changed.add(rel)

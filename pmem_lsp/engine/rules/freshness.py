@@ -109,14 +109,15 @@ def _claims_status(doc: MemoryFile | None) -> bool:
     return doc is not None and doc.front_matter_end > 0 and doc.role == CURRENT_STATUS
 
 
-# The entry cache's key of PM504 for one day: one tuple for every file (not one each).
-_DATE_KEYS: dict[dt.date, tuple[str, dt.date]] = {}
+# The entry cache's key of PM504 for one day: one string for every file (not a tuple each; a
+# key that is not a string also makes every entry's cache dict twice as large).
+_DATE_KEYS: dict[dt.date, str] = {}
 
 
 def check_dates(analysis: Analysis, entry: FileEntry) -> Sequence[Finding]:
     """PM504, kept with the text for the day it was made (it compares with today)."""
     today = analysis.today
-    key = _DATE_KEYS.get(today) or _DATE_KEYS.setdefault(today, ("PM504", today))
+    key = _DATE_KEYS.get(today) or _DATE_KEYS.setdefault(today, f"PM504 {today.isoformat()}")
     return entry.cached(key, lambda: tuple(_date_findings(entry, today)))  # none: the one empty tuple
 
 
