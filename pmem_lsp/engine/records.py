@@ -47,14 +47,14 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from .findings import Finding
-from .root_state import LINE_SHAPES, FileEntry, RestoredEntry, RootState, line_shape, stat_sig
+from .root_state import LINE_SHAPES, FileEntry, RestoredEntry, RootState, line_shape, sig_times, stat_sig
 from .user_cache import pmem_cache_dir
 from .zones import Zone
 
 if TYPE_CHECKING:
     from .settings import Settings
 
-FORMAT = 1
+FORMAT = 2  # 2: the stat signature packed in bytes
 MIN_NEW = 16  # files: fewer new records than this (or 1% of the root) are not worth a write
 SUFFIX = ".records"
 # Entry cache keys never kept: the line index is the text again; the shingles' hashes change
@@ -147,7 +147,7 @@ def _own_file(fd: int) -> bool:
 
 
 # rel → (sig, size, mtime, had_text, truncated, cache items, the text of an index or None)
-_Record = tuple[tuple[int, ...], int, "float | None", bool, bool, dict[Hashable, object], Any]
+_Record = tuple[bytes, int, "float | None", bool, bool, dict[Hashable, object], Any]
 
 
 class Records:
@@ -283,8 +283,9 @@ def _record_of(entry: FileEntry, newest_safe: float) -> _Record | None:
     sig = entry.sig
     if sig is None or entry.from_buffer or entry.error or (isinstance(entry, RestoredEntry) and entry.stale):
         return None
-    if max(sig[1], sig[2]) > newest_safe:
-        return None  # changed too recently before the scan to trust its times
+    times = sig_times(sig)
+    if times is None or max(times) > newest_safe:
+        return None  # changed too recently before the scan to trust its times (or at a time out of range)
     cache = {k: v for k, v in entry.cache.items() if k not in _NOT_KEPT}
     text = entry.text if entry.zone in _TEXT_ZONES else None
     return sig, entry.size, entry.mtime, entry.readable, entry.truncated, cache, text

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import struct
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -47,7 +48,7 @@ class FileEntry:
     from_buffer: bool = False  # text comes from an editor buffer, not the disk
     # What the disk said when the file was read: (size, mtime_ns, ctime_ns, inode, mode, device);
     # None for a buffer or a file that could not be read. A per-file record is keyed on it.
-    sig: tuple[int, ...] | None = field(default=None, repr=False)
+    sig: bytes | None = field(default=None, repr=False)
     _doc: MemoryFile | None = field(default=None, repr=False)
     # Results that depend on this file's text alone, kept until the text changes (the
     # entry is replaced on every change, so nothing here can go stale).
@@ -269,11 +270,29 @@ def _read_fd(fd: int, limit: int, size_hint: int) -> bytes:
     return b"".join(chunks)
 
 
-def stat_sig(st: os.stat_result) -> tuple[int, ...]:
+def stat_sig(st: os.stat_result) -> bytes:
     """What tells a file's content changed without reading it: an edit moves the mtime, one
     that puts the mtime back still moves the ctime, and a file replaced by another of the same
-    size and times has another inode."""
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode, st.st_dev)
+    size and times has another inode. The size, mtime_ns, ctime_ns, inode, mode and device
+    packed in 48 bytes: one object where six numbers and their tuple were (the server keeps
+    one per file); a time past what 64 bits hold (before 1678, after 2262) in a longer form."""
+    fields = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode, st.st_dev)
+    try:
+        return _SIG.pack(*fields)
+    except struct.error:
+        long = b"~" + repr(fields).encode()
+        return long + b"~" if len(long) == _SIG.size else long  # never the packed form's length
+
+
+_SIG = struct.Struct("<QqqQQQ")
+
+
+def sig_times(sig: bytes) -> tuple[int, int] | None:
+    """The mtime_ns and ctime_ns of a `stat_sig` (None: one of them past what 64 bits hold)."""
+    if len(sig) != _SIG.size:
+        return None
+    _size, mtime_ns, ctime_ns, *_rest = _SIG.unpack(sig)
+    return mtime_ns, ctime_ns
 
 
 class _BecameLink(Exception):
@@ -340,7 +359,7 @@ class RestoredEntry(FileEntry):
     __slots__ = ("_root", "_had_text", "_loaded", "stale")
 
     def __init__(self, root: Path, rel: str, zone: Zone, size: int, mtime: float | None, *, had_text: bool,
-                 truncated: bool, sig: tuple[int, ...], cache: dict[Hashable, object],
+                 truncated: bool, sig: bytes, cache: dict[Hashable, object],
                  text: str | None = None) -> None:
         self._root = root
         self._had_text = had_text

@@ -23,6 +23,7 @@ from ..zones import Zone
 
 if TYPE_CHECKING:
     import datetime as dt
+    from collections.abc import Sequence
 
     from ..analysis import Analysis
     from ..memory_file import MemoryFile
@@ -108,10 +109,16 @@ def _claims_status(doc: MemoryFile | None) -> bool:
     return doc is not None and doc.front_matter_end > 0 and doc.role == CURRENT_STATUS
 
 
-def check_dates(analysis: Analysis, entry: FileEntry) -> list[Finding]:
+# The entry cache's key of PM504 for one day: one string for every file (not a tuple each; a
+# key that is not a string also makes every entry's cache dict twice as large).
+_DATE_KEYS: dict[dt.date, str] = {}
+
+
+def check_dates(analysis: Analysis, entry: FileEntry) -> Sequence[Finding]:
     """PM504, kept with the text for the day it was made (it compares with today)."""
     today = analysis.today
-    return entry.cached(("PM504", today), lambda: _date_findings(entry, today))
+    key = _DATE_KEYS.get(today) or _DATE_KEYS.setdefault(today, f"PM504 {today.isoformat()}")
+    return entry.cached(key, lambda: tuple(_date_findings(entry, today)))  # none: the one empty tuple
 
 
 def _date_findings(entry: FileEntry, today: dt.date) -> list[Finding]:
@@ -166,7 +173,15 @@ def _today(analysis: Analysis, _entry: FileEntry) -> dt.date:
 
 def _status_facts(analysis: Analysis, entry: FileEntry) -> tuple:
     sources = analysis.status_sources
-    return analysis.today, tuple(sources.others(entry.rel)) if sources is not None else ()
+    today = analysis.today
+    others = tuple(sources.others(entry.rel)) if sources is not None else ()
+    if others:
+        return today, others
+    # The common answer (no other status source): one tuple for every file of the day.
+    return _ALONE.get(today) or _ALONE.setdefault(today, (today, ()))
+
+
+_ALONE: dict[dt.date, tuple[dt.date, tuple[str, ...]]] = {}
 
 
 FILE_CHECKS = (

@@ -77,7 +77,12 @@ def check_links(analysis: Analysis, entry: FileEntry) -> list[Finding]:
 def _targets_present(analysis: Analysis, entry: FileEntry) -> tuple[tuple[bool, bool], ...]:
     """What `check_links` asks of the root: whether each target (and its `.md` form) is missing."""
     state = analysis.state
-    return tuple((state.missing(path), state.missing(path + ".md")) for _link, path in link_paths(entry) if path)
+    return tuple(_PAIRS[state.missing(path)][state.missing(path + ".md")] for _link, path in link_paths(entry) if path)
+
+
+# The four answers for one target, shared by every file that keeps them (`Analysis` keeps a
+# file's answers with its PM402 findings).
+_PAIRS = (((False, False), (False, True)), ((True, False), (True, True)))
 
 
 FILE_CHECKS = (FileCheck(("PM402",), LINK_ZONES, check_links, depends=_targets_present),)
