@@ -212,6 +212,9 @@ def start(handover: Handover | None = None) -> int:
     # Parsed documents of files not open in the editor are not kept (RSS on a 10k-file root:
     # docs/performance.md); the open ones are, and a small LRU holds the last ones parsed.
     keep_disk_docs(False)
+    from ..engine.secrets import _gate
+
+    _gate.staying()  # the compiled secrets gate for large texts only: its memory stays with the server
     server = create_server()
     if handover is None:
         server.start_io()

@@ -307,3 +307,20 @@ def test_an_engine_asked_for_that_cannot_be_had_warns_and_checks_with_the_pure_o
     assert "hyperscan is not installed" in capsys.readouterr().err
     assert gate_module._from_env("bogus") is None
     assert "neither `pure` nor `compiled`" in capsys.readouterr().err
+
+
+def test_a_process_that_stays_takes_the_compiled_gate_for_large_texts_only(monkeypatch):
+    """The language server (`staying`): many small notes never load hyperscan (its memory
+    stays as long as the server does); a large text still gets it, where it is installed."""
+    from pmem_lsp.engine.secrets import _gate as gate_module
+
+    monkeypatch.setattr(gate_module, "_forced", None)
+    monkeypatch.setattr(gate_module, "_env_read", True)
+    monkeypatch.setattr(gate_module, "_checked", gate_module.MANY_BYTES)
+    monkeypatch.setattr(gate_module, "_staying", False)
+    compiled = gate_module._compiled_engine()
+    many = gate_module.engine(100)
+    assert many is (compiled if compiled is not None else gate_module.choose("pure"))
+    gate_module.staying()
+    assert gate_module.engine(100) is gate_module.choose("pure")
+    assert gate_module.engine(gate_module.BIG_TEXT) is (compiled if compiled is not None else gate_module.choose("pure"))
