@@ -309,9 +309,9 @@ def test_an_engine_asked_for_that_cannot_be_had_warns_and_checks_with_the_pure_o
     assert "neither `pure` nor `compiled`" in capsys.readouterr().err
 
 
-def test_a_process_that_stays_takes_the_compiled_gate_for_large_texts_only(monkeypatch):
-    """The language server (`staying`): many small notes never load hyperscan (its memory
-    stays as long as the server does); a large text still gets it, where it is installed."""
+def test_a_process_that_stays_takes_the_pure_gate_unless_told(monkeypatch):
+    """The language server (`staying`) never loads hyperscan by itself: its memory would stay as
+    long as the server does. `PMEM_SECRETS_GATE=compiled` still gets it."""
     from pmem_lsp.engine.secrets import _gate as gate_module
 
     monkeypatch.setattr(gate_module, "_forced", None)
@@ -319,8 +319,11 @@ def test_a_process_that_stays_takes_the_compiled_gate_for_large_texts_only(monke
     monkeypatch.setattr(gate_module, "_checked", gate_module.MANY_BYTES)
     monkeypatch.setattr(gate_module, "_staying", False)
     compiled = gate_module._compiled_engine()
-    many = gate_module.engine(100)
-    assert many is (compiled if compiled is not None else gate_module.choose("pure"))
+    pure = gate_module.choose("pure")
+    assert gate_module.engine(gate_module.BIG_TEXT) is (compiled if compiled is not None else pure)
     gate_module.staying()
-    assert gate_module.engine(100) is gate_module.choose("pure")
-    assert gate_module.engine(gate_module.BIG_TEXT) is (compiled if compiled is not None else gate_module.choose("pure"))
+    assert gate_module.engine(100) is pure and gate_module.engine(gate_module.BIG_TEXT) is pure
+    if compiled is not None:
+        monkeypatch.setattr(gate_module, "_env_read", False)
+        monkeypatch.setenv("PMEM_SECRETS_GATE", "compiled")
+        assert gate_module.engine(100) is compiled

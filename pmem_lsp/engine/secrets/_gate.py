@@ -404,7 +404,7 @@ def engine(size: int = 0) -> PureGate | Gate:
     if _forced is not None:
         return _forced
     _checked += size
-    if size >= BIG_TEXT or (_checked >= MANY_BYTES and not _staying):
+    if not _staying and (size >= BIG_TEXT or _checked >= MANY_BYTES):
         compiled = _compiled_engine()
         if compiled is not None:
             return compiled
@@ -432,10 +432,10 @@ def _from_env(name: str) -> PureGate | Gate | None:
 
 
 def staying() -> None:
-    """This process stays (the language server): take the compiled engine for a large text
-    only, not because many small ones were checked. Its library costs ~8 MB resident for as
-    long as the process lives, and on a root of small notes the pure engine scans as fast
-    (a 10k-file scan: 5.5–6.0 s pure, 5.7–6.3 s compiled; docs/decisions.md)."""
+    """This process stays (the language server): the pure engine, unless `PMEM_SECRETS_GATE`
+    asks for the compiled one. hyperscan's library and database would stay resident for as
+    long as the process lives (~8 MB), to save a few milliseconds on the rare large text; on a
+    root of small notes the pure engine scans as fast (docs/decisions.md)."""
     global _staying
     _staying = True
 
