@@ -9,7 +9,7 @@ changes diagnostics in others (docs/design.md §8), so the server decides what t
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..engine.findings import Finding
 from ..engine.host import MemoryRoot
@@ -24,12 +24,13 @@ class ChangesScope:
         self.baseline: dict[str, Counter[tuple[str, str]]] | None = None
         self.touched: set[str] = set()
 
-    def record_baseline(self, root: MemoryRoot) -> None:
-        """The root's findings as first analysed: old problems, not news to an agent's client."""
-        if self.baseline is not None or root.analysis is None:
+    def record_baseline(self, final: Mapping[str, Sequence[Finding]]) -> None:
+        """The root's findings as first analysed from the disk: old problems, not news to an
+        agent's client. From the disk alone: a buffer the client changed before the first scan
+        landed is its change (what an edit of `_index.md` breaks elsewhere is news)."""
+        if self.baseline is not None:
             return
-        self.baseline = {rel: Counter((f.code, f.message) for f in found)
-                         for rel, found in root.analysis.final.items() if found}
+        self.baseline = {rel: Counter((f.code, f.message) for f in found) for rel, found in final.items() if found}
 
     def filter(self, root: MemoryRoot, rel: str, findings: tuple[Finding, ...], is_open: bool) -> tuple[Finding, ...]:
         """Everything, for an editor; for an agent's client (`changes`) all of a file it opened or

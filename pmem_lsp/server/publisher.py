@@ -194,13 +194,17 @@ class Publisher:
         (a fix is made against the text the root holds now, not the one last published)."""
         return self.refresh(root, settle=settle)
 
+    def disk_analysed(self, root: MemoryRoot, final: Mapping[str, Sequence[Finding]]) -> None:
+        """The first scan's analysis of the disk alone, before `host.install` puts the open
+        buffers' edits on it: where `diagnostics.scope = "changes"` starts from."""
+        self._feed(root).scope.record_baseline(final)
+
     def scanned(self, root: MemoryRoot, paths: Iterable[str]) -> None:
         """A scan of `root` was installed (`host.install`, whose answer `paths` is every path
         that has findings or had them). Publish them, and clear what was shown before the scan
         that the analysis no longer finds (the early findings, the early path's)."""
         feed = self._feed(root)
         assert root.analysis is not None
-        feed.scope.record_baseline(root)  # before the first publication: `changes` starts from it
         feed.current = {rel: tuple(found) for rel, found in root.analysis.final.items() if found}
         feed.dirty = True
         wanted = set(paths) | set(feed.shown) | self._handed_over_in(root)

@@ -130,6 +130,7 @@ async def scan_root(server: PmemServer, root: MemoryRoot) -> None:
     if root not in server.host.roots:
         return  # dropped while scanning
     rescan = root.state is not None
+    server.publisher.disk_analysed(root, analysis.final)  # before the buffers' edits are put on it
     installed = server.host.install(root, state, analysis)
     # The scan's objects live as long as the root: moved out of the collector's reach, so a
     # full collection (200+ ms on a 10k-file root) never lands on a keystroke. A rescan (new
