@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
+from typing import Protocol
 from dataclasses import dataclass
 
 from ._generic import PREFILTER
@@ -336,14 +337,13 @@ def spots_by_line(data: bytes, lines: Sequence[str],
     return out
 
 
-class Gate:
-    """What an engine offers (see `PureGate.scan`)."""
+class Gate(Protocol):
+    """What an engine offers (see `PureGate.scan`); the compiled one (`_compiled.py`) is one."""
 
     name: str
 
     def scan(self, data: bytes, text: str, n_lines: int, tokens: bool = True,
-             lowered: bytes | None = None) -> tuple[Sequence[Sequence[int]], dict[int, list[str]]]:
-        raise NotImplementedError
+             lowered: bytes | None = None) -> tuple[Sequence[Sequence[int]], dict[int, list[str]]]: ...
 
 
 def choose(name: str) -> PureGate | Gate:
@@ -388,7 +388,7 @@ def _compiled_engine() -> Gate | None:
             _compiled = False
         else:
             _compiled = CompiledGate()
-    return _compiled if isinstance(_compiled, Gate) else None
+    return None if isinstance(_compiled, bool) else _compiled  # False: not installed
 
 
 def engine(size: int = 0) -> PureGate | Gate:
