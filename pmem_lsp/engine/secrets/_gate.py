@@ -31,8 +31,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from typing import Protocol
 from dataclasses import dataclass
+from typing import Protocol
 
 from ._generic import PREFILTER
 from ._tokens import TOKEN_RULES
