@@ -44,42 +44,22 @@ import tempfile
 import time
 
 from .. import __version__
-from ..engine.user_cache import pmem_cache_dir
+from ..engine.user_cache import (
+    own_folder,
+    package_stamp,
+    pmem_cache_dir,
+    racy_seconds,
+    time_zone,
+    top_folders,
+)
 
 FORMAT = 1
 _NOT_IN_KEY = ("PMEM_NO_CACHE", "PMEM_CACHE_DIR", "PMEM_CACHE_RACY_SECONDS")
 
 
-def racy_seconds() -> float:
-    """How long before a run a file's change makes its result unsafe to store (tests shorten it)."""
-    try:
-        return float(os.environ.get("PMEM_CACHE_RACY_SECONDS", "2.0"))
-    except ValueError:
-        return 2.0
-
-
-def disabled_by_env() -> bool:
-    return os.environ.get("PMEM_NO_CACHE", "") not in ("", "0")
-
-
 def cache_dir() -> str:
     """Where the records live (`engine/user_cache.py`)."""
     return pmem_cache_dir()
-
-
-def _package_stamp() -> str:
-    """The installed package's modules, by path, size and mtime: a development checkout
-    changes without its version changing."""
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    rows = []
-    for folder, dirs, files in os.walk(here):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in files:
-            if name.endswith(".py"):
-                st = os.stat(os.path.join(folder, name))
-                rows.append((os.path.relpath(os.path.join(folder, name), here), st.st_size, st.st_mtime_ns))
-    rows.sort()
-    return hashlib.sha256(marshal.dumps(rows)).hexdigest()
 
 
 def walk(root: str) -> tuple[bytes, int] | None:
@@ -131,18 +111,6 @@ def _outside_state(paths: list[str]) -> list[int]:
     return out
 
 
-def _time_zone() -> tuple:
-    """What turns an mtime into a local day: the TZ setting and the zone's offsets."""
-    return os.environ.get("TZ"), time.tzname, time.timezone, time.altzone, time.daylight
-
-
-def _top_folders() -> tuple[str, ...]:
-    try:
-        return tuple(sorted(e.name for e in os.scandir("/") if e.is_dir()))
-    except OSError:
-        return ()
-
-
 def _read_toml(root: str) -> bytes | None:
     try:
         with open(os.path.join(root, ".pmem.toml"), "rb") as fh:
@@ -151,17 +119,6 @@ def _read_toml(root: str) -> bytes | None:
         return None
     except OSError:
         return b"\0unreadable"
-
-
-def _own_folder(folder: str) -> bool:
-    """The cache folder is this user's and no one else can write it: a shared or planted
-    folder could hand a check someone else's output."""
-    try:
-        st = os.stat(folder)
-    except OSError:
-        return False
-    getuid = getattr(os, "getuid", None)  # none on Windows: the folder's ACL decides there
-    return (getuid is None or st.st_uid == getuid()) and not st.st_mode & 0o022
 
 
 def _isatty(stream: object) -> bool:
@@ -180,9 +137,9 @@ class CheckCache:
         toml = _read_toml(self.root)
         self.toml = toml
         env = sorted((k, v) for k, v in os.environ.items() if k.startswith("PMEM_") and k not in _NOT_IN_KEY)
-        self.head = (FORMAT, __version__, _package_stamp(), tuple(sys.version_info[:3]), self.root, os.getcwd(),
+        self.head = (FORMAT, __version__, package_stamp(), tuple(sys.version_info[:3]), self.root, os.getcwd(),
                      tuple(argv), _isatty(sys.stdout), _isatty(sys.stderr), tuple(env), dt.date.today().isoformat(),
-                     _time_zone(), os.environ.get("HOME"), _top_folders(),
+                     time_zone(), os.environ.get("HOME"), top_folders(),
                      hashlib.sha256(toml).hexdigest() if toml is not None else None)
         name = hashlib.sha256(repr((self.root, os.getcwd(), tuple(argv))).encode("utf-8", "surrogatepass"))
         self.file = os.path.join(cache_dir(), name.hexdigest()[:32] + ".check")
@@ -190,7 +147,7 @@ class CheckCache:
 
     def lookup(self) -> tuple[str, str, int] | None:
         """(stdout, stderr, exit status) of the last run, if nothing it read has changed."""
-        if self.tree is None or not _own_folder(os.path.dirname(self.file)):
+        if self.tree is None or not own_folder(os.path.dirname(self.file)):
             return None
         try:
             with open(self.file, "rb") as fh:
@@ -212,7 +169,7 @@ class CheckCache:
         folder = os.path.dirname(self.file)
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)
-            if not _own_folder(folder):
+            if not own_folder(folder):
                 return
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
             try:

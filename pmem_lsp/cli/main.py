@@ -286,7 +286,8 @@ def _check_or_health(root: Path, args: argparse.Namespace, cached: bool = False)
     cache = None
     if (cached and args.command in ("check", "health") and not args.no_cache
             and getattr(args, "stdin_filename", None) is None):
-        from .check_cache import CheckCache, disabled_by_env
+        from ..engine.user_cache import disabled_by_env
+        from .check_cache import CheckCache
 
         if not disabled_by_env():
             cache = CheckCache(str(root), sys.argv[1:])
@@ -334,7 +335,7 @@ def _check_or_health(root: Path, args: argparse.Namespace, cached: bool = False)
     records = None
     if cached and not args.no_cache:
         from ..engine.records import Records
-        from ..engine.records import disabled_by_env as records_off
+        from ..engine.user_cache import disabled_by_env as records_off
 
         if not records_off():
             records = Records(root, settings)  # per-file: a changed root costs its changed files

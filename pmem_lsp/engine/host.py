@@ -286,7 +286,8 @@ def scan(path: Path, settings: Settings, use_records: bool = True) -> tuple[Root
     (`records.py`: a warm start reads no unchanged file), and what this analysis learnt is
     recorded for the next start, with the shapes of its findings' lines so that they are
     published without reading the files. `use_records` False, or `PMEM_NO_CACHE=1`: read all."""
-    from .records import Records, disabled_by_env
+    from .records import Records
+    from .user_cache import disabled_by_env
 
     records = None
     if use_records and not disabled_by_env():

@@ -34,7 +34,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import importlib.util
-import marshal
 import os
 import pickle
 import stat
@@ -48,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 from .findings import Finding
 from .root_state import LINE_SHAPES, FileEntry, RestoredEntry, RootState, line_shape, sig_times, stat_sig
-from .user_cache import pmem_cache_dir
+from .user_cache import own_folder, package_stamp, pmem_cache_dir, racy_seconds, time_zone, top_folders
 from .zones import Zone
 
 if TYPE_CHECKING:
@@ -61,37 +60,6 @@ SUFFIX = ".records"
 # from process to process (`hash`), so they are not comparable across runs.
 _NOT_KEPT = frozenset({"line-index", "dup-shingles"})
 _TEXT_ZONES = frozenset({Zone.INDEX, Zone.ARCHIVE_INDEX})
-
-
-def disabled_by_env() -> bool:
-    return os.environ.get("PMEM_NO_CACHE", "") not in ("", "0")
-
-
-def racy_seconds() -> float:
-    try:
-        return float(os.environ.get("PMEM_CACHE_RACY_SECONDS", "2.0"))
-    except ValueError:
-        return 2.0
-
-
-_STAMP: list[str] = []
-
-
-def package_stamp() -> str:
-    """The installed package's modules by path, size and mtime (a development checkout
-    changes without its version changing); computed once per process."""
-    if not _STAMP:
-        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        rows = []
-        for folder, dirs, files in os.walk(here):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in files:
-                if name.endswith(".py"):
-                    st = os.stat(os.path.join(folder, name))
-                    rows.append((os.path.relpath(os.path.join(folder, name), here), st.st_size, st.st_mtime_ns))
-        rows.sort()
-        _STAMP.append(hashlib.sha256(marshal.dumps(rows)).hexdigest())
-    return _STAMP[0]
 
 
 def native_stamp() -> tuple | None:
@@ -122,24 +90,6 @@ def settings_key(settings: Settings) -> str:
     return repr(sorted(data.items()))
 
 
-def _top_folders() -> tuple[str, ...]:
-    try:
-        return tuple(sorted(e.name for e in os.scandir("/") if e.is_dir()))
-    except OSError:
-        return ()
-
-
-def _own_folder(folder: str) -> bool:
-    """This user's folder, which no one else can write: a planted record could hand a check
-    someone else's findings (and a pickle is code)."""
-    try:
-        st = os.stat(folder)
-    except OSError:
-        return False
-    getuid = getattr(os, "getuid", None)  # none on Windows: the folder's ACL decides there
-    return (getuid is None or st.st_uid == getuid()) and not st.st_mode & 0o022
-
-
 def _own_file(fd: int) -> bool:
     st = os.fstat(fd)
     getuid = getattr(os, "getuid", None)
@@ -157,10 +107,9 @@ class Records:
     def __init__(self, root: Path, settings: Settings, folder: str | None = None) -> None:
         self.started = time.time()
         self.root = Path(os.path.realpath(root))
-        tz = (os.environ.get("TZ"), time.tzname, time.timezone, time.altzone, time.daylight)
         env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("PMEM_") and k not in _ENV_NOT_IN_KEY))
         self.key = (FORMAT, __version__, package_stamp(), native_stamp(), tuple(sys.version_info[:3]), str(self.root),
-                    settings_key(settings), os.environ.get("HOME"), _top_folders(), tz, env)
+                    settings_key(settings), os.environ.get("HOME"), top_folders(), time_zone(), env)
         name = hashlib.sha256(repr(self.key).encode("utf-8", "surrogatepass")).hexdigest()[:32]
         self.folder = os.path.join(folder or pmem_cache_dir(), "records")
         self.file = os.path.join(self.folder, name + SUFFIX)
@@ -169,7 +118,7 @@ class Records:
         self._entries = self._load()
 
     def _load(self) -> dict[str, _Record]:
-        if not _own_folder(self.folder):
+        if not own_folder(self.folder):
             return {}
         try:
             fd = os.open(self.file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
@@ -185,7 +134,7 @@ class Records:
             collecting = gc.isenabled()
             gc.disable()
             try:
-                data = pickle.loads(blob)  # the user's own 0700 folder and 0600 file: see `_own_folder`
+                data = pickle.loads(blob)  # the user's own 0700 folder and 0600 file: see `user_cache.own_folder`
             finally:
                 if collecting:
                     gc.enable()
@@ -237,7 +186,7 @@ class Records:
             blob = pickle.dumps((self.key, _picklable(entries)), protocol=pickle.HIGHEST_PROTOCOL)
         try:
             os.makedirs(self.folder, mode=0o700, exist_ok=True)
-            if not _own_folder(self.folder):
+            if not own_folder(self.folder):
                 return
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
             try:

@@ -8,7 +8,10 @@ environments would find different folders, so it is the root's own (`lifecycle/l
 
 from __future__ import annotations
 
+import hashlib
+import marshal
 import os
+import time
 
 
 def pmem_cache_dir() -> str:
@@ -20,3 +23,61 @@ def pmem_cache_dir() -> str:
     if not base or not os.path.isabs(base):
         base = os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "pmem")
+
+
+# -- what the check cache and the per-file records both key on -----------------------------
+def disabled_by_env() -> bool:
+    """`PMEM_NO_CACHE`: neither the check cache nor the per-file records are read or written."""
+    return os.environ.get("PMEM_NO_CACHE", "") not in ("", "0")
+
+
+def racy_seconds() -> float:
+    """A file changed less than this before a run is never recorded (`PMEM_CACHE_RACY_SECONDS`)."""
+    try:
+        return float(os.environ.get("PMEM_CACHE_RACY_SECONDS", "2.0"))
+    except ValueError:
+        return 2.0
+
+
+_STAMP: list[str] = []
+
+
+def package_stamp() -> str:
+    """The installed package's modules by path, size and mtime (a development checkout
+    changes without its version changing); computed once per process."""
+    if not _STAMP:
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        rows = []
+        for folder, dirs, files in os.walk(here):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in files:
+                if name.endswith(".py"):
+                    st = os.stat(os.path.join(folder, name))
+                    rows.append((os.path.relpath(os.path.join(folder, name), here), st.st_size, st.st_mtime_ns))
+        rows.sort()
+        _STAMP.append(hashlib.sha256(marshal.dumps(rows)).hexdigest())
+    return _STAMP[0]
+
+
+def time_zone() -> tuple:
+    """What turns an mtime into a local day: the TZ setting and the zone's offsets."""
+    return os.environ.get("TZ"), time.tzname, time.timezone, time.altzone, time.daylight
+
+
+def top_folders() -> tuple[str, ...]:
+    """The folders at `/` (a path in a note may point at one: PM403 asks the system)."""
+    try:
+        return tuple(sorted(e.name for e in os.scandir("/") if e.is_dir()))
+    except OSError:
+        return ()
+
+
+def own_folder(folder: str) -> bool:
+    """The folder is this user's and no one else can write it: a shared or planted folder
+    could hand a check someone else's output (and a record is a pickle, which is code)."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return False
+    getuid = getattr(os, "getuid", None)  # none on Windows: the folder's ACL decides there
+    return (getuid is None or st.st_uid == getuid()) and not st.st_mode & 0o022

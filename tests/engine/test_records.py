@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pmem_lsp.engine import records as records_module
+from pmem_lsp.engine import user_cache
 from pmem_lsp.engine.analysis import Analysis
 from pmem_lsp.engine.records import Records
 from pmem_lsp.engine.root_state import ReadCount, RestoredEntry, RootState
@@ -132,7 +133,7 @@ class World:
         elif op == "day":
             self.today += dt.timedelta(days=200)
         elif op == "version":
-            records_module._STAMP[:] = [f"another pmem {time.monotonic()}"]
+            user_cache._STAMP[:] = [f"another pmem {time.monotonic()}"]
         elif op in ("corrupt", "garbage"):
             for f in self.record_files():
                 data = f.read_bytes()
@@ -156,9 +157,9 @@ class World:
 @pytest.fixture(autouse=True)
 def _racy(monkeypatch):
     monkeypatch.setenv("PMEM_CACHE_RACY_SECONDS", str(RACY))
-    stamp = list(records_module._STAMP)
+    stamp = list(user_cache._STAMP)
     yield
-    records_module._STAMP[:] = stamp
+    user_cache._STAMP[:] = stamp
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -225,7 +226,7 @@ def test_two_roots_two_settings_and_two_pmem_versions_never_share_a_record(tmp_p
     _, records, _ = _warm_reads(a)
     assert records.hits == 0
     a.settings = SETTINGS[0]
-    records_module._STAMP[:] = ["a newer pmem"]
+    user_cache._STAMP[:] = ["a newer pmem"]
     _, records, _ = _warm_reads(a)
     assert records.hits == 0
     assert len(a.record_files()) == 4
