@@ -24,6 +24,7 @@ from pathlib import Path
 from .analysis import Analysis
 from .early import buffer_findings
 from .findings import Finding
+from .line_index import strip_bom
 from .root_state import RootState
 from .root_state import read_regular_text as read_disk_text
 from .settings import Settings
@@ -39,6 +40,9 @@ class Buffer:
     # The disk text the buffer was last in sync with (opened unchanged, reloaded, saved);
     # None: never (opened with other text than the disk's: unsaved edits from before).
     base: str | None
+    # The editor's text began with a BOM, which `text` lacks (`strip_bom`): the client counts
+    # line 0 one character further than the engine does.
+    bom: bool = False
 
     @property
     def modified(self) -> bool:
@@ -56,11 +60,11 @@ class Buffer:
             self.base = disk  # in sync again: reloaded, or saved
 
     @classmethod
-    def opened(cls, text: str, disk: str | None) -> Buffer:
+    def opened(cls, text: str, disk: str | None, bom: bool = False) -> Buffer:
         # An empty buffer of a file that does not exist is no file yet (`:edit new.md`; Neovim
         # sends its one empty line as "\n").
         in_sync = text == disk or (disk is None and not text.strip())
-        return cls(text, disk, text if in_sync else None)
+        return cls(text, disk, text if in_sync else None, bom)
 
 
 @dataclass(eq=False)
@@ -138,7 +142,8 @@ class MemoryHost:
         message came (the server's early path), not as it is now."""
         if not is_markdown(path.name):
             return None
-        self.buffers[path] = Buffer.opened(text, disk)
+        text, bom = strip_bom(text)  # analysed as the disk is (`root_state.decode`)
+        self.buffers[path] = Buffer.opened(text, disk, bom)
         return self._apply_buffer(path)
 
     def change_buffer(self, path: Path, text: str) -> MemoryRoot | None:
@@ -146,6 +151,7 @@ class MemoryHost:
         buffer = self.buffers.get(path)
         if buffer is None:
             return self.open_buffer(path, text)
+        text, buffer.bom = strip_bom(text)
         buffer.text = text
         if buffer.disk is not None and text == buffer.disk:
             buffer.base = text  # back in sync with the disk
@@ -219,6 +225,17 @@ class MemoryHost:
         first for the disk of this moment). A query: it reads nothing and changes nothing."""
         buffer = self.buffers.get(path)
         return buffer is not None and buffer.modified
+
+    def client_bom(self, path: Path) -> bool:
+        """The editor's buffer of `path` begins with a BOM the engine's text lacks: positions on
+        its line 0 are shifted by it (`line_index.client_column`). A query."""
+        buffer = self.buffers.get(path)
+        if buffer is not None:
+            return buffer.bom
+        if not any(b.bom for b in self.buffers.values()):
+            return False
+        real = os.path.realpath(path)  # the editor may name the file through another path
+        return any(b.bom and os.path.realpath(p) == real for p, b in self.buffers.items())
 
     def stale_buffers(self, root: MemoryRoot) -> list[Path]:
         """Open documents of `root` that are unmodified and older than the disk."""

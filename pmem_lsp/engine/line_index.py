@@ -12,6 +12,7 @@ import re
 from bisect import bisect_right
 
 _BREAK = re.compile(r"\r\n|\r|\n")
+BOM = "\ufeff"
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
@@ -23,6 +24,33 @@ def split_lines(text: str) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()
     return lines
+
+
+def strip_bom(text: str) -> tuple[str, bool]:
+    """An editor's buffer as the disk's text is read (`root_state.decode` drops a leading BOM):
+    (the text without it, whether it had one). The one place a buffer's BOM is taken off; the
+    host keeps the answer (`Buffer.bom`) and positions on line 0 are shifted by it
+    (`client_column`, `engine_column`)."""
+    if text.startswith(BOM):
+        return text[1:], True
+    return text, False
+
+
+def client_lines(lines: list[str], bom: bool) -> list[str]:
+    """The lines as the client's buffer holds them: a BOM back at the start of line 0."""
+    if not bom:
+        return lines
+    return [BOM + lines[0], *lines[1:]] if lines else [BOM]
+
+
+def client_column(line: int, col: int, bom: bool) -> int:
+    """An engine column (in the text without the BOM) → the column in the client's buffer."""
+    return col + 1 if bom and line == 0 else col
+
+
+def engine_column(line: int, col: int, bom: bool) -> int:
+    """A column in the client's buffer → the engine's (a position before the BOM is column 0)."""
+    return max(0, col - 1) if bom and line == 0 else col
 
 
 def split_keepends(text: str) -> list[str]:

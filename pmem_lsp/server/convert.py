@@ -20,7 +20,7 @@ from ..engine.catalogue import RULES, severity_of
 from ..engine.findings import Finding, Severity
 from ..engine.fixes import Fix, TextEdit
 from ..engine.host import MemoryRoot
-from ..engine.line_index import LineIndex
+from ..engine.line_index import LineIndex, client_column, client_lines, engine_column, strip_bom
 from ..engine.names import clean
 from ..engine.navigation import Completion, DocLink, DocSymbol, HoverText, Location, WorkspaceSymbol
 from ..engine.navigation.completion import FOLDER
@@ -63,21 +63,25 @@ def analysed_version(ls: PmemServer, state: RootState | None, rel: str, uri: str
     older version, and tests can tell a stale analysis from the latest."""
     doc = open_document(ls.workspace, uri)
     entry = state.files.get(rel) if state is not None else None
-    if doc is None or entry is None or not entry.from_buffer or entry.text != doc.source:
+    if doc is None or entry is None or not entry.from_buffer or entry.text != strip_bom(doc.source)[0]:
         return None
     return doc.version
 
 
 # -- positions --------------------------------------------------------------------------
 class Positions:
-    """Positions of one file: engine (line, character) ↔ the client's units."""
+    """Positions of one file: engine (line, character) ↔ the client's units. `bom`: the
+    client's buffer begins with a BOM that the engine's text lacks (`MemoryHost.client_bom`),
+    so its line 0 is one character longer."""
 
-    def __init__(self, ls: PmemServer, index: LineIndex | Sequence[str] | None) -> None:
+    def __init__(self, ls: PmemServer, index: LineIndex | Sequence[str] | None, bom: bool = False) -> None:
         self.codec = ls.workspace.position_codec
-        self.lines = index.lines if isinstance(index, LineIndex) else index if index is not None else []
+        lines = index.lines if isinstance(index, LineIndex) else list(index) if index is not None else []
+        self.bom = bom
+        self.lines = client_lines(lines, bom)
 
     def to_client(self, line: int, col: int) -> lsp.Position:
-        position = lsp.Position(line=max(0, line), character=max(0, col))
+        position = lsp.Position(line=max(0, line), character=client_column(line, max(0, col), self.bom))
         if 0 <= line < len(self.lines):  # past the text (a capped file): as it is
             position = self.codec.position_to_client_units(self.lines, position)
         return position
@@ -89,13 +93,14 @@ class Positions:
         if not 0 <= position.line < len(self.lines):
             return position.line, position.character
         pos = self.codec.position_from_client_units(self.lines, position)
-        return pos.line, pos.character
+        return pos.line, engine_column(pos.line, pos.character, self.bom)
 
 
 def positions(ls: PmemServer, state: RootState | None, rel: str) -> Positions:
     entry = state.files.get(rel) if state is not None else None
+    bom = state is not None and ls.host.client_bom(state.root / rel)
     # (`position_lines`: a file restored from its record is not read for its findings' lines.)
-    return Positions(ls, entry.position_lines() if entry is not None else None)
+    return Positions(ls, entry.position_lines() if entry is not None else None, bom)
 
 
 # -- diagnostics ------------------------------------------------------------------------

@@ -182,22 +182,27 @@ def _units(text: str, encoding: str) -> int:
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 
-def _position(lines: list[str], line: int, col: int, encoding: str) -> dict[str, int]:
-    character = max(0, col)
+def _position(lines: list[str], line: int, col: int, encoding: str, bom: bool) -> dict[str, int]:
+    from ..engine.line_index import client_column
+
+    character = client_column(line, max(0, col), bom)
     if 0 <= line < len(lines):  # past the text: as it is (convert.Positions)
         character = _units(lines[line][:character], encoding)
     return {"line": max(0, line), "character": character}
 
 
-def diagnostic_json(finding: Any, lines: list[str], encoding: str) -> dict[str, Any]:
-    """`convert.to_diagnostic` for the early rules, as the JSON pygls would write."""
+def diagnostic_json(finding: Any, lines: list[str], encoding: str, bom: bool = False) -> dict[str, Any]:
+    """`convert.to_diagnostic` for the early rules, as the JSON pygls would write. `lines`: the
+    lines of the text analysed, `bom`: the client's buffer began with a BOM that text lacks."""
     from ..engine.early import EARLY_RULES
+    from ..engine.line_index import client_lines
     from ..engine.names import clean
 
     rule = EARLY_RULES[finding.code]
     severity = finding.severity or rule.severity
-    return {"range": {"start": _position(lines, finding.line, finding.col, encoding),
-                      "end": _position(lines, finding.end_line, finding.end_col, encoding)},
+    lines = client_lines(lines, bom)
+    return {"range": {"start": _position(lines, finding.line, finding.col, encoding, bom),
+                      "end": _position(lines, finding.end_line, finding.end_col, encoding, bom)},
             "message": clean(finding.message), "severity": _SEVERITY[severity.value], "code": finding.code,
             "source": "pmem", "data": {"name": rule.name, **(finding.data or {})}}
 
@@ -442,12 +447,12 @@ class EarlyLoop:
         root, rel = found
         settings = _settings(root, editor)
         from ..engine.early import buffer_findings
-        from ..engine.line_index import split_lines
+        from ..engine.line_index import split_lines, strip_bom
 
-        text = valid_unicode(doc.text)
+        text, bom = strip_bom(valid_unicode(doc.text))  # as the host takes a buffer
         encoding = position_encoding(self.params["capabilities"])
         lines = split_lines(text)
-        diagnostics = [diagnostic_json(f, lines, encoding) for f in buffer_findings(rel, text, settings)]
+        diagnostics = [diagnostic_json(f, lines, encoding, bom) for f in buffer_findings(rel, text, settings)]
         uri = path_to_uri(root / rel)
         _write(self.out, {"method": "textDocument/publishDiagnostics",
                           "params": {"uri": uri, "diagnostics": diagnostics}})

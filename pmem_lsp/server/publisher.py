@@ -237,8 +237,8 @@ class Publisher:
         # Positions counted in the lines of the buffer they were made from (the root state may
         # hold none yet, or another text).
         buffer = self.server.host.buffers.get(path)
-        index = LineIndex(buffer.text) if buffer is not None else None
-        self._send(root, feed, rel, tuple(self.server.host.early_findings(path)), force=True, index=index)
+        at = Positions(self.server, LineIndex(buffer.text), buffer.bom) if buffer is not None else None
+        self._send(root, feed, rel, tuple(self.server.host.early_findings(path)), force=True, at=at)
         self._freeze(feed)
 
     def closed(self, path: Path) -> None:
@@ -324,13 +324,14 @@ class Publisher:
         return sent
 
     def _send(self, root: MemoryRoot, feed: _Feed, rel: str, findings: Findings, force: bool,
-              index: LineIndex | None = None) -> bool:
+              at: Positions | None = None) -> bool:
         """Publish `findings` of `rel` unless the client holds them already; True when sent.
 
         The same diagnostics of the same version are not sent again; with `force` (an opened
         document) they are, unless the client provably got them while the document was open.
-        `index`: the lines the findings were made from, when the root state does not hold them
-        (an open buffer before the scan: positions in the client's units need its lines)."""
+        `at`: the positions of the lines the findings were made from, when the root state does
+        not hold them (an open buffer before the scan: positions in the client's units need its
+        lines)."""
         server = self.server
         shown = feed.scope.filter(root, rel, findings, self._is_open(root, rel))
         uri = path_to_uri(root.path / rel)
@@ -340,7 +341,8 @@ class Publisher:
         if version is not None and last_version is not None and version < last_version:
             feed.due.add(rel)  # made from an older text than the client has diagnostics of: later
             return False
-        at = positions(server, root.state, rel) if index is None else Positions(server, index)
+        if at is None:
+            at = positions(server, root.state, rel)
         diagnostics = tuple(to_diagnostic(at, f) for f in shown)
         if last is None:
             same = not diagnostics
