@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import sys
 import threading
 from collections.abc import Coroutine
@@ -166,14 +165,6 @@ def create_server() -> PmemServer:
         for path in list(ls.host.buffers):
             ls.publisher.early(path)
         ls.background(scan_all(ls))
-
-    @server.feature(lsp.EXIT)
-    def exit_now(ls: PmemServer, *args: Any) -> None:
-        # pygls would leave through sys.exit, which waits for worker threads: a first scan of
-        # a large root would keep the process alive long after the client asked it to go.
-        # Every write pmem makes survives being cut short (docs/decisions.md, "Lifecycle").
-        logging.shutdown()
-        os._exit(0 if ls.protocol._shutdown else 1)
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: PmemServer, *args: Any) -> None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Generator
+import os
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 import attrs
@@ -76,6 +77,11 @@ class PmemProtocol(LanguageServerProtocol):
         # answer to it is dropped, so the client gets one.
         self.answered_early: tuple[Any, Any] | None = None
         self.early_requests: set[Any] = set()  # ids of the early path's requests still unanswered
+        # The `shutdown` request received (its id in a tuple; None: none yet) and, once it is
+        # answered, set: `exit` right behind it waits for the answer (`exit_status`).
+        self.shutdown_request: tuple[Any] | None = None
+        self._shutdown_answered = False
+        self._leave: Callable[[int], None] | None = None  # `exit` came before that answer
         # pygls's read loop logs a traceback for a body that is not JSON; `report_parse_error`
         # has already answered and logged it in one line.
         logging.getLogger("pygls.server").addFilter(_not_a_parse_error)
@@ -144,11 +150,39 @@ class PmemProtocol(LanguageServerProtocol):
             else:
                 log.warning("notification %r before initialize was dropped", method)
             return
-        if self._shutdown and is_request:
+        if (self._shutdown or self.shutdown_request is not None) and is_request:
             log.warning("request %r after shutdown was refused", method)
             self._error(message.id, JsonRpcInvalidRequest, "the server is shutting down")
             return
+        if method == lsp.SHUTDOWN and is_request:
+            self.shutdown_request = (message.id,)
         super().handle_message(message)
+
+    @lsp_method(lsp.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        """pygls would leave through sys.exit, which waits for worker threads: a first scan of
+        a large root would keep the process alive long after the client asked it to go. Every
+        write pmem makes survives being cut short (docs/decisions.md, "Lifecycle"). A
+        `shutdown` written just before is answered first (`exit_when_answered`)."""
+        self.exit_when_answered(_leave)
+        yield from ()
+
+    def exit_when_answered(self, leave: Callable[[int], None], bound: float = 10.0) -> None:
+        """`exit`: `leave` with 0 after a `shutdown` request, else 1 (the LSP). A client may
+        write `exit` right behind `shutdown` (one write, no wait for the answer): then `leave`
+        is called once that answer is out, or after `bound` seconds. (pygls sets `_shutdown`
+        only when its handler is done, so exiting at once lost the answer and said 1; and
+        pygls's shutdown cancels every pending handler, so the wait cannot be one.)"""
+        if self.shutdown_request is None or self._shutdown_answered or self._loop is None:
+            leave(0 if self.shutdown_request is not None or self._shutdown else 1)
+            return
+        self._leave = leave
+        self._loop.call_later(bound, self._left_unanswered, bound)
+
+    def _left_unanswered(self, bound: float) -> None:
+        if self._leave is not None:
+            log.warning("exit before shutdown was answered (%.0f s)", bound)
+            self._leave(0)
 
     # -- bookkeeping -----------------------------------------------------------------
     def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
@@ -207,6 +241,10 @@ class PmemProtocol(LanguageServerProtocol):
             else:
                 error = lsp.ResponseError(code=error.code, message=redact_text(error.message), data=error.data)
         super()._send_response(msg_id, result=result, error=error)
+        if self.shutdown_request == (msg_id,):
+            self._shutdown_answered = True
+            if self._leave is not None:
+                self._leave(0)
 
     def report_parse_error(self, exc: BaseException) -> None:
         log.warning("ignored a message that is not valid JSON (%s)", type(exc).__name__)
@@ -226,6 +264,11 @@ class PmemProtocol(LanguageServerProtocol):
             return
         params.content_changes = [_ordered(change) for change in params.content_changes]
         yield from super().lsp_text_document__did_change(params)
+
+
+def _leave(status: int) -> None:
+    logging.shutdown()
+    os._exit(status)
 
 
 def _not_a_parse_error(record: logging.LogRecord) -> bool:

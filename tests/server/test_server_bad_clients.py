@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from raw_lsp import RawServer
+from raw_lsp import RawServer, frame
 
 from roots import base_files, summary_file, write_root
 
@@ -325,3 +325,34 @@ def test_with_two_roots_a_command_goes_to_the_only_root_where_it_makes_sense(tmp
         assert status["result"]["root"] == str(two)
     finally:
         server.close()
+
+
+@pytest.mark.parametrize("early", [True, False])
+def test_shutdown_and_exit_in_one_write_answer_shutdown_and_exit_0(root: Path, early: bool):
+    """Clients (Neovim on `:qa`) write `shutdown` and `exit` back to back, without waiting for
+    the answer: shutdown is still answered, and the exit after it is a clean one (status 0).
+    `exit` without `shutdown` stays status 1 (the LSP says so)."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PMEM_NO_EARLY"}
+    if not early:
+        env["PMEM_NO_EARLY"] = "1"
+    for shut in (True, False):
+        server = RawServer(cwd=root, env=env)
+        try:
+            server.initialize(root)
+            _still_serving(server, root)  # the full server is up, its first scan landed
+            body = b""
+            if shut:
+                body += frame(json.dumps({"jsonrpc": "2.0", "id": 77, "method": "shutdown"}).encode())
+            body += frame(json.dumps({"jsonrpc": "2.0", "method": "exit"}).encode())
+            with server._send_lock:
+                server.proc.stdin.write(body)  # one write: the server reads both at once
+                server.proc.stdin.flush()
+            assert server.proc.wait(timeout=60) == (0 if shut else 1)
+            for thread in server._threads:
+                thread.join(timeout=60)
+            if shut:
+                assert server.responses().get(77) == [{"jsonrpc": "2.0", "id": 77, "result": None}]
+        finally:
+            server.close()
