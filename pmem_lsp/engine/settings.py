@@ -124,6 +124,10 @@ class Settings(_Section, SettingsBehaviour):
         bad = [v for v in out if not _CODE_PREFIX.match(v)]
         if bad:
             raise ValueError(f"not a rule code or prefix: {', '.join(bad)}")
+        codes = _rule_codes()
+        unknown = [v for v in out if not any(code.startswith(v) for code in codes)]
+        if unknown:  # `PM9` would select nothing, and a check would say "No problems"
+            raise ValueError(f"no rule has the code or prefix {', '.join(unknown)} (the rules: {_code_ranges(codes)})")
         return out
 
     @field_validator("severity")
@@ -132,8 +136,30 @@ class Settings(_Section, SettingsBehaviour):
         bad = [k for k in value if not re.fullmatch(r"PM\d{3}", k.upper())]
         if bad:
             raise ValueError(f"not a rule code: {', '.join(bad)}")
+        codes = _rule_codes()
+        unknown = [k for k in value if k.upper() not in codes]
+        if unknown:
+            raise ValueError(f"no rule has the code {', '.join(unknown)} (the rules: {_code_ranges(codes)})")
         return {k.upper(): v for k, v in value.items()}
 
+
+
+def _rule_codes() -> list[str]:
+    """Every rule code, in order (the catalogue, imported when settings name codes)."""
+    from .catalogue import RULES
+
+    return list(RULES)
+
+
+def _code_ranges(codes: list[str]) -> str:
+    """`PM001–PM007, PM100–PM107, …`: the codes as runs of consecutive numbers."""
+    runs: list[list[str]] = []
+    for code in codes:
+        if runs and int(code[2:]) == int(runs[-1][-1][2:]) + 1:
+            runs[-1].append(code)
+        else:
+            runs.append([code])
+    return ", ".join(run[0] if len(run) == 1 else f"{run[0]}–{run[-1]}" for run in runs)
 
 
 def _camel(key: str) -> str:

@@ -77,6 +77,23 @@ def test_select_ignore_and_min_severity(root: Path):
     assert sorted(d["code"] for d in json.loads(out)["diagnostics"]) == ["PM102", "PM202"]
 
 
+@pytest.mark.parametrize("option, value, unknown", [
+    ("--select", "PM9", "PM9"), ("--select", "PM1,PM99", "PM99"), ("--ignore", "PM404,PM8", "PM8"),
+    ("--ignore", "PM108", "PM108")])
+def test_a_code_no_rule_has_is_a_usage_error(root: Path, option: str, value: str, unknown: str):
+    """`--select PM9` selected nothing, and the check said "No problems"."""
+    result = pmem("--root", str(root), "check", option, value)
+    assert result.returncode == 2 and result.stdout == ""
+    assert f"no rule has the code or prefix {unknown} " in result.stderr
+    assert "PM001–PM007" in result.stderr and "PM401–PM404" in result.stderr  # what there is
+    (root / ".pmem.toml").write_text(f'{option[2:]} = ["{unknown}"]\n')  # the settings file too
+    result = pmem("--root", str(root), "check")
+    assert result.returncode == 2 and ".pmem.toml" in result.stderr and unknown in result.stderr
+    (root / ".pmem.toml").write_text(f'[severity]\n{unknown.ljust(5, "0")} = "error"\n')
+    result = pmem("--root", str(root), "check")
+    assert result.returncode == 2 and f"no rule has the code {unknown.ljust(5, '0')} " in result.stderr
+
+
 def test_json_report_shape(root: Path):
     report = json.loads(pmem("--root", str(root), "check", "--format", "json").stdout)
     assert report["root"] == str(root)
