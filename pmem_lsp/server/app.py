@@ -69,6 +69,8 @@ class PmemServer(LanguageServer):
         self.progress_tokens: set[str] = set()  # work-done progress begun and not yet ended
         # From the early path: (uri, version) of a `didOpen` it read → the disk's text then.
         self.opened_disk: dict[tuple[str, Any], str | None] = {}
+        # Per root: the settings warning last shown (roots.configure_roots says it once).
+        self.settings_warned: dict[Path, str] = {}
 
     async def roots_known(self, timeout: float) -> bool:
         """Wait (up to `timeout` seconds) until the session's roots are known."""

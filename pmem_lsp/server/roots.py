@@ -15,6 +15,7 @@ from ..engine.host import MemoryRoot
 from ..engine.host import scan as host_scan
 from ..engine.root_state import RootState
 from ..engine.settings import Settings, SettingsError, resolve_settings
+from ..engine.settings_defaults import SETTINGS_FILE
 from ..engine.zones import discover_root, looks_like_root
 from .session import candidate_roots, editor_settings, folder_paths
 from .watcher import stop_watching, watch_root
@@ -38,17 +39,36 @@ def configure_roots(server: PmemServer, folders: list[Path]) -> None:
         if root.path not in wanted:
             drop_root(server, root)
     for path in wanted:
-        try:
-            settings = resolve_settings(path, overrides)
-        except SettingsError as exc:
-            server.warn(f"pmem: {exc}; using the root's own settings")
-            try:
-                settings = resolve_settings(path)
-            except SettingsError as exc2:
-                server.warn(f"pmem: {exc2}; using defaults")
-                settings = Settings()
+        settings, problem = root_settings(path, overrides)
+        # Said once: a settings change or a folder change configures the roots again.
+        if problem is None:
+            server.settings_warned.pop(path, None)
+        elif server.settings_warned.get(path) != problem:
+            server.settings_warned[path] = problem
+            server.warn(problem)
         server.host.add_root(path, settings)
     server.log(f"pmem: memory roots: {', '.join(str(r.path) for r in server.host.roots) or 'none'}")
+
+
+def root_settings(path: Path, overrides: dict) -> tuple[Settings, str | None]:
+    """The settings `path` is checked with, and what to tell the user when they are not the
+    ones asked for: one message that says what is wrong and what the server does instead.
+    A root whose own `.pmem.toml` cannot be used (not TOML, a bad value, a folder,
+    unreadable) is checked with the defaults, and every write pmem would make to it is
+    refused (`usable_settings`, `settings-usable`) until the file is fixed; editor settings
+    that cannot be used are left out, and the root's own settings apply."""
+    try:
+        own = resolve_settings(path)
+    except SettingsError as exc:
+        return Settings(), (f"pmem: {exc}. This root is checked with the default settings, and pmem refuses "
+                            f"to change anything in it (upgrade, archive, delete, recover, purge) "
+                            f"until {SETTINGS_FILE} is fixed")
+    if not overrides:
+        return own, None
+    try:
+        return resolve_settings(path, overrides), None
+    except SettingsError as exc:
+        return own, f"pmem: {exc}; the editor's pmem settings are not used for {path}: its own settings are"
 
 
 def drop_root(server: PmemServer, root: MemoryRoot) -> None:
