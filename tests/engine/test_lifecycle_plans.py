@@ -642,3 +642,34 @@ def test_a_token_is_stale_once_the_settings_change(tmp_path):
     (root / ".pmem.toml").write_text('dialect = "v0.10"\n', encoding="utf-8")  # as previewed: applies
     apply_previewed(root, request, shown.token)
     assert (root / "_archive/projects/alpha.md").is_file()
+
+
+@pytest.mark.parametrize("op, path", [("archive", "projects/alpha.md"), ("save", "notes/new.md")])
+def test_a_plan_reads_the_settings_once(tmp_path, monkeypatch, op, path):
+    """`.pmem.toml` changed while a plan is made (the hook swaps it right after each read, as an
+    editor saving it would): the plan holds to what it read. Two reads checked one file and
+    wrote in the other's dialect."""
+    import pmem_lsp.engine.settings as settings_module
+
+    root = root_with(tmp_path, {"projects/alpha.md": ALPHA, AI: "# Archive index\n"})
+    settings = root / ".pmem.toml"
+    settings.write_text('dialect = "pmem"\n', encoding="utf-8")
+    real, reads = settings_module.read_settings_file, []
+
+    def swapping(at: Path) -> dict:
+        raw = real(at)
+        reads.append(raw.get("dialect"))
+        settings.write_text('dialect = "v0.10"\n' if raw.get("dialect") == "pmem" else 'dialect = "pmem"\n',
+                            encoding="utf-8")
+        return raw
+
+    monkeypatch.setattr(settings_module, "read_settings_file", swapping)
+    plan = make_plan(context(root, ARCHIVED_ON), op, path, "done",
+                     content="# New\n\n## Summary\n- a\n- b\n- c\n", description="a new note")
+    assert reads == ["pmem"]
+    monkeypatch.undo()
+    apply_plan(root, plan)
+    if op == "archive":  # the record in the dialect read: pmem's own `## path` block
+        assert "## projects/alpha.md\n- status: archived\n" in (root / AI).read_text(encoding="utf-8")
+    else:  # the route line in pmem's own form, `- [Title](path) — description`
+        assert "- [New](notes/new.md) — a new note\n" in (root / "_index.md").read_text(encoding="utf-8")

@@ -22,6 +22,7 @@ from ..zones import ARCHIVE_DIR, TRASH_DIR
 
 if TYPE_CHECKING:
     from ..root_state import RootState
+    from ..settings import Settings
 
 # At most this many broken links are listed in a preview's text (the JSON findings keep all).
 PREVIEW_LINKS = 10
@@ -36,12 +37,13 @@ class BrokenLink:
     target: str  # the root-relative path the link names (the file that moves)
 
 
-def links_broken_by(root: Path, sources: list[str], state: RootState | None = None) -> list[BrokenLink]:
+def links_broken_by(root: Path, sources: list[str], state: RootState | None = None,
+                    settings: Settings | None = None) -> list[BrokenLink]:
     """Relative links in active and core files (as PM402 reads them) to any of `sources`,
     which are about to leave their paths. The moving files' own links are not counted, nor
     links in archived files (PM402 does not read those either). `state`: the root's files as
     a session holds them (the server's); without it the root is scanned (a fraction of a second
-    for 10,000 files)."""
+    for 10,000 files) with `settings` (the plan's), else the root's own."""
     if not sources:
         return []
     from ..root_state import RootState
@@ -54,7 +56,7 @@ def links_broken_by(root: Path, sources: list[str], state: RootState | None = No
     names = moving | {s[:-3] for s in moving if s.endswith(".md")}
     stems = {posixpath.basename(s)[:-3] if s.endswith(".md") else posixpath.basename(s) for s in moving}
     if state is None:
-        state = RootState.scan(root, settings_or_defaults(root))
+        state = RootState.scan(root, settings if settings is not None else settings_or_defaults(root))
     out: list[BrokenLink] = []
     for rel in sorted(state.files):
         entry = state.files[rel]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -109,6 +109,10 @@ class LifecycleContext:
     # The `dialect` setting when the caller has the settings (the server's: `.pmem.toml` with the
     # editor's on top); None reads the root's `.pmem.toml`.
     dialect: str | None = None
+    # The root's `.pmem.toml` as `make_plan` read it, once per plan; everything the plan reads
+    # settings for (its dialect, the scan for the links a move breaks, a save's checks) uses
+    # these. None: not read yet.
+    settings: Settings | None = None
 
 
 def disk_reader(root: Path) -> Callable[[str], str | None]:
@@ -295,7 +299,7 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
         lines.append("  _index.md: no route to remove")
     record_kind = "a v0.10 record" if dialect == V010 else "a record"
     lines.append(f"  _archive/_index.md: add {record_kind} (reason: {one_line_shown(why)})")
-    lines += preview_lines(links_broken_by(root, [rel], ctx.state))
+    lines += preview_lines(links_broken_by(root, [rel], ctx.state, ctx.settings))
     lines.append(f"  To undo: recover {shown(rel)} — restores the file"
                  + (" and this route line exactly" if routes else ""))
     return Plan("archive", rel, tuple(steps), "\n".join(lines), "Archive", f"archived {shown(rel)} to {shown(dest)}",
@@ -330,7 +334,7 @@ def plan_delete(ctx: LifecycleContext, raw: object) -> Plan:
         f"  move: {shown(location)} → {shown(dest)}",
         f"  _archive/_index.md: mark the record trashed, deleted {ctx.today.isoformat()}, "
         f"recover by {recover_by.isoformat()}",
-        *preview_lines(links_broken_by(root, [location], ctx.state)),
+        *preview_lines(links_broken_by(root, [location], ctx.state, ctx.settings)),
         f"  To undo: recover {shown(original)} before {recover_by.isoformat()}; "
         "after that it may be purged (with a separate confirmation)",
     ])
@@ -529,8 +533,11 @@ def make_plan(ctx: LifecycleContext, op: str, path: object = None, reason: str |
     """The plan for one request. `content`, `description` and `route` are `save`'s and
     `route`'s (docs/design.md §6.1); the other operations take a path and a reason. No
     operation is planned on settings that cannot be used (`usable_settings`), not even by a
-    caller that brings its own (the server falls back to the defaults to keep checking)."""
-    usable_settings(ctx.root)
+    caller that brings its own (the server falls back to the defaults to keep checking).
+    `.pmem.toml` is read here once, and what was read decides the whole plan (its dialect, a
+    save's checks): two reads could check one settings file and write in another's dialect."""
+    settings = usable_settings(ctx.root)
+    ctx = replace(ctx, settings=settings, dialect=settings.dialect if ctx.dialect is None else ctx.dialect)
     if op in ("save", "route"):
         from .save import plan_route, plan_save
 

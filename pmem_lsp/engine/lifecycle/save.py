@@ -180,7 +180,7 @@ def plan_save(ctx: LifecycleContext, raw: object, content: object, description: 
     rel, zone = _destination(ctx, raw)
     refuse_secret("file name", rel, path=True)  # a token as a file's name is a secret every listing shows
     refuse_secret("route description", description)
-    settings = settings or settings_or_defaults(ctx.root)
+    settings = settings or ctx.settings or settings_or_defaults(ctx.root)
     text = _check_content(rel, zone, content, settings)
     path = ctx.root / rel
     if os.path.lexists(path):
