@@ -14,6 +14,7 @@ notes is in docs/decisions.md ("v0.9–v0.10 rules").
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import TYPE_CHECKING
 
 from ..findings import Finding, at_line
@@ -96,20 +97,73 @@ def _patterns_for(line: str) -> list[tuple[str, re.Pattern[str]]]:
     return [kind for kind, words in zip(_PATTERNS, _WORDS, strict=True) if any(w in folded for w in words)]
 
 
+# Disguised letters: a word the patterns would match, written so that a plain match misses it
+# while a reader (a person, a model) reads it as written. Compatibility forms that NFKC folds to
+# ASCII letters (fullwidth `ｉｇｎｏｒｅ`, mathematical `𝐢𝐠𝐧𝐨𝐫𝐞`, circled, ligatures `ﬁ`, super- and
+# subscripts, letterlike symbols, Roman numerals, squared Latin), and characters that render as
+# nothing inside a word (Unicode's format characters: zero-width space and joiners, word joiner,
+# BOM, soft hyphen, bidirectional marks, tags; and the fillers and invisible marks that are not
+# format characters). tests/engine/test_instructions_disguise.py holds the class to Unicode's
+# tables. A line holding none (every ASCII line, nearly every CJK or German one) is read as is.
+_INVISIBLE = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+              "\u2060-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+              "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+              "\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0")
+_COMPAT = ("\u00aa\u00ba\u0132\u0133\u013f\u0140\u0149\u017f\u01c4-\u01cc\u01f1-\u01f3\u02b0-\u02b8"
+           "\u02e0-\u02e4\u1d2c-\u1dbf\u1e9a\u2070-\u209c\u20a8\u2100-\u214f\u2160-\u217f\u2460-\u24ff"
+           "\u2c7c\u2c7d\u3250\u32cc-\u32cf\u3371-\u337a\u3380-\u33df\u33ff\ua7f2-\ua7f4\ufb00-\ufb06"
+           "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U000107a5\U0001d400-\U0001d7ff\U0001f110-\U0001f190")
+_DISGUISED = re.compile(f"[{_INVISIBLE}{_COMPAT}]")
+_DROPPED = re.compile(f"[{_INVISIBLE}]")
+
+
+def unveiled(line: str) -> tuple[str, list[int]] | None:
+    """`line` as a reader reads it, when it holds a disguised letter: NFKC per character, and
+    the invisible characters dropped; with, for each character of it, the offset in `line` it
+    came from (and one more entry, `len(line)`). None for a line with nothing disguised (the
+    common case: one `isascii`, or one search)."""
+    if line.isascii() or _DISGUISED.search(line) is None:
+        return None
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(line):
+        if ch.isascii():
+            out.append(ch)
+            where.append(i)
+        elif _DROPPED.match(ch) is None:
+            folded = unicodedata.normalize("NFKC", ch)
+            out.append(folded)
+            where.extend([i] * len(folded))
+    where.append(len(line))
+    return "".join(out), where
+
+
 def instruction_kinds(line: str) -> list[tuple[str, int, int]]:
     """(what it does, start, end) for each instruction aimed at the agent in `line`, outside
-    code spans and quotes."""
-    patterns = _patterns_for(line)
-    if not patterns:
-        return []
-    plain = _QUOTED.sub(_blank, _LINK_TEXT.sub(_blank, mask_code_spans(line)))
+    code spans and quotes. Code spans, quotes and link text are found in the line as written;
+    the rest is read unveiled (`unveiled`), and the offsets are the line's own."""
+    where: list[int] | None = None
+    if line.isascii() or _DISGUISED.search(line) is None:  # nearly every line
+        patterns = _patterns_for(line)
+        if not patterns:
+            return []
+        plain = _QUOTED.sub(_blank, _LINK_TEXT.sub(_blank, mask_code_spans(line)))
+    else:
+        plain = _QUOTED.sub(_blank, _LINK_TEXT.sub(_blank, mask_code_spans(line)))
+        shown = unveiled(plain)
+        if shown is not None:
+            plain, where = shown
+        patterns = _patterns_for(plain)
     out = []
     seen = set()
     for what, pattern in patterns:
         m = pattern.search(plain)
         if m and what not in seen:
             seen.add(what)
-            out.append((what, m.start(), m.end()))
+            start, end = m.start(), m.end()
+            if where is not None:
+                start, end = where[start], where[end - 1] + 1 if end > start else where[start]
+            out.append((what, start, end))
     return out
 
 
@@ -117,18 +171,22 @@ def instruction_kinds(line: str) -> list[tuple[str, int, int]]:
 _NATIVE = CORE if CORE is not None and "\n".join(p.pattern for _, p in _PATTERNS) == CORE.PM404_PATTERNS else None
 
 
-def candidate_lines(lines: list[str]) -> range | list[int]:
+def candidate_lines(lines: list[str], text: str | None = None) -> range | list[int]:
     """The lines that may hold an instruction: all of them, or with the native core the ones
-    holding an anchor word of `_PATTERNS` (docs/native.md); the others match none."""
+    holding an anchor word of `_PATTERNS` (docs/native.md); the others match none. The core
+    reads each line unveiled (`unveiled`; `text`: the lines joined, when it is at hand, to skip
+    that for an ASCII text), so a disguised anchor is not passed over."""
     if _NATIVE is None:
         return range(len(lines))
+    if not (text.isascii() if text is not None else all(line.isascii() for line in lines)):
+        lines = [line if (shown := unveiled(line)) is None else shown[0] for line in lines]
     return _NATIVE.instruction_lines(lines)
 
 
 def check_instructions(rel: str, zone: Zone, doc: MemoryFile, settings: Settings) -> list[Finding]:
     out = []
     lines = doc.lines
-    for i in candidate_lines(lines):
+    for i in candidate_lines(lines, doc.text):
         line = lines[i]
         if not line.strip() or doc.line_kind(i) == CODE:
             continue
