@@ -7,8 +7,9 @@ needs only the engine's summary rules:
 1. read `initialize` (our own framing reader over fd 0) and answer it with exactly the
    capabilities the full server would send (`capabilities`; a test holds them equal);
 2. read `initialized`, and when the client can answer it, ask `workspace/configuration` for the
-   `pmem` section and wait for the answer: the first diagnostics already use the editor's
-   settings (docs/decisions.md, "The early path");
+   `pmem` section and wait for the answer (up to `CONFIGURATION_WAIT`, however quiet the client
+   is meanwhile): the first diagnostics already use the editor's settings (docs/decisions.md,
+   "The early path");
 3. publish each opened document's summary findings (`textDocument/didOpen`), the same findings
    and the same JSON the full server publishes for it before its first scan lands
    (`engine/early.py`, `diagnostic_json`);
@@ -34,6 +35,7 @@ import re
 import select
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TypeGuard
@@ -52,6 +54,18 @@ def _wait() -> float:
 
 
 WAIT = _wait()
+
+
+def _configuration_wait() -> float:
+    try:
+        return max(0.0, float(os.environ.get("PMEM_EARLY_CONFIGURATION_WAIT", "5")))
+    except ValueError:
+        return 5.0
+
+
+# Seconds the loop waits for the answer to its configuration request, however quiet the client
+# is meanwhile (an editor busy starting answers late; the first diagnostics need the answer).
+CONFIGURATION_WAIT = _configuration_wait()
 MAX_BODY = 4 * 1024 * 1024  # a bigger message (a huge buffer) is left to the full server
 CONFIGURATION_ID = "pmem-early-configuration"
 QUIET = "the client said nothing more"
@@ -305,6 +319,7 @@ class EarlyLoop:
     stream: _Stream
     out: BinaryIO
     wait: float = WAIT
+    configuration_wait: float = CONFIGURATION_WAIT
     handover: Handover = field(default_factory=Handover)
     params: dict[str, Any] = field(default_factory=dict)
     opened: list[_Opened] = field(default_factory=list)
@@ -389,8 +404,16 @@ class EarlyLoop:
                           "params": {"items": [{"section": "pmem"}]}})
         self.handover.unanswered.add(CONFIGURATION_ID)
         held = False
+        # The answer is waited for up to its own deadline, not the usual silence: a client that
+        # answers late would otherwise get nothing published early.
+        deadline = time.monotonic() + max(self.wait, self.configuration_wait)
         while True:
-            message = self.stream.next(self.wait)
+            try:
+                message = self.stream.next(max(0.0, deadline - time.monotonic()))
+            except HandOver as stop:
+                if str(stop) == QUIET:
+                    raise HandOver("the configuration was not answered in time") from None
+                raise
             if "method" not in message and message.get("id") == CONFIGURATION_ID:
                 break
             if isinstance(message.get("method"), str) and _usable_id(message.get("id")):

@@ -160,3 +160,31 @@ def test_the_full_server_reads_the_replay_then_the_stream():
     assert reader.read(3) == b"[1]"
     assert reader.read(10) == b"rest\n"
     assert reader.readline() == b""
+
+
+def test_an_unanswered_configuration_hands_over_at_its_deadline(tmp_path: Path):
+    """The loop waits for its configuration answer longer than for a quiet client, but not for
+    ever: unanswered, it hands over (the full server asks again), having published nothing."""
+    from pmem_lsp.server.early import EarlyLoop, _Stream
+
+    def message(body: dict) -> bytes:
+        data = json.dumps({"jsonrpc": "2.0", **body}).encode()
+        return b"Content-Length: %d\r\n\r\n" % len(data) + data
+
+    root = tmp_path / "memory"
+    (root / "_core").mkdir(parents=True)
+    read, write = os.pipe()
+    try:
+        os.write(write, message({"id": 1, "method": "initialize", "params": {
+            "processId": None, "rootUri": root.as_uri(), "capabilities": {"workspace": {"configuration": True}}}})
+            + message({"method": "initialized", "params": {}})
+            + message({"method": "textDocument/didOpen", "params": {"textDocument": {
+                "uri": (root / "a.md").as_uri(), "languageId": "markdown", "version": 1, "text": "# A\n"}}}))
+        out = io.BytesIO()
+        handover = EarlyLoop(_Stream(read), out, wait=0.01, configuration_wait=0.2).run()  # the writer stays open
+    finally:
+        os.close(read)
+        os.close(write)
+    assert handover.reason == "the configuration was not answered in time"
+    assert handover.published == {} and handover.unanswered == {"pmem-early-configuration"}
+    assert b"workspace/configuration" in out.getvalue()

@@ -28,9 +28,12 @@ EARLY_LOG = "early path: 1 document(s) published"
 class Client(RawServer):
     """A raw client whose `workspace/configuration` answer is `settings`."""
 
-    def __init__(self, root: Path, settings: dict | None = None, early: bool = True) -> None:
-        env = {**os.environ, "PMEM_EARLY_WAIT": "60"}  # a loaded machine never makes it give up
+    def __init__(self, root: Path, settings: dict | None = None, early: bool = True,
+                 env_extra: dict[str, str] | None = None) -> None:
+        env = {**os.environ, "PMEM_EARLY_WAIT": "60", **(env_extra or {})}  # a loaded machine never makes it give up
         env.pop("PMEM_NO_EARLY", None)
+        if env["PMEM_EARLY_WAIT"] == "":
+            del env["PMEM_EARLY_WAIT"]  # the default silence
         if not early:
             env["PMEM_NO_EARLY"] = "1"
         self.settings = settings
@@ -276,3 +279,29 @@ def test_settings_pushed_after_initialized(root: Path, answer: dict | None, push
     finally:
         for client in sessions.values():
             client.close()
+
+
+def test_a_late_configuration_answer_is_waited_for(root: Path):
+    """A client that answers `workspace/configuration` well after the loop's usual half second of
+    silence (an editor busy starting) still gets its first diagnostics from the early path,
+    made with the settings it answered. Before, the silence handed over and nothing was
+    published early."""
+    client = Client(root, settings={"severity": {"PM102": "error"}},
+                    env_extra={"PMEM_EARLY_WAIT": "", "PMEM_EARLY_CONFIGURATION_WAIT": "60"})
+    client.configured.clear()
+    try:
+        client.request("initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": CAPS,
+                                      "workspaceFolders": [{"uri": root.as_uri(), "name": "memory"}]})
+        client.notify("initialized", {})
+        client.open(root / NOTE)
+        client.wait(lambda m: m.get("method") == "workspace/configuration", what="the configuration request")
+        late = threading.Timer(2.0, client.configured.set)  # four times the usual silence
+        late.start()
+        client.wait_for_code(root / NOTE, "PM202")  # the full server's scan landed
+        late.join()
+        assert any(EARLY_LOG in line and "handing over (published)" in line for line in client.logs()), client.logs()
+        first = client.publications(root / NOTE)[0]
+        assert [(d["code"], d["severity"]) for d in first] == [("PM102", 1)]  # the answer's settings
+        assert client.close() == 0
+    finally:
+        client.close()
