@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from ..findings import Finding, at_line
 from ..lazy_re import lazy
+from ..line_index import split_lines
 from ..markdown import CODE
 from ..memory_file import MemoryFile, mask_code_spans
 from ..native import CORE
@@ -113,16 +114,125 @@ _COMPAT = ("\u00aa\u00ba\u0132\u0133\u013f\u0140\u0149\u017f\u01c4-\u01cc\u01f1-
            "\u02e0-\u02e4\u1d2c-\u1dbf\u1e9a\u2070-\u209c\u20a8\u2100-\u214f\u2160-\u217f\u2460-\u24ff"
            "\u2c7c\u2c7d\u3250\u32cc-\u32cf\u3371-\u337a\u3380-\u33df\u33ff\ua7f2-\ua7f4\ufb00-\ufb06"
            "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U000107a5\U0001d400-\U0001d7ff\U0001f110-\U0001f190")
-_DISGUISED = re.compile(f"[{_INVISIBLE}{_COMPAT}]")
-_DROPPED = re.compile(f"[{_INVISIBLE}]")
+_DISGUISED = lazy(f"[{_INVISIBLE}{_COMPAT}]")
+_DROPPED = lazy(f"[{_INVISIBLE}]+")
+_FOLDED = lazy(f"[{_COMPAT}]")
+
+
+def _class_ranges(cls: str) -> list[tuple[int, int]]:
+    """The code point ranges of a character class written as above (`a`, `a-z`)."""
+    out, i = [], 0
+    while i < len(cls):
+        if i + 2 < len(cls) and cls[i + 1] == "-":
+            out.append((ord(cls[i]), ord(cls[i + 2])))
+            i += 3
+        else:
+            out.append((ord(cls[i]), ord(cls[i])))
+            i += 1
+    return out
+
+
+def _utf8_sequences(lo: int, hi: int) -> list[list[tuple[int, int]]]:
+    """Byte-range sequences whose matches are exactly the UTF-8 encodings of `lo`…`hi`, both
+    encoded in as many bytes (the range is split where a continuation byte wraps)."""
+    first, last = chr(lo).encode("utf-8", "surrogatepass"), chr(hi).encode("utf-8", "surrogatepass")
+    i = next((k for k in range(len(first)) if first[k] != last[k]), None)
+    if i is None:
+        return [[(b, b) for b in first]]
+    width = 6 * (len(first) - i - 1)  # bits below the first differing byte
+    low_full, high_full = lo & ((1 << width) - 1) == 0, ~hi & ((1 << width) - 1) == 0
+    if low_full and high_full:
+        return [[(b, b) for b in first[:i]] + [(first[i], last[i])] + [(0x80, 0xBF)] * (len(first) - i - 1)]
+    out = []
+    if not low_full:
+        out += _utf8_sequences(lo, lo | ((1 << width) - 1))
+        lo = (lo | ((1 << width) - 1)) + 1
+    middle_end = hi if high_full else (hi & ~((1 << width) - 1)) - 1
+    if lo <= middle_end:
+        out += _utf8_sequences(lo, middle_end)
+    if not high_full:
+        out += _utf8_sequences(hi & ~((1 << width) - 1), hi)
+    return out
+
+
+def _utf8_alternatives(cls: str) -> list[bytes]:
+    """Bytes patterns that together match the UTF-8 of exactly the characters of `cls` (all
+    non-ASCII), each for one leading byte or a range of them."""
+    def byte(b: int) -> bytes:
+        return re.escape(bytes([b]))
+    pieces = []
+    for lo, hi in _class_ranges(cls):
+        for cut in (0x7FF, 0xFFFF):  # one length of encoding per piece
+            if lo <= cut < hi:
+                pieces += _utf8_sequences(lo, cut)
+                lo = cut + 1
+        pieces += _utf8_sequences(lo, hi)
+    return [b"".join(byte(a) if a == b else b"[" + byte(a) + b"-" + byte(b) + b"]" for a, b in seq) for seq in pieces]
+
+
+def _by_lead(cls: str) -> tuple[tuple[bytes, re.Pattern[bytes]], ...]:
+    """`cls` over UTF-8 as one search per leading byte: a search that starts with a literal
+    byte skips to it in C, several times faster than a class tried at every character."""
+    by: dict[int, list[bytes]] = {}
+    for alternative in _utf8_alternatives(cls):
+        # Each piece starts with one leading byte (no range here spans two: the test over
+        # every code point would say so); `re.escape` leaves bytes over 0x7F as they are.
+        by.setdefault(alternative[0], []).append(alternative)
+    return tuple((bytes([lead]), re.compile(b"|".join(alts))) for lead, alts in sorted(by.items()))
+
+
+_SEARCHES: dict[str, tuple[tuple[bytes, re.Pattern[bytes]], ...]] = {}  # built on first use
+
+
+def _holds(cls: str, text: str) -> bool:
+    searches = _SEARCHES.get(cls)
+    if searches is None:
+        searches = _SEARCHES[cls] = _by_lead(cls)
+    data = text.encode("utf-8", "surrogatepass")
+    return any(lead in data and rx.search(data) is not None for lead, rx in searches)
+
+
+def disguised(text: str) -> bool:
+    """Does `text` hold a disguised letter (`_DISGUISED`)? One `isascii` for an ASCII text,
+    else one byte search per leading byte the text holds."""
+    return not text.isascii() and _holds(_INVISIBLE + _COMPAT, text)
+
+
+def _nfkc(match: re.Match[str]) -> str:
+    return unicodedata.normalize("NFKC", match.group())
+
+
+def unveiled_text(line: str) -> str | None:
+    """`line` as a reader reads it, when it holds a disguised letter: each compatibility letter
+    NFKC-folded on its own, the invisible characters dropped. None for a line with nothing
+    disguised (the common case: one `isascii`, or one search)."""
+    if line.isascii() or _DISGUISED.search(line) is None:
+        return None
+    return _unveil(line)
+
+
+def _unveil(text: str) -> str:
+    if len(text) > 256:  # a whole text: each invisible character looked for in C (a class
+        # tried at every character of a Persian text, where zero-width non-joiners are
+        # ordinary spelling, took five times as long), then a search of its UTF-8
+        global _INVISIBLE_CHARS
+        if _INVISIBLE_CHARS is None:
+            _INVISIBLE_CHARS = tuple(chr(c) for lo, hi in _class_ranges(_INVISIBLE) for c in range(lo, hi + 1))
+        for ch in _INVISIBLE_CHARS:
+            if ch in text:
+                text = text.replace(ch, "")
+        return _FOLDED.sub(_nfkc, text) if _holds(_COMPAT, text) else text
+    text = _DROPPED.sub("", text)
+    return _FOLDED.sub(_nfkc, text) if _FOLDED.search(text) is not None else text
+
+
+_INVISIBLE_CHARS: tuple[str, ...] | None = None  # `_INVISIBLE`'s characters, on first use
 
 
 def unveiled(line: str) -> tuple[str, list[int]] | None:
-    """`line` as a reader reads it, when it holds a disguised letter: NFKC per character, and
-    the invisible characters dropped; with, for each character of it, the offset in `line` it
-    came from (and one more entry, `len(line)`). None for a line with nothing disguised (the
-    common case: one `isascii`, or one search)."""
-    if line.isascii() or _DISGUISED.search(line) is None:
+    """`unveiled_text(line)`, with for each of its characters the offset in `line` it came from
+    (and one more entry, `len(line)`): where a match in it is in the line as written."""
+    if unveiled_text(line) is None:
         return None
     out: list[str] = []
     where: list[int] = []
@@ -131,39 +241,41 @@ def unveiled(line: str) -> tuple[str, list[int]] | None:
             out.append(ch)
             where.append(i)
         elif _DROPPED.match(ch) is None:
-            folded = unicodedata.normalize("NFKC", ch)
+            folded = unicodedata.normalize("NFKC", ch) if _FOLDED.match(ch) else ch
             out.append(folded)
             where.extend([i] * len(folded))
     where.append(len(line))
     return "".join(out), where
 
 
-def instruction_kinds(line: str) -> list[tuple[str, int, int]]:
+def instruction_kinds(line: str, veiled: bool = True) -> list[tuple[str, int, int]]:
     """(what it does, start, end) for each instruction aimed at the agent in `line`, outside
     code spans and quotes. Code spans, quotes and link text are found in the line as written;
-    the rest is read unveiled (`unveiled`), and the offsets are the line's own."""
-    where: list[int] | None = None
-    if line.isascii() or _DISGUISED.search(line) is None:  # nearly every line
+    the rest is read unveiled (`unveiled_text`), and the offsets are the line's own. `veiled`
+    False: the caller knows the line holds no disguised letter (`disguised` of its text)."""
+    shown: str | None = None
+    if not veiled or line.isascii() or _DISGUISED.search(line) is None:  # nearly every line
         patterns = _patterns_for(line)
         if not patterns:
             return []
         plain = _QUOTED.sub(_blank, _LINK_TEXT.sub(_blank, mask_code_spans(line)))
     else:
         plain = _QUOTED.sub(_blank, _LINK_TEXT.sub(_blank, mask_code_spans(line)))
-        shown = unveiled(plain)
-        if shown is not None:
-            plain, where = shown
-        patterns = _patterns_for(plain)
+        shown = unveiled_text(plain)
+        patterns = _patterns_for(shown if shown is not None else plain)
+        if not patterns:
+            return []
+    text = shown if shown is not None else plain
     out = []
     seen = set()
     for what, pattern in patterns:
-        m = pattern.search(plain)
+        m = pattern.search(text)
         if m and what not in seen:
             seen.add(what)
-            start, end = m.start(), m.end()
-            if where is not None:
-                start, end = where[start], where[end - 1] + 1 if end > start else where[start]
-            out.append((what, start, end))
+            out.append((what, m.start(), m.end()))
+    if shown is not None and out:  # back to the columns of the line as written
+        where = (unveiled(plain) or (plain, list(range(len(plain) + 1))))[1]
+        out = [(what, where[start], where[end - 1] + 1 if end > start else where[start]) for what, start, end in out]
     return out
 
 
@@ -171,26 +283,34 @@ def instruction_kinds(line: str) -> list[tuple[str, int, int]]:
 _NATIVE = CORE if CORE is not None and "\n".join(p.pattern for _, p in _PATTERNS) == CORE.PM404_PATTERNS else None
 
 
-def candidate_lines(lines: list[str], text: str | None = None) -> range | list[int]:
+def candidate_lines(lines: list[str], veiled: bool | None = None) -> range | list[int]:
     """The lines that may hold an instruction: all of them, or with the native core the ones
     holding an anchor word of `_PATTERNS` (docs/native.md); the others match none. The core
-    reads each line unveiled (`unveiled`; `text`: the lines joined, when it is at hand, to skip
-    that for an ASCII text), so a disguised anchor is not passed over."""
+    reads the lines unveiled (`unveiled_text`) when they hold a disguised letter (`veiled`:
+    `disguised` of their text, when the caller knows it), so no disguised anchor is passed over."""
     if _NATIVE is None:
         return range(len(lines))
-    if not (text.isascii() if text is not None else all(line.isascii() for line in lines)):
-        lines = [line if (shown := unveiled(line)) is None else shown[0] for line in lines]
+    if veiled is None:
+        veiled = disguised("\n".join(lines))
+    if veiled:
+        # The whole text at once (invisible characters between the parts of a line break
+        # could join two breaks into one: then line by line).
+        shown = split_lines(_unveil("\n".join(lines)))
+        if len(shown) != len(lines):
+            shown = [line if line.isascii() or (one := unveiled_text(line)) is None else one for line in lines]
+        lines = shown
     return _NATIVE.instruction_lines(lines)
 
 
 def check_instructions(rel: str, zone: Zone, doc: MemoryFile, settings: Settings) -> list[Finding]:
     out = []
     lines = doc.lines
-    for i in candidate_lines(lines, doc.text):
+    veiled = disguised(doc.text)  # a text of ordinary letters (nearly all): no line is unveiled
+    for i in candidate_lines(lines, veiled):
         line = lines[i]
         if not line.strip() or doc.line_kind(i) == CODE:
             continue
-        found = instruction_kinds(line)
+        found = instruction_kinds(line, veiled)
         if found:
             what = "; ".join(w for w, _, _ in found)
             out.append(at_line(rel, doc.lines, i, "PM404",
