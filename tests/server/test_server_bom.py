@@ -109,3 +109,16 @@ async def test_a_buffer_with_a_bom_is_analysed_as_the_disk_at_the_right_columns(
     assert shifted.range is not None and plain.range is not None
     assert (shifted.range.start.character, shifted.range.end.character) == (
         plain.range.start.character + shift, plain.range.end.character + shift)
+
+    # Completion inside the link's target on line 0: the same items, their edits moved by the BOM.
+    async def completion(p: Path, character: int) -> list[tuple]:
+        found = await client.text_document_completion_async(lsp.CompletionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri(p)), position=lsp.Position(line=0, character=character)))
+        items = found.items if isinstance(found, lsp.CompletionList) else found or []
+        return sorted((i.label, i.text_edit.range.start.character, i.text_edit.range.end.character)
+                      for i in items if isinstance(i.text_edit, lsp.TextEdit))
+    target = NOTES["notes/c.md"].index("../projects/") + len("../projects/")  # after the folder's slash
+    target_units = _units(NOTES["notes/c.md"][:target], encoding)
+    plain_items = await completion(twin, target_units)
+    assert plain_items
+    assert await completion(c, target_units + shift) == [(label, s + shift, e + shift) for label, s, e in plain_items]
