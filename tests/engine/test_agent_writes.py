@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -257,3 +258,49 @@ def test_a_save_with_unusable_settings_is_refused_with_the_reason_and_writes_not
         assert refused.value.rule == SETTINGS and "not valid TOML" in refused.value.message
         assert "ghp_R7x2" not in refused.value.message
     assert not (root / "projects/kiln.md").exists()
+
+
+# -- a writer landing while the preview is made -------------------------------------------
+def test_a_file_rewritten_while_the_preview_plans_gives_a_preview_of_the_new_bytes(tmp_path):
+    """Another agent truncates and rewrites the file right after the plan read it: the token
+    must not bind the new bytes beside a diff made from the old ones (applying it would write
+    over the other agent's text with what the user never saw)."""
+    root = make_root(tmp_path, {"projects/alpha.md": active_file("Alpha")})
+    theirs = active_file("Alpha", body="## Context\nThe other agent's paragraph.\n")
+    base = context(root, TODAY)
+    rewritten = []
+
+    def racing(rel: str) -> str | None:
+        text = base.read_text(rel)
+        if rel == "projects/alpha.md" and not rewritten:
+            (root / rel).write_text(theirs, encoding="utf-8")
+            rewritten.append(rel)
+        return text
+
+    mine = active_file("Alpha", body="## Context\nMy paragraph.\n")
+    request = Request("save", "projects/alpha.md", content=mine)
+    shown = preview(replace(base, read_text=racing), request)
+    fresh = preview(context(root, TODAY), request)
+    assert rewritten, "the racing write happened"
+    assert shown.token == fresh.token
+    assert shown.plan.preview == fresh.plan.preview
+    assert "other agent's paragraph" in shown.plan.preview, "the diff is against what the disk holds"
+
+
+def test_a_root_that_never_stops_changing_is_refused_not_previewed(tmp_path):
+    root = make_root(tmp_path, {"projects/alpha.md": active_file("Alpha")})
+    base = context(root, TODAY)
+    count = []
+
+    def always(rel: str) -> str | None:
+        text = base.read_text(rel)
+        if rel == "projects/alpha.md":
+            count.append(rel)
+            (root / rel).write_text(active_file("Alpha", body=f"## Context\nVersion {len(count)}.\n"),
+                                    encoding="utf-8")
+        return text
+
+    with pytest.raises(Refusal) as refused:
+        preview(replace(base, read_text=always), Request("save", "projects/alpha.md", content=NOTE))
+    assert refused.value.rule == "stale-preview" and "kept changing" in refused.value.message
+    assert len(count) >= 2, "it planned again before giving up"

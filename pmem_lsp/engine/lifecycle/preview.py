@@ -97,23 +97,49 @@ class Preview:
         return self.plan.empty
 
 
+# How many times a preview plans again when the root changed under it before it gives up.
+_ATTEMPTS = 4
+
+
 def preview(ctx: LifecycleContext, request: Request) -> Preview:
-    """Plan `request` and compute its token. Raises a Refusal when the contract says no."""
+    """Plan `request` and compute its token. Raises a Refusal when the contract says no.
+
+    The token binds what the plan *saw*: each file's state is taken just before the plan first
+    reads it and again once the plan is made, and the settings' before and after. A file that
+    changed in between (another agent's write landing mid-plan) would otherwise give a token of
+    the new bytes beside a preview made from the old ones, and applying it would write what the
+    user never saw. Then the preview is made again, on the new bytes."""
+    for _ in range(_ATTEMPTS):
+        shown = _preview_once(ctx, request)
+        if shown is not None:
+            return shown
+    raise Refusal(STALE, "the memory root kept changing while the preview was made (another writer is "
+                         "busy in it); nothing was written — preview again in a moment")
+
+
+def _preview_once(ctx: LifecycleContext, request: Request) -> Preview | None:
+    """One attempt of `preview`; None when a file the plan read changed while it planned."""
     read: list[str] = []
+    before: dict[str, str] = {SETTINGS_FILE: _file_state(ctx.root / SETTINGS_FILE)}
 
     def recording(rel: str) -> str | None:
         if rel not in read:
             read.append(rel)
+            before.setdefault(rel, _file_state(ctx.root / rel))
         return ctx.read_text(rel)
 
     plan = request.plan(LifecycleContext(ctx.root, ctx.today, recording))
     if plan.empty:
-        return Preview(request, plan, None, tuple(read))
+        states = {p: _file_state(ctx.root / p) for p in before}
+        return Preview(request, plan, None, tuple(read)) if states == before else None
     # The settings decide what a plan writes (the dialect of its records and routes, what a save
     # is checked for): a `.pmem.toml` changed since the preview makes the token stale.
     paths = sorted(set(read) | set(plan.touched()) | {SETTINGS_FILE})
+    states = {p: _file_state(ctx.root / p) for p in paths}
+    if any(states[p] != was for p, was in before.items()):
+        return None
     payload = {"version": TOKEN_VERSION, "root": str(ctx.root), "operation": request.op,
-               "arguments": request.arguments(), "files": {p: _file_state(ctx.root / p) for p in paths}}
+               "arguments": request.arguments(), "files": states}
     digest = hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=True).encode()).hexdigest()
     return Preview(request, plan, f"{request.op}-{digest[:24]}", tuple(read))
 
