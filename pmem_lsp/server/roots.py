@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -83,15 +84,30 @@ def workspace_folders(params: lsp.InitializeParams) -> list[Path]:
     return folder_paths([f.uri for f in params.workspace_folders or []], params.root_uri, params.root_path)
 
 
+def configuration_wait() -> float:
+    """Seconds the full server waits for the client's configuration answer."""
+    try:
+        return max(0.1, float(os.environ.get("PMEM_CONFIGURATION_WAIT", "10")))
+    except ValueError:
+        return 10.0
+
+
 async def fetch_configuration(server: PmemServer) -> None:
     """Ask the client for the `pmem` section, when it can answer."""
     caps = server.client_capabilities.workspace
     if caps is None or not caps.configuration:
         return
     try:
-        result = await server.workspace_configuration_async(
+        result = await asyncio.wait_for(server.workspace_configuration_async(
             lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="pmem")])
-        )
+        ), configuration_wait())
+    except TimeoutError:
+        # A client that never answers would otherwise keep every root unconfigured and unscanned
+        # for the whole session (a review). Its initialization options and `.pmem.toml` decide;
+        # a later `didChangeConfiguration` asks again.
+        log.warning("workspace/configuration was not answered in %.0f s: using the initialization "
+                    "options and .pmem.toml", configuration_wait())
+        return
     except Exception as exc:  # a client that fails this request still gets diagnostics
         log.warning("workspace/configuration failed: %s", exc)
         return

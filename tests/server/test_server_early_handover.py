@@ -305,3 +305,32 @@ def test_a_late_configuration_answer_is_waited_for(root: Path):
         assert client.close() == 0
     finally:
         client.close()
+
+
+class Silent(Client):
+    """A client that advertises `workspace/configuration` and never answers it."""
+
+    def send(self, message: dict) -> None:
+        asked = {r["id"] for r in list(self.server_requests) if r["method"] == "workspace/configuration"}
+        if "method" not in message and message.get("id") in asked:
+            return
+        super().send(message)
+
+
+@pytest.mark.parametrize("early", [True, False], ids=["early", "no-early"])
+def test_a_client_that_never_answers_the_configuration_still_gets_diagnostics(root: Path, early: bool):
+    """The full server waited for the answer for ever: no root was configured or scanned for
+    the whole session. Now it waits `PMEM_CONFIGURATION_WAIT` and goes on with `.pmem.toml`."""
+    client = Silent(root, early=early, env_extra={"PMEM_EARLY_WAIT": "", "PMEM_EARLY_CONFIGURATION_WAIT": "0.2",
+                                                  "PMEM_CONFIGURATION_WAIT": "0.5"})
+    try:
+        client.request("initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": CAPS,
+                                      "workspaceFolders": [{"uri": root.as_uri(), "name": "memory"}]})
+        client.notify("initialized", {})
+        client.open(root / NOTE)
+        found = client.wait_for_code(root / NOTE, "PM202")  # the scan ran
+        assert ("PM102", 2) in [(d["code"], d["severity"]) for d in found]  # the default settings
+        assert client.logged("workspace/configuration was not answered")
+        assert client.close() == 0
+    finally:
+        client.close()
