@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
 import logging
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
