@@ -142,6 +142,93 @@ def test_the_keyword_spots_give_every_rule_the_matches_every_keyword_occurrence_
                 [m.span() for m in token_matches(rule, line, everywhere)], rule.kind
 
 
+# Texts past the size from which the pure gate looks for the key words in groups that share a
+# letter (`_gate._GROUPS_FROM`): a generated text with padding before it, after it, around it or
+# inside it; on one line or many; ASCII or not; the padding full of the anchors and letters the
+# searches skip to (JSON numbers and ids, words with k, p and c, hyphens and dots) or of none.
+_PADS = ['{"x":-1.25,"id":"a1b2Xk"},', "plain words, take a pass at a key. ", "项目 Notizen über Kästen. ",
+         "a\n", "k p c a-_.=A: ", "zzzz"]
+
+
+@st.composite
+def long_texts(draw):
+    text = draw(texts)
+    unit = draw(st.sampled_from(_PADS))
+    pad = unit * (_gate._GROUPS_FROM // len(unit.encode()) + 1)
+    where = draw(st.sampled_from(["before", "after", "both", "inside"]))
+    if where == "before":
+        return pad + text
+    if where == "after":
+        return text + pad
+    if where == "both":
+        return pad + text + pad
+    cut = draw(st.integers(0, len(text)))
+    return text[:cut] + pad + text[cut:]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(long_texts())
+def test_the_pure_gate_finds_every_probe_and_key_word_in_a_long_text_too(text):
+    data = _data(text)
+    assert len(data) >= _gate._GROUPS_FROM
+    hits, candidates = PURE.scan(data, text, text.count("\n") + 1)
+    assert hits == reference_hits(data)
+    assert candidates == reference_candidates(text)
+
+
+@needs_compiled
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(long_texts())
+def test_the_compiled_gate_gives_what_the_pure_one_gives_on_a_long_text(text):
+    data = _data(text)
+    n = text.count("\n") + 1
+    assert COMPILED.scan(data, text, n) == PURE.scan(data, text, n)
+
+
+@pytest.mark.parametrize("words", [w for words, _anchor in _gate._WORD_GROUPS for w in
+                                   (words, *((a, b) for a in words for b in words if a != b))], ids=repr)
+def test_each_key_word_of_a_group_is_found_on_a_long_line_wherever_it_is_among_the_others(words):
+    """The first of a group's words on a line is found by its shared letter, which is inside
+    the word (`to[k]en`), and the others by a search of that line: a word first or last, at
+    either end of the line, on the first line or a later one, alone or beside the others."""
+    pad = "z" * _gate._GROUPS_FROM
+    middle = " ".join(w.upper() if i % 2 else w for i, w in enumerate(words))
+    for text in (middle + pad, pad + middle, pad + middle + pad, "x\n" + middle + pad + "\n" + middle,
+                 pad + "\n" + middle + "\n" + pad):
+        data = _data(text)
+        assert PURE.scan(data, text, text.count("\n") + 1, tokens=False)[1] == reference_candidates(text)
+
+
+# The pure engine's searches are built from the probes (one per anchor; look-aheads, then the
+# probes with a literal before the anchor, checked by the byte before it): any set of probes,
+# with anchors shared or not, keywords that overlap themselves (`aa`) or one another, and the
+# special probes, against every start tried.
+_PROBE_TEXT = "ab_-.=A:e y0\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text("ab_-.=Ax", min_size=1, max_size=5), max_size=8, unique=True),
+       st.sets(st.sampled_from([_gate.DISCORD, _gate.JWT, _gate.TELEGRAM, _gate.BEGIN])),
+       st.text(_PROBE_TEXT, max_size=120) | st.lists(st.sampled_from(["aa", "a.a", "-_", "A", ":A", "a" * 34, ".",
+                                                                       ".ey", "-----BEGIN", "\n", "é"]),
+                                                     max_size=30).map("".join))
+def test_the_pure_engine_finds_every_match_of_any_set_of_probes(keywords, special, text):
+    probes = [_gate._literal(k) for k in keywords] + sorted(special, key=repr)
+    data = _data(text)
+    expected = [[m.start() for m in re.finditer(b"(?=" + p.pattern.encode() + b")", data)] for p in probes]
+    assert PureGate(probes).hits(data) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts, texts)
+def test_a_line_holding_a_line_break_is_read_with_a_space_there(head, tail):
+    """One line given, holding a "\n" (no caller splits text that way): read as if the break
+    were a space, as for several lines (the one-line case is tested for a break, not counted)."""
+    head, tail = head.replace("\n", " "), tail.replace("\n", " ")
+    assert find_secrets([head + "\n" + tail]) == find_secrets([head + " " + tail])
+    assert find_secrets([head + "\n" + tail, "x"]) == find_secrets([head + " " + tail, "x"])
+
+
 # Each rule's regex at the ends of its reach, where a gate that looks a character too near or
 # too far misses a match: (kind, line).
 _B = "Bb1" * 30

@@ -190,8 +190,10 @@ WEAK_REASONS = {
     _P_CELL: "named only by its table column, in no known format",
 }
 
-# What every `--password …` that `find_flags` reads starts with (its regex, in bytes).
-_FLAG_NEAR = re.compile(rb"--[a-z][a-z\-]*[ \t]")
+# What every `--password …` that `find_flags` reads starts with (its regex, in bytes): a `--`
+# not glued to a word or a dash, as there. Glued ones are not tried, so that the runs tried
+# never overlap: "--a--a--a…" was searched in quadratic time (48 KB of it: 4 s).
+_FLAG_NEAR = re.compile(rb"--(?<![A-Za-z0-9_\-]--)[a-z][a-z\-]*[ \t]")
 _AWS_SECRET_NEAR_ID = re.compile(r"(?<![A-Za-z0-9/+])(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
 
 # The token prefilter: every shaped token holds a run of at least 20 of these characters
@@ -229,7 +231,7 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     write: the marker is a person's decision). See `_find_secrets` for the rest."""
     if not lines:
         return []
-    text, data = _joined(lines)
+    lines, text, data = _joined(lines)
     found = _find_secrets(lines, allow, in_sentences=in_sentences, honour_marker=honour_marker, joined=(text, data))
     extra: list[SecretMatch] = []
     folded = _disguise.fold(lines, text, data)
@@ -261,14 +263,16 @@ def _same_place(a: SecretMatch, b: SecretMatch) -> bool:
     return (a.line, a.start) < (b.end_line, b.end) and (b.line, b.start) < (a.end_line, a.end)
 
 
-def _joined(lines: list[str]) -> tuple[str, bytes]:
-    """The lines joined with "\\n", as text and as UTF-8 bytes (lone surrogates kept). A line
-    holding a line break (an odd caller's) has it read as a space, so that the text has one
-    line per line given."""
+def _joined(lines: list[str]) -> tuple[list[str], str, bytes]:
+    """The lines, and the lines joined with "\\n", as text and as UTF-8 bytes (lone surrogates
+    kept). A line holding a line break (an odd caller's) has it read as a space, in the lines
+    returned too, so that the text has one line per line given and each line is the text's."""
     text = "\n".join(lines)
-    if text.count("\n") != len(lines) - 1:
-        text = "\n".join(line.replace("\n", " ") for line in lines)
-    return text, text.encode("utf-8", "surrogatepass")
+    # One line: looking for a break is many times faster than counting them.
+    if ("\n" in text) if len(lines) == 1 else (text.count("\n") != len(lines) - 1):
+        lines = [line.replace("\n", " ") for line in lines]
+        text = "\n".join(lines)
+    return lines, text, text.encode("utf-8", "surrogatepass")
 
 
 def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
@@ -284,7 +288,10 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     if not lines:
         return []
     n = len(lines)
-    text, data = joined if joined is not None else _joined(lines)
+    if joined is not None:
+        text, data = joined
+    else:
+        lines, text, data = _joined(lines)
     found: list[_Found] = []
     # Every shaped token holds a run of 20 token characters: a line without one has none. A
     # short text is checked for runs first (most notes have none, and then the token probes
@@ -352,7 +359,7 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
             if looks_random(v) and any(c.isdigit() for c in v) and v.lower() != v and v.upper() != v:
                 found.append((_P_AWS_PAIR, ln, ln, m.start("v"), ln, m.end("v"), "AWS secret access key", v))
 
-    if b"://" in data:
+    if b"@" in data and b"://" in data:  # a credential in a URL has an `@` (one memchr)
         url_lines: set[int] = set()
         lines_with(data, b"://", n, url_lines)
         for ln in sorted(url_lines):

@@ -65,12 +65,12 @@ def _by_lead() -> tuple[tuple[bytes, re.Pattern[bytes]], ...]:
 
 
 _BY_LEAD = _by_lead()
-_LEADS = bytes(1 if any(lead[0] == b for lead, _rx in _BY_LEAD) else 0 for b in range(256))
 
 
 def disguised(data: bytes) -> bool:
-    """Does `data` (UTF-8) hold a character `fold` folds?"""
-    if data.isascii() or b"\x01" not in data.translate(_LEADS):
+    """Does `data` (UTF-8) hold a character `fold` folds? Each leading byte is looked for
+    first (a memchr each: fourteen of them cost a third of one pass that marks them all)."""
+    if data.isascii():
         return False
     return any(lead in data and rx.search(data) is not None for lead, rx in _BY_LEAD)
 

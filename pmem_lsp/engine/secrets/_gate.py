@@ -67,9 +67,14 @@ def _literal(keyword: str) -> Probe:
 
 
 _TOKEN_CHARS = r"[A-Za-z0-9_\-]"
-DISCORD = Probe("", ".", _TOKEN_CHARS + r"{6}\.", 0, 8, "")
+# The classes are written out once before their repeat (`[…][…]{5}`, not `[…]{6}`): an
+# alternative that starts with a class or a literal is passed over by the regex engine on its
+# first character, where one that starts with a repeat is entered.
+DISCORD = Probe("", ".", _TOKEN_CHARS * 2 + r"{5}\.", 0, 8, "")
 JWT = Probe("", ".", "e[yw]", 0, 3, "")
-TELEGRAM = Probe("", ":A", _TOKEN_CHARS + "{34}", 0, 36, "")
+# `:A` and 34 token characters, anchored on the `A` (its search is made for AKIA and the
+# rest anyway: one pass fewer than a search of its own for `:A`).
+TELEGRAM = Probe(":", "A", _TOKEN_CHARS * 2 + "{33}", 1, 36, "")
 # Not a token rule's: where a PEM block may begin (`_pem.find_pem`), found in the same pass.
 BEGIN = Probe("", "-", re.escape("----BEGIN"), 0, 10, "")
 _SPECIAL_KEYWORDS = {"MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT", "eyJ", ":A"}
@@ -128,6 +133,15 @@ def keyword_spots(data: bytes, hits: Sequence[Sequence[int]]) -> list[tuple[int,
     return out
 
 
+def _line_of(data: bytes, ln: int, at: int, pos: int) -> int:
+    """The line of offset `pos`, `ln` being that of `at` (at <= pos): the line breaks between
+    them are counted only when there is one, since looking for one byte is many times faster
+    than counting it (a long line has none)."""
+    if data.find(b"\n", at, pos) == -1:
+        return ln
+    return ln + data.count(b"\n", at, pos)
+
+
 def lines_with(hay: bytes, needle: bytes, n_lines: int, out: set[int], data: bytes | None = None) -> None:
     """Add to `out` the indices of the lines holding `needle` in `hay`, a same-length image of
     `data` (the UTF-8 text with "\n" between lines; default `hay` itself)."""
@@ -136,7 +150,7 @@ def lines_with(hay: bytes, needle: bytes, n_lines: int, out: set[int], data: byt
     pos = hay.find(needle)
     ln = last = 0
     while pos != -1:
-        ln += data.count(b"\n", last, pos)
+        ln = _line_of(data, ln, last, pos)
         last = pos
         if ln >= n_lines:
             break
@@ -180,48 +194,70 @@ def _cjk_lines(text: str, word: str, n_lines: int, out: set[int]) -> None:
 # is given them in): ASCII ones on the lowered text, CJK ones as they are.
 GENERIC_ASCII = tuple(w for w in PREFILTER if w.isascii())
 GENERIC_CJK = tuple(w for w in PREFILTER if not w.isascii())
-# The ASCII words in pairs that share a letter, found by one search anchored on it.
-_PAIRS = (("token", "key", "k"), ("pass", "pwd", "p"), ("secret", "cred", "c"))
+# On a long text the ASCII words are looked for in groups that share a letter, one search
+# per group anchored on it (a word of its own: the word): four passes for the seven words.
+_WORD_GROUPS = ((("token", "key"), "k"), (("pass", "pwd"), "p"), (("secret", "cred"), "c"), (("auth",), ""))
 
 
-def _pair_search(a: str, b: str, anchor: str) -> re.Pattern[bytes]:
+def _group_search(words: tuple[str, ...], anchor: str) -> re.Pattern[bytes]:
+    """The first place where one of `words` is, at `anchor`, its letter they share (or the word
+    itself, for one word: a literal, which the regex engine skips to fastest)."""
+    if not anchor:
+        (word,) = words
+        return re.compile(re.escape(word).encode())
     alts = []
-    for w in (a, b):
+    for w in words:
         i = w.index(anchor)
-        behind = f"(?<={re.escape(w[:i + 1])})" if i else ""
-        alts.append(behind + f"(?={re.escape(w[i + 1:])})")
+        # The rest of the word first, consumed, and then the look-behind for what comes before
+        # the anchor: the regex engine passes over an alternative that starts with a literal
+        # on its first character, where a look-behind is entered at every anchor.
+        rest = re.escape(w[i + 1:])
+        alts.append(rest + (f"(?<={re.escape(w)})" if i else "") if rest else f"(?<={re.escape(w)})")
+    alts.sort(key=lambda alt: alt.startswith("(?<="))
     return re.compile((re.escape(anchor) + "(?:" + "|".join(alts) + ")").encode())
 
 
-_PAIRS_FROM = 64 * 1024  # bytes: a shorter text is searched word by word
-_PAIR_SEARCHES = tuple((a.encode(), b.encode(), _pair_search(a, b, anchor)) for a, b, anchor in _PAIRS)
+_GROUPS_FROM = 64 * 1024  # bytes: a shorter text is searched word by word
+_GROUP_SEARCHES = tuple((tuple(w.encode() for w in words), _group_search(words, anchor))
+                        for words, anchor in _WORD_GROUPS)
 
 
-def _pair_lines(hay: bytes, a: bytes, b: bytes, search: re.Pattern[bytes], n_lines: int,
-                out_a: set[int], out_b: set[int]) -> None:
-    """`lines_with` for two words at once: one search for the first of either on a line, then
-    one bounded `find` in that line for the other."""
+def _group_lines(hay: bytes, words: tuple[bytes, ...], search: re.Pattern[bytes], n_lines: int,
+                 outs: list[set[int]]) -> None:
+    """`lines_with` for a group of words at once: one search for the first of any on a line,
+    then one bounded `find` in that line for each of the others."""
     pos = ln = at = 0
     while True:
         m = search.search(hay, pos)
         if m is None:
             return
         h = m.start()
-        ln += hay.count(b"\n", at, h)
-        at = h
+        ln = _line_of(hay, ln, at, h)
         if ln >= n_lines:
             return
-        start = hay.rfind(b"\n", 0, h) + 1
+        nl = hay.rfind(b"\n", at, h)
+        start = at if nl == -1 else nl + 1
+        at = h
         end = hay.find(b"\n", h)
         stop = len(hay) if end == -1 else end
-        if hay.find(a, max(start, h - len(a)), stop) != -1:
-            out_a.add(ln)
-        if hay.find(b, max(start, h - len(b)), stop) != -1:
-            out_b.add(ln)
+        for w, out in zip(words, outs, strict=True):
+            if hay.find(w, max(start, h - len(w)), stop) != -1:
+                out.add(ln)
         if end == -1:
             return
         ln += 1
         pos = at = end + 1
+
+
+def _literal_before(p: Probe) -> bytes:
+    """A probe's text before its anchor, which is a literal."""
+    lit = re.sub(r"\\(.)", r"\1", p.before)
+    assert re.escape(lit) == p.before, p
+    return lit.encode()
+
+
+def _self_overlapping(word: str) -> bool:
+    return any(word[:k] == word[-k:] for k in range(1, len(word)))
 
 
 class PureGate:
@@ -232,33 +268,52 @@ class PureGate:
     def __init__(self, probes: Sequence[Probe] = PROBES) -> None:
         self.probes = tuple(probes)
         groups: dict[str, list[int]] = {}
-        self.plain: list[tuple[int, bytes]] = []
+        self.plain: list[tuple[int, re.Pattern[bytes], bool]] = []
         for i, p in enumerate(self.probes):
             if p.anchor:
                 groups.setdefault(p.anchor, []).append(i)
-            else:
-                self.plain.append((i, p.keyword.encode()))
-        self.groups: list[tuple[bytes, re.Pattern[bytes], list[tuple[int, int, re.Pattern[bytes]]]]] = []
+            else:  # a literal: the regex engine skips to it faster than `bytes.find` does
+                self.plain.append((i, re.compile(re.escape(p.keyword).encode()), _self_overlapping(p.keyword)))
+        # Per anchor: its search, then the checks of the probes with nothing before the anchor
+        # and, by the byte before it, of those with a literal before it.
+        _Check = tuple[int, int, re.Pattern[bytes]]
+        self.groups: list[tuple[bytes, re.Pattern[bytes], list[_Check], dict[int, list[_Check]]]] = []
         for anchor, ids in groups.items():
-            behind_alts, ahead_alts = [], []
+            a = re.escape(anchor)
+            ahead: list[str] = []  # nothing before the anchor, or a literal after it
+            behind: list[str] = []  # the rest: a look-behind first
+            behind_last: set[int] = set()
+            always: list[_Check] = []
+            by_before: dict[int, list[_Check]] = {}
             for i in ids:
                 p = self.probes[i]
-                ahead = f"(?={p.after})" if p.after else ""
-                if p.before:
-                    behind_alts.append(f"(?<={p.before}{re.escape(anchor)})" + ahead)
+                check = (i, p.width, re.compile(p.pattern.encode()))
+                if not p.before:
+                    ahead.append(p.after)
+                    always.append(check)
+                    continue
+                lit = _literal_before(p)
+                by_before.setdefault(lit[-1], []).append(check)
+                if p.after and re.escape(re.sub(r"\\(.)", r"\1", p.after)) == p.after:
+                    ahead.append(f"{p.after}(?<={p.pattern})")  # `…_pat_`: `pat_` first
                 else:
-                    ahead_alts.append(ahead)
-            alts = list(ahead_alts)
-            if behind_alts:
-                # One character class before the anchor first: most anchors in a text (a dot
-                # after a digit, a hyphen in a word) fail it, and then no look-behind is tried.
-                last = sorted({re.escape(self.probes[i].keyword[self.probes[i].width - 1])
-                               for i in ids if self.probes[i].before})
-                alts.insert(0, f"(?<=[{''.join(last)}]{re.escape(anchor)})(?:" + "|".join(behind_alts) + ")")
-            search = re.compile((re.escape(anchor) + "(?:" + "|".join(alts) + ")").encode()) if all(alts) \
-                else re.compile(re.escape(anchor).encode())
-            checks = [(i, self.probes[i].width, re.compile(self.probes[i].pattern.encode())) for i in ids]
-            self.groups.append((anchor.encode(), search, checks))
+                    behind.append(f"(?<={p.before}{a}){p.after}")
+                    behind_last.add(lit[-1])
+            if ahead and not all(ahead):  # a probe that is the anchor alone: every anchor is a hit
+                search = re.compile(a.encode())
+            else:
+                # One look-ahead after the anchor. First what starts with a literal or a class,
+                # which the regex engine passes over on its first character; then one class
+                # of the characters before the anchor, which most anchors in a text (a dot
+                # after a digit, a hyphen in a word) fail, so that no look-behind is tried.
+                alts = list(ahead)
+                if len(behind) == 1:
+                    alts.extend(behind)
+                elif behind:
+                    last = "".join(sorted(re.escape(chr(b)) for b in behind_last))
+                    alts.append(f"(?<=[{last}]{a})(?:" + "|".join(behind) + ")")
+                search = re.compile((a + "(?=" + "|".join(alts) + ")").encode())
+            self.groups.append((anchor.encode(), search, always, by_before))
 
     def scan(self, data: bytes, text: str, n_lines: int, tokens: bool = True,
              lowered: bytes | None = None) -> tuple[Sequence[Sequence[int]], dict[int, list[str]]]:
@@ -270,10 +325,10 @@ class PureGate:
         candidates: dict[int, list[str]] = {}
         lines: set[int] = set()
         found: dict[bytes, set[int]] = {}
-        if len(data) >= _PAIRS_FROM:  # else a search per word is cheaper: a note's lines are short
-            for a, b, search in _PAIR_SEARCHES:
-                found[a], found[b] = set(), set()
-                _pair_lines(lowered, a, b, search, n_lines, found[a], found[b])
+        if len(data) >= _GROUPS_FROM:  # else a search per word is cheaper: a note's lines are short
+            for words, search in _GROUP_SEARCHES:
+                outs = [found.setdefault(w, set()) for w in words]
+                _group_lines(lowered, words, search, n_lines, outs)
         for word in GENERIC_ASCII:
             key = word.encode()
             if key not in found:
@@ -292,20 +347,27 @@ class PureGate:
     def hits(self, data: bytes) -> list[list[int]]:
         """For each probe, the start offsets of its matches in `data`, ascending."""
         out: list[list[int]] = [[] for _ in self.probes]
-        for anchor, search, checks in self.groups:
+        for anchor, search, always, by_before in self.groups:
             if anchor not in data:  # one memchr: most texts lack most anchors
                 continue
             for m in search.finditer(data):
                 h = m.start()
-                for i, width, full in checks:
-                    s = h - width
-                    if s >= 0 and full.match(data, s):
-                        out[i].append(s)
-        for i, needle in self.plain:
-            p = data.find(needle)
-            while p != -1:
-                out[i].append(p)
-                p = data.find(needle, p + 1)
+                for i, _width, full in always:
+                    if full.match(data, h):
+                        out[i].append(h)
+                if h:
+                    for i, width, full in by_before.get(data[h - 1], ()):
+                        s = h - width
+                        if s >= 0 and full.match(data, s):
+                            out[i].append(s)
+        for i, search, overlapping in self.plain:
+            if overlapping:  # a match may begin inside the one before: each start is tried
+                at = search.search(data)
+                while at is not None:
+                    out[i].append(at.start())
+                    at = search.search(data, at.start() + 1)
+            else:
+                out[i].extend(m.start() for m in search.finditer(data))
         return out
 
 

@@ -383,10 +383,11 @@ def may_assign(data: bytes, lowered: bytes, start: int, end: int, prefilter_hits
     is not lowered and searched as text for nothing."""
     for hit in prefilter_hits:
         for kw in _PREFILTER_WORDS[hit]:
-            raw = kw.encode()
-            i = lowered.find(raw, start, end)
-            while i != -1:
-                j = i + len(raw)
+            find, n = _KEYWORD_SEARCH[kw]
+            m = find(lowered, start, end)
+            while m is not None:
+                i = m.start()
+                j = i + n
                 if kw.isascii():
                     while j < end and data[j] in _IDENT_BYTES:
                         j += 1
@@ -395,8 +396,13 @@ def may_assign(data: bytes, lowered: bytes, start: int, end: int, prefilter_hits
                     k += 1
                 if _SEP_AT_BYTES.match(data, k, end) is not None:
                     return True
-                i = lowered.find(raw, max(j, i + 1), end)
+                m = find(lowered, max(j, i + 1), end)
     return False
+
+
+# Each key word's search in bytes: a regex of one literal, which the regex engine skips to
+# about twice as fast as `bytes.find` finds it (a long line is searched to its end).
+_KEYWORD_SEARCH = {kw: (re.compile(re.escape(kw.encode())).search, len(kw.encode())) for kw in KEYWORDS}
 
 
 def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None,
