@@ -39,6 +39,7 @@ _KEYWORDS = sorted({kw for i in GATED_RULES for kw in TOKEN_RULES[i].keywords})
 _PIECES = [*_KEYWORDS, "MT" + "k4", "Nj", "OD", "ey" + "J", ".ey", ".ew", ":A", "12345678:", "https://", "discord",
            "-----BEG" + "IN ", "://", "pass", "Password", "PWD", "secret", "Token", "KEY", "auth", "Cred", "密码", "密钥",
            "口令", "令牌", "秘钥", "私钥", "密", "令", "钥", ": ", "=", "：", " is ", " are ", "是", "为", "--", "|", '"', "'",
+           "S" + "K", "PuTTY-User-" + "Key-File-3: ", "Private-Lines: 1\n",
            "**", "\n", " ", ".", "_", "-", "/", "%", "\u200b", "а", "ｐ", "—", "İ", "\u212a", "ü", "项目"]
 _RUN = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 _B62, _HEX = ev.B62, "0123456789abcdef"
@@ -64,7 +65,10 @@ _SHAPES = [*ev.TOKENS.values(),
            lambda r: "fi" + "gd_" + _rs(r, _RUN, 40, 50), lambda r: "sb" + "p_" + _rs(r, _HEX, 40),
            lambda r: "xoxe." + "xo" + "xb-" + _rs(r, _B62, 10, 30),
            lambda r: "https://canary.discordapp.com/api/web" + "hooks/12345678/" + _rs(r, _RUN, 40, 60),
-           lambda r: "https://hooks." + "slack.com/workflows/" + _rs(r, _RUN + "/", 20, 40)]
+           lambda r: "https://hooks." + "slack.com/workflows/" + _rs(r, _RUN + "/", 20, 40),
+           lambda r: "-u S" + "K" + _rs(r, _HEX, 31, 33) + ":" + _rs(r, _B62, 32),  # Twilio: a SID, a secret
+           lambda r: ["PuTTY-User-" + "Key-File-" + r.choice("23") + ": ssh-ed25519", "Encryption: none",
+                      "Public-Lines: 1", _rs(r, _B62, 68), "Private-Lines: 1", _rs(r, _B62 + "+/", 44, 64)]]
 
 
 @st.composite

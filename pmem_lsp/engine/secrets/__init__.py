@@ -27,8 +27,8 @@ from ._checks import looks_random
 from ._gate import GATED_RULES, keyword_spots, lines_with, spots_by_line
 from ._generic import PREFILTER as _GENERIC_KEYWORDS
 from ._generic import find_assignments, find_flags, find_in_table, find_url_credentials, may_assign
-from ._pem import find_pem
-from ._tokens import TOKEN_RULES, body_ok, token_matches
+from ._pem import find_pem, find_putty
+from ._tokens import TOKEN_RULES, TWILIO_SID, body_ok, token_matches
 
 __all__ = ["ALLOW_MARKER", "WEAK_REASONS", "SecretMatch", "find_in_name", "find_secrets", "mask", "mask_name",
            "mask_secrets", "mask_text", "redact_line", "REDACTED"]
@@ -182,9 +182,13 @@ def redact_line(line: str, matches_on_that_line: Iterable[SecretMatch], *, index
 # A match before overlaps are resolved: (priority, anchor line, line, start, end_line, end, kind, value).
 _Found = tuple[int, int, int, int, int, int, str, str]
 # Priorities: lower wins an overlap.
-_P_PEM, _P_TOKEN, _P_URL, _P_AWS_PAIR, _P_GENERIC, _P_FLAG, _P_CELL = 0, 1, 100, 101, 102, 103, 104
+# `_P_PAIR`: a secret beside its key's id (AWS, Twilio); `_P_ID`: a key's id (not its secret)
+# that a secret-named key, option or column names.
+_P_PEM, _P_TOKEN, _P_URL, _P_PAIR, _P_ID, _P_GENERIC, _P_FLAG, _P_CELL = 0, 1, 100, 101, 102, 103, 104, 105
+_P_NAMED = (_P_GENERIC, _P_FLAG, _P_CELL)
 # Why a finding of weak evidence was made (docs/decisions.md, "Secrets: strong and weak evidence").
 WEAK_REASONS = {
+    _P_ID: "a Twilio API key SID: the key's name, not its secret, named as a secret by its key",
     _P_GENERIC: "named only by its key, in no known format",
     _P_FLAG: "named only by a command-line option, in no known format",
     _P_CELL: "named only by its table column, in no known format",
@@ -195,6 +199,8 @@ WEAK_REASONS = {
 # never overlap: "--a--a--a…" was searched in quadratic time (48 KB of it: 4 s).
 _FLAG_NEAR = re.compile(rb"--(?<![A-Za-z0-9_\-]--)[a-z][a-z\-]*[ \t]")
 _AWS_SECRET_NEAR_ID = re.compile(r"(?<![A-Za-z0-9/+])(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
+# A Twilio API key's secret: 32 letters and digits, written beside its SID (`-u SK…:…`).
+_TWILIO_SECRET_NEAR_SID = re.compile(r"(?<![A-Za-z0-9])(?P<v>[A-Za-z0-9]{32})(?![A-Za-z0-9])")
 
 # The token prefilter: every shaped token holds a run of at least 20 of these characters
 # (AWS key ids are exactly 20; the rest are longer). One bytes.translate and a find of 20
@@ -307,21 +313,25 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     lowered = data.lower() if isinstance(gate, _gate.PureGate) else None
     token_hits, candidates = gate.scan(data, text, n, tokens=tokens, lowered=lowered)
 
-    begin_hits = token_hits[_gate.BEGIN_PROBE]
-    if begin_hits or (not tokens and b"-----BEGIN" in data):  # the probes were not looked for
-        begins: set[int] = set()
-        if begin_hits:
-            ln = at = 0
-            for b in begin_hits:
-                ln += data.count(b"\n", at, b)
-                at = b
-                begins.add(ln)
-        else:
-            lines_with(data, b"-----BEGIN", n, begins)
-        for b, ln, a, eln, e, kind, value in find_pem(lines, sorted(begins)):
-            found.append((_P_PEM, b, ln, a, eln, e, kind, value))
+    # Private key blocks: PEM and PGP (`-----BEGIN`), PuTTY's key files.
+    for probe, literal, find in ((_gate.BEGIN_PROBE, b"-----BEGIN", find_pem),
+                                 (_gate.PUTTY_PROBE, b"PuTTY-User-Key-File-", find_putty)):
+        hits = token_hits[probe]
+        if hits or (not tokens and literal in data):  # the probes were not looked for
+            begins: set[int] = set()
+            if hits:
+                ln = at = 0
+                for b in hits:
+                    ln += data.count(b"\n", at, b)
+                    at = b
+                    begins.add(ln)
+            else:
+                lines_with(data, literal, n, begins)
+            for b, ln, a, eln, e, kind, value in find(lines, sorted(begins)):
+                found.append((_P_PEM, b, ln, a, eln, e, kind, value))
 
     aws_lines: list[int] = []
+    sids: list[tuple[int, int, int, str]] = []  # Twilio API key SIDs: (line, start, end, value)
     if by_line_only:
         # A probe's match never spans lines, and a spot found across a line break (a JWT's
         # window, a Discord id's) gives no match on its line: these are the spots that count.
@@ -346,10 +356,14 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
             for i in sorted({i for kw in where for i in _KEYWORD_RULES[kw]}):
                 rule = TOKEN_RULES[i]
                 for m in token_matches(rule, line, where):
-                    if body_ok(rule, m):
-                        found.append((_P_TOKEN + i, ln, ln, m.start("v"), ln, m.end("v"), rule.kind, m.group("v")))
-                        if rule.kind == "AWS access key id":
-                            aws_lines.append(ln)
+                    if not body_ok(rule, m):
+                        continue
+                    if rule.kind == TWILIO_SID:  # a name, not a secret: see below
+                        sids.append((ln, m.start("v"), m.end("v"), m.group("v")))
+                        continue
+                    found.append((_P_TOKEN + i, ln, ln, m.start("v"), ln, m.end("v"), rule.kind, m.group("v")))
+                    if rule.kind == "AWS access key id":
+                        aws_lines.append(ln)
 
     # An AWS secret access key written beside its key id (same line, no key name).
     for ln in set(aws_lines):
@@ -357,7 +371,15 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
         for m in _AWS_SECRET_NEAR_ID.finditer(line):
             v = m.group("v")
             if looks_random(v) and any(c.isdigit() for c in v) and v.lower() != v and v.upper() != v:
-                found.append((_P_AWS_PAIR, ln, ln, m.start("v"), ln, m.end("v"), "AWS secret access key", v))
+                found.append((_P_PAIR, ln, ln, m.start("v"), ln, m.end("v"), "AWS secret access key", v))
+    # A Twilio API key's secret written beside its SID (`curl -u SK…:…`, `Client("SK…", "…")`):
+    # the SID's documented format makes the pair certain, as an AWS key id does its secret.
+    for ln in {ln for ln, _a, _e, _v in sids}:
+        line = lines[ln]
+        for m in _TWILIO_SECRET_NEAR_SID.finditer(line):
+            v = m.group("v")
+            if looks_random(v) and any(c.isdigit() for c in v) and v.lower() != v and v.upper() != v:
+                found.append((_P_PAIR, ln, ln, m.start("v"), ln, m.end("v"), "Twilio API key secret", v))
 
     if b"@" in data and b"://" in data:  # a credential in a URL has an `@` (one memchr)
         url_lines: set[int] = set()
@@ -392,6 +414,12 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
                 for m in token_matches(rule, line):
                     if body_ok(rule, m):
                         found.append((_P_TOKEN + i, ln, ln, m.start("v"), ln, m.end("v"), rule.kind, m.group("v")))
+
+    # A SID that a secret-named key, option or column names (`TWILIO_API_KEY=SK…`) is reported
+    # for what it is, an identifier, at the weak finding's place and severity.
+    for ln, a, e, v in sids:
+        if any(f[0] in _P_NAMED and f[2] == ln and f[3] < e and a < f[5] for f in found):
+            found.append((_P_ID, ln, ln, a, ln, e, TWILIO_SID, v))
 
     if not found:
         return []

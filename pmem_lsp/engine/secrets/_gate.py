@@ -75,9 +75,14 @@ JWT = Probe("", ".", "e[yw]", 0, 3, "")
 # `:A` and 34 token characters, anchored on the `A` (its search is made for AKIA and the
 # rest anyway: one pass fewer than a search of its own for `:A`).
 TELEGRAM = Probe(":", "A", _TOKEN_CHARS * 2 + "{33}", 1, 36, "")
-# Not a token rule's: where a PEM block may begin (`_pem.find_pem`), found in the same pass.
+# A Twilio API key SID, `SK` and 32 hex digits: anchored on its `K` (an uppercase K is rare
+# in prose and in JSON alike), the keyword `SK` alone being a pass over any text for little.
+TWILIO = Probe("S", "K", "[0-9a-f][0-9a-f]{31}", 1, 34, "SK")
+# Not token rules': where a PEM block may begin (`_pem.find_pem`) and where a PuTTY key file
+# does (`_pem.find_putty`), found in the same pass.
 BEGIN = Probe("", "-", re.escape("----BEGIN"), 0, 10, "")
-_SPECIAL_KEYWORDS = {"MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT", "eyJ", ":A"}
+PUTTY = Probe("PuTTY", "-", re.escape("User-Key-File-") + "[23]:", 5, 22, "")
+_SPECIAL_KEYWORDS = {"MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT", "eyJ", ":A", "SK"}
 _DISCORD_PAIRS = frozenset(k.encode() for k in _SPECIAL_KEYWORDS if len(k) == 2 and k[0] in "MNO")
 
 # The rules the gate serves: Azure's connection-string keys (`AccountKey=`, …) are tried on
@@ -91,12 +96,13 @@ def _probes() -> tuple[Probe, ...]:
         for kw in TOKEN_RULES[i].keywords:
             if kw not in _SPECIAL_KEYWORDS:
                 keywords[kw] = None
-    return (*(_literal(kw) for kw in keywords), DISCORD, JWT, TELEGRAM, BEGIN)
+    return (*(_literal(kw) for kw in keywords), DISCORD, JWT, TELEGRAM, TWILIO, BEGIN, PUTTY)
 
 
 PROBES = _probes()
 _NO_HITS: tuple[tuple[int, ...], ...] = ((),) * len(PROBES)
 BEGIN_PROBE = PROBES.index(BEGIN)
+PUTTY_PROBE = PROBES.index(PUTTY)
 # The JWT regex: `eyJ` then 10 to 8192 token characters before the first `.`.
 _JWT_HEAD_MIN, _JWT_HEAD_MAX = 3 + 10, 3 + 8192
 
@@ -256,6 +262,13 @@ def _literal_before(p: Probe) -> bytes:
     return lit.encode()
 
 
+def _starts_literal(pattern: str) -> bool:
+    """Does the regex `pattern` start with a literal character (`pat_`, `\\-Key`), on which the
+    regex engine passes over an alternative?"""
+    return bool(pattern) and (pattern[0].isalnum() or pattern[0] in " :_" or
+                              (pattern[0] == "\\" and len(pattern) > 1 and not pattern[1].isalnum()))
+
+
 def _self_overlapping(word: str) -> bool:
     return any(word[:k] == word[-k:] for k in range(1, len(word)))
 
@@ -294,7 +307,7 @@ class PureGate:
                     continue
                 lit = _literal_before(p)
                 by_before.setdefault(lit[-1], []).append(check)
-                if p.after and re.escape(re.sub(r"\\(.)", r"\1", p.after)) == p.after:
+                if _starts_literal(p.after):
                     ahead.append(f"{p.after}(?<={p.pattern})")  # `…_pat_`: `pat_` first
                 else:
                     behind.append(f"(?<={p.before}{a}){p.after}")
