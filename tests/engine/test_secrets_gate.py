@@ -203,6 +203,24 @@ def test_each_key_word_of_a_group_is_found_on_a_long_line_wherever_it_is_among_t
         assert PURE.scan(data, text, text.count("\n") + 1, tokens=False)[1] == reference_candidates(text)
 
 
+def test_a_plain_probe_found_in_a_word_groups_pass_is_found_everywhere_on_a_long_text():
+    """`dapi` (no anchor of its own) is found, on a long text, in the pass of the word group
+    whose letter it holds (`p`: pass, pwd), on the lowered text: before the line's first word,
+    after it, beside it, in another case (not a match), on every line."""
+    merged = [i for _words, _search, _anchor, ids in PURE.word_groups for i in ids]
+    assert merged  # there is one to test
+    pad = "z" * _gate._GROUPS_FROM
+    for i in merged:
+        kw = PROBES[i].keyword
+        for middle in (f"{kw} pass", f"pass {kw}", f"{kw} pwd {kw} pass {kw}", f"{kw}{kw}", f"{kw.upper()} pass {kw}",
+                       f"d{kw}", f"pass\n{kw}\n{kw} pwd\n"):
+            for text in (pad + middle, middle + pad, pad + middle + "\n" + middle + pad):
+                data = _data(text)
+                hits, candidates = PURE.scan(data, text, text.count("\n") + 1)
+                assert hits == reference_hits(data), (kw, middle)
+                assert candidates == reference_candidates(text)
+
+
 # The pure engine's searches are built from the probes (one per anchor; look-aheads, then the
 # probes with a literal before the anchor, checked by the byte before it): any set of probes,
 # with anchors shared or not, keywords that overlap themselves (`aa`) or one another, and the

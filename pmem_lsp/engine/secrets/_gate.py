@@ -205,14 +205,16 @@ GENERIC_CJK = tuple(w for w in PREFILTER if not w.isascii())
 _WORD_GROUPS = ((("token", "key"), "k"), (("pass", "pwd"), "p"), (("secret", "cred"), "c"), (("auth",), ""))
 
 
-def _group_search(words: tuple[str, ...], anchor: str) -> re.Pattern[bytes]:
-    """The first place where one of `words` is, at `anchor`, its letter they share (or the word
-    itself, for one word: a literal, which the regex engine skips to fastest)."""
+def _group_search(words: tuple[str, ...], anchor: str, literals: tuple[str, ...] = ()) -> re.Pattern[bytes]:
+    """The first place where one of `words` (or of `literals`, plain probes found in the same
+    pass) is, at `anchor`, its letter they share (or the word itself, for one word and no
+    literal: a literal, which the regex engine skips to fastest)."""
     if not anchor:
         (word,) = words
+        assert not literals
         return re.compile(re.escape(word).encode())
     alts = []
-    for w in words:
+    for w in (*words, *literals):
         i = w.index(anchor)
         # The rest of the word first, consumed, and then the look-behind for what comes before
         # the anchor: the regex engine passes over an alternative that starts with a literal
@@ -228,16 +230,31 @@ _GROUP_SEARCHES = tuple((tuple(w.encode() for w in words), _group_search(words, 
                         for words, anchor in _WORD_GROUPS)
 
 
+# A literal found in a word group's pass: (the literal, its anchor's index in it, its search,
+# the starts found, every one of them).
+_Literal = tuple[bytes, int, re.Pattern[bytes], list[int]]
+
+
 def _group_lines(hay: bytes, words: tuple[bytes, ...], search: re.Pattern[bytes], n_lines: int,
-                 outs: list[set[int]]) -> None:
+                 outs: list[set[int]], literals: Sequence[_Literal] = (), anchor: str = "") -> None:
     """`lines_with` for a group of words at once: one search for the first of any on a line,
-    then one bounded `find` in that line for each of the others."""
+    then one bounded `find` in that line for each of the others. `literals` (the search's
+    other alternatives, at `anchor`): every start of each, found by the same search up to the
+    line's first word and by a search of their own in the rest of that line."""
     pos = ln = at = 0
+    heads = tuple(w.index(anchor.encode()) for w in words) if literals else ()
     while True:
         m = search.search(hay, pos)
         if m is None:
             return
         h = m.start()
+        if literals:
+            for lit, k, _rx, starts in literals:
+                if h >= k and hay.startswith(lit, h - k):
+                    starts.append(h - k)
+            if not any(h >= i and hay.startswith(w, h - i) for w, i in zip(words, heads, strict=True)):
+                pos = h + 1  # only a literal here: on to the next anchor
+                continue
         ln = _line_of(hay, ln, at, h)
         if ln >= n_lines:
             return
@@ -249,6 +266,8 @@ def _group_lines(hay: bytes, words: tuple[bytes, ...], search: re.Pattern[bytes]
         for w, out in zip(words, outs, strict=True):
             if hay.find(w, max(start, h - len(w)), stop) != -1:
                 out.add(ln)
+        for _lit, k, rx, starts in literals:  # those whose anchor is past `h`, on this line
+            starts.extend(x.start() for x in rx.finditer(hay, max(start, h - k + 1), stop))
         if end == -1:
             return
         ln += 1
@@ -287,6 +306,24 @@ class PureGate:
                 groups.setdefault(p.anchor, []).append(i)
             else:  # a literal: the regex engine skips to it faster than `bytes.find` does
                 self.plain.append((i, re.compile(re.escape(p.keyword).encode()), _self_overlapping(p.keyword)))
+        # On a long text a plain probe in lower case (`dapi`) is found in the pass of the first
+        # word group whose letter it holds, on the lowered text, and confirmed in the text.
+        by_group: dict[int, list[int]] = {}
+        for i, _search, overlapping in self.plain:
+            kw = self.probes[i].keyword
+            if overlapping or not kw.isascii() or kw.lower() != kw:
+                continue
+            for g, (_words, anchor) in enumerate(_WORD_GROUPS):
+                if anchor and anchor in kw:
+                    by_group.setdefault(g, []).append(i)
+                    break
+        self.plain_search = {i: search for i, search, _overlapping in self.plain}
+        self.word_groups: list[tuple[tuple[bytes, ...], re.Pattern[bytes], str, list[int]]] = []
+        for g, (words, anchor) in enumerate(_WORD_GROUPS):
+            ids = by_group.get(g, [])
+            search = _group_search(words, anchor, tuple(self.probes[i].keyword for i in ids)) if ids \
+                else _GROUP_SEARCHES[g][1]
+            self.word_groups.append((_GROUP_SEARCHES[g][0], search, anchor, ids))
         # Per anchor: its search, then the checks of the probes with nothing before the anchor
         # and, by the byte before it, of those with a literal before it.
         _Check = tuple[int, int, re.Pattern[bytes]]
@@ -338,10 +375,18 @@ class PureGate:
         candidates: dict[int, list[str]] = {}
         lines: set[int] = set()
         found: dict[bytes, set[int]] = {}
+        merged: dict[int, list[int]] = {}  # plain probes found in the word groups' passes
         if len(data) >= _GROUPS_FROM:  # else a search per word is cheaper: a note's lines are short
-            for words, search in _GROUP_SEARCHES:
+            for words, search, anchor, ids in self.word_groups:
                 outs = [found.setdefault(w, set()) for w in words]
-                _group_lines(lowered, words, search, n_lines, outs)
+                if not (tokens and ids):
+                    _group_lines(lowered, words, search, n_lines, outs)
+                    continue
+                literals = []
+                for i in ids:
+                    kw = self.probes[i].keyword
+                    literals.append((kw.encode(), kw.index(anchor), self.plain_search[i], merged.setdefault(i, [])))
+                _group_lines(lowered, words, search, n_lines, outs, literals, anchor)
         for word in GENERIC_ASCII:
             key = word.encode()
             if key not in found:
@@ -355,10 +400,17 @@ class PureGate:
                 _cjk_lines(text, word, n_lines, lines)
                 for ln in lines:
                     candidates.setdefault(ln, []).append(word)
-        return self.hits(data) if tokens else _NO_HITS, candidates
+        if not tokens:
+            return _NO_HITS, candidates
+        hits = self.hits(data, skip=frozenset(merged))
+        for i, starts in merged.items():  # found on the lowered text: the ones in its case
+            literal = self.probes[i].keyword.encode()
+            hits[i] = [x for x in starts if data.startswith(literal, x)]
+        return hits, candidates
 
-    def hits(self, data: bytes) -> list[list[int]]:
-        """For each probe, the start offsets of its matches in `data`, ascending."""
+    def hits(self, data: bytes, skip: frozenset[int] = frozenset()) -> list[list[int]]:
+        """For each probe, the start offsets of its matches in `data`, ascending (none for the
+        plain probes in `skip`, which the caller finds)."""
         out: list[list[int]] = [[] for _ in self.probes]
         for anchor, search, always, by_before in self.groups:
             if anchor not in data:  # one memchr: most texts lack most anchors
@@ -374,6 +426,8 @@ class PureGate:
                         if s >= 0 and full.match(data, s):
                             out[i].append(s)
         for i, search, overlapping in self.plain:
+            if i in skip:
+                continue
             if overlapping:  # a match may begin inside the one before: each start is tried
                 at = search.search(data)
                 while at is not None:
