@@ -1,24 +1,29 @@
 """The gate in front of the token rules: where on a text one of their keywords is, found in a
 few passes over the whole text rather than one `str.find` pass per keyword (docs/decisions.md,
-"Secrets: one gate, two engines").
+"Secrets: one gate, two engines" and "Secrets: the pure gate, second round").
 
-A *probe* is a fixed-width pattern around one anchor: a rare character (`_`, `-`, `.`, `=`), a
-short literal (`:A`, `A` before `KIA`/`Iza`/…), or none (a plain literal, found with
-`bytes.find`). Every keyword of `TOKEN_RULES` is the literal of one probe, except three whose
-matches have a better anchor than their keyword: a Discord bot token (its keyword, two letters,
-is found 24–28 characters before a `.` followed by six token characters and a `.`), a JWT (its
-`eyJ` is found in the run of token characters before a `.e[yw]`), and a Telegram bot token
-(`:A` followed by 34 token characters). Each token rule's keywords and reach cover every place
-its regex can match (`_tokens.py`), so trying the regex only at the keyword spots the probes
-give finds what trying it at every keyword occurrence on the line did.
+A *probe* is a fixed-width pattern around one anchor: a rare character (`_`, `-`, `.`, `=`, a
+leading `A` before `KIA`/`Iza`/…), or none (a plain literal: `dapi`). Every keyword of
+`TOKEN_RULES` is the literal of one probe, except four whose matches have a better anchor than
+their keyword: a Discord bot token (its keyword, two letters, is found 24–28 characters before
+a `.` followed by six token characters and a `.`), a JWT (its `eyJ` is found in the run of
+token characters before a `.e[yw]`), a Telegram bot token (`:A` followed by 34 token
+characters, on the `A`) and a Twilio API key SID (`SK` and 32 hex digits, on the `K`). Each
+token rule's keywords and reach cover every place its regex can match (`_tokens.py`), so
+trying the regex only at the keyword spots the probes give finds what trying it at every
+keyword occurrence on the line did. Two more probes are no token rule's: where a PEM block and
+a PuTTY key file may begin.
 
 Two engines find the probes' matches, with identical results (`tests/engine/test_secrets_gate.py`):
 
 - `PureGate`: for each anchor, one `re` search whose pattern starts with that anchor (the
-  regex engine skips to it as fast as `bytes.find`), with each probe's text before and after
-  the anchor as a look-behind and a look-ahead; then each hit is checked against the probes of
-  its anchor, so probes that share an anchor position are all seen. Only the anchor character
-  is consumed, so overlapping matches are found too.
+  regex engine skips to it faster than `bytes.find` finds a word), then one look-ahead whose
+  alternatives start with a literal or a class where they can (the engine passes over those on
+  their first character; a look-behind is a nested match at every anchor); each hit is checked
+  against the probes with nothing before the anchor and those whose text before it ends in the
+  byte before it, so probes that share an anchor position are all seen. Only the anchor
+  character is consumed, so overlapping matches are found too. A plain literal is a regex of
+  one literal; on a long text it is found in a pass the key words make anyway (`scan`).
 - `_compiled.CompiledGate` (the optional extra `pmem-lsp[fast]`, hyperscan): every probe in one
   compiled database, one pass.
 
