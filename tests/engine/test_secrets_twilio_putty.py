@@ -13,6 +13,8 @@ import random
 import string
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine_helpers import findings
 from pmem_lsp.engine.secrets import _gate, find_secrets, mask_text
@@ -215,3 +217,17 @@ def test_the_fixtures_read_the_same_in_a_long_note_and_with_either_gate_engine(e
                 == [(m.line, m.start, m.end_line, m.end, m.kind, m.strong) for m in long], text
     finally:
         _gate._forced = before
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 40), st.integers(1, 12)), max_size=20),
+       st.integers(0, 3), st.integers(0, 40), st.integers(1, 12))
+def test_the_overlap_of_a_sid_with_the_weak_findings_of_its_line_is_what_a_scan_of_them_gives(spans, ln, a, width):
+    """The SID's check against its line's weak findings is a bisection (a line of thousands of
+    `"api_key": "SK…"` stays linear): it must agree with trying every one."""
+    from pmem_lsp.engine.secrets import _meets, _spans_by_line
+
+    found = [(0, s_ln, s_ln, s, s_ln, s + w, "x", "") for s_ln, s, w in spans]
+    e = a + width
+    expected = any(f[2] == ln and f[3] < e and a < f[5] for f in found)
+    assert _meets(_spans_by_line(found).get(ln), a, e) == expected

@@ -417,9 +417,11 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
 
     # A SID that a secret-named key, option or column names (`TWILIO_API_KEY=SK…`) is reported
     # for what it is, an identifier, at the weak finding's place and severity.
-    for ln, a, e, v in sids:
-        if any(f[0] in _P_NAMED and f[2] == ln and f[3] < e and a < f[5] for f in found):
-            found.append((_P_ID, ln, ln, a, ln, e, TWILIO_SID, v))
+    if sids:
+        named = _spans_by_line(f for f in found if f[0] in _P_NAMED)
+        for ln, a, e, v in sids:
+            if _meets(named.get(ln), a, e):
+                found.append((_P_ID, ln, ln, a, ln, e, TWILIO_SID, v))
 
     if not found:
         return []
@@ -428,6 +430,33 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
         lines_with(data, ALLOW_MARKER.encode(), n, allowed)
     return _resolve(found, allowed, allow)
 
+
+
+def _spans_by_line(found: Iterable[_Found]) -> dict[int, tuple[list[int], list[int]]]:
+    """The one-line spans of `found` by line: their starts, sorted, and for each the largest
+    end of the spans up to it (so that `_meets` is one bisection, however many a line holds)."""
+    by_line: dict[int, list[tuple[int, int]]] = {}
+    for f in found:
+        if f[2] == f[4]:
+            by_line.setdefault(f[2], []).append((f[3], f[5]))
+    out = {}
+    for ln, spans in by_line.items():
+        spans.sort()
+        ends, top = [], -1
+        for _a, e in spans:
+            top = max(top, e)
+            ends.append(top)
+        out[ln] = ([a for a, _e in spans], ends)
+    return out
+
+
+def _meets(spans: tuple[list[int], list[int]] | None, a: int, e: int) -> bool:
+    """Does [a, e) overlap one of `spans` (`_spans_by_line`'s, for one line)?"""
+    if spans is None:
+        return False
+    starts, ends = spans
+    k = bisect_left(starts, e)  # the spans starting before `e`
+    return k > 0 and ends[k - 1] > a
 
 
 def _may_assign(line: str, words: list[str], n: int, data: bytes, lowered: bytes | None) -> bool:
