@@ -231,3 +231,13 @@ def test_the_overlap_of_a_sid_with_the_weak_findings_of_its_line_is_what_a_scan_
     e = a + width
     expected = any(f[2] == ln and f[3] < e and a < f[5] for f in found)
     assert _meets(_spans_by_line(found).get(ln), a, e) == expected
+
+
+def test_the_secret_must_be_within_a_hundred_characters_of_its_sid():
+    """Beside: on its line, within 100 characters (a SID in a megabyte line of JSON is not
+    followed by a class searched at every character of the line)."""
+    near = f"{SID} " + "word " * 19 + SECRET  # 95 characters between them
+    far = f"{SID} " + "word " * 21 + SECRET
+    assert pm401(near) == [(SECRET, "Twilio API key secret", True)]
+    assert pm401(far) == []
+    assert pm401(SECRET + " " + "word " * 19 + SID) == [(SECRET, "Twilio API key secret", True)]
