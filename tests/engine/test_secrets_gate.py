@@ -436,3 +436,18 @@ def test_a_process_that_stays_takes_the_pure_gate_unless_told(monkeypatch):
         monkeypatch.setattr(gate_module, "_env_read", False)
         monkeypatch.setenv("PMEM_SECRETS_GATE", "compiled")
         assert gate_module.engine(100) is compiled
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text("Ab1/+", min_size=1, max_size=45), st.sampled_from(["=", " ", "-", "项", "ü", "_"]),
+                          st.just("Zq8Lr2Vn6Tb1Xc4Mw7Ks9aB3dE5fG7hJ9kL1mN0p")), max_size=30).map("".join))
+def test_the_aws_secret_beside_its_id_is_found_in_a_long_line_where_the_regex_finds_it(text):
+    """A long line's 40-character runs are found in its bytes (one translate, then `find`),
+    as the regex finds them in the line: runs of exactly 40, not followed by `=`, anywhere
+    (ASCII or not, at either end)."""
+    from pmem_lsp.engine.secrets import _AWS_SECRET_NEAR_ID, _LONG_LINE, _aws_secret_spans
+
+    for line in (text, text + " " * _LONG_LINE, "项" * _LONG_LINE + text, text + "x" * _LONG_LINE):
+        expected = [m.span("v") for m in _AWS_SECRET_NEAR_ID.finditer(line)]
+        assert _aws_secret_spans(line) == expected
+        assert _aws_secret_spans(line, _data(line)) == expected
