@@ -451,3 +451,20 @@ def test_the_aws_secret_beside_its_id_is_found_in_a_long_line_where_the_regex_fi
         expected = [m.span("v") for m in _AWS_SECRET_NEAR_ID.finditer(line)]
         assert _aws_secret_spans(line) == expected
         assert _aws_secret_spans(line, _data(line)) == expected
+
+
+_SCHEME = st.text("abzAZ09+.-", max_size=40)
+_URL = st.tuples(_SCHEME, st.sampled_from(["://", ":/", "//"]), st.text("ab1:-", max_size=6),
+                 st.sampled_from([":", ""]), st.text("aZ9!:-", max_size=8), st.sampled_from(["@", ""]),
+                 st.sampled_from(["db.local", "h:5432", "[::1]", "", "x@y"]), st.sampled_from(["", "/app", " ", "项"]))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_URL.map("".join) | st.sampled_from([" ", "项", "://", "@", ":", "x" * 30, "-"]), max_size=8).map("".join))
+def test_the_credentialed_urls_are_found_from_each_scheme_separator_as_the_regex_finds_them(line):
+    """`url_matches` starts from each `://` and looks back for the scheme, where the regex is
+    tried at every character: the same matches, in order, on lines of schemes glued to words,
+    schemes too long or starting with a digit, several URLs, one ending where the next begins."""
+    from pmem_lsp.engine.secrets._generic import _URL_CRED, url_matches
+
+    assert [m.span() for m in url_matches(line)] == [m.span() for m in _URL_CRED.finditer(line)]

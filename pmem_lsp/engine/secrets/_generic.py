@@ -561,8 +561,34 @@ def url_password_ok(user: str, pw: str) -> bool:
     return letters not in _WEAK_URL_PASSWORDS or letters == ""
 
 
+_SCHEME_CHARS = frozenset(string.ascii_letters + string.digits + "+.-")
+
+
+def url_matches(line: str) -> Iterator[re.Match[str]]:
+    """What `_URL_CRED.finditer(line)` gives, found from each `://` (the regex alone starts
+    with a class, tried at every character: 15 ms on a megabyte line). A match's scheme ends
+    at its `://` and starts as far back as it can (its first character a letter, 31 at most),
+    past the end of the match before; what follows `://` does not depend on where it starts,
+    so that start is the only one to try."""
+    done = 0  # where the last match ended: the next starts there or later
+    q = line.find("://")
+    while q != -1:
+        p = q
+        while p > done and q - p < 31 and line[p - 1] in _SCHEME_CHARS:
+            p -= 1
+        while p < q - 1 and not line[p].isalpha():  # ASCII: a scheme character
+            p += 1  # the first character must be a letter
+        m = _URL_CRED.match(line, p) if q - p >= 2 else None
+        if m is not None:
+            yield m
+            done = m.end()
+            q = line.find("://", done)
+        else:
+            q = line.find("://", q + 1)
+
+
 def find_url_credentials(line: str) -> Iterator[tuple[int, int, str]]:
-    for m in _URL_CRED.finditer(line):
+    for m in url_matches(line):
         if not url_password_ok(m.group("user"), m.group("pw")):
             continue
         host, _, port = m.group("host").partition(":")
