@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pmem_lsp.engine.secrets import find_secrets, mask_text
-from pmem_lsp.engine.secrets._disguise import INVISIBLE, fold_line
+from pmem_lsp.engine.secrets._disguise import _FOLD, INVISIBLE, fold_line
 
 TOKEN = "ghp_" + "J7QX2M4RZ8KD5N3VJ7QX2M4RZ8KD5N3Vabcd"
 PASSWORD = "Xk9#mQ2vLp8zRt4w"
@@ -55,3 +55,19 @@ def test_a_token_broken_over_two_lines_is_found_and_masked_across_the_break(cut,
     shown = mask_text(text)
     assert TOKEN[:cut] not in shown or cut <= 4  # the hint keeps the value's first four characters
     assert TOKEN[cut:] not in shown
+
+
+@given(st.text(odd, max_size=200) | st.lists(st.sampled_from([*INVISIBLE, "а", "ｐ", "x", "项", "pass", " "]), max_size=60)
+       .map("".join))
+def test_the_fast_fold_gives_what_the_fold_a_character_at_a_time_gives(line):
+    """`fold_fast` (runs of folded characters found by one search, the rest copied whole, the
+    offsets kept as the places where a character was removed) against `fold_line`: the same
+    folded line and the same offset for every character and for the end."""
+    from pmem_lsp.engine.secrets._disguise import fold_fast
+
+    folded, where = fold_line(line)
+    first = next((i for i, ch in enumerate(line) if ord(ch) in _FOLD), len(line))
+    for start in (0, first):  # from the line's start, or from its first folded character
+        fast, offsets = fold_fast(line, start)
+        assert fast == folded
+        assert len(offsets) == len(where) and [offsets[i] for i in range(len(where))] == where

@@ -39,6 +39,7 @@ _KEYWORDS = sorted({kw for i in GATED_RULES for kw in TOKEN_RULES[i].keywords})
 _PIECES = [*_KEYWORDS, "MT" + "k4", "Nj", "OD", "ey" + "J", ".ey", ".ew", ":A", "12345678:", "https://", "discord",
            "-----BEG" + "IN ", "://", "pass", "Password", "PWD", "secret", "Token", "KEY", "auth", "Cred", "密码", "密钥",
            "口令", "令牌", "秘钥", "私钥", "密", "令", "钥", ": ", "=", "：", " is ", " are ", "是", "为", "--", "|", '"', "'",
+           "S" + "K", "PuTTY-User-" + "Key-File-3: ", "Private-Lines: 1\n",
            "**", "\n", " ", ".", "_", "-", "/", "%", "\u200b", "а", "ｐ", "—", "İ", "\u212a", "ü", "项目"]
 _RUN = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 _B62, _HEX = ev.B62, "0123456789abcdef"
@@ -64,7 +65,10 @@ _SHAPES = [*ev.TOKENS.values(),
            lambda r: "fi" + "gd_" + _rs(r, _RUN, 40, 50), lambda r: "sb" + "p_" + _rs(r, _HEX, 40),
            lambda r: "xoxe." + "xo" + "xb-" + _rs(r, _B62, 10, 30),
            lambda r: "https://canary.discordapp.com/api/web" + "hooks/12345678/" + _rs(r, _RUN, 40, 60),
-           lambda r: "https://hooks." + "slack.com/workflows/" + _rs(r, _RUN + "/", 20, 40)]
+           lambda r: "https://hooks." + "slack.com/workflows/" + _rs(r, _RUN + "/", 20, 40),
+           lambda r: "-u S" + "K" + _rs(r, _HEX, 31, 33) + ":" + _rs(r, _B62, 32),  # Twilio: a SID, a secret
+           lambda r: ["PuTTY-User-" + "Key-File-" + r.choice("23") + ": ssh-ed25519", "Encryption: none",
+                      "Public-Lines: 1", _rs(r, _B62, 68), "Private-Lines: 1", _rs(r, _B62 + "+/", 44, 64)]]
 
 
 @st.composite
@@ -140,6 +144,111 @@ def test_the_keyword_spots_give_every_rule_the_matches_every_keyword_occurrence_
             rule = TOKEN_RULES[i]
             assert [m.span() for m in token_matches(rule, line, where)] == \
                 [m.span() for m in token_matches(rule, line, everywhere)], rule.kind
+
+
+# Texts past the size from which the pure gate looks for the key words in groups that share a
+# letter (`_gate._GROUPS_FROM`): a generated text with padding before it, after it, around it or
+# inside it; on one line or many; ASCII or not; the padding full of the anchors and letters the
+# searches skip to (JSON numbers and ids, words with k, p and c, hyphens and dots) or of none.
+_PADS = ['{"x":-1.25,"id":"a1b2Xk"},', "plain words, take a pass at a key. ", "项目 Notizen über Kästen. ",
+         "a\n", "k p c a-_.=A: ", "zzzz"]
+
+
+@st.composite
+def long_texts(draw):
+    text = draw(texts)
+    unit = draw(st.sampled_from(_PADS))
+    pad = unit * (_gate._GROUPS_FROM // len(unit.encode()) + 1)
+    where = draw(st.sampled_from(["before", "after", "both", "inside"]))
+    if where == "before":
+        return pad + text
+    if where == "after":
+        return text + pad
+    if where == "both":
+        return pad + text + pad
+    cut = draw(st.integers(0, len(text)))
+    return text[:cut] + pad + text[cut:]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(long_texts())
+def test_the_pure_gate_finds_every_probe_and_key_word_in_a_long_text_too(text):
+    data = _data(text)
+    assert len(data) >= _gate._GROUPS_FROM
+    hits, candidates = PURE.scan(data, text, text.count("\n") + 1)
+    assert hits == reference_hits(data)
+    assert candidates == reference_candidates(text)
+
+
+@needs_compiled
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(long_texts())
+def test_the_compiled_gate_gives_what_the_pure_one_gives_on_a_long_text(text):
+    data = _data(text)
+    n = text.count("\n") + 1
+    assert COMPILED.scan(data, text, n) == PURE.scan(data, text, n)
+
+
+@pytest.mark.parametrize("words", [w for words, _anchor in _gate._WORD_GROUPS for w in
+                                   (words, *((a, b) for a in words for b in words if a != b))], ids=repr)
+def test_each_key_word_of_a_group_is_found_on_a_long_line_wherever_it_is_among_the_others(words):
+    """The first of a group's words on a line is found by its shared letter, which is inside
+    the word (`to[k]en`), and the others by a search of that line: a word first or last, at
+    either end of the line, on the first line or a later one, alone or beside the others."""
+    pad = "z" * _gate._GROUPS_FROM
+    middle = " ".join(w.upper() if i % 2 else w for i, w in enumerate(words))
+    for text in (middle + pad, pad + middle, pad + middle + pad, "x\n" + middle + pad + "\n" + middle,
+                 pad + "\n" + middle + "\n" + pad):
+        data = _data(text)
+        assert PURE.scan(data, text, text.count("\n") + 1, tokens=False)[1] == reference_candidates(text)
+
+
+def test_a_plain_probe_found_in_a_word_groups_pass_is_found_everywhere_on_a_long_text():
+    """`dapi` (no anchor of its own) is found, on a long text, in the pass of the word group
+    whose letter it holds (`p`: pass, pwd), on the lowered text: before the line's first word,
+    after it, beside it, in another case (not a match), on every line."""
+    merged = [i for _words, _search, _anchor, ids in PURE.word_groups for i in ids]
+    assert merged  # there is one to test
+    pad = "z" * _gate._GROUPS_FROM
+    for i in merged:
+        kw = PROBES[i].keyword
+        for middle in (f"{kw} pass", f"pass {kw}", f"{kw} pwd {kw} pass {kw}", f"{kw}{kw}", f"{kw.upper()} pass {kw}",
+                       f"d{kw}", f"pass\n{kw}\n{kw} pwd\n"):
+            for text in (pad + middle, middle + pad, pad + middle + "\n" + middle + pad):
+                data = _data(text)
+                hits, candidates = PURE.scan(data, text, text.count("\n") + 1)
+                assert hits == reference_hits(data), (kw, middle)
+                assert candidates == reference_candidates(text)
+
+
+# The pure engine's searches are built from the probes (one per anchor; look-aheads, then the
+# probes with a literal before the anchor, checked by the byte before it): any set of probes,
+# with anchors shared or not, keywords that overlap themselves (`aa`) or one another, and the
+# special probes, against every start tried.
+_PROBE_TEXT = "ab_-.=A:e y0\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text("ab_-.=Ax", min_size=1, max_size=5), max_size=8, unique=True),
+       st.sets(st.sampled_from([_gate.DISCORD, _gate.JWT, _gate.TELEGRAM, _gate.BEGIN])),
+       st.text(_PROBE_TEXT, max_size=120) | st.lists(st.sampled_from(["aa", "a.a", "-_", "A", ":A", "a" * 34, ".",
+                                                                       ".ey", "-----BEGIN", "\n", "é"]),
+                                                     max_size=30).map("".join))
+def test_the_pure_engine_finds_every_match_of_any_set_of_probes(keywords, special, text):
+    probes = [_gate._literal(k) for k in keywords] + sorted(special, key=repr)
+    data = _data(text)
+    expected = [[m.start() for m in re.finditer(b"(?=" + p.pattern.encode() + b")", data)] for p in probes]
+    assert PureGate(probes).hits(data) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts, texts)
+def test_a_line_holding_a_line_break_is_read_with_a_space_there(head, tail):
+    """One line given, holding a "\n" (no caller splits text that way): read as if the break
+    were a space, as for several lines (the one-line case is tested for a break, not counted)."""
+    head, tail = head.replace("\n", " "), tail.replace("\n", " ")
+    assert find_secrets([head + "\n" + tail]) == find_secrets([head + " " + tail])
+    assert find_secrets([head + "\n" + tail, "x"]) == find_secrets([head + " " + tail, "x"])
 
 
 # Each rule's regex at the ends of its reach, where a gate that looks a character too near or
@@ -327,3 +436,35 @@ def test_a_process_that_stays_takes_the_pure_gate_unless_told(monkeypatch):
         monkeypatch.setattr(gate_module, "_env_read", False)
         monkeypatch.setenv("PMEM_SECRETS_GATE", "compiled")
         assert gate_module.engine(100) is compiled
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text("Ab1/+", min_size=1, max_size=45), st.sampled_from(["=", " ", "-", "项", "ü", "_"]),
+                          st.just("Zq8Lr2Vn6Tb1Xc4Mw7Ks9aB3dE5fG7hJ9kL1mN0p")), max_size=30).map("".join))
+def test_the_aws_secret_beside_its_id_is_found_in_a_long_line_where_the_regex_finds_it(text):
+    """A long line's 40-character runs are found in its bytes (one translate, then `find`),
+    as the regex finds them in the line: runs of exactly 40, not followed by `=`, anywhere
+    (ASCII or not, at either end)."""
+    from pmem_lsp.engine.secrets import _AWS_SECRET_NEAR_ID, _LONG_LINE, _aws_secret_spans
+
+    for line in (text, text + " " * _LONG_LINE, "项" * _LONG_LINE + text, text + "x" * _LONG_LINE):
+        expected = [m.span("v") for m in _AWS_SECRET_NEAR_ID.finditer(line)]
+        assert _aws_secret_spans(line) == expected
+        assert _aws_secret_spans(line, _data(line)) == expected
+
+
+_SCHEME = st.text("abzAZ09+.-", max_size=40)
+_URL = st.tuples(_SCHEME, st.sampled_from(["://", ":/", "//"]), st.text("ab1:-", max_size=6),
+                 st.sampled_from([":", ""]), st.text("aZ9!:-", max_size=8), st.sampled_from(["@", ""]),
+                 st.sampled_from(["db.local", "h:5432", "[::1]", "", "x@y"]), st.sampled_from(["", "/app", " ", "项"]))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_URL.map("".join) | st.sampled_from([" ", "项", "://", "@", ":", "x" * 30, "-"]), max_size=8).map("".join))
+def test_the_credentialed_urls_are_found_from_each_scheme_separator_as_the_regex_finds_them(line):
+    """`url_matches` starts from each `://` and looks back for the scheme, where the regex is
+    tried at every character: the same matches, in order, on lines of schemes glued to words,
+    schemes too long or starting with a digit, several URLs, one ending where the next begins."""
+    from pmem_lsp.engine.secrets._generic import _URL_CRED, url_matches
+
+    assert [m.span() for m in url_matches(line)] == [m.span() for m in _URL_CRED.finditer(line)]

@@ -17,6 +17,7 @@ specific one wins (a GitHub token on a `token:` line is a "GitHub token").
 from __future__ import annotations
 
 import re
+import string
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -27,8 +28,8 @@ from ._checks import looks_random
 from ._gate import GATED_RULES, keyword_spots, lines_with, spots_by_line
 from ._generic import PREFILTER as _GENERIC_KEYWORDS
 from ._generic import find_assignments, find_flags, find_in_table, find_url_credentials, may_assign
-from ._pem import find_pem
-from ._tokens import TOKEN_RULES, body_ok, token_matches
+from ._pem import find_pem, find_putty
+from ._tokens import TOKEN_RULES, TWILIO_SID, body_ok, token_matches
 
 __all__ = ["ALLOW_MARKER", "WEAK_REASONS", "SecretMatch", "find_in_name", "find_secrets", "mask", "mask_name",
            "mask_secrets", "mask_text", "redact_line", "REDACTED"]
@@ -182,17 +183,27 @@ def redact_line(line: str, matches_on_that_line: Iterable[SecretMatch], *, index
 # A match before overlaps are resolved: (priority, anchor line, line, start, end_line, end, kind, value).
 _Found = tuple[int, int, int, int, int, int, str, str]
 # Priorities: lower wins an overlap.
-_P_PEM, _P_TOKEN, _P_URL, _P_AWS_PAIR, _P_GENERIC, _P_FLAG, _P_CELL = 0, 1, 100, 101, 102, 103, 104
+# `_P_PAIR`: a secret beside its key's id (AWS, Twilio); `_P_ID`: a key's id (not its secret)
+# that a secret-named key, option or column names.
+_P_PEM, _P_TOKEN, _P_URL, _P_PAIR, _P_ID, _P_GENERIC, _P_FLAG, _P_CELL = 0, 1, 100, 101, 102, 103, 104, 105
+_P_NAMED = (_P_GENERIC, _P_FLAG, _P_CELL)
 # Why a finding of weak evidence was made (docs/decisions.md, "Secrets: strong and weak evidence").
 WEAK_REASONS = {
+    _P_ID: "a Twilio API key SID: the key's name, not its secret, named as a secret by its key",
     _P_GENERIC: "named only by its key, in no known format",
     _P_FLAG: "named only by a command-line option, in no known format",
     _P_CELL: "named only by its table column, in no known format",
 }
 
-# What every `--password …` that `find_flags` reads starts with (its regex, in bytes).
-_FLAG_NEAR = re.compile(rb"--[a-z][a-z\-]*[ \t]")
+# What every `--password …` that `find_flags` reads starts with (its regex, in bytes): a `--`
+# not glued to a word or a dash, as there. Glued ones are not tried, so that the runs tried
+# never overlap: "--a--a--a…" was searched in quadratic time (48 KB of it: 4 s).
+_FLAG_NEAR = re.compile(rb"--(?<![A-Za-z0-9_\-]--)[a-z][a-z\-]*[ \t]")
 _AWS_SECRET_NEAR_ID = re.compile(r"(?<![A-Za-z0-9/+])(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
+# A Twilio API key's secret: 32 letters and digits, written beside its SID (`-u SK…:…`): at
+# most this many characters between them.
+_TWILIO_SECRET_NEAR_SID = re.compile(r"(?<![A-Za-z0-9])(?P<v>[A-Za-z0-9]{32})(?![A-Za-z0-9])")
+_BESIDE = 100
 
 # The token prefilter: every shaped token holds a run of at least 20 of these characters
 # (AWS key ids are exactly 20; the rest are longer). One bytes.translate and a find of 20
@@ -229,7 +240,7 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     write: the marker is a person's decision). See `_find_secrets` for the rest."""
     if not lines:
         return []
-    text, data = _joined(lines)
+    lines, text, data = _joined(lines)
     found = _find_secrets(lines, allow, in_sentences=in_sentences, honour_marker=honour_marker, joined=(text, data))
     extra: list[SecretMatch] = []
     folded = _disguise.fold(lines, text, data)
@@ -261,14 +272,16 @@ def _same_place(a: SecretMatch, b: SecretMatch) -> bool:
     return (a.line, a.start) < (b.end_line, b.end) and (b.line, b.start) < (a.end_line, a.end)
 
 
-def _joined(lines: list[str]) -> tuple[str, bytes]:
-    """The lines joined with "\\n", as text and as UTF-8 bytes (lone surrogates kept). A line
-    holding a line break (an odd caller's) has it read as a space, so that the text has one
-    line per line given."""
+def _joined(lines: list[str]) -> tuple[list[str], str, bytes]:
+    """The lines, and the lines joined with "\\n", as text and as UTF-8 bytes (lone surrogates
+    kept). A line holding a line break (an odd caller's) has it read as a space, in the lines
+    returned too, so that the text has one line per line given and each line is the text's."""
     text = "\n".join(lines)
-    if text.count("\n") != len(lines) - 1:
-        text = "\n".join(line.replace("\n", " ") for line in lines)
-    return text, text.encode("utf-8", "surrogatepass")
+    # One line: looking for a break is many times faster than counting them.
+    if ("\n" in text) if len(lines) == 1 else (text.count("\n") != len(lines) - 1):
+        lines = [line.replace("\n", " ") for line in lines]
+        text = "\n".join(lines)
+    return lines, text, text.encode("utf-8", "surrogatepass")
 
 
 def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
@@ -284,7 +297,10 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     if not lines:
         return []
     n = len(lines)
-    text, data = joined if joined is not None else _joined(lines)
+    if joined is not None:
+        text, data = joined
+    else:
+        lines, text, data = _joined(lines)
     found: list[_Found] = []
     # Every shaped token holds a run of 20 token characters: a line without one has none. A
     # short text is checked for runs first (most notes have none, and then the token probes
@@ -300,21 +316,25 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     lowered = data.lower() if isinstance(gate, _gate.PureGate) else None
     token_hits, candidates = gate.scan(data, text, n, tokens=tokens, lowered=lowered)
 
-    begin_hits = token_hits[_gate.BEGIN_PROBE]
-    if begin_hits or (not tokens and b"-----BEGIN" in data):  # the probes were not looked for
-        begins: set[int] = set()
-        if begin_hits:
-            ln = at = 0
-            for b in begin_hits:
-                ln += data.count(b"\n", at, b)
-                at = b
-                begins.add(ln)
-        else:
-            lines_with(data, b"-----BEGIN", n, begins)
-        for b, ln, a, eln, e, kind, value in find_pem(lines, sorted(begins)):
-            found.append((_P_PEM, b, ln, a, eln, e, kind, value))
+    # Private key blocks: PEM and PGP (`-----BEGIN`), PuTTY's key files.
+    for probe, literal, find in ((_gate.BEGIN_PROBE, b"-----BEGIN", find_pem),
+                                 (_gate.PUTTY_PROBE, b"PuTTY-User-Key-File-", find_putty)):
+        hits = token_hits[probe]
+        if hits or (not tokens and literal in data):  # the probes were not looked for
+            begins: set[int] = set()
+            if hits:
+                ln = at = 0
+                for b in hits:
+                    ln += data.count(b"\n", at, b)
+                    at = b
+                    begins.add(ln)
+            else:
+                lines_with(data, literal, n, begins)
+            for b, ln, a, eln, e, kind, value in find(lines, sorted(begins)):
+                found.append((_P_PEM, b, ln, a, eln, e, kind, value))
 
     aws_lines: list[int] = []
+    sids: list[tuple[int, int, int, str]] = []  # Twilio API key SIDs: (line, start, end, value)
     if by_line_only:
         # A probe's match never spans lines, and a spot found across a line break (a JWT's
         # window, a Discord id's) gives no match on its line: these are the spots that count.
@@ -339,20 +359,39 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
             for i in sorted({i for kw in where for i in _KEYWORD_RULES[kw]}):
                 rule = TOKEN_RULES[i]
                 for m in token_matches(rule, line, where):
-                    if body_ok(rule, m):
-                        found.append((_P_TOKEN + i, ln, ln, m.start("v"), ln, m.end("v"), rule.kind, m.group("v")))
-                        if rule.kind == "AWS access key id":
-                            aws_lines.append(ln)
+                    if not body_ok(rule, m):
+                        continue
+                    if rule.kind == TWILIO_SID:  # a name, not a secret: see below
+                        sids.append((ln, m.start("v"), m.end("v"), m.group("v")))
+                        continue
+                    found.append((_P_TOKEN + i, ln, ln, m.start("v"), ln, m.end("v"), rule.kind, m.group("v")))
+                    if rule.kind == "AWS access key id":
+                        aws_lines.append(ln)
 
     # An AWS secret access key written beside its key id (same line, no key name).
     for ln in set(aws_lines):
         line = lines[ln]
-        for m in _AWS_SECRET_NEAR_ID.finditer(line):
+        for a, e in _aws_secret_spans(line, data if n == 1 else None):
+            v = line[a:e]
+            if v.lower() != v and v.upper() != v and any(c.isdigit() for c in v) and looks_random(v):
+                found.append((_P_PAIR, ln, ln, a, ln, e, "AWS secret access key", v))
+    # A Twilio API key's secret written beside its SID (`curl -u SK…:…`, `Client("SK…", "…")`):
+    # the SID's documented format makes the pair certain, as an AWS key id does its secret.
+    # Beside: within `_BESIDE` characters of it, so that a SID in a megabyte line is not
+    # followed by a search of the whole line (a class at every character: 30 ms).
+    seen: set[tuple[int, int]] = set()
+    for ln, a, e, _v in sids:
+        line = lines[ln]
+        lo, hi = max(0, a - _BESIDE - 32), min(len(line), e + _BESIDE + 32)  # at most `_BESIDE` between them
+        for m in _TWILIO_SECRET_NEAR_SID.finditer(line, lo, min(len(line), hi + 1)):  # the char after `hi`: a real end
             v = m.group("v")
-            if looks_random(v) and any(c.isdigit() for c in v) and v.lower() != v and v.upper() != v:
-                found.append((_P_AWS_PAIR, ln, ln, m.start("v"), ln, m.end("v"), "AWS secret access key", v))
+            if m.end() > hi or (ln, m.start()) in seen:
+                continue
+            seen.add((ln, m.start()))
+            if v.lower() != v and v.upper() != v and any(c.isdigit() for c in v) and looks_random(v):
+                found.append((_P_PAIR, ln, ln, m.start("v"), ln, m.end("v"), "Twilio API key secret", v))
 
-    if b"://" in data:
+    if b"@" in data and b"://" in data:  # a credential in a URL has an `@` (one memchr)
         url_lines: set[int] = set()
         lines_with(data, b"://", n, url_lines)
         for ln in sorted(url_lines):
@@ -364,7 +403,7 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     # `candidates`: line -> the prefilter keywords on it (the lowered text's), found by the gate.
     flags = pipes = azure = False
     if candidates:  # what the text holds at all, looked for once rather than on each line
-        flags = b"--" in data and _FLAG_NEAR.search(data) is not None
+        flags = _FLAG_NEAR.search(data) is not None  # skips to each `--` faster than `in` finds one
         pipes, azure = b"|" in data, b"=" in data and b"Key=" in data
     for ln in sorted(candidates):
         line = lines[ln]
@@ -386,6 +425,14 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
                     if body_ok(rule, m):
                         found.append((_P_TOKEN + i, ln, ln, m.start("v"), ln, m.end("v"), rule.kind, m.group("v")))
 
+    # A SID that a secret-named key, option or column names (`TWILIO_API_KEY=SK…`) is reported
+    # for what it is, an identifier, at the weak finding's place and severity.
+    if sids:
+        named = _spans_by_line(f for f in found if f[0] in _P_NAMED)
+        for ln, a, e, v in sids:
+            if _meets(named.get(ln), a, e):
+                found.append((_P_ID, ln, ln, a, ln, e, TWILIO_SID, v))
+
     if not found:
         return []
     allowed: set[int] = set()
@@ -393,6 +440,67 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
         lines_with(data, ALLOW_MARKER.encode(), n, allowed)
     return _resolve(found, allowed, allow)
 
+
+
+# The run's characters marked `a`, UTF-8's continuation bytes \x01 (a character's offset is its
+# byte's less the continuation bytes before it), the rest a space.
+_AWS_TABLE = bytes(0x61 if chr(b) in string.ascii_letters + string.digits + "/+" else
+                   (0x01 if 0x80 <= b < 0xC0 else 0x20) for b in range(256))
+_AWS_RUN = b"a" * 40
+
+
+def _aws_secret_spans(line: str, raw: bytes | None = None) -> list[tuple[int, int]]:
+    """The spans `_AWS_SECRET_NEAR_ID.finditer(line)` gives: runs of exactly 40 of its
+    characters, not followed by `=`. A long line is read in its bytes (`raw`: its UTF-8, when
+    the caller has it), its characters marked by one translate and the runs found by `find`
+    (the regex, a class tried at every character, took 30 ms on a megabyte line)."""
+    if len(line) < _LONG_LINE:
+        return [m.span("v") for m in _AWS_SECRET_NEAR_ID.finditer(line)]
+    if raw is None:
+        raw = line.encode("utf-8", "surrogatepass")
+    marks = raw.translate(_AWS_TABLE)
+    ascii_line = line.isascii()
+    out = []
+    last_b = skipped = 0  # continuation bytes before `last_b`
+    p = marks.find(_AWS_RUN)
+    while p != -1:  # the first of a run: an earlier start would have been found first
+        end = marks.find(b" ", p)  # the run's end: its first byte not marked (never a continuation)
+        if end == -1:
+            end = len(marks)
+        if end - p == 40 and raw[end:end + 1] != b"=":
+            if not ascii_line:
+                skipped += marks.count(b"\x01", last_b, p)
+                last_b = p
+            out.append((p - skipped, p - skipped + 40))
+        p = marks.find(_AWS_RUN, end)
+    return out
+
+
+def _spans_by_line(found: Iterable[_Found]) -> dict[int, tuple[list[int], list[int]]]:
+    """The one-line spans of `found` by line: their starts, sorted, and for each the largest
+    end of the spans up to it (so that `_meets` is one bisection, however many a line holds)."""
+    by_line: dict[int, list[tuple[int, int]]] = {}
+    for f in found:
+        if f[2] == f[4]:
+            by_line.setdefault(f[2], []).append((f[3], f[5]))
+    out = {}
+    for ln, spans in by_line.items():
+        spans.sort()
+        ends, top = [], -1
+        for _a, e in spans:
+            top = max(top, e)
+            ends.append(top)
+        out[ln] = ([a for a, _e in spans], ends)
+    return out
+
+
+def _meets(spans: tuple[list[int], list[int]] | None, a: int, e: int) -> bool:
+    """Does [a, e) overlap one of `spans` (`_spans_by_line`'s, for one line)?"""
+    if spans is None:
+        return False
+    starts, ends = spans
+    k = bisect_left(starts, e)  # the spans starting before `e`
+    return k > 0 and ends[k - 1] > a
 
 
 def _may_assign(line: str, words: list[str], n: int, data: bytes, lowered: bytes | None) -> bool:

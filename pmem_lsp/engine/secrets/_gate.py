@@ -1,24 +1,29 @@
 """The gate in front of the token rules: where on a text one of their keywords is, found in a
 few passes over the whole text rather than one `str.find` pass per keyword (docs/decisions.md,
-"Secrets: one gate, two engines").
+"Secrets: one gate, two engines" and "Secrets: the pure gate, second round").
 
-A *probe* is a fixed-width pattern around one anchor: a rare character (`_`, `-`, `.`, `=`), a
-short literal (`:A`, `A` before `KIA`/`Iza`/…), or none (a plain literal, found with
-`bytes.find`). Every keyword of `TOKEN_RULES` is the literal of one probe, except three whose
-matches have a better anchor than their keyword: a Discord bot token (its keyword, two letters,
-is found 24–28 characters before a `.` followed by six token characters and a `.`), a JWT (its
-`eyJ` is found in the run of token characters before a `.e[yw]`), and a Telegram bot token
-(`:A` followed by 34 token characters). Each token rule's keywords and reach cover every place
-its regex can match (`_tokens.py`), so trying the regex only at the keyword spots the probes
-give finds what trying it at every keyword occurrence on the line did.
+A *probe* is a fixed-width pattern around one anchor: a rare character (`_`, `-`, `.`, `=`, a
+leading `A` before `KIA`/`Iza`/…), or none (a plain literal: `dapi`). Every keyword of
+`TOKEN_RULES` is the literal of one probe, except four whose matches have a better anchor than
+their keyword: a Discord bot token (its keyword, two letters, is found 24–28 characters before
+a `.` followed by six token characters and a `.`), a JWT (its `eyJ` is found in the run of
+token characters before a `.e[yw]`), a Telegram bot token (`:A` followed by 34 token
+characters, on the `A`) and a Twilio API key SID (`SK` and 32 hex digits, on the `K`). Each
+token rule's keywords and reach cover every place its regex can match (`_tokens.py`), so
+trying the regex only at the keyword spots the probes give finds what trying it at every
+keyword occurrence on the line did. Two more probes are no token rule's: where a PEM block and
+a PuTTY key file may begin.
 
 Two engines find the probes' matches, with identical results (`tests/engine/test_secrets_gate.py`):
 
 - `PureGate`: for each anchor, one `re` search whose pattern starts with that anchor (the
-  regex engine skips to it as fast as `bytes.find`), with each probe's text before and after
-  the anchor as a look-behind and a look-ahead; then each hit is checked against the probes of
-  its anchor, so probes that share an anchor position are all seen. Only the anchor character
-  is consumed, so overlapping matches are found too.
+  regex engine skips to it faster than `bytes.find` finds a word), then one look-ahead whose
+  alternatives start with a literal or a class where they can (the engine passes over those on
+  their first character; a look-behind is a nested match at every anchor); each hit is checked
+  against the probes with nothing before the anchor and those whose text before it ends in the
+  byte before it, so probes that share an anchor position are all seen. Only the anchor
+  character is consumed, so overlapping matches are found too. A plain literal is a regex of
+  one literal; on a long text it is found in a pass the key words make anyway (`scan`).
 - `_compiled.CompiledGate` (the optional extra `pmem-lsp[fast]`, hyperscan): every probe in one
   compiled database, one pass.
 
@@ -67,12 +72,22 @@ def _literal(keyword: str) -> Probe:
 
 
 _TOKEN_CHARS = r"[A-Za-z0-9_\-]"
-DISCORD = Probe("", ".", _TOKEN_CHARS + r"{6}\.", 0, 8, "")
+# The classes are written out once before their repeat (`[…][…]{5}`, not `[…]{6}`): an
+# alternative that starts with a class or a literal is passed over by the regex engine on its
+# first character, where one that starts with a repeat is entered.
+DISCORD = Probe("", ".", _TOKEN_CHARS * 2 + r"{5}\.", 0, 8, "")
 JWT = Probe("", ".", "e[yw]", 0, 3, "")
-TELEGRAM = Probe("", ":A", _TOKEN_CHARS + "{34}", 0, 36, "")
-# Not a token rule's: where a PEM block may begin (`_pem.find_pem`), found in the same pass.
+# `:A` and 34 token characters, anchored on the `A` (its search is made for AKIA and the
+# rest anyway: one pass fewer than a search of its own for `:A`).
+TELEGRAM = Probe(":", "A", _TOKEN_CHARS * 2 + "{33}", 1, 36, "")
+# A Twilio API key SID, `SK` and 32 hex digits: anchored on its `K` (an uppercase K is rare
+# in prose and in JSON alike), the keyword `SK` alone being a pass over any text for little.
+TWILIO = Probe("S", "K", "[0-9a-f][0-9a-f]{31}", 1, 34, "SK")
+# Not token rules': where a PEM block may begin (`_pem.find_pem`) and where a PuTTY key file
+# does (`_pem.find_putty`), found in the same pass.
 BEGIN = Probe("", "-", re.escape("----BEGIN"), 0, 10, "")
-_SPECIAL_KEYWORDS = {"MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT", "eyJ", ":A"}
+PUTTY = Probe("PuTTY", "-", re.escape("User-Key-File-") + "[23]:", 5, 22, "")
+_SPECIAL_KEYWORDS = {"MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT", "eyJ", ":A", "SK"}
 _DISCORD_PAIRS = frozenset(k.encode() for k in _SPECIAL_KEYWORDS if len(k) == 2 and k[0] in "MNO")
 
 # The rules the gate serves: Azure's connection-string keys (`AccountKey=`, …) are tried on
@@ -86,12 +101,13 @@ def _probes() -> tuple[Probe, ...]:
         for kw in TOKEN_RULES[i].keywords:
             if kw not in _SPECIAL_KEYWORDS:
                 keywords[kw] = None
-    return (*(_literal(kw) for kw in keywords), DISCORD, JWT, TELEGRAM, BEGIN)
+    return (*(_literal(kw) for kw in keywords), DISCORD, JWT, TELEGRAM, TWILIO, BEGIN, PUTTY)
 
 
 PROBES = _probes()
 _NO_HITS: tuple[tuple[int, ...], ...] = ((),) * len(PROBES)
 BEGIN_PROBE = PROBES.index(BEGIN)
+PUTTY_PROBE = PROBES.index(PUTTY)
 # The JWT regex: `eyJ` then 10 to 8192 token characters before the first `.`.
 _JWT_HEAD_MIN, _JWT_HEAD_MAX = 3 + 10, 3 + 8192
 
@@ -128,6 +144,15 @@ def keyword_spots(data: bytes, hits: Sequence[Sequence[int]]) -> list[tuple[int,
     return out
 
 
+def _line_of(data: bytes, ln: int, at: int, pos: int) -> int:
+    """The line of offset `pos`, `ln` being that of `at` (at <= pos): the line breaks between
+    them are counted only when there is one, since looking for one byte is many times faster
+    than counting it (a long line has none)."""
+    if data.find(b"\n", at, pos) == -1:
+        return ln
+    return ln + data.count(b"\n", at, pos)
+
+
 def lines_with(hay: bytes, needle: bytes, n_lines: int, out: set[int], data: bytes | None = None) -> None:
     """Add to `out` the indices of the lines holding `needle` in `hay`, a same-length image of
     `data` (the UTF-8 text with "\n" between lines; default `hay` itself)."""
@@ -136,7 +161,7 @@ def lines_with(hay: bytes, needle: bytes, n_lines: int, out: set[int], data: byt
     pos = hay.find(needle)
     ln = last = 0
     while pos != -1:
-        ln += data.count(b"\n", last, pos)
+        ln = _line_of(data, ln, last, pos)
         last = pos
         if ln >= n_lines:
             break
@@ -180,48 +205,96 @@ def _cjk_lines(text: str, word: str, n_lines: int, out: set[int]) -> None:
 # is given them in): ASCII ones on the lowered text, CJK ones as they are.
 GENERIC_ASCII = tuple(w for w in PREFILTER if w.isascii())
 GENERIC_CJK = tuple(w for w in PREFILTER if not w.isascii())
-# The ASCII words in pairs that share a letter, found by one search anchored on it.
-_PAIRS = (("token", "key", "k"), ("pass", "pwd", "p"), ("secret", "cred", "c"))
+# On a long text the ASCII words are looked for in groups that share a letter, one search
+# per group anchored on it (a word of its own: the word): four passes for the seven words.
+_WORD_GROUPS = ((("token", "key"), "k"), (("pass", "pwd"), "p"), (("secret", "cred"), "c"), (("auth",), ""))
 
 
-def _pair_search(a: str, b: str, anchor: str) -> re.Pattern[bytes]:
+def _group_search(words: tuple[str, ...], anchor: str, literals: tuple[str, ...] = ()) -> re.Pattern[bytes]:
+    """The first place where one of `words` (or of `literals`, plain probes found in the same
+    pass) is, at `anchor`, its letter they share (or the word itself, for one word and no
+    literal: a literal, which the regex engine skips to fastest)."""
+    if not anchor:
+        (word,) = words
+        assert not literals
+        return re.compile(re.escape(word).encode())
     alts = []
-    for w in (a, b):
+    for w in (*words, *literals):
         i = w.index(anchor)
-        behind = f"(?<={re.escape(w[:i + 1])})" if i else ""
-        alts.append(behind + f"(?={re.escape(w[i + 1:])})")
+        # The rest of the word first, consumed, and then the look-behind for what comes before
+        # the anchor: the regex engine passes over an alternative that starts with a literal
+        # on its first character, where a look-behind is entered at every anchor.
+        rest = re.escape(w[i + 1:])
+        alts.append(rest + (f"(?<={re.escape(w)})" if i else "") if rest else f"(?<={re.escape(w)})")
+    alts.sort(key=lambda alt: alt.startswith("(?<="))
     return re.compile((re.escape(anchor) + "(?:" + "|".join(alts) + ")").encode())
 
 
-_PAIRS_FROM = 64 * 1024  # bytes: a shorter text is searched word by word
-_PAIR_SEARCHES = tuple((a.encode(), b.encode(), _pair_search(a, b, anchor)) for a, b, anchor in _PAIRS)
+_GROUPS_FROM = 64 * 1024  # bytes: a shorter text is searched word by word
+_GROUP_SEARCHES = tuple((tuple(w.encode() for w in words), _group_search(words, anchor))
+                        for words, anchor in _WORD_GROUPS)
 
 
-def _pair_lines(hay: bytes, a: bytes, b: bytes, search: re.Pattern[bytes], n_lines: int,
-                out_a: set[int], out_b: set[int]) -> None:
-    """`lines_with` for two words at once: one search for the first of either on a line, then
-    one bounded `find` in that line for the other."""
+# A literal found in a word group's pass: (the literal, its anchor's index in it, its search,
+# the starts found, every one of them).
+_Literal = tuple[bytes, int, re.Pattern[bytes], list[int]]
+
+
+def _group_lines(hay: bytes, words: tuple[bytes, ...], search: re.Pattern[bytes], n_lines: int,
+                 outs: list[set[int]], literals: Sequence[_Literal] = (), anchor: str = "") -> None:
+    """`lines_with` for a group of words at once: one search for the first of any on a line,
+    then one bounded `find` in that line for each of the others. `literals` (the search's
+    other alternatives, at `anchor`): every start of each, found by the same search up to the
+    line's first word and by a search of their own in the rest of that line."""
     pos = ln = at = 0
+    heads = tuple(w.index(anchor.encode()) for w in words) if literals else ()
     while True:
         m = search.search(hay, pos)
         if m is None:
             return
         h = m.start()
-        ln += hay.count(b"\n", at, h)
-        at = h
+        if literals:
+            for lit, k, _rx, starts in literals:
+                if h >= k and hay.startswith(lit, h - k):
+                    starts.append(h - k)
+            if not any(h >= i and hay.startswith(w, h - i) for w, i in zip(words, heads, strict=True)):
+                pos = h + 1  # only a literal here: on to the next anchor
+                continue
+        ln = _line_of(hay, ln, at, h)
         if ln >= n_lines:
             return
-        start = hay.rfind(b"\n", 0, h) + 1
+        nl = hay.rfind(b"\n", at, h)
+        start = at if nl == -1 else nl + 1
+        at = h
         end = hay.find(b"\n", h)
         stop = len(hay) if end == -1 else end
-        if hay.find(a, max(start, h - len(a)), stop) != -1:
-            out_a.add(ln)
-        if hay.find(b, max(start, h - len(b)), stop) != -1:
-            out_b.add(ln)
+        for w, out in zip(words, outs, strict=True):
+            if hay.find(w, max(start, h - len(w)), stop) != -1:
+                out.add(ln)
+        for _lit, k, rx, starts in literals:  # those whose anchor is past `h`, on this line
+            starts.extend(x.start() for x in rx.finditer(hay, max(start, h - k + 1), stop))
         if end == -1:
             return
         ln += 1
         pos = at = end + 1
+
+
+def _literal_before(p: Probe) -> bytes:
+    """A probe's text before its anchor, which is a literal."""
+    lit = re.sub(r"\\(.)", r"\1", p.before)
+    assert re.escape(lit) == p.before, p
+    return lit.encode()
+
+
+def _starts_literal(pattern: str) -> bool:
+    """Does the regex `pattern` start with a literal character (`pat_`, `\\-Key`), on which the
+    regex engine passes over an alternative?"""
+    return bool(pattern) and (pattern[0].isalnum() or pattern[0] in " :_" or
+                              (pattern[0] == "\\" and len(pattern) > 1 and not pattern[1].isalnum()))
+
+
+def _self_overlapping(word: str) -> bool:
+    return any(word[:k] == word[-k:] for k in range(1, len(word)))
 
 
 class PureGate:
@@ -232,33 +305,70 @@ class PureGate:
     def __init__(self, probes: Sequence[Probe] = PROBES) -> None:
         self.probes = tuple(probes)
         groups: dict[str, list[int]] = {}
-        self.plain: list[tuple[int, bytes]] = []
+        self.plain: list[tuple[int, re.Pattern[bytes], bool]] = []
         for i, p in enumerate(self.probes):
             if p.anchor:
                 groups.setdefault(p.anchor, []).append(i)
-            else:
-                self.plain.append((i, p.keyword.encode()))
-        self.groups: list[tuple[bytes, re.Pattern[bytes], list[tuple[int, int, re.Pattern[bytes]]]]] = []
+            else:  # a literal: the regex engine skips to it faster than `bytes.find` does
+                self.plain.append((i, re.compile(re.escape(p.keyword).encode()), _self_overlapping(p.keyword)))
+        # On a long text a plain probe in lower case (`dapi`) is found in the pass of the first
+        # word group whose letter it holds, on the lowered text, and confirmed in the text.
+        by_group: dict[int, list[int]] = {}
+        for i, _search, overlapping in self.plain:
+            kw = self.probes[i].keyword
+            if overlapping or not kw.isascii() or kw.lower() != kw:
+                continue
+            for g, (_words, anchor) in enumerate(_WORD_GROUPS):
+                if anchor and anchor in kw:
+                    by_group.setdefault(g, []).append(i)
+                    break
+        self.plain_search = {i: search for i, search, _overlapping in self.plain}
+        self.word_groups: list[tuple[tuple[bytes, ...], re.Pattern[bytes], str, list[int]]] = []
+        for g, (words, anchor) in enumerate(_WORD_GROUPS):
+            ids = by_group.get(g, [])
+            search = _group_search(words, anchor, tuple(self.probes[i].keyword for i in ids)) if ids \
+                else _GROUP_SEARCHES[g][1]
+            self.word_groups.append((_GROUP_SEARCHES[g][0], search, anchor, ids))
+        # Per anchor: its search, then the checks of the probes with nothing before the anchor
+        # and, by the byte before it, of those with a literal before it.
+        _Check = tuple[int, int, re.Pattern[bytes]]
+        self.groups: list[tuple[bytes, re.Pattern[bytes], list[_Check], dict[int, list[_Check]]]] = []
         for anchor, ids in groups.items():
-            behind_alts, ahead_alts = [], []
+            a = re.escape(anchor)
+            ahead: list[str] = []  # nothing before the anchor, or a literal after it
+            behind: list[str] = []  # the rest: a look-behind first
+            behind_last: set[int] = set()
+            always: list[_Check] = []
+            by_before: dict[int, list[_Check]] = {}
             for i in ids:
                 p = self.probes[i]
-                ahead = f"(?={p.after})" if p.after else ""
-                if p.before:
-                    behind_alts.append(f"(?<={p.before}{re.escape(anchor)})" + ahead)
+                check = (i, p.width, re.compile(p.pattern.encode()))
+                if not p.before:
+                    ahead.append(p.after)
+                    always.append(check)
+                    continue
+                lit = _literal_before(p)
+                by_before.setdefault(lit[-1], []).append(check)
+                if _starts_literal(p.after):
+                    ahead.append(f"{p.after}(?<={p.pattern})")  # `…_pat_`: `pat_` first
                 else:
-                    ahead_alts.append(ahead)
-            alts = list(ahead_alts)
-            if behind_alts:
-                # One character class before the anchor first: most anchors in a text (a dot
-                # after a digit, a hyphen in a word) fail it, and then no look-behind is tried.
-                last = sorted({re.escape(self.probes[i].keyword[self.probes[i].width - 1])
-                               for i in ids if self.probes[i].before})
-                alts.insert(0, f"(?<=[{''.join(last)}]{re.escape(anchor)})(?:" + "|".join(behind_alts) + ")")
-            search = re.compile((re.escape(anchor) + "(?:" + "|".join(alts) + ")").encode()) if all(alts) \
-                else re.compile(re.escape(anchor).encode())
-            checks = [(i, self.probes[i].width, re.compile(self.probes[i].pattern.encode())) for i in ids]
-            self.groups.append((anchor.encode(), search, checks))
+                    behind.append(f"(?<={p.before}{a}){p.after}")
+                    behind_last.add(lit[-1])
+            if ahead and not all(ahead):  # a probe that is the anchor alone: every anchor is a hit
+                search = re.compile(a.encode())
+            else:
+                # One look-ahead after the anchor. First what starts with a literal or a class,
+                # which the regex engine passes over on its first character; then one class
+                # of the characters before the anchor, which most anchors in a text (a dot
+                # after a digit, a hyphen in a word) fail, so that no look-behind is tried.
+                alts = list(ahead)
+                if len(behind) == 1:
+                    alts.extend(behind)
+                elif behind:
+                    last = "".join(sorted(re.escape(chr(b)) for b in behind_last))
+                    alts.append(f"(?<=[{last}]{a})(?:" + "|".join(behind) + ")")
+                search = re.compile((a + "(?=" + "|".join(alts) + ")").encode())
+            self.groups.append((anchor.encode(), search, always, by_before))
 
     def scan(self, data: bytes, text: str, n_lines: int, tokens: bool = True,
              lowered: bytes | None = None) -> tuple[Sequence[Sequence[int]], dict[int, list[str]]]:
@@ -270,10 +380,18 @@ class PureGate:
         candidates: dict[int, list[str]] = {}
         lines: set[int] = set()
         found: dict[bytes, set[int]] = {}
-        if len(data) >= _PAIRS_FROM:  # else a search per word is cheaper: a note's lines are short
-            for a, b, search in _PAIR_SEARCHES:
-                found[a], found[b] = set(), set()
-                _pair_lines(lowered, a, b, search, n_lines, found[a], found[b])
+        merged: dict[int, list[int]] = {}  # plain probes found in the word groups' passes
+        if len(data) >= _GROUPS_FROM:  # else a search per word is cheaper: a note's lines are short
+            for words, search, anchor, ids in self.word_groups:
+                outs = [found.setdefault(w, set()) for w in words]
+                if not (tokens and ids):
+                    _group_lines(lowered, words, search, n_lines, outs)
+                    continue
+                literals = []
+                for i in ids:
+                    kw = self.probes[i].keyword
+                    literals.append((kw.encode(), kw.index(anchor), self.plain_search[i], merged.setdefault(i, [])))
+                _group_lines(lowered, words, search, n_lines, outs, literals, anchor)
         for word in GENERIC_ASCII:
             key = word.encode()
             if key not in found:
@@ -287,25 +405,41 @@ class PureGate:
                 _cjk_lines(text, word, n_lines, lines)
                 for ln in lines:
                     candidates.setdefault(ln, []).append(word)
-        return self.hits(data) if tokens else _NO_HITS, candidates
+        if not tokens:
+            return _NO_HITS, candidates
+        hits = self.hits(data, skip=frozenset(merged))
+        for i, starts in merged.items():  # found on the lowered text: the ones in its case
+            literal = self.probes[i].keyword.encode()
+            hits[i] = [x for x in starts if data.startswith(literal, x)]
+        return hits, candidates
 
-    def hits(self, data: bytes) -> list[list[int]]:
-        """For each probe, the start offsets of its matches in `data`, ascending."""
+    def hits(self, data: bytes, skip: frozenset[int] = frozenset()) -> list[list[int]]:
+        """For each probe, the start offsets of its matches in `data`, ascending (none for the
+        plain probes in `skip`, which the caller finds)."""
         out: list[list[int]] = [[] for _ in self.probes]
-        for anchor, search, checks in self.groups:
+        for anchor, search, always, by_before in self.groups:
             if anchor not in data:  # one memchr: most texts lack most anchors
                 continue
             for m in search.finditer(data):
                 h = m.start()
-                for i, width, full in checks:
-                    s = h - width
-                    if s >= 0 and full.match(data, s):
-                        out[i].append(s)
-        for i, needle in self.plain:
-            p = data.find(needle)
-            while p != -1:
-                out[i].append(p)
-                p = data.find(needle, p + 1)
+                for i, _width, full in always:
+                    if full.match(data, h):
+                        out[i].append(h)
+                if h:
+                    for i, width, full in by_before.get(data[h - 1], ()):
+                        s = h - width
+                        if s >= 0 and full.match(data, s):
+                            out[i].append(s)
+        for i, search, overlapping in self.plain:
+            if i in skip:
+                continue
+            if overlapping:  # a match may begin inside the one before: each start is tried
+                at = search.search(data)
+                while at is not None:
+                    out[i].append(at.start())
+                    at = search.search(data, at.start() + 1)
+            else:
+                out[i].extend(m.start() for m in search.finditer(data))
         return out
 
 

@@ -383,10 +383,11 @@ def may_assign(data: bytes, lowered: bytes, start: int, end: int, prefilter_hits
     is not lowered and searched as text for nothing."""
     for hit in prefilter_hits:
         for kw in _PREFILTER_WORDS[hit]:
-            raw = kw.encode()
-            i = lowered.find(raw, start, end)
-            while i != -1:
-                j = i + len(raw)
+            find, n = _KEYWORD_SEARCH[kw]
+            m = find(lowered, start, end)
+            while m is not None:
+                i = m.start()
+                j = i + n
                 if kw.isascii():
                     while j < end and data[j] in _IDENT_BYTES:
                         j += 1
@@ -395,8 +396,13 @@ def may_assign(data: bytes, lowered: bytes, start: int, end: int, prefilter_hits
                     k += 1
                 if _SEP_AT_BYTES.match(data, k, end) is not None:
                     return True
-                i = lowered.find(raw, max(j, i + 1), end)
+                m = find(lowered, max(j, i + 1), end)
     return False
+
+
+# Each key word's search in bytes: a regex of one literal, which the regex engine skips to
+# about twice as fast as `bytes.find` finds it (a long line is searched to its end).
+_KEYWORD_SEARCH = {kw: (re.compile(re.escape(kw.encode())).search, len(kw.encode())) for kw in KEYWORDS}
 
 
 def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None,
@@ -555,8 +561,34 @@ def url_password_ok(user: str, pw: str) -> bool:
     return letters not in _WEAK_URL_PASSWORDS or letters == ""
 
 
+_SCHEME_CHARS = frozenset(string.ascii_letters + string.digits + "+.-")
+
+
+def url_matches(line: str) -> Iterator[re.Match[str]]:
+    """What `_URL_CRED.finditer(line)` gives, found from each `://` (the regex alone starts
+    with a class, tried at every character: 15 ms on a megabyte line). A match's scheme ends
+    at its `://` and starts as far back as it can (its first character a letter, 31 at most),
+    past the end of the match before; what follows `://` does not depend on where it starts,
+    so that start is the only one to try."""
+    done = 0  # where the last match ended: the next starts there or later
+    q = line.find("://")
+    while q != -1:
+        p = q
+        while p > done and q - p < 31 and line[p - 1] in _SCHEME_CHARS:
+            p -= 1
+        while p < q - 1 and not line[p].isalpha():  # ASCII: a scheme character
+            p += 1  # the first character must be a letter
+        m = _URL_CRED.match(line, p) if q - p >= 2 else None
+        if m is not None:
+            yield m
+            done = m.end()
+            q = line.find("://", done)
+        else:
+            q = line.find("://", q + 1)
+
+
 def find_url_credentials(line: str) -> Iterator[tuple[int, int, str]]:
-    for m in _URL_CRED.finditer(line):
+    for m in url_matches(line):
         if not url_password_ok(m.group("user"), m.group("pw")):
             continue
         host, _, port = m.group("host").partition(":")

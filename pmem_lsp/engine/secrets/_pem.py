@@ -1,6 +1,6 @@
 """PEM and PGP private key blocks, as pasted (one base64 line per line) or escaped into one
 line (`"private_key": "-----BEGIN … KEY-----\\nMIIE…\\n-----END … KEY-----\\n"`, as in a
-Google service-account JSON file).
+Google service-account JSON file); and PuTTY's private key files (`find_putty`).
 
 The value is the key material only: from the first base64 body line's start to the end of the
 last body line, so that replacing it keeps the BEGIN and END lines (and PGP armour headers).
@@ -133,3 +133,62 @@ def _block(lines: list[str], b: int, n: int) -> tuple[int, int, int, int] | None
         last, end = i, m.end("body")
         i += 1
     return first, start, last, end
+
+
+# PuTTY's private key files (`.ppk`, formats 2 and 3): a first line naming the algorithm, then
+# `Name: value` lines (`Encryption:`, `Comment:`, format 3's `Key-Derivation:` and `Argon2-…:`),
+# the public part (`Public-Lines: N` and N base64 lines), the private part (`Private-Lines: N`
+# and N base64 lines) and `Private-MAC:`. The value is the private lines, encrypted or not
+# (`Encryption: aes256-cbc`): an encrypted key is still a private key, as an encrypted PEM
+# block is (docs/decisions.md, "Secrets: Twilio and PuTTY").
+_PUTTY = re.compile(r"[ \t>]*PuTTY-User-Key-File-[23]: *[a-z][a-z0-9@.\-]*(?:[ \t]+<!--.*-->)?[ \t\r]*")
+_PUTTY_FIELD = re.compile(r"[ \t>]*(?P<name>[A-Z][A-Za-z0-9\-]*): *(?P<value>[^\r]*?)[ \t\r]*")
+_LINE_COUNT = re.compile(r"\d{1,4}")
+
+
+def find_putty(lines: list[str], header_lines: list[int]) -> Iterator[tuple[int, int, int, int, int, str, str]]:
+    """PuTTY private keys in the files whose first line is on one of `header_lines`: (header
+    line, line, start, end_line, end, kind, value), as `find_pem` gives."""
+    n = len(lines)
+    for b in header_lines:
+        if not _PUTTY.fullmatch(lines[b]):
+            continue  # the header quoted in a sentence, or a damaged one
+        i, limit = b + 1, min(n, b + _MAX_LINES)
+        while i < limit:
+            field = _PUTTY_FIELD.fullmatch(lines[i])
+            if field is None:
+                break  # not a key file's line: no private part follows
+            name, count = field.group("name"), field.group("value")
+            if name not in ("Public-Lines", "Private-Lines"):
+                i += 1
+                continue
+            if not _LINE_COUNT.fullmatch(count):
+                break
+            if name == "Public-Lines":
+                i += 1 + int(count)
+                continue
+            found = _counted_body(lines, i + 1, min(n, i + 1 + int(count)))
+            if found is not None:
+                first, start, last, end = found
+                value = "\n".join([lines[first][start:], *lines[first + 1:last], lines[last][:end]]) \
+                    if last > first else lines[first][start:end]
+                flat = "".join(x.strip(" \t>") for x in value.split("\n"))
+                if _material_ok(flat) and not _elided(lines[last], end):
+                    yield b, first, start, last, end, "PuTTY private key", value
+            break
+
+
+def _counted_body(lines: list[str], i: int, stop: int) -> tuple[int, int, int, int] | None:
+    """The base64 lines from `i` up to `stop` (fewer where one is not base64: a file cut short):
+    (first line, start, last line, end)."""
+    found = None
+    while i < stop:
+        m = _BODY_LINE.fullmatch(lines[i])
+        if m is None:
+            break
+        if found is None:
+            found = (i, m.start("body"), i, m.end("body"))
+        else:
+            found = (found[0], found[1], i, m.end("body"))
+        i += 1
+    return found

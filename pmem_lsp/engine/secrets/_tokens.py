@@ -64,6 +64,7 @@ def _url_body(m: re.Match[str]) -> bool:
 
 
 _B62 = "A-Za-z0-9"
+TWILIO_SID = "Twilio API key SID"
 _B64URL = "A-Za-z0-9_\\-"
 
 TOKEN_RULES: tuple[TokenRule, ...] = (
@@ -137,6 +138,10 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _rule("Databricks token", "dapi", rf"{_L}(?P<v>dapi(?P<b>[a-f0-9]{{32}})(?:-\d)?){_R}"),
     _rule("Figma token", "figd_", rf"{_L}(?P<v>figd_(?P<b>[{_B64URL}]{{40,1024}})){_R}"),
     _rule("Supabase token", "sbp_", rf"{_L}(?P<v>sbp_(?P<b>[a-f0-9]{{40}})){_R}"),
+    # Twilio documents an API key's SID as `SK` and 32 hex digits. The SID is the key's name,
+    # not its secret: `find_secrets` reports the secret written beside it, and the SID itself
+    # only where a secret-named key names it (docs/decisions.md, "Secrets: Twilio and PuTTY").
+    _rule(TWILIO_SID, "SK", rf"{_L}(?P<v>SK(?P<b>[0-9a-f]{{32}})){_R}"),
     # JSON Web Tokens: header and payload are base64url JSON objects ("eyJ" = '{"').
     _rule("JWT", "eyJ",
           r"(?<![A-Za-z0-9_\-])(?P<v>eyJ[A-Za-z0-9_\-]{10,8192}\.e[yw][A-Za-z0-9_\-]{10,8192}\.(?P<b>[A-Za-z0-9_\-]{16,1024}))(?![A-Za-z0-9_\-.])"),
