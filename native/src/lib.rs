@@ -13,6 +13,8 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
+mod record;
+
 /// Characters Python's `str.isspace()` (and so `\s` in a `str` pattern) accepts, other than
 /// the ASCII ones.
 fn is_py_space_wide(c: char) -> bool {
@@ -258,6 +260,7 @@ fn sketch_hashes(text: &str, min_line: usize, count: usize) -> Vec<u32> {
 const WRITTEN_FOR_BLOCKS: &str = "e880bb85a1c4d72adc6e131c4c6cabb531fd946bbd86b3494e71e2fe605dd498";
 const WRITTEN_FOR_PM404: &str = "bd70a49f1bbb2a6e8a59f7aaac98e5e7e0b1d2c8d9070077a1fb5bda21648ec8";
 const WRITTEN_FOR_SKETCH: &str = "3905183c784e17eda7e28a633b9aa25353eee32bdbafe0da66d39431f6106bda";
+const WRITTEN_FOR_RECORD: &str = "ff5ef96a50a56f7ce25c927b0667657720588974d307d9396b052d8fde1b6a61";
 
 #[pymodule]
 fn pmem_native(_py: Python<'_>, m: &PyModule) -> PyResult<()> {
@@ -266,9 +269,11 @@ fn pmem_native(_py: Python<'_>, m: &PyModule) -> PyResult<()> {
     m.add("WRITTEN_FOR_BLOCKS", WRITTEN_FOR_BLOCKS)?;
     m.add("WRITTEN_FOR_PM404", WRITTEN_FOR_PM404)?;
     m.add("WRITTEN_FOR_SKETCH", WRITTEN_FOR_SKETCH)?;
+    m.add("WRITTEN_FOR_RECORD", WRITTEN_FOR_RECORD)?;
     m.add_function(wrap_pyfunction!(instruction_lines, m)?)?;
     m.add_function(wrap_pyfunction!(fast_part, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_hashes, m)?)?;
+    m.add_function(wrap_pyfunction!(record::file_record, m)?)?;
     Ok(())
 }
 

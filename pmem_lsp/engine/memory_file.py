@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .line_index import LineIndex, split_keepends, split_lines
-from .markdown import CODE, HEADING, HTML, PARAGRAPH, BlockScan, Heading, ListItem, scan_blocks
+from .markdown import _KINDS, CODE, HEADING, HTML, PARAGRAPH, BlockScan, Fence, Heading, ListItem, scan_blocks
+from .native import CORE as _NATIVE
 
 SUMMARY_TITLES = ("Summary", "摘要")
 
@@ -191,9 +192,26 @@ class MemoryFile:
     def __init__(self, text: str) -> None:
         self.text = text
         self.lines = split_lines(text)
-        self.front_matter_end = _front_matter_end(self.lines)
-        self.blocks: BlockScan = scan_blocks(self.lines[self.front_matter_end :], self.front_matter_end)
-        self._preamble()
+        # The native core's record of the file (docs/native.md): the same front matter, blocks,
+        # preamble and links in one call, or None where the Python code below is to decide.
+        record = None if _NATIVE is None else _NATIVE.file_record(self.lines, _KINDS)
+        self._link_rows: list[tuple] | None = None
+        self.title: Heading | None = None
+        self.metadata: list[MetadataLine] = []
+        if record is None:
+            self.front_matter_end = _front_matter_end(self.lines)
+            self.blocks: BlockScan = scan_blocks(self.lines[self.front_matter_end :], self.front_matter_end)
+            self._preamble()
+            return
+        self.front_matter_end, headings, fences, items, kinds, tops, preamble, self._link_rows = record
+        self.blocks = BlockScan([Heading(*h) for h in headings], [Fence(*f) for f in fences],
+                                [ListItem(*i) for i in items], kinds, tops)
+        if preamble is None:  # a metadata line the core does not read (not ASCII)
+            self._preamble()
+            return
+        title, metadata, self.preamble_end = preamble
+        self.title = None if title is None else self.blocks.headings[title]
+        self.metadata = [MetadataLine(*m) for m in metadata]
 
     # Line kinds are indexed by absolute line number; front matter lines count as metadata.
     def line_kind(self, line: int) -> str:
@@ -221,7 +239,7 @@ class MemoryFile:
         heads = {h.line: h for h in self.blocks.headings if h.top_level}
         # Blank lines and HTML comments may come before the title (`<!-- generated -->`).
         i = self._skip_blank_and_comments(self.front_matter_end)
-        self.title: Heading | None = None
+        self.title = None
         first = heads.get(i)
         if first is not None and first.level == 1 and not first.setext:
             self.title = first
@@ -373,6 +391,8 @@ class MemoryFile:
 
     @cached_property
     def links(self) -> list[Link]:
+        if self._link_rows is not None:  # found by the native core (docs/native.md)
+            return [Link(*row) for row in self._link_rows]
         out: list[Link] = []
         start = self.front_matter_end
         lines = self.lines

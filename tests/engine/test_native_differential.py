@@ -32,7 +32,7 @@ from test_markdown_fast import EDGE_LINES, memory_note
 from test_markdown_oracle import TRICKY_LINES, WORDS, documents, soup_line
 
 from engine_helpers import findings
-from pmem_lsp.engine import markdown, native
+from pmem_lsp.engine import markdown, memory_file, native
 from pmem_lsp.engine.line_index import split_lines
 from pmem_lsp.engine.markdown import _fast_part, _native_part, _Scanner, scan_blocks
 from pmem_lsp.engine.rules import duplicates, instructions
@@ -70,6 +70,7 @@ def test_pm404s_prefilter_was_written_for_these_patterns() -> None:
     assert instructions._NATIVE is native.CORE
     assert markdown._NATIVE is native.CORE
     assert duplicates._NATIVE is native.CORE
+    assert memory_file._NATIVE is native.CORE
 
 
 def python_sources() -> dict[str, str]:
@@ -84,16 +85,22 @@ def python_sources() -> dict[str, str]:
     pm404 += [ins._LINK_TEXT.pattern, ins._QUOTED.pattern]
     dup = [inspect.getsource(f) for f in (duplicates._ascii_hashes, duplicates._build_sketch)]
     dup += [repr((duplicates.MIN_LINE, duplicates.SKETCH, duplicates._ODD_ASCII_SPACE))]
+    mf, doc = memory_file, memory_file.MemoryFile
+    record = [inspect.getsource(f) for f in (mf._front_matter_end, doc._preamble, doc._leads_in,
+                                                doc._skip_blank_and_comments, mf.parse_metadata_line, doc.links.func,
+                                                mf.find_links, mf.reference_definition, mf.mask_code_spans)]
+    record += [r.pattern for r in (mf._RE_METADATA, mf.RE_INLINE_LINK, mf._RE_REFDEF)]
     return {"blocks": hashlib.sha256("\n".join(blocks).encode()).hexdigest(),
             "pm404": hashlib.sha256("\n".join(pm404).encode()).hexdigest(),
-            "sketch": hashlib.sha256("\n".join(dup).encode()).hexdigest()}
+            "sketch": hashlib.sha256("\n".join(dup).encode()).hexdigest(),
+            "record": hashlib.sha256("\n".join(record).encode()).hexdigest()}
 
 
 def test_the_core_was_written_for_this_python_code() -> None:
     """The Python twin of a native function changed: check the Rust (native/src/lib.rs) against
     it, then update WRITTEN_FOR_* there to these digests and rebuild (make native)."""
     assert python_sources() == {"blocks": pmem_native.WRITTEN_FOR_BLOCKS, "pm404": pmem_native.WRITTEN_FOR_PM404,
-                                "sketch": pmem_native.WRITTEN_FOR_SKETCH}
+                                "sketch": pmem_native.WRITTEN_FOR_SKETCH, "record": pmem_native.WRITTEN_FOR_RECORD}
 
 
 # -- PM404: the lines the core names hold every line the patterns match ----------------------
@@ -283,6 +290,125 @@ def test_sketch_keeps_the_smallest_distinct_hashes() -> None:
     assert_same_sketch(text)
 
 
+# -- the per-file record: the same MemoryFile -------------------------------------------------
+
+
+def parsed(text: str, core: object) -> memory_file.MemoryFile:
+    before = memory_file._NATIVE
+    try:
+        memory_file._NATIVE = core
+        return memory_file.MemoryFile(text)
+    finally:
+        memory_file._NATIVE = before
+
+
+def facts(doc: memory_file.MemoryFile) -> tuple:
+    """What a MemoryFile holds once built (the title as the heading it is, by identity)."""
+    title = next((i for i, h in enumerate(doc.headings) if h is doc.title), None)
+    return (doc.front_matter_end, doc.blocks, title, doc.title, doc.metadata, doc.preamble_end, doc.links)
+
+
+def assert_same_record(text: str, *, taken: bool = False) -> bool:
+    """`MemoryFile` built through the core's `file_record` is the pure-Python one; with
+    `taken`, the core must have taken the file (no hand-over). Returns whether it did."""
+    record = pmem_native.file_record(split_lines(text), markdown._KINDS)
+    assert record is not None or not taken, f"the core handed over for {text!r}"
+    assert facts(parsed(text, pmem_native)) == facts(parsed(text, None)), f"the record differs for {text!r}"
+    return record is not None
+
+
+# Pieces of lines that make links, definitions, code spans and metadata, with the characters
+# where Python's classes (`\s`, `\w`, `.`) and the regular expressions' backtracking decide.
+LINK_PIECES = ["[", "]", "(", ")", "<", ">", "!", "\\", "`", "``", '"', "'", " ", "\t", "\u3000", "\xa0", "\x0b",
+               "\x1c", "^", ":", "a", "b.md", "../x.md", "#h", "%20", "é", "摘", "[x](y)", "](", "]:", "**", "-", "*"]
+META_PIECES = ["Status", "status", "A b", "Key", "**", ":", "：", " ", "\t", "\x0b", "\x1c", "\xa0", "-", "+", "*",
+               "done", "x", "(", ")", "&", "/", ".", "'", "_", "1", "é", "https://x", "#", ">", "|", "<!--", "-->"]
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(st.sampled_from(LINK_PIECES), max_size=12).map("".join), min_size=1, max_size=8),
+       st.lists(st.sampled_from(["", "x ", "# ", "- ", "> ", "    ", "   ", "[a]: "]), min_size=8, max_size=8))
+def test_record_links_on_generated_lines(pieces: list[str], leads: list[str]) -> None:
+    assert_same_record("\n".join(lead + p for lead, p in zip(leads, pieces, strict=False)))
+
+
+SPACE_RUNS = ["", " ", "  ", "\t", "\u3000", " \xa0"]
+# A link piece by piece: every part drawn from what makes the expressions match, fail or backtrack.
+link_line = st.builds(
+    lambda *parts: "".join(parts),
+    st.sampled_from(["", "x ", "# ", "- ", "a\\", "`c` ", "`", "[", "]: "]), st.sampled_from(["", "!"]), st.just("["),
+    st.sampled_from(["a", "", "a [b] c", "a [b", "\\]", "`x]`", "x\\", "[y](z)", "é"]), st.sampled_from(["]", ""]),
+    st.sampled_from(["(", "", " ("]), st.sampled_from(SPACE_RUNS),
+    st.sampled_from(["", "a.md", "<a b.md>", "<a", "<a>b", "a(b)c", "(x)", "a(b", '"t"', "a<b", "../x.md#h", "%C3%A9.md"]),
+    st.sampled_from(SPACE_RUNS), st.sampled_from(["", '"t"', '"t u"', "'x'", "(p)", "(p", '"', "(a(b)"]),
+    st.sampled_from(SPACE_RUNS), st.sampled_from([")", "", "))", ") [n](m)"]), st.sampled_from(["", " tail", " `x", "\\"]))
+definition_line = st.builds(
+    lambda *parts: "".join(parts),
+    st.sampled_from(["", " ", "   ", "    "]), st.sampled_from(["[a]", "[^1]", "[]", "[a\\]]", "[a[b]", "[`x]`]"]),
+    st.sampled_from([":", ": ", ":\t", " :"]), st.sampled_from(["x.md", "<x y.md>", "<x", "<x>y", "", "x.md\xa0"]),
+    st.sampled_from(SPACE_RUNS), st.sampled_from(["", '"t"', "'t'", "(t)", '"a\\"b"', "(a(b)", '"t', "more words"]),
+    st.sampled_from(["", " ", "\t", "\x0b"]))
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(link_line, definition_line, st.sampled_from(["", "text", "# H", "- item", "```"])),
+                min_size=1, max_size=6))
+def test_record_links_on_link_shaped_lines(lines: list[str]) -> None:
+    assert_same_record("\n".join(lines))
+
+
+meta_line = st.builds(
+    lambda lead, form, key, space, colon, tail: lead + form.format(key + space) + colon + tail,
+    st.sampled_from(["", "", " ", "   ", "    ", "- ", "* ", "+\t", "-", "1. "]),
+    st.sampled_from(["{}", "{}", "**{}**", "**{}", "{}**"]),
+    st.sampled_from(["Status", "A b", "K", "Key (x)", "é", "1a", "a" * 40, "a" * 41, "Do & don't", "x/y", "https"]),
+    st.sampled_from(["", "", " ", "\t", "\x0b", " \x1c"]), st.sampled_from([":", ":", "：", "", "::"]),
+    st.sampled_from(["", "", " done", "\tx", "x", " a: b", " \x1c", "//", " **", "\xa0"]))
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["", "# Title\n", "<!-- c -->\n# Title\n\n", "---\nupdated: x\n---\n# T\n", "Title\n===\n"]),
+       st.lists(st.one_of(meta_line, st.sampled_from(["", "> q", "<!-- c", "-->", "<!-- x -->"])), max_size=5),
+       st.sampled_from(["", "\n## Summary\n- a\n", "- item\n", "> q\n", "| t |\n", "```\nx\n```\n", "## H\n"]))
+def test_record_preamble_on_metadata_shaped_lines(head: str, metadata: list[str], after: str) -> None:
+    assert_same_record(head + "".join(m + "\n" for m in metadata) + after)
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["", "# Title\n", "<!-- c -->\n# Title\n\n", "---\nupdated: x\n---\n# T\n", "Title\n===\n"]),
+       st.lists(st.lists(st.sampled_from(META_PIECES), max_size=9).map("".join), max_size=6),
+       st.sampled_from(["", "\n## Summary\n- a\n", "- item\n", "> q\n", "| t |\n", "```\nx\n```\n"]))
+def test_record_preamble_on_generated_metadata(head: str, metadata: list[str], after: str) -> None:
+    assert_same_record(head + "".join(m + "\n" for m in metadata) + after)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents)
+def test_record_on_oracle_documents(lines: list[str]) -> None:
+    assert_same_record("\n".join(lines))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("# -*+_=`~<>!1.)[]():\\\t\r\n\u3000\xa0ab摘\udc80") | st.sampled_from(SPACES),
+               max_size=80))
+def test_record_on_any_text(text: str) -> None:
+    assert_same_record(text)
+
+
+def test_record_on_memory_notes_takes_every_note() -> None:
+    rng = random.Random(29)
+    for _ in range(1000):
+        assert_same_record("\n".join(memory_note(rng)), taken=True)
+
+
+def test_record_on_the_commonmark_spec_examples() -> None:
+    spec = os.environ.get("PMEM_COMMONMARK_SPEC")
+    if not spec:
+        pytest.skip("PMEM_COMMONMARK_SPEC does not name the CommonMark spec's JSON")
+    for example in json.loads(Path(spec).read_text(encoding="utf-8")):
+        assert_same_record(example["markdown"])
+
+
 # -- whole roots: the same findings with the core and without ---------------------------------
 
 ROOTS: dict[str, Callable[[Path], Path]] = {
@@ -308,10 +434,11 @@ def test_a_root_has_the_same_findings_with_and_without_the_core(tmp_path: Path, 
         assert_same_pm404(lines)
         # Memory-shaped files: the core takes as much of each as Python's fast path.
         assert_same_blocks(lines, same_cut=True)
-    for module in (instructions, markdown, duplicates):
+        assert_same_record(text)
+    for module in (instructions, markdown, duplicates, memory_file):
         monkeypatch.setattr(module, "_NATIVE", pmem_native)  # whatever PMEM_NATIVE says
     with_core = findings(root)
-    for module in (instructions, markdown, duplicates):
+    for module in (instructions, markdown, duplicates, memory_file):
         monkeypatch.setattr(module, "_NATIVE", None)
     assert findings(root) == with_core
 

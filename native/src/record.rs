@@ -1,0 +1,630 @@
+//! `file_record`: one call per memory file (docs/native.md). From the file's lines (as
+//! `split_lines` gives them) it returns, in one tuple, what `MemoryFile` builds in Python: the
+//! front matter's end, the block scan (the fast path of `scan_fast`), the preamble (title,
+//! metadata lines, where the body starts) and the links with their spans, so that the Python
+//! side makes no per-line object. Each piece follows its Python twin in
+//! pmem_lsp/engine/memory_file.py line for line; where a piece is unsure of a Python detail it
+//! answers None and the Python code computes that piece (the preamble of a file whose metadata
+//! lines are not ASCII), and where the block scan would hand over to the full scanner the whole
+//! record is None (the Python path, which is the reference, runs).
+
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple};
+
+use super::{is_py_space, py_strip, scan_fast, FenceRow, HeadingRow, ItemRow, CODE, HEADING, HTML, PARAGRAPH};
+
+// -- the front matter ---------------------------------------------------------------------
+
+fn py_rstrip(s: &str) -> &str {
+    s.trim_end_matches(is_py_space)
+}
+
+/// `_front_matter_end(lines)`.
+fn front_matter_end(lines: &[&str]) -> usize {
+    if lines.is_empty() || py_rstrip(lines[0]) != "---" {
+        return 0;
+    }
+    for (i, line) in lines.iter().enumerate().skip(1) {
+        let r = py_rstrip(line);
+        if r == "---" || r == "..." {
+            return i + 1;
+        }
+    }
+    0
+}
+
+// -- metadata lines ---------------------------------------------------------------------------
+
+/// Python's `\s` on an ASCII character.
+fn ascii_space(b: u8) -> bool {
+    super::is_py_space_ascii(b)
+}
+
+fn key_char(b: u8) -> bool {
+    // `[\w .'/()&+-]` on ASCII
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b' ' | b'.' | b'\'' | b'/' | b'(' | b')' | b'&' | b'+' | b'-')
+}
+
+/// The shortest key (`_KEY`: a letter, then up to 39 key characters) starting at `s` for which
+/// `rest(end of key)` holds: the lazy `{0,39}?` of `_KEY`. Returns (key end, rest's value).
+fn shortest_key<T>(b: &[u8], s: usize, rest: impl Fn(usize) -> Option<T>) -> Option<(usize, T)> {
+    if s >= b.len() || !b[s].is_ascii_alphabetic() {
+        return None;
+    }
+    let mut e = s + 1;
+    loop {
+        if let Some(v) = rest(e) {
+            return Some((e, v));
+        }
+        if e - s >= 40 || e >= b.len() || !key_char(b[e]) {
+            return None;
+        }
+        e += 1;
+    }
+}
+
+fn skip_tabs(b: &[u8], mut p: usize) -> usize {
+    while p < b.len() && (b[p] == b' ' || b[p] == b'\t') {
+        p += 1;
+    }
+    p
+}
+
+/// `(?::[ \t]|:$)` at `p` (an ASCII line: `：` cannot occur): where the value may start.
+fn colon(b: &[u8], p: usize) -> Option<usize> {
+    if p < b.len() && b[p] == b':' && (p + 1 == b.len() || b[p + 1] == b' ' || b[p + 1] == b'\t') {
+        Some(p + 1)
+    } else {
+        None
+    }
+}
+
+/// `parse_metadata_line` of an ASCII line (`_RE_METADATA`'s three alternatives in order), or None.
+fn metadata_ascii(line: &str) -> Option<(String, String)> {
+    let b = line.as_bytes();
+    let mut p = 0;
+    while p < b.len() && p < 3 && b[p] == b' ' {
+        p += 1;
+    }
+    // `(?:[-*+][ \t]+)?`: with the marker first; without it nothing can match (see below).
+    let start = if p + 1 < b.len() && matches!(b[p], b'-' | b'*' | b'+') && (b[p + 1] == b' ' || b[p + 1] == b'\t') {
+        skip_tabs(b, p + 1)
+    } else {
+        p
+    };
+    // Without the marker, the alternatives would start at `-`, `*` or `+` followed by a space or
+    // a tab: no letter, and no `**`. So `start` is the only place to look.
+    let pair = |k: usize, e: usize, v: usize| (py_strip(&line[k..e]).to_string(), py_strip(&line[v..]).to_string());
+    if b[start..].starts_with(b"**") {
+        let k = start + 2;
+        // **Key\s*(?::|：)**[ \t]*value
+        let a = shortest_key(b, k, |e| {
+            let mut q = e;
+            while q < b.len() && ascii_space(b[q]) {
+                q += 1;
+            }
+            if b[q..].starts_with(b":**") {
+                Some(skip_tabs(b, q + 3))
+            } else {
+                None
+            }
+        });
+        if let Some((e, v)) = a {
+            return Some(pair(k, e, v));
+        }
+        // **Key**\s*(?::[ \t]|:$|：)[ \t]*value
+        let a = shortest_key(b, k, |e| {
+            if !b[e..].starts_with(b"**") {
+                return None;
+            }
+            let mut q = e + 2;
+            while q < b.len() && ascii_space(b[q]) {
+                q += 1;
+            }
+            colon(b, q).map(|v| skip_tabs(b, v))
+        });
+        if let Some((e, v)) = a {
+            return Some(pair(k, e, v));
+        }
+    }
+    // Key[ \t]*(?::[ \t]|:$|：)[ \t]*value
+    shortest_key(b, start, |e| colon(b, skip_tabs(b, e)).map(|v| skip_tabs(b, v))).map(|(e, v)| pair(start, e, v))
+}
+
+// -- the preamble -----------------------------------------------------------------------------
+
+type Preamble = (Option<usize>, Vec<(i64, String, String)>, i64);
+
+struct Doc<'a> {
+    lines: &'a [&'a str],
+    fm_end: usize,
+    kinds: &'a [u8],
+    tops: &'a [i64],
+}
+
+impl Doc<'_> {
+    fn kind(&self, i: usize) -> Option<u8> {
+        if i < self.fm_end {
+            None // "front-matter"
+        } else {
+            Some(self.kinds[i - self.fm_end])
+        }
+    }
+
+    /// `_skip_blank_and_comments`.
+    fn skip_blank_and_comments(&self, mut i: usize) -> usize {
+        let n = self.lines.len();
+        while i < n {
+            let stripped = py_strip(self.lines[i]);
+            if stripped.is_empty() {
+                i += 1;
+            } else if stripped.starts_with("<!--") && self.kind(i) == Some(HTML) {
+                while i < n && !self.lines[i].contains("-->") {
+                    i += 1;
+                }
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        i.min(n)
+    }
+
+    /// `_leads_in`.
+    fn leads_in(&self, i: usize) -> bool {
+        let nxt = i + 1;
+        if nxt >= self.lines.len() {
+            return false;
+        }
+        let top = nxt >= self.fm_end && self.tops[nxt - self.fm_end] >= 0;
+        let l = self.lines[nxt].trim_start_matches(is_py_space);
+        top || l.starts_with('>') || l.starts_with('|')
+    }
+
+    /// `_preamble`: (the title's index in `headings`, the metadata lines, `preamble_end`), or
+    /// None where a line that reaches `parse_metadata_line` is not ASCII.
+    fn preamble(&self, headings: &[HeadingRow]) -> Option<Preamble> {
+        let lines = self.lines;
+        let n = lines.len();
+        // `heads`: top-level headings by line (the last of a line wins, as in the dict).
+        let head_at = |i: usize| headings.iter().rposition(|h| h.3 && h.0 == i as i64);
+        let mut i = self.skip_blank_and_comments(self.fm_end);
+        let mut title = None;
+        if let Some(k) = head_at(i) {
+            if headings[k].1 == 1 && !headings[k].4 {
+                title = Some(k);
+                i += 1;
+            }
+        }
+        let mut metadata = Vec::new();
+        while i < n {
+            let line = lines[i];
+            let stripped = py_strip(line);
+            let kind = self.kind(i);
+            if stripped.is_empty() || (kind == Some(HTML) && stripped.starts_with("<!--")) {
+                i = self.skip_blank_and_comments(i);
+                continue;
+            }
+            if head_at(i).is_some() || kind == Some(CODE) {
+                break;
+            }
+            if stripped.starts_with('>') {
+                i += 1;
+                continue;
+            }
+            if !line.is_ascii() {
+                return None;
+            }
+            match metadata_ascii(line) {
+                None => break,
+                Some((key, value)) => {
+                    if value.is_empty() && self.leads_in(i) {
+                        break;
+                    }
+                    metadata.push((i as i64, key, value));
+                }
+            }
+            i += 1;
+        }
+        Some((title, metadata, i as i64))
+    }
+}
+
+// -- links ------------------------------------------------------------------------------------
+
+/// `mask_code_spans`, on characters.
+fn mask_code_spans(line: &[char]) -> Vec<char> {
+    let mut out = line.to_vec();
+    if !line.contains(&'`') {
+        return out;
+    }
+    let n = line.len();
+    let mut i = 0;
+    while i < n {
+        if line[i] != '`' {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < n && line[j] == '`' {
+            j += 1;
+        }
+        let run = j - i;
+        let mut k = j;
+        let mut closed = None;
+        while k < n {
+            if line[k] == '`' {
+                let mut m = k;
+                while m < n && line[m] == '`' {
+                    m += 1;
+                }
+                if m - k == run {
+                    closed = Some(m);
+                    break;
+                }
+                k = m;
+            } else {
+                k += 1;
+            }
+        }
+        match closed {
+            None => i = j,
+            Some(c) => {
+                for o in &mut out[i..c] {
+                    *o = ' ';
+                }
+                i = c;
+            }
+        }
+    }
+    out
+}
+
+fn skip_space(m: &[char], mut p: usize) -> usize {
+    while p < m.len() && is_py_space(m[p]) {
+        p += 1;
+    }
+    p
+}
+
+/// `(?:\s+(?:"[^"]*"|'[^']*'|\([^)]*\)))?\s*\)` of `RE_INLINE_LINK` at `p`: the match's end.
+fn inline_tail(m: &[char], p: usize) -> Option<usize> {
+    let n = m.len();
+    let w = skip_space(m, p);
+    if w > p && w < n {
+        let close = match m[w] {
+            '"' => Some('"'),
+            '\'' => Some('\''),
+            '(' => Some(')'),
+            _ => None,
+        };
+        if let Some(close) = close {
+            if let Some(k) = m[w + 1..].iter().position(|&c| c == close) {
+                let after = skip_space(m, w + 1 + k + 1);
+                if after < n && m[after] == ')' {
+                    return Some(after + 1);
+                }
+            }
+        }
+    }
+    if w < n && m[w] == ')' {
+        Some(w + 1)
+    } else {
+        None
+    }
+}
+
+/// `RE_INLINE_LINK` at `p` (`m[p]` is an unescaped `[`): (text span, target span, end).
+fn inline_at(m: &[char], p: usize) -> Option<((usize, usize), (usize, usize), usize)> {
+    let n = m.len();
+    // The text: `(?:[^\[\]\\]|\\.|\[(?:[^\[\]\\]|\\.)*\])*` then `\]` (one way to read it).
+    let mut i = p + 1;
+    loop {
+        if i >= n {
+            return None;
+        }
+        match m[i] {
+            ']' => break,
+            '\\' => {
+                if i + 1 < n && m[i + 1] != '\n' {
+                    i += 2;
+                } else {
+                    return None;
+                }
+            }
+            '[' => {
+                let mut j = i + 1;
+                loop {
+                    if j >= n {
+                        return None;
+                    }
+                    match m[j] {
+                        ']' => {
+                            j += 1;
+                            break;
+                        }
+                        '[' => return None,
+                        '\\' => {
+                            if j + 1 < n && m[j + 1] != '\n' {
+                                j += 2;
+                            } else {
+                                return None;
+                            }
+                        }
+                        _ => j += 1,
+                    }
+                }
+                i = j;
+            }
+            _ => i += 1,
+        }
+    }
+    let text = (p + 1, i);
+    if i + 1 >= n || m[i + 1] != '(' {
+        return None;
+    }
+    let q = i + 2;
+    let q1 = skip_space(m, q);
+    // `\s*` took every space: the angle form, else the bare one (its longest reading is the
+    // only one a tail can follow: a shorter one is followed by a character of its own).
+    if q1 < n && m[q1] == '<' {
+        if let Some(k) = m[q1 + 1..].iter().position(|&c| c == '<' || c == '>' || c == '\n') {
+            let r = q1 + 1 + k;
+            if m[r] == '>' {
+                if let Some(end) = inline_tail(m, r + 1) {
+                    return Some((text, (q1 + 1, r), end));
+                }
+            }
+        }
+    } else {
+        let plain = |c: char| !is_py_space(c) && !matches!(c, '(' | ')' | '<' | '>');
+        let mut r = q1;
+        while r < n && plain(m[r]) {
+            r += 1;
+        }
+        while r < n && m[r] == '(' {
+            let mut t = r + 1;
+            while t < n && !is_py_space(m[t]) && m[t] != '(' && m[t] != ')' {
+                t += 1;
+            }
+            if t < n && m[t] == ')' {
+                r = t + 1;
+                while r < n && plain(m[r]) {
+                    r += 1;
+                }
+            } else {
+                break;
+            }
+        }
+        if let Some(end) = inline_tail(m, r) {
+            return Some((text, (q1, r), end));
+        }
+    }
+    // `\s*` gives back its last space: an empty bare target there, then the tail.
+    if q1 > q {
+        if let Some(end) = inline_tail(m, q1 - 1) {
+            return Some((text, (q1 - 1, q1 - 1), end));
+        }
+    }
+    None
+}
+
+fn is_line_end(m: &[char], p: usize) -> bool {
+    p == m.len() || (p + 1 == m.len() && m[p] == '\n')
+}
+
+/// A quoted part `"(?:[^"\\]|\\.)*"` (or with `'`, or `\((?:[^()\\]|\\.)*\)`) at `p`: its end.
+fn quoted(m: &[char], p: usize) -> Option<usize> {
+    let n = m.len();
+    let (close, stop) = match m.get(p)? {
+        '"' => ('"', None),
+        '\'' => ('\'', None),
+        '(' => (')', Some('(')),
+        _ => return None,
+    };
+    let mut i = p + 1;
+    while i < n {
+        let c = m[i];
+        if c == close {
+            return Some(i + 1);
+        }
+        if Some(c) == stop {
+            return None;
+        }
+        if c == '\\' {
+            if i + 1 < n && m[i + 1] != '\n' {
+                i += 2;
+                continue;
+            }
+            return None;
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `_RE_REFDEF.match(m)`: the target's span.
+fn refdef(m: &[char]) -> Option<(usize, usize)> {
+    let n = m.len();
+    let mut p = 0;
+    while p < n && p < 3 && m[p] == ' ' {
+        p += 1;
+    }
+    if p >= n || m[p] != '[' || (p + 1 < n && m[p + 1] == '^') {
+        return None;
+    }
+    let mut i = p + 1;
+    let mut count = 0;
+    loop {
+        if i >= n {
+            return None;
+        }
+        match m[i] {
+            ']' => break,
+            '[' => return None,
+            '\\' => {
+                if i + 1 < n && m[i + 1] != '\n' {
+                    i += 2;
+                } else {
+                    return None;
+                }
+            }
+            _ => i += 1,
+        }
+        count += 1;
+    }
+    if count == 0 || i + 1 >= n || m[i + 1] != ':' {
+        return None;
+    }
+    let tabs = |mut q: usize| {
+        while q < n && (m[q] == ' ' || m[q] == '\t') {
+            q += 1;
+        }
+        q
+    };
+    let q = tabs(i + 2);
+    let (span, after) = if q < n && m[q] == '<' {
+        let k = m[q + 1..].iter().position(|&c| c == '<' || c == '>' || c == '\n')?;
+        let r = q + 1 + k;
+        if m[r] != '>' {
+            return None;
+        }
+        ((q + 1, r), r + 1)
+    } else {
+        if q >= n || is_py_space(m[q]) || m[q] == '<' {
+            return None;
+        }
+        let mut r = q + 1;
+        while r < n && !is_py_space(m[r]) {
+            r += 1;
+        }
+        ((q, r), r)
+    };
+    let w = tabs(after);
+    if w > after {
+        if let Some(e) = quoted(m, w) {
+            if is_line_end(m, tabs(e)) {
+                return Some(span);
+            }
+        }
+    }
+    if is_line_end(m, w) {
+        Some(span)
+    } else {
+        None
+    }
+}
+
+type LinkRow = (i64, usize, usize, String, String, bool);
+
+/// `find_links(line, line_no, definition_allowed)`.
+fn find_links(line: &str, line_no: i64, definition_allowed: bool, out: &mut Vec<LinkRow>) {
+    if !line.contains('[') {
+        return;
+    }
+    let o: Vec<char> = line.chars().collect();
+    let m = mask_code_spans(&o);
+    let n = m.len();
+    let s = |a: usize, b: usize, from: &[char]| from[a..b].iter().collect::<String>();
+    let mut pos = 0;
+    while pos < n {
+        let at = if m[pos] == '!' && pos + 1 < n && m[pos + 1] == '[' {
+            Some(pos + 1)
+        } else if m[pos] == '[' && (pos == 0 || m[pos - 1] != '\\') {
+            Some(pos)
+        } else {
+            None
+        };
+        if let Some(p) = at {
+            if let Some((text, target, end)) = inline_at(&m, p) {
+                out.push((line_no, target.0, target.1, s(target.0, target.1, &o), s(text.0, text.1, &m), false));
+                pos = end;
+                continue;
+            }
+        }
+        pos += 1;
+    }
+    if definition_allowed && m.windows(2).any(|w| w[0] == ']' && w[1] == ':') {
+        if let Some((a, b)) = refdef(&m) {
+            out.push((line_no, a, b, s(a, b, &o), String::new(), true));
+        }
+    }
+}
+
+/// `MemoryFile.links`.
+fn links(d: &Doc<'_>) -> Vec<LinkRow> {
+    let mut out = Vec::new();
+    let start = d.fm_end;
+    let lines = d.lines;
+    let mut last_definition: i64 = -2;
+    for n in start..lines.len() {
+        let line = lines[n];
+        let inline = line.contains("](");
+        if !inline && !line.contains("]:") {
+            continue;
+        }
+        let kind = d.kinds[n - start];
+        if kind != PARAGRAPH || py_strip(line).is_empty() {
+            if kind == HEADING && inline {
+                find_links(line, n as i64, false, &mut out);
+            }
+            continue;
+        }
+        let allowed = n == start
+            || d.kinds[n - 1 - start] != PARAGRAPH
+            || py_strip(lines[n - 1]).is_empty()
+            || last_definition == n as i64 - 1;
+        let before = out.len();
+        find_links(line, n as i64, allowed, &mut out);
+        if out[before..].iter().any(|l| l.5) {
+            last_definition = n as i64;
+        }
+    }
+    out
+}
+
+// -- the record -------------------------------------------------------------------------------
+
+/// One memory file's record (see the module's comment): None where the block scan would hand
+/// over to the full scanner, else (front_matter_end, headings, fences, items, line kinds, top
+/// item of each line, preamble or None, links). The rows are those of `fast_part`; the preamble
+/// is (index of the title in the headings or None, [(line, key, value)], preamble_end); a link
+/// is (line, start, end, target, text, definition).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn file_record<'py>(
+    py: Python<'py>,
+    lines: &'py PyList,
+    kinds: &'py PyTuple,
+) -> PyResult<
+    Option<(usize, Vec<HeadingRow>, Vec<FenceRow>, Vec<ItemRow>, &'py PyList, &'py PyList, Option<Preamble>, Vec<LinkRow>)>,
+> {
+    let mut strs: Vec<&str> = Vec::with_capacity(lines.len());
+    for item in lines.iter() {
+        let s: &PyString = item.downcast()?;
+        match s.to_str() {
+            Ok(line) => strs.push(line),
+            Err(_) => return Ok(None), // a lone surrogate: Python's path
+        }
+    }
+    let fm_end = front_matter_end(&strs);
+    let (found, stop) = scan_fast(&strs[fm_end..], fm_end as i64, false);
+    if stop.is_some() {
+        return Ok(None);
+    }
+    let mut tops = vec![-1i64; found.kinds.len()];
+    for (index, it) in found.items.iter().enumerate() {
+        let a = (it.0 - fm_end as i64) as usize;
+        let b = ((it.1 - fm_end as i64) as usize).min(tops.len());
+        for t in &mut tops[a..b] {
+            *t = index as i64;
+        }
+    }
+    let d = Doc { lines: &strs, fm_end, kinds: &found.kinds, tops: &tops };
+    let preamble = d.preamble(&found.headings);
+    let link_rows = links(&d);
+    let objs: Vec<&PyAny> = (0..6).map(|i| kinds.get_item(i)).collect::<PyResult<_>>()?;
+    let kind_list = PyList::new(py, found.kinds.iter().map(|&k| objs[k as usize]));
+    let top_list = PyList::new(py, &tops);
+    Ok(Some((fm_end, found.headings, found.fences, found.items, kind_list, top_list, preamble, link_rows)))
+}
