@@ -583,13 +583,98 @@ fn links(d: &Doc<'_>) -> Vec<LinkRow> {
     out
 }
 
+// -- the Summary section ------------------------------------------------------------------------
+
+type Section = (i64, Vec<(i64, i64, String)>, Vec<(i64, i64)>);
+
+/// `MemoryFile.summary`: `section_of` the first of `summary_headings` (top-level, ATX, level
+/// 2, `Summary` or `摘要`) as (end, bullets (line, start, text), other runs), or None.
+fn summary(d: &Doc<'_>, headings: &[HeadingRow], items: &[ItemRow]) -> Option<Section> {
+    let h = headings.iter().find(|h| h.3 && !h.4 && h.1 == 2 && (h.2 == "Summary" || h.2 == "摘要"))?;
+    let n = d.lines.len() as i64;
+    // `section_end`
+    let end = headings.iter().find(|x| x.3 && x.0 > h.5).map_or(n, |x| x.0);
+    let mut bullets = Vec::new();
+    let mut runs: Vec<(i64, i64)> = Vec::new();
+    for j in (h.5 + 1)..end {
+        let line = d.lines[j as usize];
+        if py_strip(line).is_empty() {
+            continue;
+        }
+        let top = if (j as usize) < d.fm_end { -1 } else { d.tops[j as usize - d.fm_end] };
+        if top >= 0 && !items[top as usize].3 {
+            let item = &items[top as usize];
+            if item.0 == j {
+                let col = item.5 as usize;
+                let text: &str = match line.char_indices().nth(col) {
+                    Some((b, _)) => &line[b..],
+                    None => "",
+                };
+                let lead = text.chars().take_while(|&c| is_py_space(c)).count();
+                bullets.push((j, item.5 + lead as i64, py_strip(text).to_string()));
+            }
+            continue;
+        }
+        match runs.last_mut() {
+            Some(last) if last.1 == j - 1 => last.1 = j,
+            _ => runs.push((j, j)),
+        }
+    }
+    Some((end, bullets, runs))
+}
+
+// -- dates ----------------------------------------------------------------------------------------
+
+type DateRow = (&'static str, i64, String);
+
+/// `key[ \t]*:` at the start of `s` for one of `keys`: (the key, the value after the colon).
+fn date_key<'a>(s: &'a str, keys: &[&'static str]) -> Option<(&'static str, &'a str)> {
+    let key = keys.iter().find(|k| s.starts_with(*k))?;
+    let rest = s[key.len()..].trim_start_matches([' ', '\t']);
+    rest.strip_prefix(':').map(|v| (*key, v))
+}
+
+/// The matches behind `MemoryFile.date_fields`, as (key, line, value as matched): the front
+/// matter's `_RE_FRONT_DATE` lines, then the legacy `_RE_LEGACY_DATE` lines outside code.
+fn dates(d: &Doc<'_>) -> Vec<DateRow> {
+    let mut out = Vec::new();
+    let lines = d.lines;
+    for (i, line) in lines.iter().enumerate().take(d.fm_end.saturating_sub(1).max(1)).skip(1) {
+        if let Some((key, value)) = date_key(line, &["created", "updated", "verified"]) {
+            out.push((key, i as i64, value.to_string()));
+        }
+    }
+    for (i, line) in lines.iter().enumerate().skip(d.fm_end) {
+        // `">" not in line[:4]`: the first four characters (a `>` is ASCII: bytes will do,
+        // as long as no earlier character is wider; then the `>` is beyond four characters).
+        let head: Vec<char> = line.chars().take(4).collect();
+        if !head.contains(&'>') || d.kinds[i - d.fm_end] == CODE {
+            continue;
+        }
+        let b = line.as_bytes();
+        let mut p = 0;
+        while p < b.len() && p < 3 && b[p] == b' ' {
+            p += 1;
+        }
+        if p >= b.len() || b[p] != b'>' {
+            continue;
+        }
+        let rest = line[p + 1..].trim_start_matches([' ', '\t']);
+        if let Some((key, value)) = date_key(rest, &["last_verified", "source_date"]) {
+            out.push((key, i as i64, value.to_string()));
+        }
+    }
+    out
+}
+
 // -- the record -------------------------------------------------------------------------------
 
 /// One memory file's record (see the module's comment): None where the block scan would hand
 /// over to the full scanner, else (front_matter_end, headings, fences, items, line kinds, top
-/// item of each line, preamble or None, links). The rows are those of `fast_part`; the preamble
-/// is (index of the title in the headings or None, [(line, key, value)], preamble_end); a link
-/// is (line, start, end, target, text, definition).
+/// item of each line, preamble or None, links, summary or None, dates). The rows are those of
+/// `fast_part`; the preamble is (index of the title in the headings or None, [(line, key,
+/// value)], preamble_end); a link is (line, start, end, target, text, definition); the summary
+/// (end, [(line, start, text)], [(first, last)]); a date (key, line, value as matched).
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 pub fn file_record<'py>(
@@ -597,7 +682,18 @@ pub fn file_record<'py>(
     lines: &'py PyList,
     kinds: &'py PyTuple,
 ) -> PyResult<
-    Option<(usize, Vec<HeadingRow>, Vec<FenceRow>, Vec<ItemRow>, &'py PyList, &'py PyList, Option<Preamble>, Vec<LinkRow>)>,
+    Option<(
+        usize,
+        Vec<HeadingRow>,
+        Vec<FenceRow>,
+        Vec<ItemRow>,
+        &'py PyList,
+        &'py PyList,
+        Option<Preamble>,
+        Vec<LinkRow>,
+        Option<Section>,
+        Vec<DateRow>,
+    )>,
 > {
     let mut strs: Vec<&str> = Vec::with_capacity(lines.len());
     for item in lines.iter() {
@@ -623,8 +719,10 @@ pub fn file_record<'py>(
     let d = Doc { lines: &strs, fm_end, kinds: &found.kinds, tops: &tops };
     let preamble = d.preamble(&found.headings);
     let link_rows = links(&d);
+    let section = summary(&d, &found.headings, &found.items);
+    let date_rows = dates(&d);
     let objs: Vec<&PyAny> = (0..6).map(|i| kinds.get_item(i)).collect::<PyResult<_>>()?;
     let kind_list = PyList::new(py, found.kinds.iter().map(|&k| objs[k as usize]));
     let top_list = PyList::new(py, &tops);
-    Ok(Some((fm_end, found.headings, found.fences, found.items, kind_list, top_list, preamble, link_rows)))
+    Ok(Some((fm_end, found.headings, found.fences, found.items, kind_list, top_list, preamble, link_rows, section, date_rows)))
 }

@@ -8,6 +8,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any, cast
 
 from .line_index import LineIndex, split_keepends, split_lines
 from .markdown import _KINDS, CODE, HEADING, HTML, PARAGRAPH, BlockScan, Fence, Heading, ListItem, scan_blocks
@@ -186,6 +187,30 @@ def find_links(line: str, line_no: int, definition_allowed: bool = True) -> list
     return links
 
 
+_ITEMS: Any = vars(BlockScan)["items"]  # the slot of `BlockScan.items`
+
+
+class RowScan(BlockScan):
+    """A `BlockScan` from the native core's record whose list items are made from its rows
+    (a tuple, until then) when first asked for: most checks of most files never ask, since the
+    Summary section and the preamble come with the record."""
+
+    __slots__ = ()
+
+
+def _row_items(scan: BlockScan) -> list[ListItem]:
+    found = _ITEMS.__get__(scan, BlockScan)
+    if type(found) is tuple:
+        found = [ListItem(*row) for row in found]
+        _ITEMS.__set__(scan, found)
+    return cast("list[ListItem]", found)
+
+
+# Set here rather than in the class body, where a property over the base class's field is not
+# something the type checker follows (the field's type is what the property gives).
+setattr(RowScan, "items", property(_row_items, _ITEMS.__set__))  # noqa: B010
+
+
 class MemoryFile:
     """The parsed view of one Markdown file. Built once per text; everything else is lazy."""
 
@@ -196,6 +221,8 @@ class MemoryFile:
         # preamble and links in one call, or None where the Python code below is to decide.
         record = None if _NATIVE is None else _NATIVE.file_record(self.lines, _KINDS)
         self._link_rows: list[tuple] | None = None
+        self._summary_rows: tuple | None = None
+        self._date_rows: list[tuple] | None = None
         self.title: Heading | None = None
         self.metadata: list[MetadataLine] = []
         if record is None:
@@ -203,9 +230,10 @@ class MemoryFile:
             self.blocks: BlockScan = scan_blocks(self.lines[self.front_matter_end :], self.front_matter_end)
             self._preamble()
             return
-        self.front_matter_end, headings, fences, items, kinds, tops, preamble, self._link_rows = record
-        self.blocks = BlockScan([Heading(*h) for h in headings], [Fence(*f) for f in fences],
-                                [ListItem(*i) for i in items], kinds, tops)
+        (self.front_matter_end, headings, fences, items, kinds, tops, preamble, self._link_rows, self._summary_rows,
+         self._date_rows) = record
+        self.blocks = RowScan([Heading(*h) for h in headings], [Fence(*f) for f in fences],
+                              cast("list[ListItem]", tuple(items)), kinds, tops)
         if preamble is None:  # a metadata line the core does not read (not ASCII)
             self._preamble()
             return
@@ -304,6 +332,8 @@ class MemoryFile:
     def date_fields(self) -> list[DateField]:
         """Every date the file states: front matter `created`/`updated`/`verified`, then the
         legacy `> last_verified:` / `> source_date:` lines outside code."""
+        if self._date_rows is not None:  # found by the native core (docs/native.md)
+            return [DateField(key, i, value.strip(), parse_date_value(value)) for key, i, value in self._date_rows]
         out: list[DateField] = []
         for i in range(1, max(self.front_matter_end - 1, 1)):
             m = _RE_FRONT_DATE.match(self.lines[i])
@@ -361,6 +391,9 @@ class MemoryFile:
         """The first summary section, with its bullets and anything else inside it."""
         if not self.summary_headings:
             return None
+        if self._summary_rows is not None:  # found by the native core (docs/native.md)
+            end, bullets, runs = self._summary_rows
+            return SummarySection(self.summary_headings[0], end, tuple(Bullet(*b) for b in bullets), tuple(runs))
         return self.section_of(self.summary_headings[0])
 
     def section_end(self, heading: Heading) -> int:

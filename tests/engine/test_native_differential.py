@@ -89,7 +89,10 @@ def python_sources() -> dict[str, str]:
     record = [inspect.getsource(f) for f in (mf._front_matter_end, doc._preamble, doc._leads_in,
                                                 doc._skip_blank_and_comments, mf.parse_metadata_line, doc.links.func,
                                                 mf.find_links, mf.reference_definition, mf.mask_code_spans)]
-    record += [r.pattern for r in (mf._RE_METADATA, mf.RE_INLINE_LINK, mf._RE_REFDEF)]
+    record += [inspect.getsource(f) for f in (doc.section_of, doc.section_end, doc.summary_headings.func,
+                                                  doc.date_fields.func)] + [repr(mf.SUMMARY_TITLES)]
+    record += [r.pattern for r in (mf._RE_METADATA, mf.RE_INLINE_LINK, mf._RE_REFDEF, mf._RE_FRONT_DATE,
+                                   mf._RE_LEGACY_DATE)]
     return {"blocks": hashlib.sha256("\n".join(blocks).encode()).hexdigest(),
             "pm404": hashlib.sha256("\n".join(pm404).encode()).hexdigest(),
             "sketch": hashlib.sha256("\n".join(dup).encode()).hexdigest(),
@@ -305,7 +308,9 @@ def parsed(text: str, core: object) -> memory_file.MemoryFile:
 def facts(doc: memory_file.MemoryFile) -> tuple:
     """What a MemoryFile holds once built (the title as the heading it is, by identity)."""
     title = next((i for i, h in enumerate(doc.headings) if h is doc.title), None)
-    return (doc.front_matter_end, doc.blocks, title, doc.title, doc.metadata, doc.preamble_end, doc.links)
+    b = doc.blocks
+    return (doc.front_matter_end, b.headings, b.fences, b.items, b.line_kinds, b.top_item_of_line, title, doc.title,
+            doc.metadata, doc.preamble_end, doc.links, doc.summary, doc.date_fields)
 
 
 def assert_same_record(text: str, *, taken: bool = False) -> bool:
@@ -380,6 +385,41 @@ def test_record_preamble_on_metadata_shaped_lines(head: str, metadata: list[str]
        st.sampled_from(["", "\n## Summary\n- a\n", "- item\n", "> q\n", "| t |\n", "```\nx\n```\n"]))
 def test_record_preamble_on_generated_metadata(head: str, metadata: list[str], after: str) -> None:
     assert_same_record(head + "".join(m + "\n" for m in metadata) + after)
+
+
+front_date_line = st.builds(
+    lambda *parts: "".join(parts),
+    st.sampled_from(["created", "updated", "verified", "updatedx", "Updated", " updated", "role", "last_verified"]),
+    st.sampled_from(["", " ", "\t", "\x0b"]), st.sampled_from([":", "", "::"]),
+    st.sampled_from([" 2026-01-02", "'2026-01-02'", ' "2026-01-02"', " 2026-13-01", "", " 2026-01-02 # c", " x",
+                     " 2026-01-02T10:00Z", "\xa02026-01-02\u3000"]))
+BODY_LINES = ["", "# T", "## Summary", "## 摘要", "### Summary", "Summary", "===", "- a", "- TODO", "-   spaced ",
+              "- é\u3000x", "* b", "1. one", "text", "```", "~~~", "x> last_verified: 2026-01-01", "<!-- c -->",
+              "    > source_date: 2026-01-01", "> last_verified: 2026-01-01", "  >source_date:x", "## Next", "---",
+              "- [x](y.md)"]
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(front_date_line, max_size=4), st.sampled_from(["---", "..."]),
+       st.lists(st.sampled_from(BODY_LINES), max_size=10))
+def test_record_dates_and_summary_on_shaped_files(front: list[str], close: str, body: list[str]) -> None:
+    assert_same_record("\n".join(["---", *front, close, *body]))
+    assert_same_record("\n".join(["# Title", *body]))
+
+
+RECORD_CASES = [
+    "# T\n\nSummary\n---\n- a\n\n## Summary\n- b\n",  # a setext `Summary` is not the summary
+    "# T\n\n### Summary\n- a\n## 摘要\n- é\u3000 \n- \u3000x\n1. n\ntext\n\ntext\n## Next\n",
+    "- x\n## Summary\n- a\n  more\n\ntext\n",
+    "---\nupdated: 2026-01-02\nverified:'2026-01-03'\ncreated :x\n---\n# T\n```\n> last_verified: 2026-01-01\n```\n",
+    "# T\nStatus:\n- item\n", "# T\nKey:\n> q\n", "# T\n**Owner:** me\n**Due**: now\n- **A b:** c\n",
+    "x [a]( \"t u\")\n", "[a]: <b c> 'T'\n[b]: d\ntext [c]: e\n\n[d]:\xa0f\n", "# [x](y.md) and `[a](b)`\n",
+]
+
+
+@pytest.mark.parametrize("text", RECORD_CASES)
+def test_record_on_chosen_cases(text: str) -> None:
+    assert assert_same_record(text) or text.endswith("> q\n")
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
