@@ -623,6 +623,48 @@ fn summary(d: &Doc<'_>, headings: &[HeadingRow], items: &[ItemRow]) -> Option<Se
     Some((end, bullets, runs))
 }
 
+/// `is_placeholder(text)` of rules/summary.py for an ASCII bullet text (`_PLACEHOLDERS`,
+/// `_RE_ANGLE_PLACEHOLDER`, `_RE_PLACEHOLDER_PREFIX`).
+fn is_placeholder_ascii(text: &str) -> bool {
+    let t = py_strip(py_strip(text).trim_matches(['*', '_', '`']));
+    let lower = t.to_ascii_lowercase();
+    if t.is_empty() || ["todo", "tbd", "tba", "...", "xxx", "n/a", "fixme", "?", "-"].contains(&lower.as_str()) {
+        return true;
+    }
+    let b = t.as_bytes();
+    if b[0] == b'<' && b.len() >= 2 && b[b.len() - 1] == b'>' && !b[1..b.len() - 1].iter().any(|&c| c == b'<' || c == b'>') {
+        return true;
+    }
+    // `^(?:todo|tbd|fixme)\b\s*[:：-]`, case folded
+    ["todo", "tbd", "fixme"].iter().any(|w| {
+        if !lower.starts_with(w) {
+            return false;
+        }
+        let rest = &b[w.len()..];
+        if rest.first().map_or(false, |&c| c.is_ascii_alphanumeric() || c == b'_') {
+            return false; // no `\b`
+        }
+        let k = rest.iter().take_while(|&&c| super::is_py_space_ascii(c)).count();
+        matches!(rest.get(k), Some(b':') | Some(b'-'))
+    })
+}
+
+/// Would `check_summary` find nothing in an active file? True only where it surely would not:
+/// one summary heading, right after the preamble, 3 to 6 bullets, nothing else in the section,
+/// and no bullet a placeholder (each ASCII). False says nothing.
+fn summary_clean(headings: &[HeadingRow], section: &Option<Section>, preamble: &Option<Preamble>) -> bool {
+    let (Some((_, bullets, runs)), Some((_, _, preamble_end))) = (section, preamble) else {
+        return false;
+    };
+    let mut heads = headings.iter().filter(|h| h.3 && !h.4 && h.1 == 2 && (h.2 == "Summary" || h.2 == "摘要"));
+    let first = heads.next().map(|h| h.0);
+    first == Some(*preamble_end)
+        && heads.next().is_none()
+        && (3..=6).contains(&bullets.len())
+        && runs.is_empty()
+        && bullets.iter().all(|b| b.2.is_ascii() && !is_placeholder_ascii(&b.2))
+}
+
 // -- dates ----------------------------------------------------------------------------------------
 
 type DateRow = (&'static str, i64, String);
@@ -674,7 +716,8 @@ fn dates(d: &Doc<'_>) -> Vec<DateRow> {
 /// item of each line, preamble or None, links, summary or None, dates). The rows are those of
 /// `fast_part`; the preamble is (index of the title in the headings or None, [(line, key,
 /// value)], preamble_end); a link is (line, start, end, target, text, definition); the summary
-/// (end, [(line, start, text)], [(first, last)]); a date (key, line, value as matched).
+/// (end, [(line, start, text)], [(first, last)]); a date (key, line, value as matched); and
+/// whether `check_summary` surely finds nothing in the file as an active one (`summary_clean`).
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 pub fn file_record<'py>(
@@ -693,6 +736,7 @@ pub fn file_record<'py>(
         Vec<LinkRow>,
         Option<Section>,
         Vec<DateRow>,
+        bool,
     )>,
 > {
     let mut strs: Vec<&str> = Vec::with_capacity(lines.len());
@@ -721,8 +765,9 @@ pub fn file_record<'py>(
     let link_rows = links(&d);
     let section = summary(&d, &found.headings, &found.items);
     let date_rows = dates(&d);
+    let clean = summary_clean(&found.headings, &section, &preamble);
     let objs: Vec<&PyAny> = (0..6).map(|i| kinds.get_item(i)).collect::<PyResult<_>>()?;
     let kind_list = PyList::new(py, found.kinds.iter().map(|&k| objs[k as usize]));
     let top_list = PyList::new(py, &tops);
-    Ok(Some((fm_end, found.headings, found.fences, found.items, kind_list, top_list, preamble, link_rows, section, date_rows)))
+    Ok(Some((fm_end, found.headings, found.fences, found.items, kind_list, top_list, preamble, link_rows, section, date_rows, clean)))
 }

@@ -223,6 +223,9 @@ class MemoryFile:
         self._link_rows: list[tuple] | None = None
         self._summary_rows: tuple | None = None
         self._date_rows: list[tuple] | None = None
+        # The core's verdict that rules/summary.py's `check_summary` finds nothing here in an
+        # active file (False: no verdict, the rule decides).
+        self.summary_clean = False
         self.title: Heading | None = None
         self.metadata: list[MetadataLine] = []
         if record is None:
@@ -231,7 +234,7 @@ class MemoryFile:
             self._preamble()
             return
         (self.front_matter_end, headings, fences, items, kinds, tops, preamble, self._link_rows, self._summary_rows,
-         self._date_rows) = record
+         self._date_rows, self.summary_clean) = record
         self.blocks = RowScan([Heading(*h) for h in headings], [Fence(*f) for f in fences],
                               cast("list[ListItem]", tuple(items)), kinds, tops)
         if preamble is None:  # a metadata line the core does not read (not ASCII)

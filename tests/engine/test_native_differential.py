@@ -35,8 +35,9 @@ from engine_helpers import findings
 from pmem_lsp.engine import markdown, memory_file, native
 from pmem_lsp.engine.line_index import split_lines
 from pmem_lsp.engine.markdown import _fast_part, _native_part, _Scanner, scan_blocks
-from pmem_lsp.engine.rules import duplicates, instructions
+from pmem_lsp.engine.rules import duplicates, instructions, summary
 from pmem_lsp.engine.rules.instructions import instruction_kinds
+from pmem_lsp.engine.zones import Zone
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from generate_root import generate
@@ -90,7 +91,9 @@ def python_sources() -> dict[str, str]:
                                                 doc._skip_blank_and_comments, mf.parse_metadata_line, doc.links.func,
                                                 mf.find_links, mf.reference_definition, mf.mask_code_spans)]
     record += [inspect.getsource(f) for f in (doc.section_of, doc.section_end, doc.summary_headings.func,
-                                                  doc.date_fields.func)] + [repr(mf.SUMMARY_TITLES)]
+                                                  doc.date_fields.func, summary.check_summary, summary.is_placeholder)]
+    record += [repr((mf.SUMMARY_TITLES, sorted(summary._PLACEHOLDERS))), summary._RE_PLACEHOLDER_PREFIX.pattern,
+               summary._RE_ANGLE_PLACEHOLDER.pattern]
     record += [r.pattern for r in (mf._RE_METADATA, mf.RE_INLINE_LINK, mf._RE_REFDEF, mf._RE_FRONT_DATE,
                                    mf._RE_LEGACY_DATE)]
     return {"blocks": hashlib.sha256("\n".join(blocks).encode()).hexdigest(),
@@ -318,8 +321,15 @@ def assert_same_record(text: str, *, taken: bool = False) -> bool:
     `taken`, the core must have taken the file (no hand-over). Returns whether it did."""
     record = pmem_native.file_record(split_lines(text), markdown._KINDS)
     assert record is not None or not taken, f"the core handed over for {text!r}"
-    assert facts(parsed(text, pmem_native)) == facts(parsed(text, None)), f"the record differs for {text!r}"
+    core, reference = parsed(text, pmem_native), parsed(text, None)
+    assert facts(core) == facts(reference), f"the record differs for {text!r}"
+    if core.summary_clean:  # the verdict `check_summary` takes: it would find nothing there
+        assert summary.check_summary("x.md", Zone.ACTIVE, reference) == [], f"not a clean summary: {text!r}"
+        CLEAN.append(text)
     return record is not None
+
+
+CLEAN: list[str] = []  # texts the core called clean (a test of the test: there are some)
 
 
 # Pieces of lines that make links, definitions, code spans and metadata, with the characters
@@ -394,6 +404,8 @@ front_date_line = st.builds(
     st.sampled_from([" 2026-01-02", "'2026-01-02'", ' "2026-01-02"', " 2026-13-01", "", " 2026-01-02 # c", " x",
                      " 2026-01-02T10:00Z", "\xa02026-01-02\u3000"]))
 BODY_LINES = ["", "# T", "## Summary", "## 摘要", "### Summary", "Summary", "===", "- a", "- TODO", "-   spaced ",
+              "- b", "- c d", "- todo-x", "- ToDo :x", "- todox: y", "- <x>", "- <a<b>", "- **TBD**", "- `...`", "- N/A",
+              "- fixme\x1c:", "- ?", "- tba.", "- é", "- <>", "- -", "- _ _", "- TODO\u3000:", "<!-- n -->",
               "- é\u3000x", "* b", "1. one", "text", "```", "~~~", "x> last_verified: 2026-01-01", "<!-- c -->",
               "    > source_date: 2026-01-01", "> last_verified: 2026-01-01", "  >source_date:x", "## Next", "---",
               "- [x](y.md)"]
@@ -405,6 +417,19 @@ BODY_LINES = ["", "# T", "## Summary", "## 摘要", "### Summary", "Summary", "=
 def test_record_dates_and_summary_on_shaped_files(front: list[str], close: str, body: list[str]) -> None:
     assert_same_record("\n".join(["---", *front, close, *body]))
     assert_same_record("\n".join(["# Title", *body]))
+
+
+BULLET_TEXTS = ["a fact", "b", "todo-x", "ToDo :x", "todox: y", "<x>", "<a<b>", "**TBD**", "`...`", "N/A", "tba", "TBA",
+                "fixme\x1c:", "?", "tba.", "é", "<>", "-", "_ _", "TODO\u3000:", "fixme -", "...", "xxx", "*", "``",
+                "todo1:", "Done: 2026", "a\u3000", "\x1cTBD\x1c"]
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["# T\n", "# T\nStatus: x\n\n", "", "<!-- c -->\n# T\n"]),
+       st.lists(st.sampled_from(BULLET_TEXTS), min_size=2, max_size=7),
+       st.sampled_from(["", "## Next\ntext\n", "text\n", "## Summary\n- a\n"]))
+def test_record_summary_verdict_on_summary_shaped_files(head: str, bullets: list[str], after: str) -> None:
+    assert_same_record(head + "## Summary\n" + "".join(f"- {b}\n" for b in bullets) + after)
 
 
 RECORD_CASES = [
@@ -437,8 +462,10 @@ def test_record_on_any_text(text: str) -> None:
 
 def test_record_on_memory_notes_takes_every_note() -> None:
     rng = random.Random(29)
+    CLEAN.clear()
     for _ in range(1000):
         assert_same_record("\n".join(memory_note(rng)), taken=True)
+    assert CLEAN, "no memory note had a clean summary: the verdict went untested"
 
 
 def test_record_on_the_commonmark_spec_examples() -> None:
