@@ -260,7 +260,7 @@ fn sketch_hashes(text: &str, min_line: usize, count: usize) -> Vec<u32> {
 const WRITTEN_FOR_BLOCKS: &str = "e880bb85a1c4d72adc6e131c4c6cabb531fd946bbd86b3494e71e2fe605dd498";
 const WRITTEN_FOR_PM404: &str = "bd70a49f1bbb2a6e8a59f7aaac98e5e7e0b1d2c8d9070077a1fb5bda21648ec8";
 const WRITTEN_FOR_SKETCH: &str = "3905183c784e17eda7e28a633b9aa25353eee32bdbafe0da66d39431f6106bda";
-const WRITTEN_FOR_RECORD: &str = "1e261d35771b02a28bdd4a76a0c55c96328f3fe3e614a442fa674c467dea9e51";
+const WRITTEN_FOR_RECORD: &str = "e92d3b660faf30a426558b1c8c7750b0fe02444ee806d334d798f82eaec6ec8e";
 
 #[pymodule]
 fn pmem_native(_py: Python<'_>, m: &PyModule) -> PyResult<()> {

@@ -665,6 +665,51 @@ fn summary_clean(headings: &[HeadingRow], section: &Option<Section>, preamble: &
         && bullets.iter().all(|b| b.2.is_ascii() && !is_placeholder_ascii(&b.2))
 }
 
+/// Can no bullet of the summary say the work is finished (rules/concluded.py's
+/// `_concluded_bullet`)? True only where none surely can: each bullet is ASCII, holds no colon
+/// (a `Status: done` line) and none of the words `_EN_BULLET` needs (`done`, `complete`,
+/// `finished`, `shipped`, `closed`, `concluded`, `wrapped`, `delivered`, in any case; the
+/// Chinese forms are not ASCII). False says nothing.
+fn bullets_unconcluded(section: &Option<Section>) -> bool {
+    const WORDS: [&str; 8] = ["done", "complete", "finished", "shipped", "closed", "concluded", "wrapped", "delivered"];
+    let Some((_, bullets, _)) = section else {
+        return false;
+    };
+    bullets.iter().all(|b| {
+        let lower = b.2.to_ascii_lowercase();
+        b.2.is_ascii() && !b.2.contains(':') && !WORDS.iter().any(|w| lower.contains(w))
+    })
+}
+
+/// `"~/" in text or text.startswith("/") or _ABSOLUTE_HINT.search(text)` of
+/// rules/source_paths.py, on the lines of the text: `/` then an ASCII letter, after a space,
+/// `` ` ``, `(`, `:` or `：`, or at the start of a line after the first (a line break is a space).
+fn absolute_hint(lines: &[&str]) -> bool {
+    if lines.first().map_or(false, |l| l.starts_with('/')) {
+        return true;
+    }
+    lines.iter().enumerate().any(|(i, line)| {
+        if line.contains("~/") {
+            return true;
+        }
+        let mut prev: Option<char> = None;
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '/' && chars.peek().map_or(false, |n| n.is_ascii_alphabetic()) {
+                let after = match prev {
+                    None => i > 0,
+                    Some(p) => is_py_space(p) || matches!(p, '`' | '(' | ':' | '：'),
+                };
+                if after {
+                    return true;
+                }
+            }
+            prev = Some(c);
+        }
+        false
+    })
+}
+
 // -- dates ----------------------------------------------------------------------------------------
 
 type DateRow = (&'static str, i64, String);
@@ -717,7 +762,9 @@ fn dates(d: &Doc<'_>) -> Vec<DateRow> {
 /// `fast_part`; the preamble is (index of the title in the headings or None, [(line, key,
 /// value)], preamble_end); a link is (line, start, end, target, text, definition); the summary
 /// (end, [(line, start, text)], [(first, last)]); a date (key, line, value as matched); and
-/// whether `check_summary` surely finds nothing in the file as an active one (`summary_clean`).
+/// three verdicts: `check_summary` surely finds nothing in the file as an active one
+/// (`summary_clean`), no summary bullet can say the work is finished (`bullets_unconcluded`),
+/// the text may hold an absolute path (`absolute_hint`).
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 pub fn file_record<'py>(
@@ -736,7 +783,7 @@ pub fn file_record<'py>(
         Vec<LinkRow>,
         Option<Section>,
         Vec<DateRow>,
-        bool,
+        (bool, bool, bool),
     )>,
 > {
     let mut strs: Vec<&str> = Vec::with_capacity(lines.len());
@@ -765,9 +812,9 @@ pub fn file_record<'py>(
     let link_rows = links(&d);
     let section = summary(&d, &found.headings, &found.items);
     let date_rows = dates(&d);
-    let clean = summary_clean(&found.headings, &section, &preamble);
+    let verdicts = (summary_clean(&found.headings, &section, &preamble), bullets_unconcluded(&section), absolute_hint(&strs));
     let objs: Vec<&PyAny> = (0..6).map(|i| kinds.get_item(i)).collect::<PyResult<_>>()?;
     let kind_list = PyList::new(py, found.kinds.iter().map(|&k| objs[k as usize]));
     let top_list = PyList::new(py, &tops);
-    Ok(Some((fm_end, found.headings, found.fences, found.items, kind_list, top_list, preamble, link_rows, section, date_rows, clean)))
+    Ok(Some((fm_end, found.headings, found.fences, found.items, kind_list, top_list, preamble, link_rows, section, date_rows, verdicts)))
 }

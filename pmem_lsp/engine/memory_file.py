@@ -223,9 +223,13 @@ class MemoryFile:
         self._link_rows: list[tuple] | None = None
         self._summary_rows: tuple | None = None
         self._date_rows: list[tuple] | None = None
-        # The core's verdict that rules/summary.py's `check_summary` finds nothing here in an
-        # active file (False: no verdict, the rule decides).
+        # The core's verdicts, each read by one rule (docs/native.md): `check_summary` finds
+        # nothing here in an active file (rules/summary.py); no Summary bullet can say the work
+        # is finished (rules/concluded.py); the text may hold an absolute path
+        # (rules/source_paths.py). False, False, None: no verdict, the rule decides.
         self.summary_clean = False
+        self.bullets_unconcluded = False
+        self.absolute_hint: bool | None = None
         self.title: Heading | None = None
         self.metadata: list[MetadataLine] = []
         if record is None:
@@ -234,7 +238,7 @@ class MemoryFile:
             self._preamble()
             return
         (self.front_matter_end, headings, fences, items, kinds, tops, preamble, self._link_rows, self._summary_rows,
-         self._date_rows, self.summary_clean) = record
+         self._date_rows, (self.summary_clean, self.bullets_unconcluded, self.absolute_hint)) = record
         self.blocks = RowScan([Heading(*h) for h in headings], [Fence(*f) for f in fences],
                               cast("list[ListItem]", tuple(items)), kinds, tops)
         if preamble is None:  # a metadata line the core does not read (not ASCII)

@@ -35,7 +35,7 @@ from engine_helpers import findings
 from pmem_lsp.engine import markdown, memory_file, native
 from pmem_lsp.engine.line_index import split_lines
 from pmem_lsp.engine.markdown import _fast_part, _native_part, _Scanner, scan_blocks
-from pmem_lsp.engine.rules import duplicates, instructions, summary
+from pmem_lsp.engine.rules import concluded, duplicates, instructions, source_paths, summary
 from pmem_lsp.engine.rules.instructions import instruction_kinds
 from pmem_lsp.engine.zones import Zone
 
@@ -94,6 +94,9 @@ def python_sources() -> dict[str, str]:
                                                   doc.date_fields.func, summary.check_summary, summary.is_placeholder)]
     record += [repr((mf.SUMMARY_TITLES, sorted(summary._PLACEHOLDERS))), summary._RE_PLACEHOLDER_PREFIX.pattern,
                summary._RE_ANGLE_PLACEHOLDER.pattern]
+    record += [inspect.getsource(f) for f in (concluded.concluded_line, concluded._concluded_bullet,
+                                                source_paths.source_pointers)]
+    record += [r.pattern for r in (concluded._EN_BULLET, concluded._ZH_BULLET, source_paths._ABSOLUTE_HINT)]
     record += [r.pattern for r in (mf._RE_METADATA, mf.RE_INLINE_LINK, mf._RE_REFDEF, mf._RE_FRONT_DATE,
                                    mf._RE_LEGACY_DATE)]
     return {"blocks": hashlib.sha256("\n".join(blocks).encode()).hexdigest(),
@@ -326,6 +329,12 @@ def assert_same_record(text: str, *, taken: bool = False) -> bool:
     if core.summary_clean:  # the verdict `check_summary` takes: it would find nothing there
         assert summary.check_summary("x.md", Zone.ACTIVE, reference) == [], f"not a clean summary: {text!r}"
         CLEAN.append(text)
+    if core.bullets_unconcluded:  # the verdict PM502 takes: no bullet says the work is finished
+        assert reference.summary is not None
+        assert not any(concluded._concluded_bullet(b.text) for b in reference.summary.bullets), text
+    if record is not None:  # the answer PM403 takes: whether the text may hold an absolute path
+        hint = "~/" in text or text.startswith("/") or source_paths._ABSOLUTE_HINT.search(text) is not None
+        assert core.absolute_hint is hint, f"the absolute-path hint differs for {text!r}"
     return record is not None
 
 
@@ -403,7 +412,7 @@ front_date_line = st.builds(
     st.sampled_from(["", " ", "\t", "\x0b"]), st.sampled_from([":", "", "::"]),
     st.sampled_from([" 2026-01-02", "'2026-01-02'", ' "2026-01-02"', " 2026-13-01", "", " 2026-01-02 # c", " x",
                      " 2026-01-02T10:00Z", "\xa02026-01-02\u3000"]))
-BODY_LINES = ["", "# T", "## Summary", "## 摘要", "### Summary", "Summary", "===", "- a", "- TODO", "-   spaced ",
+BODY_LINES = ["/etc/x", "~/notes", "/ x", "`/a`", "a:/b", "", "# T", "## Summary", "## 摘要", "### Summary", "Summary", "===", "- a", "- TODO", "-   spaced ",
               "- b", "- c d", "- todo-x", "- ToDo :x", "- todox: y", "- <x>", "- <a<b>", "- **TBD**", "- `...`", "- N/A",
               "- fixme\x1c:", "- ?", "- tba.", "- é", "- <>", "- -", "- _ _", "- TODO\u3000:", "<!-- n -->",
               "- é\u3000x", "* b", "1. one", "text", "```", "~~~", "x> last_verified: 2026-01-01", "<!-- c -->",
@@ -421,7 +430,9 @@ def test_record_dates_and_summary_on_shaped_files(front: list[str], close: str, 
 
 BULLET_TEXTS = ["a fact", "b", "todo-x", "ToDo :x", "todox: y", "<x>", "<a<b>", "**TBD**", "`...`", "N/A", "tba", "TBA",
                 "fixme\x1c:", "?", "tba.", "é", "<>", "-", "_ _", "TODO\u3000:", "fixme -", "...", "xxx", "*", "``",
-                "todo1:", "Done: 2026", "a\u3000", "\x1cTBD\x1c"]
+                "todo1:", "Done: 2026", "a\u3000", "\x1cTBD\x1c", "Shipped v1", "shipped.", "Finished on May 1", "the work is DONE", "Wrapped  up.",
+                "Status: done", "项目已完成。", "delivered on time", "closed", "ſhipped", "Completed on 2026-05-01.",
+                "see ~/x", "in /etc/hosts", "`/usr/bin`", "(/a)", "x:/b", "a/b", "x\u3000/y", "：/z", "/", "~", "/9"]
 
 
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -454,7 +465,7 @@ def test_record_on_oracle_documents(lines: list[str]) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from("# -*+_=`~<>!1.)[]():\\\t\r\n\u3000\xa0ab摘\udc80") | st.sampled_from(SPACES),
+@given(st.text(alphabet=st.sampled_from("# -*+_=`~<>!1.)[]():/：\\\t\r\n\u3000\xa0ab摘\udc80") | st.sampled_from(SPACES),
                max_size=80))
 def test_record_on_any_text(text: str) -> None:
     assert_same_record(text)
