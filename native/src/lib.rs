@@ -259,8 +259,8 @@ fn sketch_hashes(text: &str, min_line: usize, count: usize) -> Vec<u32> {
 /// test fails until the Rust twin is checked against it and these are updated.
 const WRITTEN_FOR_BLOCKS: &str = "e880bb85a1c4d72adc6e131c4c6cabb531fd946bbd86b3494e71e2fe605dd498";
 const WRITTEN_FOR_PM404: &str = "bd70a49f1bbb2a6e8a59f7aaac98e5e7e0b1d2c8d9070077a1fb5bda21648ec8";
-const WRITTEN_FOR_SKETCH: &str = "3905183c784e17eda7e28a633b9aa25353eee32bdbafe0da66d39431f6106bda";
-const WRITTEN_FOR_RECORD: &str = "e92d3b660faf30a426558b1c8c7750b0fe02444ee806d334d798f82eaec6ec8e";
+const WRITTEN_FOR_SKETCH: &str = "9bcb6c4017702662e0934bcfa6a93038c14bea4ba744210472300055628e71a3";
+const WRITTEN_FOR_RECORD: &str = "f3a4cfea863abee8a79fe94bcb5a3c629ed20e8469316f4a89914808e315b586";
 
 #[pymodule]
 fn pmem_native(_py: Python<'_>, m: &PyModule) -> PyResult<()> {
@@ -274,6 +274,9 @@ fn pmem_native(_py: Python<'_>, m: &PyModule) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fast_part, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_hashes, m)?)?;
     m.add_function(wrap_pyfunction!(record::file_record, m)?)?;
+    m.add_function(wrap_pyfunction!(record::link_paths, m)?)?;
+    m.add("SKETCH_MIN_LINE", record::SKETCH_MIN_LINE)?;
+    m.add("SKETCH_COUNT", record::SKETCH_COUNT)?;
     Ok(())
 }
 

@@ -754,6 +754,134 @@ fn dates(d: &Doc<'_>) -> Vec<DateRow> {
     out
 }
 
+// -- the near-duplicate sketch ---------------------------------------------------------------
+
+/// The sketch's line length and size this record computes its hashes for (rules/duplicates.py's
+/// `MIN_LINE` and `SKETCH`; that module uses the record's hashes only while they are the same).
+pub const SKETCH_MIN_LINE: usize = 20;
+pub const SKETCH_COUNT: usize = 8;
+
+/// `sketch_hashes` of the text these lines make, where `_build_sketch` takes its bytes path
+/// (the text is ASCII and holds none of `_ODD_ASCII_SPACE`); None elsewhere. The lines are
+/// those `bytes.splitlines` gives for such a text.
+fn sketch(lines: &[&str]) -> Option<Vec<u32>> {
+    let odd = |b: &u8| matches!(*b, 0x0b | 0x0c | 0x1c..=0x1f);
+    if lines.iter().any(|l| !l.is_ascii() || l.as_bytes().iter().any(odd)) {
+        return None;
+    }
+    let mut hashes: Vec<u32> = Vec::new();
+    let mut lowered: Vec<u8> = Vec::with_capacity(256);
+    for line in lines {
+        // `bytes.strip()`: of its characters only the space and the tab can be in such a line.
+        let l = line.trim_matches([' ', '\t']).as_bytes();
+        if l.len() >= SKETCH_MIN_LINE {
+            lowered.clear();
+            lowered.extend(l.iter().map(u8::to_ascii_lowercase));
+            hashes.push(crc32fast::hash(&lowered));
+        }
+    }
+    hashes.sort_unstable();
+    hashes.dedup();
+    hashes.truncate(SKETCH_COUNT);
+    Some(hashes)
+}
+
+// -- link targets ----------------------------------------------------------------------------
+
+/// `posixpath.normpath`.
+fn normpath(path: &str) -> String {
+    let initial = if path.starts_with("//") && !path.starts_with("///") {
+        2
+    } else if path.starts_with('/') {
+        1
+    } else {
+        0
+    };
+    let mut comps: Vec<&str> = Vec::new();
+    for comp in path.split('/') {
+        if comp.is_empty() || comp == "." {
+            continue;
+        }
+        if comp != ".." || (initial == 0 && comps.is_empty()) || comps.last() == Some(&"..") {
+            comps.push(comp);
+        } else if !comps.is_empty() {
+            comps.pop();
+        }
+    }
+    let out = "/".repeat(initial) + &comps.join("/");
+    if out.is_empty() {
+        ".".to_string()
+    } else {
+        out
+    }
+}
+
+/// `normalize_target(target, base)` of pmem_lsp/engine/paths.py as `_link_paths` reads it:
+/// Some(path) for a root-relative path, None for none (a URL, an absolute path, outside the
+/// root, empty); Err where it cannot tell (a `%` escape: Python's `unquote` decides).
+fn normalize_target(target: &str, base: &str) -> Result<Option<String>, ()> {
+    let raw = py_strip(target);
+    if raw.is_empty() {
+        return Ok(None);
+    }
+    let b = raw.as_bytes();
+    // `_SCHEME`: `^[A-Za-z][A-Za-z0-9+.-]+:`
+    let k = b.iter().skip(1).take_while(|c| c.is_ascii_alphanumeric() || matches!(**c, b'+' | b'.' | b'-')).count();
+    if b[0].is_ascii_alphabetic() && k >= 1 && b.get(1 + k) == Some(&b':') {
+        return Ok(None);
+    }
+    // `strip_fragment`: cut at the first `#`, then at the first `?`
+    let mut path = raw;
+    for sep in ['#', '?'] {
+        if let Some(cut) = path.find(sep) {
+            path = &path[..cut];
+        }
+    }
+    if path.contains('%') {
+        return Err(());
+    }
+    if path.is_empty() {
+        return Ok(None);
+    }
+    let p = path.as_bytes();
+    if matches!(p[0], b'/' | b'~' | b'\\' | b'$') || (p.len() >= 2 && p[0].is_ascii_alphabetic() && p[1] == b':') {
+        return Ok(None);
+    }
+    let joined = if base.is_empty() {
+        path.to_string()
+    } else if base.ends_with('/') {
+        format!("{base}{path}")
+    } else {
+        format!("{base}/{path}")
+    };
+    let norm = normpath(&joined);
+    if norm == ".." || norm.starts_with("../") {
+        return Ok(None);
+    }
+    Ok(Some(if norm == "." { String::new() } else { norm }))
+}
+
+/// For each link (a row of the record: its target and text), what `_link_paths` of
+/// rules/links.py makes of it: (0, "") for no root path (a wiki link's text, a URL, an absolute
+/// path, outside the root, empty), (1, path) for one, (2, "") where Python must decide.
+#[pyfunction]
+pub fn link_paths(targets: Vec<(String, String)>, base: &str) -> Vec<(u8, String)> {
+    targets
+        .iter()
+        .map(|(target, text)| {
+            let t: Vec<char> = text.chars().collect();
+            if t.len() >= 2 && t[0] == '[' && t[t.len() - 1] == ']' {
+                return (0, String::new()); // `is_wikilink_text`
+            }
+            match normalize_target(target, base) {
+                Ok(Some(path)) => (1, path),
+                Ok(None) => (0, String::new()),
+                Err(()) => (2, String::new()),
+            }
+        })
+        .collect()
+}
+
 // -- the record -------------------------------------------------------------------------------
 
 /// One memory file's record (see the module's comment): None where the block scan would hand
@@ -764,7 +892,8 @@ fn dates(d: &Doc<'_>) -> Vec<DateRow> {
 /// (end, [(line, start, text)], [(first, last)]); a date (key, line, value as matched); and
 /// three verdicts: `check_summary` surely finds nothing in the file as an active one
 /// (`summary_clean`), no summary bullet can say the work is finished (`bullets_unconcluded`),
-/// the text may hold an absolute path (`absolute_hint`).
+/// the text may hold an absolute path (`absolute_hint`); and the near-duplicate sketch's hashes
+/// (`sketch`) or None.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 pub fn file_record<'py>(
@@ -784,6 +913,7 @@ pub fn file_record<'py>(
         Option<Section>,
         Vec<DateRow>,
         (bool, bool, bool),
+        Option<Vec<u32>>,
     )>,
 > {
     let mut strs: Vec<&str> = Vec::with_capacity(lines.len());
@@ -816,5 +946,5 @@ pub fn file_record<'py>(
     let objs: Vec<&PyAny> = (0..6).map(|i| kinds.get_item(i)).collect::<PyResult<_>>()?;
     let kind_list = PyList::new(py, found.kinds.iter().map(|&k| objs[k as usize]));
     let top_list = PyList::new(py, &tops);
-    Ok(Some((fm_end, found.headings, found.fences, found.items, kind_list, top_list, preamble, link_rows, section, date_rows, verdicts)))
+    Ok(Some((fm_end, found.headings, found.fences, found.items, kind_list, top_list, preamble, link_rows, section, date_rows, verdicts, sketch(&strs))))
 }

@@ -230,6 +230,8 @@ class MemoryFile:
         self.summary_clean = False
         self.bullets_unconcluded = False
         self.absolute_hint: bool | None = None
+        # The near-duplicate sketch's hashes, where the core computed them (rules/duplicates.py).
+        self.sketch_hashes: list[int] | None = None
         self.title: Heading | None = None
         self.metadata: list[MetadataLine] = []
         if record is None:
@@ -238,7 +240,8 @@ class MemoryFile:
             self._preamble()
             return
         (self.front_matter_end, headings, fences, items, kinds, tops, preamble, self._link_rows, self._summary_rows,
-         self._date_rows, (self.summary_clean, self.bullets_unconcluded, self.absolute_hint)) = record
+         self._date_rows, verdicts, self.sketch_hashes) = record
+        self.summary_clean, self.bullets_unconcluded, self.absolute_hint = verdicts
         self.blocks = RowScan([Heading(*h) for h in headings], [Fence(*f) for f in fences],
                               cast("list[ListItem]", tuple(items)), kinds, tops)
         if preamble is None:  # a metadata line the core does not read (not ASCII)

@@ -32,10 +32,10 @@ from test_markdown_fast import EDGE_LINES, memory_note
 from test_markdown_oracle import TRICKY_LINES, WORDS, documents, soup_line
 
 from engine_helpers import findings
-from pmem_lsp.engine import markdown, memory_file, native
+from pmem_lsp.engine import markdown, memory_file, native, paths
 from pmem_lsp.engine.line_index import split_lines
 from pmem_lsp.engine.markdown import _fast_part, _native_part, _Scanner, scan_blocks
-from pmem_lsp.engine.rules import concluded, duplicates, instructions, source_paths, summary
+from pmem_lsp.engine.rules import concluded, duplicates, instructions, links, source_paths, summary
 from pmem_lsp.engine.rules.instructions import instruction_kinds
 from pmem_lsp.engine.zones import Zone
 
@@ -72,6 +72,7 @@ def test_pm404s_prefilter_was_written_for_these_patterns() -> None:
     assert markdown._NATIVE is native.CORE
     assert duplicates._NATIVE is native.CORE
     assert memory_file._NATIVE is native.CORE
+    assert links._NATIVE is native.CORE
 
 
 def python_sources() -> dict[str, str]:
@@ -97,6 +98,8 @@ def python_sources() -> dict[str, str]:
     record += [inspect.getsource(f) for f in (concluded.concluded_line, concluded._concluded_bullet,
                                                 source_paths.source_pointers)]
     record += [r.pattern for r in (concluded._EN_BULLET, concluded._ZH_BULLET, source_paths._ABSOLUTE_HINT)]
+    record += [inspect.getsource(f) for f in (links._link_paths, links.is_wikilink_text, paths.normalize_target,
+                                                paths.strip_fragment)] + [paths._SCHEME.pattern, paths._DRIVE.pattern]
     record += [r.pattern for r in (mf._RE_METADATA, mf.RE_INLINE_LINK, mf._RE_REFDEF, mf._RE_FRONT_DATE,
                                    mf._RE_LEGACY_DATE)]
     return {"blocks": hashlib.sha256("\n".join(blocks).encode()).hexdigest(),
@@ -332,6 +335,10 @@ def assert_same_record(text: str, *, taken: bool = False) -> bool:
     if core.bullets_unconcluded:  # the verdict PM502 takes: no bullet says the work is finished
         assert reference.summary is not None
         assert not any(concluded._concluded_bullet(b.text) for b in reference.summary.bullets), text
+    plain = text.isascii() and not any(c in text for c in duplicates._ODD_ASCII_SPACE)
+    assert core.sketch_hashes == (duplicates._ascii_hashes(text) if plain and record is not None else None), text
+    for base in BASES:  # PM402's paths of the record's links: those Python's normalisation gives
+        assert_same_link_paths(core.links, base)
     if record is not None:  # the answer PM403 takes: whether the text may hold an absolute path
         hint = "~/" in text or text.startswith("/") or source_paths._ABSOLUTE_HINT.search(text) is not None
         assert core.absolute_hint is hint, f"the absolute-path hint differs for {text!r}"
@@ -339,6 +346,40 @@ def assert_same_record(text: str, *, taken: bool = False) -> bool:
 
 
 CLEAN: list[str] = []  # texts the core called clean (a test of the test: there are some)
+BASES = ["", "notes", "projects/a b", "a/", "/x", "é/ü", ".."]
+
+
+def assert_same_link_paths(found: list[memory_file.Link], base: str) -> None:
+    """`link_paths` of the core says what `_link_paths`' Python loop makes of each link, or asks."""
+    answers = pmem_native.link_paths([(link.target, link.text) for link in found], base)
+    assert len(answers) == len(found)
+    for link, (kind, path) in zip(found, answers, strict=True):
+        if kind == 2:
+            assert "%" in link.target, f"the core asks about {link.target!r}"
+            continue
+        if links.is_wikilink_text(link.text):
+            expected = None
+        else:
+            normalised, problem = paths.normalize_target(link.target, base)
+            expected = normalised if problem is None else None
+        assert (path if kind == 1 else None) == expected, f"{link.target!r} in {base!r}: {kind, path} != {expected!r}"
+
+
+TARGET_PIECES = ["a", ".", "..", "/", "//", "#", "?", "%20", "%", "~", "\\", "$", "c:", "http:", "ab:", "a+b.c-d:", " ",
+                 "\t", "\u3000", "\x1c", "é", "x.md", "./", "../"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.sampled_from(TARGET_PIECES), max_size=8).map("".join),
+                          st.sampled_from(["x", "[a|b]", "[", "[]", "a]", "[[x]]"])), max_size=5),
+       st.sampled_from(BASES))
+def test_link_paths_on_generated_targets(targets: list[tuple[str, str]], base: str) -> None:
+    assert_same_link_paths([memory_file.Link(0, 0, 0, t, text) for t, text in targets], base)
+
+
+def test_the_record_sketch_is_the_sketch_modules() -> None:
+    assert (pmem_native.SKETCH_MIN_LINE, pmem_native.SKETCH_COUNT) == (duplicates.MIN_LINE, duplicates.SKETCH)
+    assert duplicates._RECORD_SKETCH
 
 
 # Pieces of lines that make links, definitions, code spans and metadata, with the characters
@@ -513,10 +554,10 @@ def test_a_root_has_the_same_findings_with_and_without_the_core(tmp_path: Path, 
         # Memory-shaped files: the core takes as much of each as Python's fast path.
         assert_same_blocks(lines, same_cut=True)
         assert_same_record(text)
-    for module in (instructions, markdown, duplicates, memory_file):
+    for module in (instructions, markdown, duplicates, memory_file, links):
         monkeypatch.setattr(module, "_NATIVE", pmem_native)  # whatever PMEM_NATIVE says
     with_core = findings(root)
-    for module in (instructions, markdown, duplicates, memory_file):
+    for module in (instructions, markdown, duplicates, memory_file, links):
         monkeypatch.setattr(module, "_NATIVE", None)
     assert findings(root) == with_core
 
