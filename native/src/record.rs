@@ -551,6 +551,27 @@ fn find_links(line: &str, line_no: i64, definition_allowed: bool, out: &mut Vec<
     }
 }
 
+/// Does `s` hold `a` followed by `b`, and `a` followed by `c`? (`"](" in line`: the
+/// substring search of `str::contains` costs more to set up than a short line takes to scan.)
+fn pairs_after(s: &str, a: u8, b: u8, c: u8) -> (bool, bool) {
+    let s = s.as_bytes();
+    let (mut with_b, mut with_c) = (false, false);
+    let mut i = 0;
+    while let Some(k) = s[i..].iter().position(|&x| x == a) {
+        let j = i + k + 1;
+        match s.get(j) {
+            Some(&x) if x == b => with_b = true,
+            Some(&x) if x == c => with_c = true,
+            _ => {}
+        }
+        if with_b && with_c {
+            break;
+        }
+        i = j;
+    }
+    (with_b, with_c)
+}
+
 /// `MemoryFile.links`.
 fn links(d: &Doc<'_>) -> Vec<LinkRow> {
     let mut out = Vec::new();
@@ -559,8 +580,8 @@ fn links(d: &Doc<'_>) -> Vec<LinkRow> {
     let mut last_definition: i64 = -2;
     for n in start..lines.len() {
         let line = lines[n];
-        let inline = line.contains("](");
-        if !inline && !line.contains("]:") {
+        let (inline, definition) = pairs_after(line, b']', b'(', b':');
+        if !inline && !definition {
             continue;
         }
         let kind = d.kinds[n - start];
@@ -689,22 +710,23 @@ fn absolute_hint(lines: &[&str]) -> bool {
         return true;
     }
     lines.iter().enumerate().any(|(i, line)| {
-        if line.contains("~/") {
-            return true;
-        }
-        let mut prev: Option<char> = None;
-        let mut chars = line.chars().peekable();
-        while let Some(c) = chars.next() {
-            if c == '/' && chars.peek().map_or(false, |n| n.is_ascii_alphabetic()) {
-                let after = match prev {
+        let b = line.as_bytes();
+        let mut j = 0;
+        while let Some(k) = b[j..].iter().position(|&x| x == b'/') {
+            let p = j + k;
+            if p > 0 && b[p - 1] == b'~' {
+                return true; // "~/"
+            }
+            if b.get(p + 1).map_or(false, |n| n.is_ascii_alphabetic()) {
+                let after = match line[..p].chars().next_back() {
                     None => i > 0,
-                    Some(p) => is_py_space(p) || matches!(p, '`' | '(' | ':' | '：'),
+                    Some(c) => is_py_space(c) || matches!(c, '`' | '(' | ':' | '：'),
                 };
                 if after {
                     return true;
                 }
             }
-            prev = Some(c);
+            j = p + 1;
         }
         false
     })
@@ -734,8 +756,7 @@ fn dates(d: &Doc<'_>) -> Vec<DateRow> {
     for (i, line) in lines.iter().enumerate().skip(d.fm_end) {
         // `">" not in line[:4]`: the first four characters (a `>` is ASCII: bytes will do,
         // as long as no earlier character is wider; then the `>` is beyond four characters).
-        let head: Vec<char> = line.chars().take(4).collect();
-        if !head.contains(&'>') || d.kinds[i - d.fm_end] == CODE {
+        if !line.chars().take(4).any(|c| c == '>') || d.kinds[i - d.fm_end] == CODE {
             continue;
         }
         let b = line.as_bytes();
@@ -765,8 +786,9 @@ pub const SKETCH_COUNT: usize = 8;
 /// (the text is ASCII and holds none of `_ODD_ASCII_SPACE`); None elsewhere. The lines are
 /// those `bytes.splitlines` gives for such a text.
 fn sketch(lines: &[&str]) -> Option<Vec<u32>> {
-    let odd = |b: &u8| matches!(*b, 0x0b | 0x0c | 0x1c..=0x1f);
-    if lines.iter().any(|l| !l.is_ascii() || l.as_bytes().iter().any(odd)) {
+    // Not ASCII, or one of _ODD_ASCII_SPACE (\x0b \x0c \x1c-\x1f): one branchless pass.
+    let bad = |b: u8| (b >= 0x80) | (b == 0x0b) | (b == 0x0c) | (b & 0xfc == 0x1c);
+    if lines.iter().any(|l| l.as_bytes().iter().fold(false, |acc, &b| acc | bad(b))) {
         return None;
     }
     let mut hashes: Vec<u32> = Vec::new();
