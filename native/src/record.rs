@@ -906,10 +906,40 @@ pub fn link_paths(targets: Vec<(String, String)>, base: &str) -> Vec<(u8, String
 
 // -- the record -------------------------------------------------------------------------------
 
+/// A record's list items and the top item of each line, kept on the Rust side until the Python
+/// side asks (`RowScan` in memory_file.py): most checks of most files never do.
+#[pyclass]
+pub struct Rows {
+    items: Vec<ItemRow>,
+    tops: Vec<i64>,
+}
+
+#[pymethods]
+impl Rows {
+    /// The list items as `fast_part` gives them: (line, end, top_level, ordered, marker, content_col).
+    fn items(&self) -> Vec<ItemRow> {
+        self.items.clone()
+    }
+
+    /// The index into the items of the top-level item each line is in, or -1.
+    fn tops<'py>(&self, py: Python<'py>) -> &'py PyList {
+        PyList::new(py, &self.tops)
+    }
+}
+
+/// The one `Rows` of a record, in two places of the tuple (items, tops).
+pub struct BlockRows(Py<Rows>);
+
+impl IntoPy<PyObject> for BlockRows {
+    fn into_py(self, py: Python<'_>) -> PyObject {
+        self.0.into_py(py)
+    }
+}
+
 /// One memory file's record (see the module's comment): None where the block scan would hand
 /// over to the full scanner, else (front_matter_end, headings, fences, items, line kinds, top
 /// item of each line, preamble or None, links, summary or None, dates). The rows are those of
-/// `fast_part`; the preamble is (index of the title in the headings or None, [(line, key,
+/// `fast_part` (the items and the tops as one `Rows` object, given when asked); the preamble is (index of the title in the headings or None, [(line, key,
 /// value)], preamble_end); a link is (line, start, end, target, text, definition); the summary
 /// (end, [(line, start, text)], [(first, last)]); a date (key, line, value as matched); and
 /// three verdicts: `check_summary` surely finds nothing in the file as an active one
@@ -927,9 +957,9 @@ pub fn file_record<'py>(
         usize,
         Vec<HeadingRow>,
         Vec<FenceRow>,
-        Vec<ItemRow>,
+        BlockRows,
         &'py PyList,
-        &'py PyList,
+        BlockRows,
         Option<Preamble>,
         Vec<LinkRow>,
         Option<Section>,
@@ -967,6 +997,8 @@ pub fn file_record<'py>(
     let verdicts = (summary_clean(&found.headings, &section, &preamble), bullets_unconcluded(&section), absolute_hint(&strs));
     let objs: Vec<&PyAny> = (0..6).map(|i| kinds.get_item(i)).collect::<PyResult<_>>()?;
     let kind_list = PyList::new(py, found.kinds.iter().map(|&k| objs[k as usize]));
-    let top_list = PyList::new(py, &tops);
-    Ok(Some((fm_end, found.headings, found.fences, found.items, kind_list, top_list, preamble, link_rows, section, date_rows, verdicts, sketch(&strs))))
+    let hashes = sketch(&strs);
+    let rows = Py::new(py, Rows { items: found.items, tops })?;
+    let (items, tops) = (BlockRows(rows.clone_ref(py)), BlockRows(rows));
+    Ok(Some((fm_end, found.headings, found.fences, items, kind_list, tops, preamble, link_rows, section, date_rows, verdicts, hashes)))
 }

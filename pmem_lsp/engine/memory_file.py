@@ -187,28 +187,38 @@ def find_links(line: str, line_no: int, definition_allowed: bool = True) -> list
     return links
 
 
-_ITEMS: Any = vars(BlockScan)["items"]  # the slot of `BlockScan.items`
+_ITEMS: Any = vars(BlockScan)["items"]  # the slots of `BlockScan.items` and `.top_item_of_line`
+_TOPS: Any = vars(BlockScan)["top_item_of_line"]
 
 
 class RowScan(BlockScan):
-    """A `BlockScan` from the native core's record whose list items are made from its rows
-    (a tuple, until then) when first asked for: most checks of most files never ask, since the
-    Summary section and the preamble come with the record."""
+    """A `BlockScan` from the native core's record whose list items and top items by line stay
+    in the core (its `Rows`) until first asked for: most checks of most files never ask, since
+    the Summary section and the preamble come with the record."""
 
     __slots__ = ()
 
 
 def _row_items(scan: BlockScan) -> list[ListItem]:
     found = _ITEMS.__get__(scan, BlockScan)
-    if type(found) is tuple:
-        found = [ListItem(*row) for row in found]
+    if type(found) is not list:
+        found = [ListItem(*row) for row in found.items()]
         _ITEMS.__set__(scan, found)
     return cast("list[ListItem]", found)
+
+
+def _row_tops(scan: BlockScan) -> list[int]:
+    found = _TOPS.__get__(scan, BlockScan)
+    if type(found) is not list:
+        found = found.tops()
+        _TOPS.__set__(scan, found)
+    return cast("list[int]", found)
 
 
 # Set here rather than in the class body, where a property over the base class's field is not
 # something the type checker follows (the field's type is what the property gives).
 setattr(RowScan, "items", property(_row_items, _ITEMS.__set__))  # noqa: B010
+setattr(RowScan, "top_item_of_line", property(_row_tops, _TOPS.__set__))  # noqa: B010
 
 
 class MemoryFile:
@@ -242,8 +252,7 @@ class MemoryFile:
         (self.front_matter_end, headings, fences, items, kinds, tops, preamble, self._link_rows, self._summary_rows,
          self._date_rows, verdicts, self.sketch_hashes) = record
         self.summary_clean, self.bullets_unconcluded, self.absolute_hint = verdicts
-        self.blocks = RowScan([Heading(*h) for h in headings], [Fence(*f) for f in fences],
-                              cast("list[ListItem]", tuple(items)), kinds, tops)
+        self.blocks = RowScan([Heading(*h) for h in headings], [Fence(*f) for f in fences], items, kinds, tops)
         if preamble is None:  # a metadata line the core does not read (not ASCII)
             self._preamble()
             return
