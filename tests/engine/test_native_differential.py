@@ -35,7 +35,7 @@ from engine_helpers import findings
 from pmem_lsp.engine import markdown, memory_file, native, paths
 from pmem_lsp.engine.line_index import split_lines
 from pmem_lsp.engine.markdown import _fast_part, _native_part, _Scanner, scan_blocks
-from pmem_lsp.engine.rules import concluded, duplicates, instructions, links, source_paths, summary
+from pmem_lsp.engine.rules import concluded, duplicates, instructions, links, route_facts, source_paths, summary
 from pmem_lsp.engine.rules.instructions import instruction_kinds
 from pmem_lsp.engine.zones import Zone
 
@@ -102,7 +102,9 @@ def python_sources() -> dict[str, str]:
                                                 paths.strip_fragment)] + [paths._SCHEME.pattern, paths._DRIVE.pattern]
     record += [r.pattern for r in (mf._RE_METADATA, mf.RE_INLINE_LINK, mf._RE_REFDEF, mf._RE_FRONT_DATE,
                                    mf._RE_LEGACY_DATE)]
-    return {"blocks": hashlib.sha256("\n".join(blocks).encode()).hexdigest(),
+    pm208 = [inspect.getsource(f) for f in (route_facts.volatile_kinds, route_facts._route_facts)]
+    return {"pm208": hashlib.sha256("\n".join(pm208).encode()).hexdigest(),
+            "blocks": hashlib.sha256("\n".join(blocks).encode()).hexdigest(),
             "pm404": hashlib.sha256("\n".join(pm404).encode()).hexdigest(),
             "sketch": hashlib.sha256("\n".join(dup).encode()).hexdigest(),
             "record": hashlib.sha256("\n".join(record).encode()).hexdigest()}
@@ -112,7 +114,8 @@ def test_the_core_was_written_for_this_python_code() -> None:
     """The Python twin of a native function changed: check the Rust (native/src/lib.rs) against
     it, then update WRITTEN_FOR_* there to these digests and rebuild (make native)."""
     assert python_sources() == {"blocks": pmem_native.WRITTEN_FOR_BLOCKS, "pm404": pmem_native.WRITTEN_FOR_PM404,
-                                "sketch": pmem_native.WRITTEN_FOR_SKETCH, "record": pmem_native.WRITTEN_FOR_RECORD}
+                                "sketch": pmem_native.WRITTEN_FOR_SKETCH, "record": pmem_native.WRITTEN_FOR_RECORD,
+                                "pm208": pmem_native.WRITTEN_FOR_PM208}
 
 
 # -- PM404: the lines the core names hold every line the patterns match ----------------------
@@ -300,6 +303,38 @@ def test_sketch_keeps_the_smallest_distinct_hashes() -> None:
     text += "LINE NUMBER 0001 OF THE NOTE, LONG ENOUGH\r\n"  # the same line again, in capitals
     assert len(duplicates._ascii_hashes(text)) == duplicates.SKETCH
     assert_same_sketch(text)
+
+
+# -- PM208: the descriptions the core names hold every one the patterns match ---------------
+
+VOLATILE_PHRASES = ["due by Friday", "Due 5 May", "due on the 3rd", "Deadline: June", "deadlines moved to May",
+                    "ETA: soon", "eta is 3 weeks", "eta tomorrow", "截止日期", "到期", "PR #12 merged", "issue 5 is open",
+                    "MR 7 (approved", "merged in #7", "awaiting review", "In Review", "blocked on infra", "is blocked",
+                    "Blockers: none", "currently blocked", "阻塞", "卡住", "80% done", "progress: 50%", "30% 完成",
+                    "完成 40%", "进度 20%", "2026-01-02", "1/2/26", "٢٠٢٦-٠١-٠٢"]
+
+
+def assert_same_pm208(descriptions: list[str]) -> None:
+    candidates = pmem_native.volatile_candidates(descriptions)
+    assert candidates == sorted(set(candidates))
+    missed = [d for i, d in enumerate(descriptions) if route_facts.volatile_kinds(d) and i not in set(candidates)]
+    assert not missed, f"the core skips descriptions PM208 matches: {missed!r}"
+
+
+def test_pm208s_prefilter_was_written_for_these_patterns() -> None:
+    assert "\n".join(p.pattern for _, p in route_facts.VOLATILE) == pmem_native.PM208_PATTERNS
+    assert route_facts._core_prefilter() is native.CORE
+    assert all(route_facts.volatile_kinds(p) for p in VOLATILE_PHRASES)  # a test of the test
+    assert_same_pm208(VOLATILE_PHRASES)
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.builds(lambda a, p, b, up: (a + p + b).upper() if up else a + p + b,
+                          st.sampled_from(["", "x ", "Status: ", "é "]), st.sampled_from(VOLATILE_PHRASES + WORDS),
+                          st.sampled_from(["", ".", " now", "\t", "\u3000x"]), st.booleans())
+                | st.text(max_size=30), max_size=6))
+def test_pm208_through_the_core_on_generated_descriptions(descriptions: list[str]) -> None:
+    assert_same_pm208(descriptions)
 
 
 # -- the per-file record: the same MemoryFile -------------------------------------------------
@@ -554,10 +589,11 @@ def test_a_root_has_the_same_findings_with_and_without_the_core(tmp_path: Path, 
         # Memory-shaped files: the core takes as much of each as Python's fast path.
         assert_same_blocks(lines, same_cut=True)
         assert_same_record(text)
-    for module in (instructions, markdown, duplicates, memory_file, links):
+    for module in (instructions, markdown, duplicates, memory_file, links, route_facts):
         monkeypatch.setattr(module, "_NATIVE", pmem_native)  # whatever PMEM_NATIVE says
+    monkeypatch.setattr(route_facts, "_NATIVE_CHECKED", True)
     with_core = findings(root)
-    for module in (instructions, markdown, duplicates, memory_file, links):
+    for module in (instructions, markdown, duplicates, memory_file, links, route_facts):
         monkeypatch.setattr(module, "_NATIVE", None)
     assert findings(root) == with_core
 
