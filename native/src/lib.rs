@@ -13,6 +13,8 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
+mod record;
+
 /// Characters Python's `str.isspace()` (and so `\s` in a `str` pattern) accepts, other than
 /// the ASCII ones.
 fn is_py_space_wide(c: char) -> bool {
@@ -204,6 +206,41 @@ fn instruction_lines(lines: &PyList) -> PyResult<Vec<usize>> {
     Ok(out)
 }
 
+// -- PM208: which route descriptions may state a volatile fact --------------------------------
+
+/// PM208's patterns (`VOLATILE` in pmem_lsp/engine/rules/route_facts.py, their sources joined by
+/// newlines) as `volatile_candidates` was written for them; the Python side uses it only while
+/// its patterns are exactly these.
+const PM208_PATTERNS: &str = r#"(?<![\w.])\d{4}-\d{2}-\d{2}(?![\w.])|(?<!\w)\d{1,2}/\d{1,2}/\d{2,4}(?!\w)
+(?i)\bdue\s+(?:by|on|date|in|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*|today|tomorrow|tonight|next|this|end of|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*)\b|\bdue\s+(?=\d)|\bdeadlines?\s*(?::|is\b|was\b|on\b|by\b|moved\b)(?=\s*\S)|\beta\s*:(?=\s*\S)|\beta\s+(?:is\s+)?(?:\d|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*|today|tomorrow|tonight|next|this|end of|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*)|截止|到期
+(?i)\b(?:pr|mr|pull request|merge request|issue|ticket)\s*#?\d+\s*(?:is\s+)?\(?(?:open|opened|merged|closed|in review|under review|approved|pending|draft|wip)\b|\b(?:merged|closed|opened)\s+(?:in|as)\s+#\d+|\bawaiting review\b|\bin review\b
+(?i)\bblocked\s+(?:on|by|until|since)\b|\bis\s+blocked\b|\bblockers?\s*:|\bcurrently\s+blocked\b|阻塞|卡住
+(?i)(?<![\w.])\d{1,3}(?:\.\d+)?\s?%\s*(?:done|complete|completed|finished|through|there|of the way|migrated|ready|coverage)\b|\b(?:progress|completion|coverage|done)\s*:?\s*\d{1,3}(?:\.\d+)?\s?%|\d{1,3}\s?%\s*完成|完成\s*\d{1,3}\s?%|进度\s*\d{1,3}\s?%"#;
+
+/// The indices of the descriptions PM208's patterns may match: every one that is not ASCII,
+/// and every ASCII one holding what every alternative of every pattern holds (an ASCII digit,
+/// `%`, or in any case `due`, `deadline`, `eta`, `block`, `in review`, `awaiting review`). The
+/// others match none of them.
+#[pyfunction]
+fn volatile_candidates(descriptions: &PyList) -> PyResult<Vec<usize>> {
+    const WORDS: [&str; 6] = ["due", "deadline", "eta", "block", "in review", "awaiting review"];
+    let mut out = Vec::new();
+    for (i, item) in descriptions.iter().enumerate() {
+        let s: &PyString = item.downcast()?;
+        let candidate = match s.to_str() {
+            Ok(d) if d.is_ascii() => {
+                let lower = d.to_ascii_lowercase();
+                d.bytes().any(|b| b.is_ascii_digit() || b == b'%') || WORDS.iter().any(|w| lower.contains(w))
+            }
+            _ => true, // not ASCII, or a lone surrogate: Python decides
+        };
+        if candidate {
+            out.push(i);
+        }
+    }
+    Ok(out)
+}
+
 // -- the near-duplicate sketch ----------------------------------------------------------------
 
 /// The sketch hashes of an ASCII text without the characters `str` and `bytes` split or strip
@@ -257,18 +294,28 @@ fn sketch_hashes(text: &str, min_line: usize, count: usize) -> Vec<u32> {
 /// test fails until the Rust twin is checked against it and these are updated.
 const WRITTEN_FOR_BLOCKS: &str = "e880bb85a1c4d72adc6e131c4c6cabb531fd946bbd86b3494e71e2fe605dd498";
 const WRITTEN_FOR_PM404: &str = "3a64576ac30163880518c3b69e7213eaa836edc381c87de30fa76a9f75528e82";
-const WRITTEN_FOR_SKETCH: &str = "3905183c784e17eda7e28a633b9aa25353eee32bdbafe0da66d39431f6106bda";
+const WRITTEN_FOR_SKETCH: &str = "9bcb6c4017702662e0934bcfa6a93038c14bea4ba744210472300055628e71a3";
+const WRITTEN_FOR_PM208: &str = "3035252dfc147755db8d2c080e6b7975eb0570e991a4a7c3e7960a0cbff1f095";
+const WRITTEN_FOR_RECORD: &str = "f3a4cfea863abee8a79fe94bcb5a3c629ed20e8469316f4a89914808e315b586";
 
 #[pymodule]
 fn pmem_native(_py: Python<'_>, m: &PyModule) -> PyResult<()> {
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     m.add("PM404_PATTERNS", PM404_PATTERNS)?;
+    m.add("PM208_PATTERNS", PM208_PATTERNS)?;
     m.add("WRITTEN_FOR_BLOCKS", WRITTEN_FOR_BLOCKS)?;
     m.add("WRITTEN_FOR_PM404", WRITTEN_FOR_PM404)?;
     m.add("WRITTEN_FOR_SKETCH", WRITTEN_FOR_SKETCH)?;
+    m.add("WRITTEN_FOR_RECORD", WRITTEN_FOR_RECORD)?;
+    m.add("WRITTEN_FOR_PM208", WRITTEN_FOR_PM208)?;
     m.add_function(wrap_pyfunction!(instruction_lines, m)?)?;
     m.add_function(wrap_pyfunction!(fast_part, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_hashes, m)?)?;
+    m.add_function(wrap_pyfunction!(volatile_candidates, m)?)?;
+    m.add_function(wrap_pyfunction!(record::file_record, m)?)?;
+    m.add_function(wrap_pyfunction!(record::link_paths, m)?)?;
+    m.add("SKETCH_MIN_LINE", record::SKETCH_MIN_LINE)?;
+    m.add("SKETCH_COUNT", record::SKETCH_COUNT)?;
     Ok(())
 }
 

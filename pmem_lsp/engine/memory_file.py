@@ -8,9 +8,11 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any, cast
 
 from .line_index import LineIndex, split_keepends, split_lines
-from .markdown import CODE, HEADING, HTML, PARAGRAPH, BlockScan, Heading, ListItem, scan_blocks
+from .markdown import _KINDS, CODE, HEADING, HTML, PARAGRAPH, BlockScan, Fence, Heading, ListItem, scan_blocks
+from .native import CORE as _NATIVE
 
 SUMMARY_TITLES = ("Summary", "摘要")
 
@@ -185,15 +187,78 @@ def find_links(line: str, line_no: int, definition_allowed: bool = True) -> list
     return links
 
 
+_ITEMS: Any = vars(BlockScan)["items"]  # the slots of `BlockScan.items` and `.top_item_of_line`
+_TOPS: Any = vars(BlockScan)["top_item_of_line"]
+
+
+class RowScan(BlockScan):
+    """A `BlockScan` from the native core's record whose list items and top items by line stay
+    in the core (its `Rows`) until first asked for: most checks of most files never ask, since
+    the Summary section and the preamble come with the record."""
+
+    __slots__ = ()
+
+
+def _row_items(scan: BlockScan) -> list[ListItem]:
+    found = _ITEMS.__get__(scan, BlockScan)
+    if type(found) is not list:
+        found = [ListItem(*row) for row in found.items()]
+        _ITEMS.__set__(scan, found)
+    return cast("list[ListItem]", found)
+
+
+def _row_tops(scan: BlockScan) -> list[int]:
+    found = _TOPS.__get__(scan, BlockScan)
+    if type(found) is not list:
+        found = found.tops()
+        _TOPS.__set__(scan, found)
+    return cast("list[int]", found)
+
+
+# Set here rather than in the class body, where a property over the base class's field is not
+# something the type checker follows (the field's type is what the property gives).
+setattr(RowScan, "items", property(_row_items, _ITEMS.__set__))  # noqa: B010
+setattr(RowScan, "top_item_of_line", property(_row_tops, _TOPS.__set__))  # noqa: B010
+
+
 class MemoryFile:
     """The parsed view of one Markdown file. Built once per text; everything else is lazy."""
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.lines = split_lines(text)
-        self.front_matter_end = _front_matter_end(self.lines)
-        self.blocks: BlockScan = scan_blocks(self.lines[self.front_matter_end :], self.front_matter_end)
-        self._preamble()
+        # The native core's record of the file (docs/native.md): the same front matter, blocks,
+        # preamble and links in one call, or None where the Python code below is to decide.
+        record = None if _NATIVE is None else _NATIVE.file_record(self.lines, _KINDS)
+        self._link_rows: list[tuple] | None = None
+        self._summary_rows: tuple | None = None
+        self._date_rows: list[tuple] | None = None
+        # The core's verdicts, each read by one rule (docs/native.md): `check_summary` finds
+        # nothing here in an active file (rules/summary.py); no Summary bullet can say the work
+        # is finished (rules/concluded.py); the text may hold an absolute path
+        # (rules/source_paths.py). False, False, None: no verdict, the rule decides.
+        self.summary_clean = False
+        self.bullets_unconcluded = False
+        self.absolute_hint: bool | None = None
+        # The near-duplicate sketch's hashes, where the core computed them (rules/duplicates.py).
+        self.sketch_hashes: list[int] | None = None
+        self.title: Heading | None = None
+        self.metadata: list[MetadataLine] = []
+        if record is None:
+            self.front_matter_end = _front_matter_end(self.lines)
+            self.blocks: BlockScan = scan_blocks(self.lines[self.front_matter_end :], self.front_matter_end)
+            self._preamble()
+            return
+        (self.front_matter_end, headings, fences, items, kinds, tops, preamble, self._link_rows, self._summary_rows,
+         self._date_rows, verdicts, self.sketch_hashes) = record
+        self.summary_clean, self.bullets_unconcluded, self.absolute_hint = verdicts
+        self.blocks = RowScan([Heading(*h) for h in headings], [Fence(*f) for f in fences], items, kinds, tops)
+        if preamble is None:  # a metadata line the core does not read (not ASCII)
+            self._preamble()
+            return
+        title, metadata, self.preamble_end = preamble
+        self.title = None if title is None else self.blocks.headings[title]
+        self.metadata = [MetadataLine(*m) for m in metadata]
 
     # Line kinds are indexed by absolute line number; front matter lines count as metadata.
     def line_kind(self, line: int) -> str:
@@ -221,7 +286,7 @@ class MemoryFile:
         heads = {h.line: h for h in self.blocks.headings if h.top_level}
         # Blank lines and HTML comments may come before the title (`<!-- generated -->`).
         i = self._skip_blank_and_comments(self.front_matter_end)
-        self.title: Heading | None = None
+        self.title = None
         first = heads.get(i)
         if first is not None and first.level == 1 and not first.setext:
             self.title = first
@@ -286,6 +351,8 @@ class MemoryFile:
     def date_fields(self) -> list[DateField]:
         """Every date the file states: front matter `created`/`updated`/`verified`, then the
         legacy `> last_verified:` / `> source_date:` lines outside code."""
+        if self._date_rows is not None:  # found by the native core (docs/native.md)
+            return [DateField(key, i, value.strip(), parse_date_value(value)) for key, i, value in self._date_rows]
         out: list[DateField] = []
         for i in range(1, max(self.front_matter_end - 1, 1)):
             m = _RE_FRONT_DATE.match(self.lines[i])
@@ -343,6 +410,9 @@ class MemoryFile:
         """The first summary section, with its bullets and anything else inside it."""
         if not self.summary_headings:
             return None
+        if self._summary_rows is not None:  # found by the native core (docs/native.md)
+            end, bullets, runs = self._summary_rows
+            return SummarySection(self.summary_headings[0], end, tuple(Bullet(*b) for b in bullets), tuple(runs))
         return self.section_of(self.summary_headings[0])
 
     def section_end(self, heading: Heading) -> int:
@@ -373,6 +443,8 @@ class MemoryFile:
 
     @cached_property
     def links(self) -> list[Link]:
+        if self._link_rows is not None:  # found by the native core (docs/native.md)
+            return [Link(*row) for row in self._link_rows]
         out: list[Link] = []
         start = self.front_matter_end
         lines = self.lines

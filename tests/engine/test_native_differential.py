@@ -32,11 +32,12 @@ from test_markdown_fast import EDGE_LINES, memory_note
 from test_markdown_oracle import TRICKY_LINES, WORDS, documents, soup_line
 
 from engine_helpers import findings
-from pmem_lsp.engine import markdown, native
+from pmem_lsp.engine import markdown, memory_file, native, paths
 from pmem_lsp.engine.line_index import split_lines
 from pmem_lsp.engine.markdown import _fast_part, _native_part, _Scanner, scan_blocks
-from pmem_lsp.engine.rules import duplicates, instructions
+from pmem_lsp.engine.rules import concluded, duplicates, instructions, links, route_facts, source_paths, summary
 from pmem_lsp.engine.rules.instructions import instruction_kinds
+from pmem_lsp.engine.zones import Zone
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from generate_root import generate
@@ -70,6 +71,8 @@ def test_pm404s_prefilter_was_written_for_these_patterns() -> None:
     assert instructions._NATIVE is native.CORE
     assert markdown._NATIVE is native.CORE
     assert duplicates._NATIVE is native.CORE
+    assert memory_file._NATIVE is native.CORE
+    assert links._NATIVE is native.CORE
 
 
 def python_sources() -> dict[str, str]:
@@ -84,16 +87,35 @@ def python_sources() -> dict[str, str]:
     pm404 += [ins._LINK_TEXT.pattern, ins._QUOTED.pattern]
     dup = [inspect.getsource(f) for f in (duplicates._ascii_hashes, duplicates._build_sketch)]
     dup += [repr((duplicates.MIN_LINE, duplicates.SKETCH, duplicates._ODD_ASCII_SPACE))]
-    return {"blocks": hashlib.sha256("\n".join(blocks).encode()).hexdigest(),
+    mf, doc = memory_file, memory_file.MemoryFile
+    record = [inspect.getsource(f) for f in (mf._front_matter_end, doc._preamble, doc._leads_in,
+                                                doc._skip_blank_and_comments, mf.parse_metadata_line, doc.links.func,
+                                                mf.find_links, mf.reference_definition, mf.mask_code_spans)]
+    record += [inspect.getsource(f) for f in (doc.section_of, doc.section_end, doc.summary_headings.func,
+                                                  doc.date_fields.func, summary.check_summary, summary.is_placeholder)]
+    record += [repr((mf.SUMMARY_TITLES, sorted(summary._PLACEHOLDERS))), summary._RE_PLACEHOLDER_PREFIX.pattern,
+               summary._RE_ANGLE_PLACEHOLDER.pattern]
+    record += [inspect.getsource(f) for f in (concluded.concluded_line, concluded._concluded_bullet,
+                                                source_paths.source_pointers)]
+    record += [r.pattern for r in (concluded._EN_BULLET, concluded._ZH_BULLET, source_paths._ABSOLUTE_HINT)]
+    record += [inspect.getsource(f) for f in (links._link_paths, links.is_wikilink_text, paths.normalize_target,
+                                                paths.strip_fragment)] + [paths._SCHEME.pattern, paths._DRIVE.pattern]
+    record += [r.pattern for r in (mf._RE_METADATA, mf.RE_INLINE_LINK, mf._RE_REFDEF, mf._RE_FRONT_DATE,
+                                   mf._RE_LEGACY_DATE)]
+    pm208 = [inspect.getsource(f) for f in (route_facts.volatile_kinds, route_facts._route_facts)]
+    return {"pm208": hashlib.sha256("\n".join(pm208).encode()).hexdigest(),
+            "blocks": hashlib.sha256("\n".join(blocks).encode()).hexdigest(),
             "pm404": hashlib.sha256("\n".join(pm404).encode()).hexdigest(),
-            "sketch": hashlib.sha256("\n".join(dup).encode()).hexdigest()}
+            "sketch": hashlib.sha256("\n".join(dup).encode()).hexdigest(),
+            "record": hashlib.sha256("\n".join(record).encode()).hexdigest()}
 
 
 def test_the_core_was_written_for_this_python_code() -> None:
     """The Python twin of a native function changed: check the Rust (native/src/lib.rs) against
     it, then update WRITTEN_FOR_* there to these digests and rebuild (make native)."""
     assert python_sources() == {"blocks": pmem_native.WRITTEN_FOR_BLOCKS, "pm404": pmem_native.WRITTEN_FOR_PM404,
-                                "sketch": pmem_native.WRITTEN_FOR_SKETCH}
+                                "sketch": pmem_native.WRITTEN_FOR_SKETCH, "record": pmem_native.WRITTEN_FOR_RECORD,
+                                "pm208": pmem_native.WRITTEN_FOR_PM208}
 
 
 # -- PM404: the lines the core names hold every line the patterns match ----------------------
@@ -283,6 +305,264 @@ def test_sketch_keeps_the_smallest_distinct_hashes() -> None:
     assert_same_sketch(text)
 
 
+# -- PM208: the descriptions the core names hold every one the patterns match ---------------
+
+VOLATILE_PHRASES = ["due by Friday", "Due 5 May", "due on the 3rd", "Deadline: June", "deadlines moved to May",
+                    "ETA: soon", "eta is 3 weeks", "eta tomorrow", "截止日期", "到期", "PR #12 merged", "issue 5 is open",
+                    "MR 7 (approved", "merged in #7", "awaiting review", "In Review", "blocked on infra", "is blocked",
+                    "Blockers: none", "currently blocked", "阻塞", "卡住", "80% done", "progress: 50%", "30% 完成",
+                    "完成 40%", "进度 20%", "2026-01-02", "1/2/26", "٢٠٢٦-٠١-٠٢"]
+
+
+def assert_same_pm208(descriptions: list[str]) -> None:
+    candidates = pmem_native.volatile_candidates(descriptions)
+    assert candidates == sorted(set(candidates))
+    missed = [d for i, d in enumerate(descriptions) if route_facts.volatile_kinds(d) and i not in set(candidates)]
+    assert not missed, f"the core skips descriptions PM208 matches: {missed!r}"
+
+
+def test_pm208s_prefilter_was_written_for_these_patterns() -> None:
+    assert "\n".join(p.pattern for _, p in route_facts.VOLATILE) == pmem_native.PM208_PATTERNS
+    assert route_facts._core_prefilter() is native.CORE
+    assert all(route_facts.volatile_kinds(p) for p in VOLATILE_PHRASES)  # a test of the test
+    assert_same_pm208(VOLATILE_PHRASES)
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.builds(lambda a, p, b, up: (a + p + b).upper() if up else a + p + b,
+                          st.sampled_from(["", "x ", "Status: ", "é "]), st.sampled_from(VOLATILE_PHRASES + WORDS),
+                          st.sampled_from(["", ".", " now", "\t", "\u3000x"]), st.booleans())
+                | st.text(max_size=30), max_size=6))
+def test_pm208_through_the_core_on_generated_descriptions(descriptions: list[str]) -> None:
+    assert_same_pm208(descriptions)
+
+
+# -- the per-file record: the same MemoryFile -------------------------------------------------
+
+
+def parsed(text: str, core: object) -> memory_file.MemoryFile:
+    before = memory_file._NATIVE
+    try:
+        memory_file._NATIVE = core
+        return memory_file.MemoryFile(text)
+    finally:
+        memory_file._NATIVE = before
+
+
+def facts(doc: memory_file.MemoryFile) -> tuple:
+    """What a MemoryFile holds once built (the title as the heading it is, by identity)."""
+    title = next((i for i, h in enumerate(doc.headings) if h is doc.title), None)
+    b = doc.blocks
+    return (doc.front_matter_end, b.headings, b.fences, b.items, b.line_kinds, b.top_item_of_line, title, doc.title,
+            doc.metadata, doc.preamble_end, doc.links, doc.summary, doc.date_fields)
+
+
+def assert_same_record(text: str, *, taken: bool = False) -> bool:
+    """`MemoryFile` built through the core's `file_record` is the pure-Python one; with
+    `taken`, the core must have taken the file (no hand-over). Returns whether it did."""
+    record = pmem_native.file_record(split_lines(text), markdown._KINDS)
+    assert record is not None or not taken, f"the core handed over for {text!r}"
+    core, reference = parsed(text, pmem_native), parsed(text, None)
+    assert facts(core) == facts(reference), f"the record differs for {text!r}"
+    if core.summary_clean:  # the verdict `check_summary` takes: it would find nothing there
+        assert summary.check_summary("x.md", Zone.ACTIVE, reference) == [], f"not a clean summary: {text!r}"
+        CLEAN.append(text)
+    if core.bullets_unconcluded:  # the verdict PM502 takes: no bullet says the work is finished
+        assert reference.summary is not None
+        assert not any(concluded._concluded_bullet(b.text) for b in reference.summary.bullets), text
+    plain = text.isascii() and not any(c in text for c in duplicates._ODD_ASCII_SPACE)
+    assert core.sketch_hashes == (duplicates._ascii_hashes(text) if plain and record is not None else None), text
+    for base in BASES:  # PM402's paths of the record's links: those Python's normalisation gives
+        assert_same_link_paths(core.links, base)
+    if record is not None:  # the answer PM403 takes: whether the text may hold an absolute path
+        hint = "~/" in text or text.startswith("/") or source_paths._ABSOLUTE_HINT.search(text) is not None
+        assert core.absolute_hint is hint, f"the absolute-path hint differs for {text!r}"
+    return record is not None
+
+
+CLEAN: list[str] = []  # texts the core called clean (a test of the test: there are some)
+BASES = ["", "notes", "projects/a b", "a/", "/x", "é/ü", ".."]
+
+
+def assert_same_link_paths(found: list[memory_file.Link], base: str) -> None:
+    """`link_paths` of the core says what `_link_paths`' Python loop makes of each link, or asks."""
+    answers = pmem_native.link_paths([(link.target, link.text) for link in found], base)
+    assert len(answers) == len(found)
+    for link, (kind, path) in zip(found, answers, strict=True):
+        if kind == 2:
+            assert "%" in link.target, f"the core asks about {link.target!r}"
+            continue
+        if links.is_wikilink_text(link.text):
+            expected = None
+        else:
+            normalised, problem = paths.normalize_target(link.target, base)
+            expected = normalised if problem is None else None
+        assert (path if kind == 1 else None) == expected, f"{link.target!r} in {base!r}: {kind, path} != {expected!r}"
+
+
+TARGET_PIECES = ["a", ".", "..", "/", "//", "#", "?", "%20", "%", "~", "\\", "$", "c:", "http:", "ab:", "a+b.c-d:", " ",
+                 "\t", "\u3000", "\x1c", "é", "x.md", "./", "../"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.sampled_from(TARGET_PIECES), max_size=8).map("".join),
+                          st.sampled_from(["x", "[a|b]", "[", "[]", "a]", "[[x]]"])), max_size=5),
+       st.sampled_from(BASES))
+def test_link_paths_on_generated_targets(targets: list[tuple[str, str]], base: str) -> None:
+    assert_same_link_paths([memory_file.Link(0, 0, 0, t, text) for t, text in targets], base)
+
+
+def test_the_record_sketch_is_the_sketch_modules() -> None:
+    assert (pmem_native.SKETCH_MIN_LINE, pmem_native.SKETCH_COUNT) == (duplicates.MIN_LINE, duplicates.SKETCH)
+    assert duplicates._RECORD_SKETCH is (native.CORE is not None)  # off with PMEM_NATIVE=0
+
+
+# Pieces of lines that make links, definitions, code spans and metadata, with the characters
+# where Python's classes (`\s`, `\w`, `.`) and the regular expressions' backtracking decide.
+LINK_PIECES = ["[", "]", "(", ")", "<", ">", "!", "\\", "`", "``", '"', "'", " ", "\t", "\u3000", "\xa0", "\x0b",
+               "\x1c", "^", ":", "a", "b.md", "../x.md", "#h", "%20", "é", "摘", "[x](y)", "](", "]:", "**", "-", "*"]
+META_PIECES = ["Status", "status", "A b", "Key", "**", ":", "：", " ", "\t", "\x0b", "\x1c", "\xa0", "-", "+", "*",
+               "done", "x", "(", ")", "&", "/", ".", "'", "_", "1", "é", "https://x", "#", ">", "|", "<!--", "-->"]
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(st.sampled_from(LINK_PIECES), max_size=12).map("".join), min_size=1, max_size=8),
+       st.lists(st.sampled_from(["", "x ", "# ", "- ", "> ", "    ", "   ", "[a]: "]), min_size=8, max_size=8))
+def test_record_links_on_generated_lines(pieces: list[str], leads: list[str]) -> None:
+    assert_same_record("\n".join(lead + p for lead, p in zip(leads, pieces, strict=False)))
+
+
+SPACE_RUNS = ["", " ", "  ", "\t", "\u3000", " \xa0"]
+# A link piece by piece: every part drawn from what makes the expressions match, fail or backtrack.
+link_line = st.builds(
+    lambda *parts: "".join(parts),
+    st.sampled_from(["", "x ", "# ", "- ", "a\\", "`c` ", "`", "[", "]: "]), st.sampled_from(["", "!"]), st.just("["),
+    st.sampled_from(["a", "", "a [b] c", "a [b", "\\]", "`x]`", "x\\", "[y](z)", "é"]), st.sampled_from(["]", ""]),
+    st.sampled_from(["(", "", " ("]), st.sampled_from(SPACE_RUNS),
+    st.sampled_from(["", "a.md", "<a b.md>", "<a", "<a>b", "a(b)c", "(x)", "a(b", '"t"', "a<b", "../x.md#h", "%C3%A9.md"]),
+    st.sampled_from(SPACE_RUNS), st.sampled_from(["", '"t"', '"t u"', "'x'", "(p)", "(p", '"', "(a(b)"]),
+    st.sampled_from(SPACE_RUNS), st.sampled_from([")", "", "))", ") [n](m)"]), st.sampled_from(["", " tail", " `x", "\\"]))
+definition_line = st.builds(
+    lambda *parts: "".join(parts),
+    st.sampled_from(["", " ", "   ", "    "]), st.sampled_from(["[a]", "[^1]", "[]", "[a\\]]", "[a[b]", "[`x]`]"]),
+    st.sampled_from([":", ": ", ":\t", " :"]), st.sampled_from(["x.md", "<x y.md>", "<x", "<x>y", "", "x.md\xa0"]),
+    st.sampled_from(SPACE_RUNS), st.sampled_from(["", '"t"', "'t'", "(t)", '"a\\"b"', "(a(b)", '"t', "more words"]),
+    st.sampled_from(["", " ", "\t", "\x0b"]))
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(link_line, definition_line, st.sampled_from(["", "text", "# H", "- item", "```"])),
+                min_size=1, max_size=6))
+def test_record_links_on_link_shaped_lines(lines: list[str]) -> None:
+    assert_same_record("\n".join(lines))
+
+
+meta_line = st.builds(
+    lambda lead, form, key, space, colon, tail: lead + form.format(key + space) + colon + tail,
+    st.sampled_from(["", "", " ", "   ", "    ", "- ", "* ", "+\t", "-", "1. "]),
+    st.sampled_from(["{}", "{}", "**{}**", "**{}", "{}**"]),
+    st.sampled_from(["Status", "A b", "K", "Key (x)", "é", "1a", "a" * 40, "a" * 41, "Do & don't", "x/y", "https"]),
+    st.sampled_from(["", "", " ", "\t", "\x0b", " \x1c"]), st.sampled_from([":", ":", "：", "", "::"]),
+    st.sampled_from(["", "", " done", "\tx", "x", " a: b", " \x1c", "//", " **", "\xa0"]))
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["", "# Title\n", "<!-- c -->\n# Title\n\n", "---\nupdated: x\n---\n# T\n", "Title\n===\n"]),
+       st.lists(st.one_of(meta_line, st.sampled_from(["", "> q", "<!-- c", "-->", "<!-- x -->"])), max_size=5),
+       st.sampled_from(["", "\n## Summary\n- a\n", "- item\n", "> q\n", "| t |\n", "```\nx\n```\n", "## H\n"]))
+def test_record_preamble_on_metadata_shaped_lines(head: str, metadata: list[str], after: str) -> None:
+    assert_same_record(head + "".join(m + "\n" for m in metadata) + after)
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["", "# Title\n", "<!-- c -->\n# Title\n\n", "---\nupdated: x\n---\n# T\n", "Title\n===\n"]),
+       st.lists(st.lists(st.sampled_from(META_PIECES), max_size=9).map("".join), max_size=6),
+       st.sampled_from(["", "\n## Summary\n- a\n", "- item\n", "> q\n", "| t |\n", "```\nx\n```\n"]))
+def test_record_preamble_on_generated_metadata(head: str, metadata: list[str], after: str) -> None:
+    assert_same_record(head + "".join(m + "\n" for m in metadata) + after)
+
+
+front_date_line = st.builds(
+    lambda *parts: "".join(parts),
+    st.sampled_from(["created", "updated", "verified", "updatedx", "Updated", " updated", "role", "last_verified"]),
+    st.sampled_from(["", " ", "\t", "\x0b"]), st.sampled_from([":", "", "::"]),
+    st.sampled_from([" 2026-01-02", "'2026-01-02'", ' "2026-01-02"', " 2026-13-01", "", " 2026-01-02 # c", " x",
+                     " 2026-01-02T10:00Z", "\xa02026-01-02\u3000"]))
+BODY_LINES = ["/etc/x", "~/notes", "/ x", "`/a`", "a:/b", "", "# T", "## Summary", "## 摘要", "### Summary", "Summary", "===", "- a", "- TODO", "-   spaced ",
+              "- b", "- c d", "- todo-x", "- ToDo :x", "- todox: y", "- <x>", "- <a<b>", "- **TBD**", "- `...`", "- N/A",
+              "- fixme\x1c:", "- ?", "- tba.", "- é", "- <>", "- -", "- _ _", "- TODO\u3000:", "<!-- n -->",
+              "- é\u3000x", "* b", "1. one", "text", "```", "~~~", "x> last_verified: 2026-01-01", "<!-- c -->",
+              "    > source_date: 2026-01-01", "> last_verified: 2026-01-01", "  >source_date:x", "## Next", "---",
+              "- [x](y.md)"]
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(front_date_line, max_size=4), st.sampled_from(["---", "..."]),
+       st.lists(st.sampled_from(BODY_LINES), max_size=10))
+def test_record_dates_and_summary_on_shaped_files(front: list[str], close: str, body: list[str]) -> None:
+    assert_same_record("\n".join(["---", *front, close, *body]))
+    assert_same_record("\n".join(["# Title", *body]))
+
+
+BULLET_TEXTS = ["a fact", "b", "todo-x", "ToDo :x", "todox: y", "<x>", "<a<b>", "**TBD**", "`...`", "N/A", "tba", "TBA",
+                "fixme\x1c:", "?", "tba.", "é", "<>", "-", "_ _", "TODO\u3000:", "fixme -", "...", "xxx", "*", "``",
+                "todo1:", "Done: 2026", "a\u3000", "\x1cTBD\x1c", "Shipped v1", "shipped.", "Finished on May 1", "the work is DONE", "Wrapped  up.",
+                "Status: done", "项目已完成。", "delivered on time", "closed", "ſhipped", "Completed on 2026-05-01.",
+                "see ~/x", "in /etc/hosts", "`/usr/bin`", "(/a)", "x:/b", "a/b", "x\u3000/y", "：/z", "/", "~", "/9"]
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["# T\n", "# T\nStatus: x\n\n", "", "<!-- c -->\n# T\n"]),
+       st.lists(st.sampled_from(BULLET_TEXTS), min_size=2, max_size=7),
+       st.sampled_from(["", "## Next\ntext\n", "text\n", "## Summary\n- a\n"]))
+def test_record_summary_verdict_on_summary_shaped_files(head: str, bullets: list[str], after: str) -> None:
+    assert_same_record(head + "## Summary\n" + "".join(f"- {b}\n" for b in bullets) + after)
+
+
+RECORD_CASES = [
+    "# T\n\nSummary\n---\n- a\n\n## Summary\n- b\n",  # a setext `Summary` is not the summary
+    "# T\n\n### Summary\n- a\n## 摘要\n- é\u3000 \n- \u3000x\n1. n\ntext\n\ntext\n## Next\n",
+    "- x\n## Summary\n- a\n  more\n\ntext\n",
+    "---\nupdated: 2026-01-02\nverified:'2026-01-03'\ncreated :x\n---\n# T\n```\n> last_verified: 2026-01-01\n```\n",
+    "# T\nStatus:\n- item\n", "# T\nKey:\n> q\n", "# T\n**Owner:** me\n**Due**: now\n- **A b:** c\n",
+    "x [a]( \"t u\")\n", "[a]: <b c> 'T'\n[b]: d\ntext [c]: e\n\n[d]:\xa0f\n", "# [x](y.md) and `[a](b)`\n",
+]
+
+
+@pytest.mark.parametrize("text", RECORD_CASES)
+def test_record_on_chosen_cases(text: str) -> None:
+    assert assert_same_record(text) or text.endswith("> q\n")
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents)
+def test_record_on_oracle_documents(lines: list[str]) -> None:
+    assert_same_record("\n".join(lines))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("# -*+_=`~<>!1.)[]():/：\\\t\r\n\u3000\xa0ab摘\udc80") | st.sampled_from(SPACES),
+               max_size=80))
+def test_record_on_any_text(text: str) -> None:
+    assert_same_record(text)
+
+
+def test_record_on_memory_notes_takes_every_note() -> None:
+    rng = random.Random(29)
+    CLEAN.clear()
+    for _ in range(1000):
+        assert_same_record("\n".join(memory_note(rng)), taken=True)
+    assert CLEAN, "no memory note had a clean summary: the verdict went untested"
+
+
+def test_record_on_the_commonmark_spec_examples() -> None:
+    spec = os.environ.get("PMEM_COMMONMARK_SPEC")
+    if not spec:
+        pytest.skip("PMEM_COMMONMARK_SPEC does not name the CommonMark spec's JSON")
+    for example in json.loads(Path(spec).read_text(encoding="utf-8")):
+        assert_same_record(example["markdown"])
+
+
 # -- whole roots: the same findings with the core and without ---------------------------------
 
 ROOTS: dict[str, Callable[[Path], Path]] = {
@@ -308,10 +588,12 @@ def test_a_root_has_the_same_findings_with_and_without_the_core(tmp_path: Path, 
         assert_same_pm404(lines)
         # Memory-shaped files: the core takes as much of each as Python's fast path.
         assert_same_blocks(lines, same_cut=True)
-    for module in (instructions, markdown, duplicates):
+        assert_same_record(text)
+    for module in (instructions, markdown, duplicates, memory_file, links, route_facts):
         monkeypatch.setattr(module, "_NATIVE", pmem_native)  # whatever PMEM_NATIVE says
+    monkeypatch.setattr(route_facts, "_NATIVE_CHECKED", True)
     with_core = findings(root)
-    for module in (instructions, markdown, duplicates):
+    for module in (instructions, markdown, duplicates, memory_file, links, route_facts):
         monkeypatch.setattr(module, "_NATIVE", None)
     assert findings(root) == with_core
 

@@ -85,6 +85,8 @@ def concluded_line(doc: MemoryFile) -> int | None:
     for meta in doc.metadata:
         if meta.key.strip("*_ ").lower() in STATUS_KEYS and concluded_value(meta.value):
             return meta.line
+    if doc.bullets_unconcluded:
+        return None  # the native core: no Summary bullet can say so (docs/native.md)
     section = doc.summary
     if section is not None:
         for bullet in section.bullets:

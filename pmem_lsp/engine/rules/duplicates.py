@@ -105,17 +105,24 @@ def _ascii_hashes(text: str) -> list[int]:
     return sorted({crc32(line) for line in lines if len(line) >= MIN_LINE})[:SKETCH]
 
 
+# The native core's record of a file computes the hashes of the bytes path below for these
+# constants (docs/native.md); with others, this module computes them.
+_RECORD_SKETCH = _NATIVE is not None and (_NATIVE.SKETCH_MIN_LINE, _NATIVE.SKETCH_COUNT) == (MIN_LINE, SKETCH)
+
+
 def _build_sketch(entry: FileEntry) -> Sketch:
     text = entry.text or ""
+    doc = entry.doc
     # crc32, not `hash()`: str hashes change with every process (PYTHONHASHSEED), and the
     # sketch picks the smallest ones, so the candidates — and the findings — must not.
-    if text.isascii() and not any(c in text for c in _ODD_ASCII_SPACE):
+    if _RECORD_SKETCH and _NATIVE is not None and doc is not None and doc.sketch_hashes is not None:
+        hashes = doc.sketch_hashes  # the core's record: the hashes of the branch below
+    elif text.isascii() and not any(c in text for c in _ODD_ASCII_SPACE):
         # The native core gives the same hashes (docs/native.md).
         hashes = _ascii_hashes(text) if _NATIVE is None else _NATIVE.sketch_hashes(text, MIN_LINE, SKETCH)
     else:
         hashes = sorted({crc32(line.encode("utf-8", "surrogatepass"))
                          for line in map(str.strip, text.lower().splitlines()) if len(line) >= MIN_LINE})
-    doc = entry.doc
     return Sketch(normalise_title(doc.title_text if doc else None), tuple(hashes[:SKETCH]))
 
 

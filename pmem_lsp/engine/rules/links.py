@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..findings import Finding
 from ..memory_file import Link
+from ..native import CORE as _NATIVE
 from ..paths import normalize_target
 from ..root_state import FileEntry
 from ..rule import FileCheck, Rule, W
@@ -51,6 +52,19 @@ def _link_paths(entry: FileEntry) -> tuple[tuple[Link, str], ...]:
         return ()
     base = posixpath.dirname(entry.rel)
     out = []
+    rows = doc._link_rows
+    if _NATIVE is not None and rows is not None:
+        # The native core normalises the targets of its record's links (docs/native.md): kind
+        # 0 names no root path, 1 the path, 2 a target only Python reads (a `%` escape).
+        answers = _NATIVE.link_paths([(row[3], row[4]) for row in rows], base)
+        for link, (kind, found) in zip(doc.links, answers, strict=True):
+            if kind == 2:
+                path, problem = (None, "wikilink") if is_wikilink_text(link.text) else _normalize(link.target, base)
+                if problem is None and path is not None:
+                    out.append((link, path))
+            elif kind == 1:
+                out.append((link, found))
+        return tuple(out)
     for link in doc.links:
         if is_wikilink_text(link.text):
             continue

@@ -10,11 +10,13 @@ tracking") or a quantity ("80% hydration") is not.
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ..findings import Finding, at_line
 from ..index_routes import index_model
 from ..lazy_re import lazy
+from ..native import CORE
 from ..rule import FileCheck, I, Rule
 from ..zones import Zone
 
@@ -65,6 +67,21 @@ def volatile_kinds(description: str) -> list[tuple[str, str]]:
     return out
 
 
+def _core_prefilter() -> ModuleType | None:
+    """The native core's `volatile_candidates`, while it was written for exactly these patterns
+    (docs/native.md); asked once, when the first index is checked (the sources compile them)."""
+    global _NATIVE_CHECKED, _NATIVE
+    if not _NATIVE_CHECKED:
+        _NATIVE_CHECKED = True
+        joined = "\n".join(p.pattern for _, p in VOLATILE) if CORE is not None else None
+        _NATIVE = CORE if CORE is not None and joined == CORE.PM208_PATTERNS else None
+    return _NATIVE
+
+
+_NATIVE: ModuleType | None = None
+_NATIVE_CHECKED = False
+
+
 def check_route_facts(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     """PM208, kept with the index's text (a 10k-route index takes a while)."""
     return entry.cached("PM208", lambda: _route_facts(entry))
@@ -78,7 +95,11 @@ def _route_facts(entry: FileEntry) -> list[Finding]:
         return []
     out = []
     lines = entry.doc.lines
-    for route in model.routes:
+    routes = model.routes
+    core = _core_prefilter()
+    if core is not None:  # only the descriptions that may match (the others match no pattern)
+        routes = tuple(routes[i] for i in core.volatile_candidates([r.description or "" for r in routes]))
+    for route in routes:
         found = volatile_kinds(route.description or "")
         if found:
             what = ", ".join(f"{kind} (`{text}`)" for kind, text in found)

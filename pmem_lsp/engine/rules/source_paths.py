@@ -146,7 +146,10 @@ def source_pointers(doc: MemoryFile) -> list[SourcePointer]:
         if written.startswith(("/", "~")):
             add(link.line, link.start, link.end, written, _pointer(unquote(strip_fragment(written))))
     text = doc.text
-    if "~/" in text or text.startswith("/") or _ABSOLUTE_HINT.search(text):
+    hint = doc.absolute_hint  # the native core's answer to the question below (docs/native.md)
+    if hint is None:
+        hint = "~/" in text or text.startswith("/") or _ABSOLUTE_HINT.search(text) is not None
+    if hint:
         link_spans: dict[int, list[tuple[int, int]]] = {}
         for link in doc.links:
             link_spans.setdefault(link.line, []).append((link.start, link.end))
