@@ -43,22 +43,24 @@ def _inside(root: Path, path: Path) -> str | None:
     return Containment(root).relative(path)
 
 
-def guarded_root(root: Path, path: Path) -> tuple[Path, str] | None:
-    """The memory root a write to `path` is guarded for, and the path inside it: the
-    configured `root`, else the nearest folder above `path` that looks like a memory root
-    (`zones.looks_like_root`, the language server's rule: it holds `_index.md`, `_core/` or
-    `_archive/`). A few `stat` calls a folder level; None when no root holds the file."""
+def guarded_roots(root: Path, path: Path) -> list[tuple[Path, str]]:
+    """The memory roots a write to `path` is guarded for, each with the path inside it: the
+    configured `root` alone when it holds the file, else every folder above `path` that looks
+    like a memory root (`zones.roots_above`: `_index.md`, `_core/` or `_archive/` in it),
+    the nearest first. Not the nearest alone: `_archive/` holds an `_index.md` of its own, and
+    a write to `M/_archive/_index.md` judged in `M/_archive` would be a plain index write. A
+    few `stat` calls a folder level; empty when no root holds the file."""
     rel = _inside(root, path)
     if rel is not None:
-        return root, rel
-    from ..engine.zones import looks_like_root
+        return [(root, rel)]
+    from ..engine.zones import roots_above
 
-    for folder in path.parents:
-        if looks_like_root(folder):
-            rel = _inside(folder, path)
-            if rel is not None:
-                return folder, rel
-    return None
+    found = []
+    for folder in roots_above(path):
+        rel = _inside(folder, path)
+        if rel is not None:
+            found.append((folder, rel))
+    return found
 
 
 def hook_call(argv: list[str]) -> tuple[str | None] | None:
@@ -97,7 +99,7 @@ def answer_outside(root_arg: str | None, text: str) -> int | None:
         return None
     # Outside the configured root: pre-write still guards a folder that looks like a memory
     # root (docs/decisions.md, "Hooks: a root that is not configured"), post-write does not.
-    if data.get("hook_event_name") == "PostToolUse" or guarded_root(root, write.path) is None:
+    if data.get("hook_event_name") == "PostToolUse" or not guarded_roots(root, write.path):
         return exit_codes.OK
     return None
 
@@ -117,27 +119,35 @@ def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO) ->
         return HOOK_ERROR
     if write is None:
         return exit_codes.OK
-    rel = _inside(root, write.path)
-    if rel is None and event == "pre-write":
+    if event == "pre-write":
         # A folder that looks like a memory root, though not the configured one, is guarded
         # too (its secrets are as readable); post-write's findings stay the configured root's.
-        found = guarded_root(root, write.path)
-        if found is not None:
-            root, rel = found
+        # Under several such folders, the write is judged in each and any block holds.
+        try:
+            for guarded, where in guarded_roots(root, write.path):
+                code = _pre_write(guarded, where, _zone(where), write, err)
+                if code != exit_codes.OK:
+                    return code
+        except HookInputError as exc:
+            err.write(f"pmem hook {event}: {exc}; nothing was checked\n")
+            return HOOK_ERROR
+        return exit_codes.OK
+    rel = _inside(root, write.path)
     if rel is None:
         return exit_codes.OK
-    from ..engine.zones import zone_of
-
-    zone = zone_of(rel).value
+    if _zone(rel) == "hidden":
+        return exit_codes.OK  # an editor's or a tool's own settings: not memory
     try:
-        if event == "pre-write":
-            return _pre_write(root, rel, zone, write, err)
-        if zone == "hidden":
-            return exit_codes.OK  # an editor's or a tool's own settings: not memory
         return _post_write(root, rel, data, write, out, err)
     except HookInputError as exc:
         err.write(f"pmem hook {event}: {exc}; nothing was checked\n")
         return HOOK_ERROR
+
+
+def _zone(rel: str) -> str:
+    from ..engine.zones import zone_of
+
+    return zone_of(rel).value
 
 
 def _settings(root: Path, err: TextIO) -> Settings:

@@ -1,0 +1,104 @@
+"""Ways past the pre-write hook a second review found (an agent that reads pmem's messages and
+retries), one test per way, each failing on the code before its fix: a root that is not
+configured shadowed by its own `_archive/`, writes through symbolic links, a secret
+completed by an edit of a file over the analysis cap, a token in a path echoed by
+post-write, and `.pmem.toml` changes that weaken checks.
+
+The payloads are Claude Code's PreToolUse/PostToolUse shapes (tests/cli/test_hook_guard.py
+lists them), passed to `run_hook` in this process with real files on disk; the one test that
+runs `pmem hook` as the plugin does (no root configured, `HOME` empty) is marked e2e.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pmem_lsp.cli.hook import answer_outside, run_hook
+from roots import active_file, make_root
+
+GITHUB = "ghp_" + "J7QX2M4RZ8KD5N3VJ7QX2M4RZ8KD5N3Vabcd"  # a GitHub token's shape
+
+
+def call(tool: str, tool_input: dict, event: str = "PreToolUse", response: dict | None = None) -> dict:
+    out = {"session_id": "abc123", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp", "permission_mode": "default",
+           "hook_event_name": event, "tool_name": tool, "tool_input": tool_input, "tool_use_id": "toolu_01"}
+    if response is not None:
+        out["tool_response"] = response
+    return out
+
+
+def write(path: Path | str, content: str) -> dict:
+    return call("Write", {"file_path": str(path), "content": content})
+
+
+def edit(path: Path | str, old: str, new: str) -> dict:
+    return call("Edit", {"file_path": str(path), "old_string": old, "new_string": new, "replace_all": False})
+
+
+def hook(root: Path, event: str, payload: dict) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = run_hook(root, event, io.StringIO(json.dumps(payload)), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def pre(root: Path, payload: dict) -> tuple[int, str]:
+    code, out, err = hook(root, "pre-write", payload)
+    return code, out + err
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Path:
+    return make_root(tmp_path, {"notes/n.md": active_file("N"), "notes/old.md": active_file("Old")})
+
+
+# -- 1. no root configured: `_archive/` (or `_core/`, `projects/x/`) must not shadow the root ------------
+ARCHIVE_WRITES = [("_archive/_index.md", ""), ("_archive/_trash/notes/x.md", "# X\n"),
+                  ("_archive/notes/old.md", "# Old\n"), ("_ARCHIVE/_index.md", ""),
+                  ("_archive/deep/er/still.md", "# S\n")]
+
+
+@pytest.mark.parametrize(("rel", "content"), ARCHIVE_WRITES)
+def test_the_archive_is_guarded_when_no_root_is_configured(memory: Path, tmp_path: Path, rel: str, content: str):
+    (memory / "_archive/deep/er").mkdir(parents=True, exist_ok=True)
+    unconfigured = tmp_path / "nowhere/.persistent-memory"  # what `~` gives with HOME empty: no root there
+    payload = write(memory / rel, content)
+    assert answer_outside(str(unconfigured), json.dumps(payload)) is None
+    configured = pre(memory, payload)
+    assert configured[0] == 2, configured
+    code, said = pre(unconfigured, payload)
+    assert code == 2 and "_archive/" in said, said
+
+
+@pytest.mark.parametrize("folder", ["_core", "projects/p", "_archive"])
+def test_a_folder_of_the_root_holding_an_index_does_not_shadow_the_root(memory: Path, tmp_path: Path, folder: str):
+    unconfigured = tmp_path / "nowhere"
+    (memory / folder).mkdir(parents=True, exist_ok=True)
+    if folder != "_archive":
+        (memory / folder / "_index.md").write_text("# An index of its own\n", encoding="utf-8")
+    # The nested folder's own settings would check nothing: the root's still hold.
+    (memory / folder / ".pmem.toml").write_text("[secrets]\nenabled = false\n", encoding="utf-8")
+    code, said = pre(unconfigured, write(memory / folder / "t.md", f"# T\n\nCI uses {GITHUB}.\n"))
+    assert code == 2 and GITHUB not in said, said
+
+
+def test_a_note_of_a_root_that_is_not_configured_still_passes(memory: Path, tmp_path: Path):
+    code, said = pre(tmp_path / "nowhere", write(memory / "notes/n.md", active_file("N2")))
+    assert code == 0, said
+
+
+@pytest.mark.e2e
+def test_the_plugins_plain_hook_command_guards_the_archive_with_home_empty(memory: Path, tmp_path: Path):
+    env = {k: v for k, v in os.environ.items() if k not in ("PMEM_ROOT", "PERSISTENT_MEMORY_HOME")}
+    env["HOME"] = ""
+    done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "hook", "pre-write"],
+                          input=json.dumps(write(memory / "_archive/_index.md", "")), capture_output=True,
+                          text=True, timeout=120, env=env, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert (memory / "_archive/_index.md").read_text(encoding="utf-8").strip()  # and so nothing lost
