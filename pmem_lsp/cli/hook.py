@@ -44,22 +44,28 @@ def _inside(root: Path, path: Path) -> str | None:
 
 
 def guarded_roots(root: Path, path: Path) -> list[tuple[Path, str]]:
-    """The memory roots a write to `path` is guarded for, each with the path inside it: the
-    configured `root` alone when it holds the file, else every folder above `path` that looks
-    like a memory root (`zones.roots_above`: `_index.md`, `_core/` or `_archive/` in it),
-    the nearest first. Not the nearest alone: `_archive/` holds an `_index.md` of its own, and
-    a write to `M/_archive/_index.md` judged in `M/_archive` would be a plain index write. A
-    few `stat` calls a folder level; empty when no root holds the file."""
-    rel = _inside(root, path)
-    if rel is not None:
-        return [(root, rel)]
+    """The memory roots a write to `path` is guarded for, each with the path inside it.
+
+    A write lands where `path` leads, links followed (a client's file write follows a link
+    that is the file itself, dangling or not): both the path as written and where it lands
+    are looked at, and each guarded in every root that holds it, so the stricter zone holds
+    (`notes/ai.md` linked to `_archive/_index.md` is an archive write; a file outside linked
+    to the root's `.pmem.toml` is a settings write). For each: the configured `root` alone
+    when it holds the file, else every folder above it that looks like a memory root
+    (`zones.roots_above`: `_index.md`, `_core/` or `_archive/` in it), the nearest first.
+    Not the nearest alone: `_archive/` holds an `_index.md` of its own, and a write to
+    `M/_archive/_index.md` judged in `M/_archive` would be a plain index write. A few `stat`
+    calls a folder level; empty when no root holds the file."""
     from ..engine.zones import roots_above
 
-    found = []
-    for folder in roots_above(path):
-        rel = _inside(folder, path)
-        if rel is not None:
-            found.append((folder, rel))
+    found: list[tuple[Path, str]] = []
+    landing = Path(os.path.realpath(path))
+    for where in (path, landing) if landing != path else (path,):
+        rel = _inside(root, where)
+        places = [(root, rel)] if rel is not None else [(f, _inside(f, where)) for f in roots_above(where)]
+        for folder, inner in places:
+            if inner is not None and (folder, inner) not in found:
+                found.append((folder, inner))
     return found
 
 

@@ -102,3 +102,63 @@ def test_the_plugins_plain_hook_command_guards_the_archive_with_home_empty(memor
                           text=True, timeout=120, env=env, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert (memory / "_archive/_index.md").read_text(encoding="utf-8").strip()  # and so nothing lost
+
+
+# -- 2. a write through a symbolic link is judged where it lands -------------------------------------------
+def link(at: Path, to: Path | str) -> Path:
+    at.parent.mkdir(parents=True, exist_ok=True)
+    at.symlink_to(to)
+    return at
+
+
+def test_a_link_outside_to_the_roots_settings_is_a_settings_write(memory: Path, tmp_path: Path):
+    (memory / ".pmem.toml").write_text("[stale]\ndays = 30\n", encoding="utf-8")
+    at = link(tmp_path / "outside/settings.toml", memory / ".pmem.toml")
+    code, said = pre(memory, write(at, 'ignore = ["PM401"]\n\n[stale]\ndays = 30\n'))
+    assert code == 2 and "PM401" in said, said
+
+
+def test_a_link_outside_to_the_archive_records_is_an_archive_write(memory: Path, tmp_path: Path):
+    at = link(tmp_path / "outside/records.md", memory / "_archive/_index.md")
+    code, said = pre(memory, write(at, ""))
+    assert code == 2 and "_archive/" in said, said
+    # No root configured either.
+    assert pre(tmp_path / "nowhere", write(at, ""))[0] == 2
+
+
+@pytest.mark.parametrize("how", ["Write", "Edit"])
+def test_a_link_outside_to_a_note_is_judged_as_the_note(memory: Path, tmp_path: Path, how: str):
+    at = link(tmp_path / "outside/filelink.md", memory / "notes/n.md")
+    payload = (write(at, f"# N\n\nCI uses {GITHUB}.\n") if how == "Write"
+               else edit(at, "Some details", f"Token {GITHUB}; some details"))
+    for configured in (memory, tmp_path / "nowhere"):
+        code, said = pre(configured, payload)
+        assert code == 2 and GITHUB not in said, said
+    assert answer_outside(str(memory), json.dumps(payload)) is None
+
+
+@pytest.mark.parametrize(("name", "to", "content", "says"),
+                         [("notes/ai.md", "../_archive/_index.md", "", "_archive/"),
+                          ("notes/settings.md", "../.pmem.toml", '[secrets]\nenabled = false\n', "secrets")])
+def test_a_link_inside_the_root_is_guarded_by_its_targets_zone(memory: Path, name: str, to: str, content: str,
+                                                                 says: str):
+    (memory / ".pmem.toml").write_text("[stale]\ndays = 30\n", encoding="utf-8")
+    at = link(memory / name, to)
+    code, said = pre(memory, write(at, content))
+    assert code == 2 and says in said, said
+
+
+def test_a_dangling_link_is_judged_where_the_write_would_land(memory: Path, tmp_path: Path):
+    inside = link(memory / "notes/new.md", "../_archive/notes/new.md")
+    code, said = pre(memory, write(inside, "# New\n"))
+    assert code == 2 and "_archive/" in said, said
+    outside = link(tmp_path / "outside/new.md", memory / "_archive/notes/fresh.md")
+    assert pre(memory, write(outside, "# Fresh\n"))[0] == 2
+
+
+def test_a_link_to_a_file_outside_any_root_passes(memory: Path, tmp_path: Path):
+    (tmp_path / "elsewhere").mkdir()
+    at = link(tmp_path / "outside/plain.md", tmp_path / "elsewhere/plain.md")
+    payload = write(at, f"# P\n\n{GITHUB}\n")
+    assert answer_outside(str(memory), json.dumps(payload)) == 0
+    assert pre(memory, payload)[0] == 0
