@@ -173,6 +173,31 @@ def _current(path: Path) -> str | None:
     return read_regular_text(path)
 
 
+def _whole(path: Path) -> str | None:
+    """The whole text of a regular file bigger than the analysis cap (2 MiB), decoded as the
+    root state decodes it; None for a smaller file (`_current` holds it all) or one that
+    cannot be read. Read once, as bytes: linear in the file's size."""
+    import stat
+
+    from ..engine.root_state import MAX_ANALYSED_BYTES, decode
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except (OSError, ValueError):
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size <= MAX_ANALYSED_BYTES:
+            return None
+        with open(fd, "rb", closefd=False) as fh:
+            return decode(fh.read())
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _block(err: TextIO, rel: str, why: str) -> int:
     from .terminal import one_line
 
@@ -181,7 +206,14 @@ def _block(err: TextIO, rel: str, why: str) -> int:
 
 
 def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -> int:
-    from ..engine.hooks import added_text, new_secrets, resulting_text, secret_in_name, weakened_settings
+    from ..engine.hooks import (
+        added_text,
+        edited_lines,
+        new_secrets,
+        resulting_text,
+        secret_in_name,
+        weakened_settings,
+    )
     from ..engine.zones import zone_of
 
     kind = secret_in_name(rel)
@@ -214,13 +246,23 @@ def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -
                                 "`purge` change, so that the archive records stay right. Use those (preview "
                                 "first, then `--token` after the user's yes).")
     before = _current(write.path)
-    after = resulting_text(write, before)
+    whole = _whole(write.path) if write.tool in ("Edit", "MultiEdit") and before is not None else None
+    first = 0
+    if whole is not None:
+        # Over the analysis cap: the edit applied to the whole file, and the lines it touches
+        # judged as they would be after it (a secret completed past the cap is found).
+        before = whole
+        after = resulting_text(write, whole)
+        if after is not None:
+            before, after, first = edited_lines(whole, after)
+    else:
+        after = resulting_text(write, before)
     # When the result cannot be worked out, what the write brings in is judged on its own.
     judged = after if after is not None else added_text(write)
     found = new_secrets(before, judged, _settings(root, err))
     if not found:
         return exit_codes.OK
-    where = "; ".join(f"line {f.line + 1}: likely {f.kind} ({f.hint})" for f in found[:3])
+    where = "; ".join(f"line {first + f.line + 1}: likely {f.kind} ({f.hint})" for f in found[:3])
     more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
     marked = (" A write cannot declare a value not secret: only the person decides that, themselves."
               if any(f.marked for f in found) else "")

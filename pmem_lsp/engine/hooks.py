@@ -150,6 +150,60 @@ def added_text(write: ToolWrite) -> str:
     return "\n".join(new for _old, new, _every in _edits(write))
 
 
+_CHUNK = 1 << 16
+
+
+def _same_start(a: str, b: str) -> int:
+    """How many characters `a` and `b` share at the start: whole chunks compared first (each
+    comparison in C), then the chunk that differs halved down: linear, never per character."""
+    n, at = min(len(a), len(b)), 0
+    while at < n and a[at:at + _CHUNK] == b[at:at + _CHUNK]:
+        at += _CHUNK
+    lo, hi = at, min(at + _CHUNK, n)
+    while lo < hi:  # a[:lo] == b[:lo]; the first difference is before `hi`
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return min(lo, n)
+
+
+def _same_end(a: str, b: str, most: int) -> int:
+    """How many characters `a` and `b` share at the end, at most `most`."""
+    n, at = min(len(a), len(b), most), 0
+    while at < n and a[len(a) - at - _CHUNK if at + _CHUNK <= n else len(a) - n:len(a) - at] == \
+            b[len(b) - at - _CHUNK if at + _CHUNK <= n else len(b) - n:len(b) - at]:
+        at = min(at + _CHUNK, n)
+    lo, hi = at, min(at + _CHUNK, n)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[len(a) - mid:len(a) - lo] == b[len(b) - mid:len(b) - lo]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def edited_lines(before: str, after: str, around: int = 1) -> tuple[str, str, int]:
+    """The whole lines a write changed, as (those lines before it, the same after it, the
+    0-based line of `after` they start at), with `around` lines more on each side (a token
+    broken over two lines is read as one). For a file too big to analyse whole (the 2 MiB
+    cap): what the write adds is judged where it lands, with the lines it completes."""
+    start = _same_start(before, after)
+    end = _same_end(before, after, min(len(before), len(after)) - start)
+    first = start
+    for _ in range(around + 1):
+        first = before.rfind("\n", 0, max(first - 1, 0)) + 1 if first > 0 else 0
+    last_before, last_after = len(before) - end, len(after) - end
+    for _ in range(around + 1):
+        i = before.find("\n", last_before)
+        j = after.find("\n", last_after)
+        last_before = len(before) if i < 0 else i + 1
+        last_after = len(after) if j < 0 else j + 1
+    return before[first:last_before], after[first:last_after], after.count("\n", 0, first)
+
+
 def written_lines(write: ToolWrite, after: str) -> set[int] | None:
     """The 0-based lines of `after` that the write put there (None: all of them, a Write)."""
     if write.tool == "Write":

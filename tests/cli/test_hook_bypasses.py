@@ -162,3 +162,42 @@ def test_a_link_to_a_file_outside_any_root_passes(memory: Path, tmp_path: Path):
     payload = write(at, f"# P\n\n{GITHUB}\n")
     assert answer_outside(str(memory), json.dumps(payload)) == 0
     assert pre(memory, payload)[0] == 0
+
+
+# -- 3. a file over the analysis cap: a secret completed by an edit is found --------------------------------
+HALF, REST = "AKIAZ7Q3R9", "T2M4K8W6PX"  # an AWS key id's shape, in two parts
+
+
+def big_note(memory: Path) -> Path:
+    filler = "".join(f"Line {i} of the crane log: the berth was clear and the wind was low.\n"
+                     for i in range(48_000))
+    assert len(filler) > 3_000_000
+    text = f"# big\n\n{filler}key {HALF}\n"
+    path = memory / "notes/big.md"
+    payload = write(path, text)
+    assert pre(memory, payload)[0] == 0  # half a key is no key
+    path.write_text(text, encoding="utf-8")  # as the client writes it
+    return path
+
+
+def test_an_edit_that_completes_a_secret_past_the_cap_is_refused(memory: Path):
+    path = big_note(memory)
+    code, said = pre(memory, edit(path, "R9\n", f"R9{REST}\n"))
+    assert code == 2 and HALF + REST not in said and "AWS" in said, said
+    assert "line 48003" in said, said  # where it lands, counted in the whole file
+
+
+def test_a_multiedit_that_completes_a_secret_past_the_cap_is_refused(memory: Path):
+    path = big_note(memory)
+    payload = call("MultiEdit", {"file_path": str(path), "edits": [
+        {"old_string": "# big\n", "new_string": "# Big\n"},
+        {"old_string": f"key {HALF}", "new_string": f"key {HALF}{REST[:4]}"},
+        {"old_string": f"{REST[:4]}\n", "new_string": f"{REST}\n"}]})
+    code, said = pre(memory, payload)
+    assert code == 2 and HALF + REST not in said, said
+
+
+def test_an_edit_past_the_cap_beside_a_secret_already_there_passes(memory: Path):
+    path = big_note(memory)
+    path.write_text(path.read_text(encoding="utf-8").replace(HALF, HALF + REST), encoding="utf-8")
+    assert pre(memory, edit(path, "key ", "aws key "))[0] == 0  # it adds no secret
