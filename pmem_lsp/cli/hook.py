@@ -275,6 +275,7 @@ def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -
 def _post_write(root: Path, rel: str, data: dict, write: ToolWrite, out: TextIO, err: TextIO) -> int:
     from ..engine.catalogue import RULES, severity_of
     from ..engine.hooks import original_text, removed_routes, written_file_findings, written_lines
+    from ..engine.report import shown_path  # the paths as `pmem check` shows them: a token in one masked
     from ..engine.zones import INDEX, Zone, zone_of
     from .terminal import one_line
 
@@ -287,21 +288,22 @@ def _post_write(root: Path, rel: str, data: dict, write: ToolWrite, out: TextIO,
         lines = written_lines(write, after)
         findings = [f for f in findings if lines is None or f.line in lines]
     findings = [f for f in findings if severity_of(f).value in REPORTED]
-    listed = [f"- {one_line(rel)}:{f.line + 1}: {f.code} {RULES[f.code].name}: {one_line(f.message)}"
+    shown = one_line(shown_path(rel))
+    listed = [f"- {shown}:{f.line + 1}: {f.code} {RULES[f.code].name}: {one_line(f.message)}"
               for f in findings[:10]]
     if len(findings) > 10:
-        listed.append(f"- … and {len(findings) - 10} more (`pmem check {rel}`)")
+        listed.append(f"- … and {len(findings) - 10} more (`pmem check {shown}`)")
     if rel == INDEX:
         gone = [p for p in removed_routes(original_text(data, write, after), after)
                 if zone_of(p) is Zone.ACTIVE and (root / p).is_file()]
-        listed += [f"- {one_line(p)}: PM202 route-missing: this write removed its route from `_index.md`, so "
+        listed += [f"- {one_line(shown_path(p))}: PM202 route-missing: this write removed its route from `_index.md`, so "
                    "agents never load it" for p in gone[:10]]
         if len(gone) > 10:
             listed.append(f"- … and {len(gone) - 10} more files whose route this write removed")
     if not listed:
         return exit_codes.OK
     body = "\n".join(listed)
-    reason = (f"pmem found problems in `{one_line(rel)}` after this write:\n{body}\n"
+    reason = (f"pmem found problems in `{shown}` after this write:\n{body}\n"
               "Fix them now (`pmem rules CODE` explains each; `pmem route add PATH` adds a missing route).")
     out.write(json.dumps({"decision": "block", "reason": reason}, ensure_ascii=False) + "\n")
     return exit_codes.OK

@@ -201,3 +201,17 @@ def test_an_edit_past_the_cap_beside_a_secret_already_there_passes(memory: Path)
     path = big_note(memory)
     path.write_text(path.read_text(encoding="utf-8").replace(HALF, HALF + REST), encoding="utf-8")
     assert pre(memory, edit(path, "key ", "aws key "))[0] == 0  # it adds no secret
+
+
+# -- 4. post-write shows a path as `pmem check` does: a token in it masked ----------------------------------
+def test_post_write_masks_a_token_in_the_written_files_path(memory: Path):
+    rel = f"notes/{GITHUB}/x.md"
+    (memory / rel).parent.mkdir(parents=True)
+    (memory / rel).write_text("# X\n\nNo summary, and no route.\n", encoding="utf-8")
+    payload = call("Write", {"file_path": str(memory / rel), "content": "# X\n\nNo summary, and no route.\n"},
+                   event="PostToolUse", response={"filePath": str(memory / rel), "originalFile": None})
+    code, out, err = hook(memory, "post-write", payload)
+    assert code == 0 and out, err
+    reason = json.loads(out)["reason"]
+    assert GITHUB not in out + err and GITHUB[4:20] not in reason, reason
+    assert "ghp_… (40 characters)" in reason, reason
