@@ -296,8 +296,8 @@ def _post_write(root: Path, rel: str, data: dict, write: ToolWrite, out: TextIO,
     if rel == INDEX:
         gone = [p for p in removed_routes(original_text(data, write, after), after)
                 if zone_of(p) is Zone.ACTIVE and (root / p).is_file()]
-        listed += [f"- {one_line(shown_path(p))}: PM202 route-missing: this write removed its route from `_index.md`, so "
-                   "agents never load it" for p in gone[:10]]
+        listed += [f"- {one_line(shown_path(p))}: PM202 route-missing: this write removed its route from "
+                   "`_index.md`, so agents never load it" for p in gone[:10]]
         if len(gone) > 10:
             listed.append(f"- … and {len(gone) - 10} more files whose route this write removed")
     if not listed:
