@@ -237,7 +237,9 @@ def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -
             return _block(err, rel, f"pmem cannot let this write change what it checks ({why}). The memory "
                                     "root's settings are the person's to change, not an agent's: tell them "
                                     "what you wanted and why.")
-        return exit_codes.OK
+        # The settings sit in the root beside the memory, as readable: a secret in a comment
+        # of a valid file is refused like one in a note.
+        return _secrets_block(err, rel, new_secrets(before, after, _settings(root, err)), 0)
     if zone == "hidden":
         return exit_codes.OK  # an editor's or a tool's own settings: not memory
     if zone in _ARCHIVE_ZONES or zone_of(rel.lower()).value in _ARCHIVE_ZONES:
@@ -259,7 +261,11 @@ def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -
         after = resulting_text(write, before)
     # When the result cannot be worked out, what the write brings in is judged on its own.
     judged = after if after is not None else added_text(write)
-    found = new_secrets(before, judged, _settings(root, err))
+    return _secrets_block(err, rel, new_secrets(before, judged, _settings(root, err)), first)
+
+
+def _secrets_block(err: TextIO, rel: str, found: list, first: int) -> int:
+    """Block the write when it adds likely secrets (`found`, at lines counted from `first`)."""
     if not found:
         return exit_codes.OK
     where = "; ".join(f"line {first + f.line + 1}: likely {f.kind} ({f.hint})" for f in found[:3])

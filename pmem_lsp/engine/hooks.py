@@ -328,18 +328,29 @@ def weakened_settings(before: str | None, after: str) -> list[str]:
                and new.severity.get(c, RULES[c].severity).rank < old.severity.get(c, RULES[c].severity).rank]
     if lowered:
         out.append(f"it lowers the severity of {', '.join(lowered[:5])}{' …' if len(lowered) > 5 else ''}")
-    limits = (("core.maxBytes", old.core.max_bytes, new.core.max_bytes),
-              ("index.maxLines", old.index.max_lines, new.index.max_lines),
-              ("index.maxBytes", old.index.max_bytes, new.index.max_bytes),
-              ("largeFile.kb", old.large_file.kb, new.large_file.kb),
-              ("stale.days", old.stale.days, new.stale.days),
-              ("duplicates.threshold", old.duplicates.threshold, new.duplicates.threshold))
+    # Every number the settings hold is a limit under which a rule says nothing (a size, a
+    # number of days, a similarity): raising one means fewer findings. Read from the model,
+    # so that a limit added later is guarded without a line here.
+    limits = list(_limits(old, new))
     if old.diagnostics.scope == "root" and new.diagnostics.scope != "root":
         out.append("it narrows what the language server reports")
     raised = [name for name, a, b in limits if b > a]
     if raised:
         out.append(f"it raises {', '.join(raised)}")
     return out
+
+
+def _limits(old: Any, new: Any, prefix: str = "") -> Any:
+    """(`section.name`, old value, new value) for every number of the settings models."""
+    from pydantic import BaseModel
+
+    for name, field in type(old).model_fields.items():
+        a, b = getattr(old, name), getattr(new, name)
+        shown = f"{prefix}{field.alias or name}"
+        if isinstance(a, BaseModel):
+            yield from _limits(a, b, shown + ".")
+        elif isinstance(a, int | float) and not isinstance(a, bool):
+            yield shown, a, b
 
 
 def _one_line(text: str) -> str:

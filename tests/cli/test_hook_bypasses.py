@@ -215,3 +215,57 @@ def test_post_write_masks_a_token_in_the_written_files_path(memory: Path):
     reason = json.loads(out)["reason"]
     assert GITHUB not in out + err and GITHUB[4:20] not in reason, reason
     assert "ghp_… (40 characters)" in reason, reason
+
+
+# -- 5. `.pmem.toml`: every raised limit weakens, and a secret in it is refused ---------------------------
+def numeric_settings() -> list[tuple[str, str, object]]:
+    """(section, key, default) of every number the settings model holds, read from the model
+    (a limit added later is covered by this test without a line here)."""
+    from pydantic import BaseModel
+
+    from pmem_lsp.engine.settings import Settings
+
+    out = []
+    for name, field in Settings.model_fields.items():
+        default = field.get_default(call_default_factory=True)
+        if isinstance(default, BaseModel):
+            for key, inner in type(default).model_fields.items():
+                value = getattr(default, key)
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    out.append((field.alias or name, inner.alias or key, value))
+    return out
+
+
+def test_the_settings_model_has_the_limits_the_review_named():
+    named = {(s, k) for s, k, _v in numeric_settings()}
+    assert {("status", "days"), ("stale", "days"), ("largeFile", "kb"), ("duplicates", "threshold")} <= named
+
+
+@pytest.mark.parametrize(("section", "key", "default"), numeric_settings())
+def test_raising_any_limit_of_the_settings_is_refused(memory: Path, section: str, key: str, default: object):
+    raised = 1.0 if isinstance(default, float) else 100000
+    settings = memory / ".pmem.toml"
+    code, said = pre(memory, write(settings, f"[{section}]\n{key} = {raised}\n"))
+    assert code == 2 and f"{section}.{key}" in said, said
+    lowered = 0.5 if isinstance(default, float) else 1
+    assert pre(memory, write(settings, f"[{section}]\n{key} = {lowered}\n"))[0] == 0  # checks more
+
+
+def test_the_status_days_raised_by_an_edit_is_refused(memory: Path):
+    settings = memory / ".pmem.toml"
+    settings.write_text("[status]\ndays = 14\n", encoding="utf-8")
+    code, said = pre(memory, edit(settings, "days = 14", "days = 100000"))
+    assert code == 2 and "status.days" in said, said
+
+
+def test_a_secret_in_a_comment_of_valid_settings_is_refused(memory: Path):
+    settings = memory / ".pmem.toml"
+    settings.write_text("[stale]\ndays = 30\n", encoding="utf-8")
+    code, said = pre(memory, edit(settings, "days = 30\n", f"days = 30\n# deploy token: {GITHUB}\n"))
+    assert code == 2 and GITHUB not in said and "line 3" in said, said
+    code, said = pre(memory, write(settings, f"# {GITHUB}\n[stale]\ndays = 30\n"))
+    assert code == 2 and GITHUB not in said, said
+    # A comment without a secret still passes; one the file already held does not block.
+    assert pre(memory, write(settings, "# the person's settings\n[stale]\ndays = 30\n"))[0] == 0
+    settings.write_text(f"# {GITHUB}\n[stale]\ndays = 30\n", encoding="utf-8")
+    assert pre(memory, edit(settings, "days = 30", "days = 20"))[0] == 0
