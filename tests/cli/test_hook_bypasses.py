@@ -88,6 +88,15 @@ def test_a_folder_of_the_root_holding_an_index_does_not_shadow_the_root(memory: 
     assert code == 2 and GITHUB not in said, said
 
 
+def test_an_archive_folder_in_another_letter_case_does_not_shadow_the_root(memory: Path, tmp_path: Path):
+    # What a case-insensitive file system shows as `_archive/`: a folder of its own here.
+    (memory / "_Archive/notes").mkdir(parents=True)
+    (memory / "_Archive/_index.md").write_text("# Archive\n", encoding="utf-8")
+    for rel in ("_Archive/notes/x.md", "_Archive/_index.md"):
+        code, said = pre(tmp_path / "nowhere", write(memory / rel, ""))
+        assert code == 2 and "_archive/" in said, (rel, said)
+
+
 def test_a_note_of_a_root_that_is_not_configured_still_passes(memory: Path, tmp_path: Path):
     code, said = pre(tmp_path / "nowhere", write(memory / "notes/n.md", active_file("N2")))
     assert code == 0, said
