@@ -59,12 +59,15 @@ def guarded_roots(root: Path, path: Path) -> list[tuple[Path, str]]:
     from ..engine.zones import roots_above
 
     found: list[tuple[Path, str]] = []
+    seen: set[tuple[str, str]] = set()  # a root reached by a link and by its real path: judged once
     landing = Path(os.path.realpath(path))
     for where in (path, landing) if landing != path else (path,):
         rel = _inside(root, where)
         places = [(root, rel)] if rel is not None else [(f, _inside(f, where)) for f in roots_above(where)]
         for folder, inner in places:
-            if inner is not None and (folder, inner) not in found:
+            key = (os.path.realpath(folder), inner or "")
+            if inner is not None and key not in seen:
+                seen.add(key)
                 found.append((folder, inner))
     return found
 

@@ -278,3 +278,12 @@ def test_a_secret_in_a_comment_of_valid_settings_is_refused(memory: Path):
     assert pre(memory, write(settings, "# the person's settings\n[stale]\ndays = 30\n"))[0] == 0
     settings.write_text(f"# {GITHUB}\n[stale]\ndays = 30\n", encoding="utf-8")
     assert pre(memory, edit(settings, "days = 30", "days = 20"))[0] == 0
+
+
+def test_a_root_reached_through_a_folder_link_is_judged_once(memory: Path, tmp_path: Path):
+    from pmem_lsp.cli.hook import guarded_roots
+
+    via = link(tmp_path / "via", memory)
+    at = link(via / "notes/l.md", "n.md")  # a file link in the root, reached through a folder link
+    assert [rel for _root, rel in guarded_roots(tmp_path / "nowhere", at)] == ["notes/l.md", "notes/n.md"]
+    assert [rel for _root, rel in guarded_roots(tmp_path / "nowhere", via / "notes/n.md")] == ["notes/n.md"]
