@@ -43,22 +43,33 @@ def _inside(root: Path, path: Path) -> str | None:
     return Containment(root).relative(path)
 
 
-def guarded_root(root: Path, path: Path) -> tuple[Path, str] | None:
-    """The memory root a write to `path` is guarded for, and the path inside it: the
-    configured `root`, else the nearest folder above `path` that looks like a memory root
-    (`zones.looks_like_root`, the language server's rule: it holds `_index.md`, `_core/` or
-    `_archive/`). A few `stat` calls a folder level; None when no root holds the file."""
-    rel = _inside(root, path)
-    if rel is not None:
-        return root, rel
-    from ..engine.zones import looks_like_root
+def guarded_roots(root: Path, path: Path) -> list[tuple[Path, str]]:
+    """The memory roots a write to `path` is guarded for, each with the path inside it.
 
-    for folder in path.parents:
-        if looks_like_root(folder):
-            rel = _inside(folder, path)
-            if rel is not None:
-                return folder, rel
-    return None
+    A write lands where `path` leads, links followed (a client's file write follows a link
+    that is the file itself, dangling or not): both the path as written and where it lands
+    are looked at, and each guarded in every root that holds it, so the stricter zone holds
+    (`notes/ai.md` linked to `_archive/_index.md` is an archive write; a file outside linked
+    to the root's `.pmem.toml` is a settings write). For each: the configured `root` alone
+    when it holds the file, else every folder above it that looks like a memory root
+    (`zones.roots_above`: `_index.md`, `_core/` or `_archive/` in it), the nearest first.
+    Not the nearest alone: `_archive/` holds an `_index.md` of its own, and a write to
+    `M/_archive/_index.md` judged in `M/_archive` would be a plain index write. A few `stat`
+    calls a folder level; empty when no root holds the file."""
+    from ..engine.zones import roots_above
+
+    found: list[tuple[Path, str]] = []
+    seen: set[tuple[str, str]] = set()  # a root reached by a link and by its real path: judged once
+    landing = Path(os.path.realpath(path))
+    for where in (path, landing) if landing != path else (path,):
+        rel = _inside(root, where)
+        places = [(root, rel)] if rel is not None else [(f, _inside(f, where)) for f in roots_above(where)]
+        for folder, inner in places:
+            key = (os.path.realpath(folder), inner or "")
+            if inner is not None and key not in seen:
+                seen.add(key)
+                found.append((folder, inner))
+    return found
 
 
 def hook_call(argv: list[str]) -> tuple[str | None] | None:
@@ -97,7 +108,7 @@ def answer_outside(root_arg: str | None, text: str) -> int | None:
         return None
     # Outside the configured root: pre-write still guards a folder that looks like a memory
     # root (docs/decisions.md, "Hooks: a root that is not configured"), post-write does not.
-    if data.get("hook_event_name") == "PostToolUse" or guarded_root(root, write.path) is None:
+    if data.get("hook_event_name") == "PostToolUse" or not guarded_roots(root, write.path):
         return exit_codes.OK
     return None
 
@@ -117,27 +128,35 @@ def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO) ->
         return HOOK_ERROR
     if write is None:
         return exit_codes.OK
-    rel = _inside(root, write.path)
-    if rel is None and event == "pre-write":
+    if event == "pre-write":
         # A folder that looks like a memory root, though not the configured one, is guarded
         # too (its secrets are as readable); post-write's findings stay the configured root's.
-        found = guarded_root(root, write.path)
-        if found is not None:
-            root, rel = found
+        # Under several such folders, the write is judged in each and any block holds.
+        try:
+            for guarded, where in guarded_roots(root, write.path):
+                code = _pre_write(guarded, where, _zone(where), write, err)
+                if code != exit_codes.OK:
+                    return code
+        except HookInputError as exc:
+            err.write(f"pmem hook {event}: {exc}; nothing was checked\n")
+            return HOOK_ERROR
+        return exit_codes.OK
+    rel = _inside(root, write.path)
     if rel is None:
         return exit_codes.OK
-    from ..engine.zones import zone_of
-
-    zone = zone_of(rel).value
+    if _zone(rel) == "hidden":
+        return exit_codes.OK  # an editor's or a tool's own settings: not memory
     try:
-        if event == "pre-write":
-            return _pre_write(root, rel, zone, write, err)
-        if zone == "hidden":
-            return exit_codes.OK  # an editor's or a tool's own settings: not memory
         return _post_write(root, rel, data, write, out, err)
     except HookInputError as exc:
         err.write(f"pmem hook {event}: {exc}; nothing was checked\n")
         return HOOK_ERROR
+
+
+def _zone(rel: str) -> str:
+    from ..engine.zones import zone_of
+
+    return zone_of(rel).value
 
 
 def _settings(root: Path, err: TextIO) -> Settings:
@@ -157,6 +176,31 @@ def _current(path: Path) -> str | None:
     return read_regular_text(path)
 
 
+def _whole(path: Path) -> str | None:
+    """The whole text of a regular file bigger than the analysis cap (2 MiB), decoded as the
+    root state decodes it; None for a smaller file (`_current` holds it all) or one that
+    cannot be read. Read once, as bytes: linear in the file's size."""
+    import stat
+
+    from ..engine.root_state import MAX_ANALYSED_BYTES, decode
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except (OSError, ValueError):
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size <= MAX_ANALYSED_BYTES:
+            return None
+        with open(fd, "rb", closefd=False) as fh:
+            return decode(fh.read())
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _block(err: TextIO, rel: str, why: str) -> int:
     from .terminal import one_line
 
@@ -165,7 +209,14 @@ def _block(err: TextIO, rel: str, why: str) -> int:
 
 
 def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -> int:
-    from ..engine.hooks import added_text, new_secrets, resulting_text, secret_in_name, weakened_settings
+    from ..engine.hooks import (
+        added_text,
+        edited_lines,
+        new_secrets,
+        resulting_text,
+        secret_in_name,
+        weakened_settings,
+    )
     from ..engine.zones import zone_of
 
     kind = secret_in_name(rel)
@@ -189,7 +240,9 @@ def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -
             return _block(err, rel, f"pmem cannot let this write change what it checks ({why}). The memory "
                                     "root's settings are the person's to change, not an agent's: tell them "
                                     "what you wanted and why.")
-        return exit_codes.OK
+        # The settings sit in the root beside the memory, as readable: a secret in a comment
+        # of a valid file is refused like one in a note.
+        return _secrets_block(err, rel, new_secrets(before, after, _settings(root, err)), 0)
     if zone == "hidden":
         return exit_codes.OK  # an editor's or a tool's own settings: not memory
     if zone in _ARCHIVE_ZONES or zone_of(rel.lower()).value in _ARCHIVE_ZONES:
@@ -198,13 +251,27 @@ def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -
                                 "`purge` change, so that the archive records stay right. Use those (preview "
                                 "first, then `--token` after the user's yes).")
     before = _current(write.path)
-    after = resulting_text(write, before)
+    whole = _whole(write.path) if write.tool in ("Edit", "MultiEdit") and before is not None else None
+    first = 0
+    if whole is not None:
+        # Over the analysis cap: the edit applied to the whole file, and the lines it touches
+        # judged as they would be after it (a secret completed past the cap is found).
+        before = whole
+        after = resulting_text(write, whole)
+        if after is not None:
+            before, after, first = edited_lines(whole, after)
+    else:
+        after = resulting_text(write, before)
     # When the result cannot be worked out, what the write brings in is judged on its own.
     judged = after if after is not None else added_text(write)
-    found = new_secrets(before, judged, _settings(root, err))
+    return _secrets_block(err, rel, new_secrets(before, judged, _settings(root, err)), first)
+
+
+def _secrets_block(err: TextIO, rel: str, found: list, first: int) -> int:
+    """Block the write when it adds likely secrets (`found`, at lines counted from `first`)."""
     if not found:
         return exit_codes.OK
-    where = "; ".join(f"line {f.line + 1}: likely {f.kind} ({f.hint})" for f in found[:3])
+    where = "; ".join(f"line {first + f.line + 1}: likely {f.kind} ({f.hint})" for f in found[:3])
     more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
     marked = (" A write cannot declare a value not secret: only the person decides that, themselves."
               if any(f.marked for f in found) else "")
@@ -217,6 +284,7 @@ def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -
 def _post_write(root: Path, rel: str, data: dict, write: ToolWrite, out: TextIO, err: TextIO) -> int:
     from ..engine.catalogue import RULES, severity_of
     from ..engine.hooks import original_text, removed_routes, written_file_findings, written_lines
+    from ..engine.report import shown_path  # the paths as `pmem check` shows them: a token in one masked
     from ..engine.zones import INDEX, Zone, zone_of
     from .terminal import one_line
 
@@ -229,21 +297,22 @@ def _post_write(root: Path, rel: str, data: dict, write: ToolWrite, out: TextIO,
         lines = written_lines(write, after)
         findings = [f for f in findings if lines is None or f.line in lines]
     findings = [f for f in findings if severity_of(f).value in REPORTED]
-    listed = [f"- {one_line(rel)}:{f.line + 1}: {f.code} {RULES[f.code].name}: {one_line(f.message)}"
+    shown = one_line(shown_path(rel))
+    listed = [f"- {shown}:{f.line + 1}: {f.code} {RULES[f.code].name}: {one_line(f.message)}"
               for f in findings[:10]]
     if len(findings) > 10:
-        listed.append(f"- … and {len(findings) - 10} more (`pmem check {rel}`)")
+        listed.append(f"- … and {len(findings) - 10} more (`pmem check {shown}`)")
     if rel == INDEX:
         gone = [p for p in removed_routes(original_text(data, write, after), after)
                 if zone_of(p) is Zone.ACTIVE and (root / p).is_file()]
-        listed += [f"- {one_line(p)}: PM202 route-missing: this write removed its route from `_index.md`, so "
-                   "agents never load it" for p in gone[:10]]
+        listed += [f"- {one_line(shown_path(p))}: PM202 route-missing: this write removed its route from "
+                   "`_index.md`, so agents never load it" for p in gone[:10]]
         if len(gone) > 10:
             listed.append(f"- … and {len(gone) - 10} more files whose route this write removed")
     if not listed:
         return exit_codes.OK
     body = "\n".join(listed)
-    reason = (f"pmem found problems in `{one_line(rel)}` after this write:\n{body}\n"
+    reason = (f"pmem found problems in `{shown}` after this write:\n{body}\n"
               "Fix them now (`pmem rules CODE` explains each; `pmem route add PATH` adds a missing route).")
     out.write(json.dumps({"decision": "block", "reason": reason}, ensure_ascii=False) + "\n")
     return exit_codes.OK

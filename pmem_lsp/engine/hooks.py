@@ -150,6 +150,60 @@ def added_text(write: ToolWrite) -> str:
     return "\n".join(new for _old, new, _every in _edits(write))
 
 
+_CHUNK = 1 << 16
+
+
+def _same_start(a: str, b: str) -> int:
+    """How many characters `a` and `b` share at the start: whole chunks compared first (each
+    comparison in C), then the chunk that differs halved down: linear, never per character."""
+    n, at = min(len(a), len(b)), 0
+    while at < n and a[at:at + _CHUNK] == b[at:at + _CHUNK]:
+        at += _CHUNK
+    lo, hi = at, min(at + _CHUNK, n)
+    while lo < hi:  # a[:lo] == b[:lo]; the first difference is before `hi`
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return min(lo, n)
+
+
+def _same_end(a: str, b: str, most: int) -> int:
+    """How many characters `a` and `b` share at the end, at most `most`."""
+    n, at = min(len(a), len(b), most), 0
+    while at < n and a[len(a) - at - _CHUNK if at + _CHUNK <= n else len(a) - n:len(a) - at] == \
+            b[len(b) - at - _CHUNK if at + _CHUNK <= n else len(b) - n:len(b) - at]:
+        at = min(at + _CHUNK, n)
+    lo, hi = at, min(at + _CHUNK, n)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[len(a) - mid:len(a) - lo] == b[len(b) - mid:len(b) - lo]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def edited_lines(before: str, after: str, around: int = 1) -> tuple[str, str, int]:
+    """The whole lines a write changed, as (those lines before it, the same after it, the
+    0-based line of `after` they start at), with `around` lines more on each side (a token
+    broken over two lines is read as one). For a file too big to analyse whole (the 2 MiB
+    cap): what the write adds is judged where it lands, with the lines it completes."""
+    start = _same_start(before, after)
+    end = _same_end(before, after, min(len(before), len(after)) - start)
+    first = start
+    for _ in range(around + 1):
+        first = before.rfind("\n", 0, max(first - 1, 0)) + 1 if first > 0 else 0
+    last_before, last_after = len(before) - end, len(after) - end
+    for _ in range(around + 1):
+        i = before.find("\n", last_before)
+        j = after.find("\n", last_after)
+        last_before = len(before) if i < 0 else i + 1
+        last_after = len(after) if j < 0 else j + 1
+    return before[first:last_before], after[first:last_after], after.count("\n", 0, first)
+
+
 def written_lines(write: ToolWrite, after: str) -> set[int] | None:
     """The 0-based lines of `after` that the write put there (None: all of them, a Write)."""
     if write.tool == "Write":
@@ -274,18 +328,29 @@ def weakened_settings(before: str | None, after: str) -> list[str]:
                and new.severity.get(c, RULES[c].severity).rank < old.severity.get(c, RULES[c].severity).rank]
     if lowered:
         out.append(f"it lowers the severity of {', '.join(lowered[:5])}{' …' if len(lowered) > 5 else ''}")
-    limits = (("core.maxBytes", old.core.max_bytes, new.core.max_bytes),
-              ("index.maxLines", old.index.max_lines, new.index.max_lines),
-              ("index.maxBytes", old.index.max_bytes, new.index.max_bytes),
-              ("largeFile.kb", old.large_file.kb, new.large_file.kb),
-              ("stale.days", old.stale.days, new.stale.days),
-              ("duplicates.threshold", old.duplicates.threshold, new.duplicates.threshold))
+    # Every number the settings hold is a limit under which a rule says nothing (a size, a
+    # number of days, a similarity): raising one means fewer findings. Read from the model,
+    # so that a limit added later is guarded without a line here.
+    limits = list(_limits(old, new))
     if old.diagnostics.scope == "root" and new.diagnostics.scope != "root":
         out.append("it narrows what the language server reports")
     raised = [name for name, a, b in limits if b > a]
     if raised:
         out.append(f"it raises {', '.join(raised)}")
     return out
+
+
+def _limits(old: Any, new: Any, prefix: str = "") -> Any:
+    """(`section.name`, old value, new value) for every number of the settings models."""
+    from pydantic import BaseModel
+
+    for name, field in type(old).model_fields.items():
+        a, b = getattr(old, name), getattr(new, name)
+        shown = f"{prefix}{field.alias or name}"
+        if isinstance(a, BaseModel):
+            yield from _limits(a, b, shown + ".")
+        elif isinstance(a, int | float) and not isinstance(a, bool):
+            yield shown, a, b
 
 
 def _one_line(text: str) -> str:

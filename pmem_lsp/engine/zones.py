@@ -78,6 +78,17 @@ def looks_like_root(path: Path) -> bool:
         return False
 
 
+def roots_above(path: Path) -> list[Path]:
+    """Every folder above `path` that looks like a memory root, the nearest first.
+
+    All of them, not the nearest alone: a root's own folders can look like a root too
+    (`_archive/` holds `_archive/_index.md`; a `_core/` or `projects/x/` folder may hold an
+    `_index.md`), and the format has no root inside a root, so a file under several is the
+    outermost's as much as the nearest's. The hook judges a write under each and the
+    strictest answer holds (docs/decisions.md, "Hooks: a root that is not configured")."""
+    return [folder for folder in path.parents if looks_like_root(folder)]
+
+
 def discover_root(option: str | None, environ: dict[str, str] | None = None) -> Path:
     """`--root`, else `PMEM_ROOT`, else `PERSISTENT_MEMORY_HOME` (the format's own name for it
     since v0.10, which its reference CLI reads), else `~/.persistent-memory` (docs/design.md §2).
