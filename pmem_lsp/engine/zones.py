@@ -89,6 +89,25 @@ def roots_above(path: Path) -> list[Path]:
     return [folder for folder in path.parents if looks_like_root(folder)]
 
 
+def clearly_root(path: Path) -> bool:
+    """A folder with an `_index.md` and `_core/` or `_archive/`: a memory root beyond doubt. A
+    folder above a root is judged by this, not `looks_like_root`, since `_archive/` alone is
+    a common folder name (a synced drive's) and would make a real root look nested."""
+    try:
+        return (path / INDEX).is_file() and ((path / CORE_DIR).is_dir() or (path / ARCHIVE_DIR).is_dir())
+    except OSError:
+        return False
+
+
+def enclosing_root(path: Path) -> Path | None:
+    """The outermost folder above `path` that is clearly a root, None when there is none."""
+    found = None
+    for folder in path.parents:
+        if clearly_root(folder):
+            found = folder
+    return found
+
+
 def discover_root(option: str | None, environ: dict[str, str] | None = None) -> Path:
     """`--root`, else `PMEM_ROOT`, else `PERSISTENT_MEMORY_HOME` (the format's own name for it
     since v0.10, which its reference CLI reads), else `~/.persistent-memory` (docs/design.md §2).

@@ -17,7 +17,7 @@ from urllib.parse import unquote_to_bytes, urlsplit
 from pygls.uris import from_fs_path, to_fs_path  # stdlib only: no lsprotocol behind it
 
 from ..engine.names import uri_quote, uri_unquote
-from ..engine.zones import discover_root, looks_like_root
+from ..engine.zones import discover_root, enclosing_root, looks_like_root
 
 
 # -- files ------------------------------------------------------------------------------
@@ -82,11 +82,15 @@ def candidate_roots(folders: list[Path], configured: str | None) -> list[Path]:
     """Workspace folders that look like memory roots, plus `pmem.root` when it does too; else
     the default root. A setting can come from a workspace's own files, so `pmem.root: "/"`
     must not make the server read the whole disk."""
-    roots = [f for f in folders if looks_like_root(f)]
+    # A folder of a root that looks like one itself (`_archive/` holds an `_index.md`; Neovim's
+    # root markers pick it for a file opened there) is served as the root it belongs to: the
+    # format has no root inside a root, and writes made as if it were one would land in the
+    # archive past its rules.
+    roots = [enclosing_root(f) or f for f in folders if looks_like_root(f)]
     if configured:
         wanted = discover_root(configured)
         if looks_like_root(wanted):
-            roots.append(wanted)
+            roots.append(enclosing_root(wanted) or wanted)
     if not roots:
         default = discover_root(None)
         if default.is_dir():

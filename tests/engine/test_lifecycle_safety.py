@@ -546,3 +546,29 @@ def test_archive_accepts_every_valid_active_path_and_moves_it_inside_the_root(fo
 def test_cjk_punctuation_inside_a_name_is_allowed(raw):
     # Ordinary in Chinese and Japanese note names; only drive-like or dot-only uses are refused.
     assert validate_relative(raw) == raw
+
+
+# -- no root inside a root ----------------------------------------------------------------
+@pytest.mark.parametrize("inner", ["_archive", "_archive/_trash", "notes", "projects/sub"])
+@pytest.mark.parametrize("op", ["save", "archive", "init", "upgrade"])
+def test_a_folder_of_a_root_is_never_written_as_a_root(tmp_path, inner, op):
+    """`--root ~/memory/_archive` would save "notes/x.md" into the archive past every zone rule
+    (`_archive/` holds an `_index.md`, so it looks like a root): refused, nothing written."""
+    root = make_root(tmp_path, {"projects/alpha.md": active_file("Alpha")})
+    nested = root / inner
+    nested.mkdir(parents=True, exist_ok=True)
+    before = sorted(str(p) for p in root.rglob("*"))
+    ctx = context(nested, dt.date(2026, 12, 2))
+    with pytest.raises(Refusal) as refused:
+        make_plan(ctx, op, "notes/x.md", "done", content=active_file("X"))
+    assert refused.value.rule == "root-inside-root" and str(root) in refused.value.message
+    assert sorted(str(p) for p in root.rglob("*")) == before
+
+
+def test_an_archive_folder_above_a_root_does_not_make_it_nested(tmp_path):
+    """A synced drive's own `_archive/` folder is common: only a folder that is clearly a root
+    (an `_index.md` and `_core/` or `_archive/`) encloses another."""
+    (tmp_path / "_archive").mkdir()
+    root = make_root(tmp_path, {})
+    plan = make_plan(context(root, dt.date(2026, 12, 2)), "save", "notes/x.md", content=active_file("X"))
+    assert not plan.empty

@@ -41,6 +41,7 @@ from ..zones import (
     TRASH_DIR,
     Zone,
     archive_location,
+    enclosing_root,
     inside_root,
     looks_like_root,
     original_of,
@@ -65,6 +66,7 @@ from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
 from .safety import (
     CHANGED,
     COLLISION,
+    NESTED,
     OUTSIDE_ROOT,
     SETTINGS,
     SOURCE,
@@ -146,6 +148,16 @@ def usable_settings(root: Path) -> Settings:
     except SettingsError as exc:
         raise Refusal(SETTINGS, f"the memory root's settings cannot be used: {exc}. pmem changes nothing "
                                 "until `.pmem.toml` is fixed (`pmem check` shows the problem)") from None
+
+
+def refuse_nested(root: Path) -> None:
+    """No write into a folder of another root as if it were a root: `--root ~/memory/_archive`
+    would save "notes/x.md" into the archive past every zone rule (`_archive/` holds an
+    `_index.md`, so it looks like a root; a review). The format has no root inside a root."""
+    outer = enclosing_root(root)
+    if outer is not None:
+        raise Refusal(NESTED, f"{shown(str(root))} is inside the memory root {shown(str(outer))}, and the "
+                              "format has no root inside a root; nothing was changed. Use that root")
 
 
 def dialect_of(ctx: LifecycleContext) -> str:
@@ -536,6 +548,7 @@ def make_plan(ctx: LifecycleContext, op: str, path: object = None, reason: str |
     caller that brings its own (the server falls back to the defaults to keep checking).
     `.pmem.toml` is read here once, and what was read decides the whole plan (its dialect, a
     save's checks): two reads could check one settings file and write in another's dialect."""
+    refuse_nested(ctx.root)
     settings = usable_settings(ctx.root)
     ctx = replace(ctx, settings=settings, dialect=settings.dialect if ctx.dialect is None else ctx.dialect)
     if op in ("save", "route"):

@@ -28,6 +28,7 @@ CHANGED = "changed-since-preview"  # re-validation at execution found a differen
 ENCODING = "not-rewritable"  # an index pmem cannot decode exactly is never rewritten
 SECRET = "no-secrets"  # the format's core rule: memory never stores secrets
 SETTINGS = "settings-usable"  # a `.pmem.toml` that cannot be used decides nothing by default
+NESTED = "root-inside-root"  # the format has no root inside a root (`_archive/` holds an `_index.md`)
 
 _HOME_ALIAS = re.compile(r"^(?:~|\$HOME\b|\$\{HOME\}|%USERPROFILE%|%HOMEPATH%|%HOMEDRIVE%)", re.I)
 _DRIVE = re.compile(r"^[A-Za-z]:")
