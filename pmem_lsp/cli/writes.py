@@ -163,8 +163,7 @@ def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = Fa
                 piped = request.op == "save" and "--content-file" not in (argv if argv is not None else sys.argv)
                 again = " (with the same content on stdin)" if piped else ""
                 err.write("pmem: not confirmed: stdin is not a terminal. Nothing was changed. After the user's yes "
-                          f"to this preview, apply exactly it with{again}:\n  {_token_command(argv, shown.token)}\n"
-                          "(a script that needs no preview may pass --yes instead)\n")
+                          f"to this preview, apply exactly it with{again}:\n  {_token_command(argv, shown.token)}\n")
             return exit_codes.NOT_CONFIRMED
         if not _confirm(shown.plan.action, stdin, out):
             out.write("Cancelled; nothing was changed.\n")

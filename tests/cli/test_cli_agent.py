@@ -156,6 +156,18 @@ def test_text_mode_without_a_terminal_prints_the_token_command_that_applies_it(r
     assert applied.returncode == 0 and (root / "_archive/projects/alpha.md").is_file()
 
 
+@pytest.mark.parametrize("args, stdin", [(("archive", "projects/alpha.md"), None),
+                                         (("save", "notes/kiln.md"), NOTE)])
+def test_what_an_agent_reads_of_a_preview_never_offers_yes(root: Path, args: tuple[str, ...], stdin: str | None):
+    """The skill tells agents never to pass `--yes`; the preview they read must not suggest it."""
+    for fmt in ((), ("--format", "json")):
+        result = pmem(root, *args, *fmt, stdin=stdin)
+        assert result.returncode == 3
+        said = result.stdout + result.stderr
+        assert "--token" in said or '"token"' in said
+        assert "--yes" not in said and " -y" not in said
+
+
 def test_route_add_and_health_command_lines(root: Path):
     (root / "notes").mkdir(exist_ok=True)
     (root / "notes/loose.md").write_text(active_file("Loose ends"), encoding="utf-8")
