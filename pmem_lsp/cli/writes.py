@@ -70,7 +70,7 @@ class _Output:
         if self.json:
             self.data(refusal_data(exc))
         else:
-            self.err.write(f"pmem: {when} ({exc.rule}): {one_line(exc.message)}\n")
+            self.err.write(f"pmem: {when} ({exc.rule}): {one_line(mask_text(exc.message))}\n")  # as the JSON
         return exit_codes.ERROR
 
 

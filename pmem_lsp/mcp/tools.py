@@ -491,9 +491,7 @@ def make_preview(root: Path, previews: Previews, operation: str, path: str | Non
     except Refusal as exc:
         raise ToolFailure.from_refusal(exc) from None
     findings = diagnostics_data(save_findings(root, shown))
-    # The token is random hex, never memory: kept out of the masking, which could take it for a key.
-    data = mask_data({**preview_data(shown, findings), "token": None})
-    data["token"] = shown.token
+    data = preview_data(shown, findings)  # masked, the token kept
     if shown.token is None:
         data["next"] = "Nothing to do: there is nothing to apply."
     else:
@@ -597,4 +595,4 @@ def apply(root: Path, pending: Pending, token: str) -> dict[str, Any]:
         plan, done = execute(root, Tokened(pending.request, token))  # the one door
     except Refusal as exc:  # StalePreview and ApplyError included
         raise ToolFailure.from_refusal(exc) from None
-    return mask_data(applied_data(plan, done))
+    return applied_data(plan, done)  # masked
