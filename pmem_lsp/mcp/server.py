@@ -318,10 +318,12 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
             answer = await ctx.elicit(message=message, schema=Confirm)
         except McpError:
             # Never how to switch the question off: the agent reads this (the setting is for
-            # people, documented in agents/README.md).
+            # people, documented in agents/README.md). A question that got no answer is no yes:
+            # recorded as a no, so the command asks the person at a terminal.
+            await anyio.to_thread.run_sync(tools.record_no, pending)
             raise tools.ToolFailure(
                 "not-confirmed", "the client could not ask the user to confirm; nothing was written. "
-                                 f"{tools.headless_advice(root, pending)}", command=pending.command) from None
+                                 f"{tools.no_advice(pending)}", command=pending.command) from None
         except (ValueError, pydantic.ValidationError):
             raise tools.ToolFailure("not-confirmed", "the client's answer was not a yes or no; nothing was "
                                                      "written. Preview again.") from None

@@ -558,13 +558,6 @@ def cli_command(root: Path, request: Request) -> str:
     return mask_text(shlex.join(args))
 
 
-def headless_advice(root: Path, pending: Pending) -> str:
-    """What to do when nobody could confirm: the person applies the change themselves."""
-    return (f"If nobody is at this session to confirm (a headless run such as `claude -p` or `codex exec`), tell "
-            f"the user to run `{pending.command}` in a terminal: it shows them this change and applies it after "
-            "their yes. A token works only in the session that previewed it.")
-
-
 def no_advice(pending: Pending) -> str:
     """After the user's no (or a dismissed question): nothing for the agent to do itself. The
     command stays (a headless run has nobody to answer), but the CLI asks the person for it."""

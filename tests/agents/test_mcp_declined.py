@@ -149,3 +149,18 @@ async def test_a_session_that_cannot_ask_does_not_apply_a_declined_change(tmp_pa
         error, data, _ = await call(client, "memory_apply", {"token": shown["token"]})
     assert error and data["error"]["kind"] == "declined" and "Do not retry" in data["error"]["message"]
     assert digest(root) == before
+
+
+async def test_a_question_that_could_not_be_asked_is_no_yes_either(tmp_path, log):
+    root = make_root(tmp_path)
+    before = digest(root)
+
+    async def failing(context, params: types.ElicitRequestParams) -> types.ErrorData:
+        return types.ErrorData(code=types.INTERNAL_ERROR, message="the dialog failed")
+
+    async with session(root, log, failing) as client:
+        _, shown, _ = await call(client, "memory_preview", {"operation": "archive", "path": "projects/alpha.md"})
+        error, data, _ = await call(client, "memory_apply", {"token": shown["token"]})
+    assert error and data["error"]["kind"] == "not-confirmed" and shown["command"] in data["error"]["message"]
+    runs = as_an_agent(shown["command"])
+    assert digest(root) == before and all(done.returncode == 2 for done in runs)
