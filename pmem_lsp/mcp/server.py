@@ -309,7 +309,7 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
         """Ask the user, where the client can; raise ToolFailure unless they said yes."""
         if not elicitation or not _can_elicit(ctx):
             # Nobody is asked here: a change the user declined (in another session) stays theirs.
-            if tools.was_declined(pending):
+            if await anyio.to_thread.run_sync(tools.was_declined, pending):
                 raise tools.ToolFailure("declined", "the user declined this change in an agent's session; nothing "
                                                     f"was written. {tools.no_advice(pending)}", command=pending.command)
             return
@@ -325,6 +325,7 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
                 "not-confirmed", "the client could not ask the user to confirm; nothing was written. "
                                  f"{tools.no_advice(pending)}", command=pending.command) from None
         except (ValueError, pydantic.ValidationError):
+            await anyio.to_thread.run_sync(tools.record_no, pending)  # no yes either
             raise tools.ToolFailure("not-confirmed", "the client's answer was not a yes or no; nothing was "
                                                      "written. Preview again.") from None
         if answer.action == "accept" and answer.data.confirm is True:
