@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..engine.lifecycle import declines
 from ..engine.lifecycle.execute import Confirmed, Tokened, execute
 from ..engine.lifecycle.fs_applier import ApplyError
 from ..engine.lifecycle.operations import context
@@ -69,7 +70,7 @@ class _Output:
         if self.json:
             self.data(refusal_data(exc))
         else:
-            self.err.write(f"pmem: {when} ({exc.rule}): {one_line(exc.message)}\n")
+            self.err.write(f"pmem: {when} ({exc.rule}): {one_line(mask_text(exc.message))}\n")  # as the JSON
         return exit_codes.ERROR
 
 
@@ -97,18 +98,52 @@ def _token_command(argv: list[str] | None, token: str) -> str:
     return f"{mask_text(shlex.join(['pmem', *args]))} --token {token}"
 
 
+def _tty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _declined_key(root: Path, shown: Preview) -> str | None:
+    """The decline recorded for this change (the user said no to it in an agent's session,
+    engine/lifecycle/declines.py), if any."""
+    if shown.empty:
+        return None
+    key = declines.decline_key(root, shown.plan.op, shown.plan.target)
+    return key if declines.declined(key) else None
+
+
+def _was_declined(root: Path, request: Request) -> bool:
+    """For `--token`: the change it applies was declined (planned only when anything is recorded)."""
+    if not declines.any_declined():
+        return False
+    try:
+        return _declined_key(root, preview(context(root), request)) is not None
+    except Refusal:  # applying says why, as before
+        return False
+
+
 def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = False, token: str | None = None,
               stdin: TextIO | None = None, out: TextIO | None = None, err: TextIO | None = None,
               argv: list[str] | None = None) -> int:
     # Looked up at call time, so a caller (or a test) that swaps sys.stdin is honoured.
     stdin, out, err = stdin or sys.stdin, out or sys.stdout, err or sys.stderr
     io = _Output(fmt, out, err)
+    # A change the user declined in an agent's session is theirs to apply, at a terminal: no
+    # token, no --yes, nothing without a prompt (docs/decisions.md, "A declined change stays
+    # declined"). The words give an agent no step of its own to take.
     if token is not None:
+        if _was_declined(root, request):
+            return io.refused(Refusal("declined", declines.DECLINED_MESSAGE))
         return _apply_token(root, request, token, io)
     try:
         shown = preview(context(root), request)
     except Refusal as exc:
         return io.refused(exc)
+    held = _declined_key(root, shown)
+    if held is not None and (yes or io.json or not (_tty(stdin) and _tty(out))):
+        return io.refused(Refusal("declined", declines.DECLINED_MESSAGE))
     findings = _findings(root, shown)
     if io.json:
         io.data(preview_data(shown, findings))
@@ -117,14 +152,18 @@ def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = Fa
     if shown.empty:
         return exit_codes.OK
     assert shown.token is not None
-    if not yes:
+    if held is not None:
+        out.write("You declined this change in an agent's session.\n")
+        if not _confirm(shown.plan.action, stdin, out):
+            out.write("Cancelled; nothing was changed.\n")
+            return exit_codes.OK
+    elif not yes:
         if io.json or not stdin.isatty():
             if not io.json:
                 piped = request.op == "save" and "--content-file" not in (argv if argv is not None else sys.argv)
                 again = " (with the same content on stdin)" if piped else ""
                 err.write("pmem: not confirmed: stdin is not a terminal. Nothing was changed. After the user's yes "
-                          f"to this preview, apply exactly it with{again}:\n  {_token_command(argv, shown.token)}\n"
-                          "(a script that needs no preview may pass --yes instead)\n")
+                          f"to this preview, apply exactly it with{again}:\n  {_token_command(argv, shown.token)}\n")
             return exit_codes.NOT_CONFIRMED
         if not _confirm(shown.plan.action, stdin, out):
             out.write("Cancelled; nothing was changed.\n")
@@ -135,6 +174,8 @@ def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = Fa
         return io.refused(exc, "failed")
     except Refusal as exc:
         return io.refused(exc, "refused at execution")
+    if held is not None:
+        declines.clear(held)  # the person said yes to it at last
     return _done(io, plan, done)
 
 

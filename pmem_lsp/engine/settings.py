@@ -121,7 +121,9 @@ class Settings(_Section, SettingsBehaviour):
     @classmethod
     def _codes(cls, value: list[str]) -> list[str]:
         out = [v.strip().upper() for v in value]
-        bad = [v for v in out if not _CODE_PREFIX.match(v)]
+        # Named as written, not upper-cased: a value quoted is masked if it is a likely secret,
+        # and an upper-cased token (`GHP_…`) would no longer look like one.
+        bad = [v.strip() for v, code in zip(value, out, strict=True) if not _CODE_PREFIX.match(code)]
         if bad:
             raise ValueError(f"not a rule code or prefix: {', '.join(bad)}")
         codes = _rule_codes()
@@ -167,14 +169,17 @@ def _camel(key: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def _canonical(raw: dict[str, Any], top: bool = True) -> dict[str, Any]:
+def _canonical(raw: dict[str, Any], top: bool = True, spelled: dict[str, str] | None = None) -> dict[str, Any]:
     """One spelling per key (the editor's camelCase), so that `max_bytes` in `.pmem.toml` and
-    `maxBytes` from the editor are the same key when merged. Rule codes are left alone."""
+    `maxBytes` from the editor are the same key when merged. Rule codes are left alone.
+    `spelled` gets each respelled key's spelling in the file, for the error that names it."""
     out: dict[str, Any] = {}
     for key, value in raw.items():
         name = _camel(key) if isinstance(key, str) else key
+        if spelled is not None and name != key:
+            spelled.setdefault(name, key)
         if isinstance(value, dict) and name != "severity":
-            value = _canonical(value, top=False)
+            value = _canonical(value, top=False, spelled=spelled)
         out[name] = value
     return out
 
@@ -189,10 +194,12 @@ def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _describe(err: ValidationError, source: str) -> str:
+def _describe(err: ValidationError, source: str, spelled: dict[str, str] | None = None) -> str:
+    """The errors, each key as the file spells it (an unknown key respelled in camelCase would
+    hide a token's shape from the masking SettingsError does)."""
     parts = []
     for e in err.errors():
-        loc = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        loc = ".".join(str((spelled or {}).get(p, p) if isinstance(p, str) else p) for p in e["loc"]) or "(top level)"
         parts.append(f"{loc}: {e['msg']}")
     return f"{source}: " + "; ".join(parts)
 
@@ -229,11 +236,11 @@ def read_settings_file(root: Path) -> dict[str, Any]:
         raise SettingsError(f"{path}: not valid TOML ({exc})") from exc
 
 
-def _validate(raw: dict[str, Any], source: str) -> Settings:
+def _validate(raw: dict[str, Any], source: str, spelled: dict[str, str] | None = None) -> Settings:
     try:
         return Settings.model_validate(raw)
     except ValidationError as exc:
-        raise SettingsError(_describe(exc, source)) from exc
+        raise SettingsError(_describe(exc, source, spelled)) from exc
 
 
 def resolve_settings(root: Path, overrides: dict[str, Any] | None = None,
@@ -242,13 +249,14 @@ def resolve_settings(root: Path, overrides: dict[str, Any] | None = None,
 
     Each source is validated on its own first, so an error names where the bad key is.
     """
-    raw = _canonical(read_settings_file(root))
-    settings = _validate(raw, str(root / SETTINGS_FILE))
+    spelled: dict[str, str] = {}
+    raw = _canonical(read_settings_file(root), spelled=spelled)
+    settings = _validate(raw, str(root / SETTINGS_FILE), spelled)
     if not overrides:
         return settings
-    over = _canonical(overrides)
-    _validate(over, overrides_source)
-    return _validate(_deep_merge(raw, over), "settings")
+    over = _canonical(overrides, spelled=spelled)
+    _validate(over, overrides_source, spelled)
+    return _validate(_deep_merge(raw, over), "settings", spelled)
 
 
 def settings_from_text(text: str, source: str = SETTINGS_FILE) -> Settings:
@@ -257,4 +265,5 @@ def settings_from_text(text: str, source: str = SETTINGS_FILE) -> Settings:
         raw = tomllib.loads(text.lstrip("\ufeff"))
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"{source}: not valid TOML ({exc})") from exc
-    return _validate(_canonical(raw), source)
+    spelled: dict[str, str] = {}
+    return _validate(_canonical(raw, spelled=spelled), source, spelled)

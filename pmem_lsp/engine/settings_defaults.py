@@ -53,7 +53,14 @@ DEFAULTS: dict[str, Any] = {
 
 
 class SettingsError(ValueError):
-    """Settings that cannot be used; the message says where and why."""
+    """Settings that cannot be used; the message says where and why, with any likely secret it
+    quotes (a key or a value of the file, its path) masked: it reaches hooks' block reasons,
+    stderr and MCP replies, which agents read."""
+
+    def __init__(self, message: str) -> None:
+        from .secrets import mask_text  # only when settings fail: the hooks' fast path never needs it
+
+        super().__init__(mask_text(message))
 
 
 class SecretsBehaviour:

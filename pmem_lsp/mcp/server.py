@@ -308,30 +308,41 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
     async def confirmed(ctx: Context, pending: "tools.Pending") -> None:
         """Ask the user, where the client can; raise ToolFailure unless they said yes."""
         if not elicitation or not _can_elicit(ctx):
+            # Nobody is asked here: a change the user declined (in another session) stays theirs.
+            if await anyio.to_thread.run_sync(tools.was_declined, pending):
+                raise tools.ToolFailure("declined", "the user declined this change in an agent's session; nothing "
+                                                    f"was written. {tools.no_advice(pending)}", command=pending.command)
             return
         message = f"{pending.preview}\n\nApply this change to your memory?"
         try:
             answer = await ctx.elicit(message=message, schema=Confirm)
         except McpError:
             # Never how to switch the question off: the agent reads this (the setting is for
-            # people, documented in agents/README.md).
+            # people, documented in agents/README.md). A question that got no answer is no yes:
+            # recorded as a no, so the command asks the person at a terminal.
+            await anyio.to_thread.run_sync(tools.record_no, pending)
             raise tools.ToolFailure(
                 "not-confirmed", "the client could not ask the user to confirm; nothing was written. "
-                                 f"{tools.headless_advice(root, pending)}", command=pending.command) from None
+                                 f"{tools.no_advice(pending)}", command=pending.command) from None
         except (ValueError, pydantic.ValidationError):
+            await anyio.to_thread.run_sync(tools.record_no, pending)  # no yes either
             raise tools.ToolFailure("not-confirmed", "the client's answer was not a yes or no; nothing was "
                                                      "written. Preview again.") from None
         if answer.action == "accept" and answer.data.confirm is True:
+            await anyio.to_thread.run_sync(tools.record_yes, pending)
             return
-        # A headless run (`claude -p`, `codex exec`) dismisses or declines every question: nobody
-        # was there. The answer says so and how a person applies the change themselves.
-        headless = tools.headless_advice(root, pending)
+        # The no is recorded (docs/decisions.md, "A declined change stays declined"): the CLI
+        # then applies this change only after its own prompt, at a person's terminal. A
+        # headless run (`claude -p`, `codex exec`) dismisses or declines every question: the
+        # person runs the command themselves and answers there.
+        await anyio.to_thread.run_sync(tools.record_no, pending)
+        advice = tools.no_advice(pending)
         if answer.action == "cancel":
             raise tools.ToolFailure("cancelled", "the confirmation was dismissed, or nobody was there to answer it "
-                                                 f"(a headless run); nothing was written. {headless}",
+                                                 f"(a headless run); nothing was written. {advice}",
                                     command=pending.command)
-        raise tools.ToolFailure("declined", "the change was declined (by the user, or by a client that declines "
-                                            f"when nobody is there); nothing was written. {headless}",
+        raise tools.ToolFailure("declined", "the change was declined (by the user, or by a headless run that "
+                                            f"declines when nobody is there); nothing was written. {advice}",
                                 command=pending.command)
 
     @tool("memory_apply", "Apply a confirmed preview", readOnlyHint=False, destructiveHint=True,

@@ -12,6 +12,7 @@ the rest. File names are shown as `engine/names.py` shows them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -26,6 +27,7 @@ from ..engine.checking import check_files, root_relative
 from ..engine.folders import walk
 from ..engine.health import memory_health
 from ..engine.index_routes import Route, parse_index
+from ..engine.lifecycle import declines
 from ..engine.lifecycle.execute import Tokened, execute
 from ..engine.lifecycle.fs_applier import ApplyError
 from ..engine.lifecycle.operations import context
@@ -434,6 +436,7 @@ class Pending:
     request: Request
     preview: str  # what the user is shown (masked)
     command: str = ""  # what a person runs to review and apply it themselves (cli_command)
+    declined_as: str = ""  # how a "no" to it is recorded (engine/lifecycle/declines.py)
 
 
 class Previews:
@@ -488,14 +491,13 @@ def make_preview(root: Path, previews: Previews, operation: str, path: str | Non
     except Refusal as exc:
         raise ToolFailure.from_refusal(exc) from None
     findings = diagnostics_data(save_findings(root, shown))
-    # The token is random hex, never memory: kept out of the masking, which could take it for a key.
-    data = mask_data({**preview_data(shown, findings), "token": None})
-    data["token"] = shown.token
+    data = preview_data(shown, findings)  # masked, the token kept
     if shown.token is None:
         data["next"] = "Nothing to do: there is nothing to apply."
     else:
         command = cli_command(root, request)
-        previews.remember(shown.token, Pending(request, data["preview"], command))
+        key = declines.decline_key(root, shown.plan.op, shown.plan.target)
+        previews.remember(shown.token, Pending(request, data["preview"], command, key))
         data["command"] = command
         data["next"] = ("Show the user this preview (and any findings) and ask them to confirm. Only after "
                         "their explicit yes, call memory_apply with this token. Never apply without asking. "
@@ -556,11 +558,29 @@ def cli_command(root: Path, request: Request) -> str:
     return mask_text(shlex.join(args))
 
 
-def headless_advice(root: Path, pending: Pending) -> str:
-    """What to do when nobody could confirm: the person applies the change themselves."""
-    return (f"If nobody is at this session to confirm (a headless run such as `claude -p` or `codex exec`), tell "
-            f"the user to run `{pending.command}` in a terminal: it shows them this change and applies it after "
-            "their yes. A token works only in the session that previewed it.")
+def no_advice(pending: Pending) -> str:
+    """After the user's no (or a dismissed question): nothing for the agent to do itself. The
+    command stays (a headless run has nobody to answer), but the CLI asks the person for it."""
+    return ("Do not retry this change or apply it another way: `pmem` refuses it without the person. If the user "
+            f"wants it after all, they can run `{pending.command}` in their own terminal, where pmem shows them the "
+            "change and asks them.")
+
+
+def record_no(pending: Pending) -> None:
+    """The user declined or dismissed `pending`: the CLI will not apply it for an agent."""
+    if pending.declined_as:
+        with contextlib.suppress(OSError):  # the cache folder cannot be written: the answer is still a no
+            declines.record(pending.declined_as)
+
+
+def record_yes(pending: Pending) -> None:
+    if pending.declined_as:
+        with contextlib.suppress(OSError):
+            declines.clear(pending.declined_as)
+
+
+def was_declined(pending: Pending) -> bool:
+    return bool(pending.declined_as) and declines.declined(pending.declined_as)
 
 
 def apply(root: Path, pending: Pending, token: str) -> dict[str, Any]:
@@ -568,4 +588,4 @@ def apply(root: Path, pending: Pending, token: str) -> dict[str, Any]:
         plan, done = execute(root, Tokened(pending.request, token))  # the one door
     except Refusal as exc:  # StalePreview and ApplyError included
         raise ToolFailure.from_refusal(exc) from None
-    return mask_data(applied_data(plan, done))
+    return applied_data(plan, done)  # masked

@@ -19,6 +19,7 @@ pytest.importorskip("mcp.server.fastmcp", reason="the mcp extra is not installed
 from mcp import types
 from test_mcp_server import NOTE, call, digest, session
 
+from pty_terminal import run_at_terminal
 from roots import make_root
 
 pytestmark = pytest.mark.e2e  # every test here runs `pmem mcp` as a subprocess
@@ -72,12 +73,11 @@ async def test_when_nobody_can_confirm_the_answer_gives_the_command_a_person_run
     assert data["command"] == shown["command"] and shown["command"] in data["error"]["message"]
     assert digest(root) == before
     assert not any(p.is_relative_to(root) for p in cache.rglob("*")), "the pending text is kept outside the root"
-    # The person runs it (here with --yes standing in for their yes at the terminal): exactly that change.
+    # The person runs it in their terminal and says yes to the prompt: exactly that change.
     argv = shlex.split(shown["command"])
     assert argv[0] == "pmem"
-    done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", *argv[1:], "--yes"], capture_output=True,
-                          text=True, timeout=120, env={"PATH": "/usr/bin:/bin", "PMEM_CACHE_DIR": str(cache)})
-    assert done.returncode == 0, done.stderr
+    code, screen = run_at_terminal(argv[1:], "y", env={"PATH": "/usr/bin:/bin", "PMEM_CACHE_DIR": str(cache)})
+    assert code == 0, screen
     assert (root / "projects/kiln.md").read_text(encoding="utf-8") == NOTE
     assert "kiln firings" in (root / "_index.md").read_text(encoding="utf-8")
 

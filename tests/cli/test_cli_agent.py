@@ -156,6 +156,18 @@ def test_text_mode_without_a_terminal_prints_the_token_command_that_applies_it(r
     assert applied.returncode == 0 and (root / "_archive/projects/alpha.md").is_file()
 
 
+@pytest.mark.parametrize("args, stdin", [(("archive", "projects/alpha.md"), None),
+                                         (("save", "notes/kiln.md"), NOTE)])
+def test_what_an_agent_reads_of_a_preview_never_offers_yes(root: Path, args: tuple[str, ...], stdin: str | None):
+    """The skill tells agents never to pass `--yes`; the preview they read must not suggest it."""
+    for fmt in ((), ("--format", "json")):
+        result = pmem(root, *args, *fmt, stdin=stdin)
+        assert result.returncode == 3
+        said = result.stdout + result.stderr
+        assert "--token" in said or '"token"' in said
+        assert "--yes" not in said and " -y" not in said
+
+
 def test_route_add_and_health_command_lines(root: Path):
     (root / "notes").mkdir(exist_ok=True)
     (root / "notes/loose.md").write_text(active_file("Loose ends"), encoding="utf-8")
@@ -265,3 +277,47 @@ def test_post_write_tells_the_agent_what_its_write_broke(root: Path):
     clean = claude("Write", {"file_path": str(root / "projects/alpha.md"), "content": ""}, "PostToolUse")
     result = hook(root, "post-write", clean)
     assert (result.returncode, result.stdout) == (0, "")
+
+
+# -- no secret echoed back: settings errors, paths in a write's JSON -------------------------
+def shapes(secret: str) -> tuple[str, ...]:
+    return secret, secret.upper(), secret.replace("_", ""), secret[8:24], secret[8:24].upper()
+
+
+@pytest.mark.parametrize("toml", [f'[severity]\n{SECRET} = "error"\n', f'select = ["PM1", "{SECRET}"]\n',
+                                  f"{SECRET} = 1\n"])
+def test_a_settings_error_never_quotes_a_secret_in_check_or_the_hooks(root: Path, toml: str):
+    (root / ".pmem.toml").write_text(toml, encoding="utf-8")
+    said = []
+    checked = pmem(root, "check")
+    assert checked.returncode == 2 and ".pmem.toml" in checked.stderr
+    said.append(checked.stdout + checked.stderr)
+    for call in ({"file_path": str(root / "notes/x.md"), "content": "# X\n\nA note.\n"},
+                 {"file_path": str(root / ".pmem.toml"), "content": toml + "\n"}):
+        for event, name in (("pre-write", "PreToolUse"), ("post-write", "PostToolUse")):
+            done = pmem(root, "hook", event, stdin=json.dumps({"hook_event_name": name, "tool_name": "Write",
+                                                                "tool_input": call, "cwd": str(root)}))
+            said.append(done.stdout + done.stderr)
+    assert any(".pmem.toml" in text for text in said[1:]), "the hooks name the problem"
+    for text in said:
+        for shape in shapes(SECRET):
+            assert shape not in text, text
+
+
+def test_a_write_s_json_and_refusals_mask_a_secret_in_a_path(tmp_path: Path):
+    root = make_root(tmp_path, {f"notes/{SECRET}/x.md": active_file("X")})
+    rel = f"notes/{SECRET}/x.md"
+    outputs = [pmem(root, "archive", rel, "--format", "json"), pmem(root, "archive", rel, "--format", "json", "--yes")]
+    assert outputs[0].returncode == 3 and outputs[1].returncode == 0
+    previewed = as_json(outputs[0])
+    first, end = json.JSONDecoder().raw_decode(outputs[1].stdout)  # --yes: the preview, then the outcome
+    applied = json.loads(outputs[1].stdout[end:])
+    assert first["changes"] == previewed["changes"]
+    assert previewed["token"] and previewed["changes"][0]["kind"] == "move" and applied["done"]
+    assert (root / "_archive" / rel).is_file()
+    outputs += [pmem(root, "archive", rel), pmem(root, "archive", rel, "--format", "json"),
+                pmem(root, "recover", rel, "--format", "json")]
+    assert outputs[2].returncode == 2 and "does not exist" in outputs[2].stderr
+    for done in outputs:
+        for shape in shapes(SECRET):
+            assert shape not in done.stdout + done.stderr, done.stdout + done.stderr

@@ -161,7 +161,8 @@ def test_non_interactive_stdin_without_yes_exits_3_and_changes_nothing(root: Pat
     result = pmem("--root", str(root), *args)
     assert result.returncode == 3, (result.stdout, result.stderr)
     assert result.stdout.strip()  # the preview was printed
-    assert "--yes" in result.stderr and "Nothing was changed" in result.stderr
+    # The token command, never --yes: an agent reads this (the skill tells it never to pass --yes).
+    assert "--token" in result.stderr and "--yes" not in result.stderr and "Nothing was changed" in result.stderr
     assert digest(root) == before
 
 

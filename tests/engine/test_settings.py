@@ -426,3 +426,47 @@ def test_a_settings_file_that_is_a_fifo_or_a_link_to_nothing_is_an_error_not_a_w
     (link / ".pmem.toml").symlink_to(link / "missing.toml")
     with pytest.raises(SettingsError, match="symbolic link to nothing"):
         settings_for(link)
+
+
+# -- a likely secret in the settings is never quoted back -----------------------------------
+GITHUB_TOKEN = "ghp_" + "J7QX2M4RZ8KD5N3VJ7QX2M4RZ8KD5N3Vabcd"  # a GitHub token's shape
+
+
+@pytest.mark.parametrize("toml", [
+    f'[severity]\n{GITHUB_TOKEN} = "error"\n',  # "not a rule code: …"
+    f'select = ["PM1", "{GITHUB_TOKEN}"]\n',  # upper-cased it would no longer look like a token
+    f'ignore = ["{GITHUB_TOKEN}"]\n',
+    f'{GITHUB_TOKEN} = 1\n',  # an unknown key, respelled in camelCase with its `_` dropped
+    f'[core]\n{GITHUB_TOKEN} = 1\n',
+    f'[severity]\nPM202 = "{GITHUB_TOKEN}"\n',
+    f'[secrets]\nallow = ["{GITHUB_TOKEN}("]\n',  # not a regular expression
+    f'dialect = "{GITHUB_TOKEN}"\n',
+    f'{GITHUB_TOKEN}\n',  # not TOML
+])
+def test_a_settings_error_never_quotes_a_secret(tmp_path, toml: str):
+    root = make_root(tmp_path)
+    (root / ".pmem.toml").write_text(toml, encoding="utf-8")
+    with pytest.raises(SettingsError) as resolved:
+        resolve_settings(root)
+    from pmem_lsp.engine.settings import settings_from_text
+
+    with pytest.raises(SettingsError) as parsed:
+        settings_from_text(toml)
+    for exc in (resolved.value, parsed.value):
+        message = str(exc)
+        assert ".pmem.toml" in message
+        for shape in (GITHUB_TOKEN, GITHUB_TOKEN.upper(), GITHUB_TOKEN.replace("_", ""), GITHUB_TOKEN[8:24],
+                      GITHUB_TOKEN[8:24].upper()):
+            assert shape not in message, message
+
+
+def test_a_settings_error_still_names_what_is_wrong(tmp_path):
+    root = make_root(tmp_path)
+    (root / ".pmem.toml").write_text('select = ["pm9", "nope"]\n[severity]\nPMX = "error"\n', encoding="utf-8")
+    with pytest.raises(SettingsError) as raised:
+        resolve_settings(root)
+    assert "not a rule code or prefix: nope" in str(raised.value) and "not a rule code: PMX" in str(raised.value)
+    (root / ".pmem.toml").write_text("max_bytes_typo = 1\n", encoding="utf-8")
+    with pytest.raises(SettingsError) as raised:
+        resolve_settings(root)
+    assert "max_bytes_typo" in str(raised.value), "the key as the file spells it"

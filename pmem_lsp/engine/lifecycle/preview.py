@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..findings import Finding
-from ..secrets import mask_text
+from ..secrets import mask_data, mask_text
 from ..settings_defaults import SETTINGS_FILE
 from .operations import LifecycleContext, make_plan
 from .plan import MakeDir, Move, Plan, Remove, WriteText
@@ -202,14 +202,20 @@ def proposed_findings(root: Path, plan: Plan, settings: Settings) -> list[Findin
 
 
 # -- what the CLI's --format json and the MCP server return -----------------------------
+# Masked here, once, for every surface: a path (`notes/ghp_…/x.md`), a move's ends, a done
+# step can hold a likely secret as well as a diff can.
 def preview_data(shown: Preview, findings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     plan = shown.plan
-    return {"operation": plan.op, "path": plan.target, "preview": plan.preview, "changes": changes(plan),
-            "findings": findings or [], "token": shown.token, "applied": False}
+    data = mask_data({"operation": plan.op, "path": plan.target, "preview": plan.preview, "changes": changes(plan),
+                      "findings": findings or [], "token": None, "applied": False})
+    # The token is random hex, never memory: kept out of the masking, which could take it for a key.
+    data["token"] = shown.token
+    return data
 
 
 def applied_data(plan: Plan, done: list[str]) -> dict[str, Any]:
-    return {"applied": True, "operation": plan.op, "path": plan.target, "outcome": plan.done, "done": done}
+    return mask_data({"applied": True, "operation": plan.op, "path": plan.target, "outcome": plan.done,
+                      "done": done})
 
 
 def refusal_data(refusal: Refusal) -> dict[str, Any]:
