@@ -5,11 +5,36 @@ the exact token (`_markup.py`). Each beside near misses that must stay quiet."""
 
 from __future__ import annotations
 
+import random
+import sys
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pmem_lsp.engine.secrets import find_secrets
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import secrets_eval as ev
+from pmem_lsp.engine.secrets import SecretMatch, _gate, find_secrets, mask_text
+
+try:
+    ENGINES = ("pure", "compiled") if _gate.choose("compiled") else ("pure",)
+except ImportError:
+    ENGINES = ("pure",)
+
+
+def _same_findings(lines: list[str]) -> None:
+    """Both gate engines (where hyperscan is installed) find the same, with each option."""
+    for kw in ({}, {"in_sentences": False}, {"honour_marker": False}):
+        results = []
+        for name in ENGINES:
+            before = _gate.use(name)
+            try:
+                results.append(repr(find_secrets(lines, **kw)))
+            finally:
+                _gate._forced = before
+        assert len(set(results)) == 1, (kw, results)
 
 AWS = "AKIA" + "Z7Q3R9T2M4K8W6PX"
 GHP = "ghp_" + "J7QX2M4RZ8KD5N3VJ7QX2M4RZ8KD5N3Vabcd"
@@ -43,3 +68,106 @@ def test_emoji_with_variation_selectors_and_bidi_text_stay_quiet():
              "flag \U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",
              "AKIA\ufe0fEXAMPLE", "ghp_\u202eshort"]
     assert find_secrets(lines) == []
+
+
+# --- private key blocks in unusual armour ---------------------------------------------------
+
+def _key(seed: int, label: str = "RSA") -> tuple[list[str], list[str]]:
+    """(the BEGIN line's label words, the body lines) of a generated key block."""
+    lines, first, last = ev.pem_block(random.Random(seed), label)
+    return lines, lines[first:last + 1]
+
+
+def _block_of(lines: list[str]) -> SecretMatch:
+    found = [m for m in find_secrets(lines) if m.kind == "PEM private key"]
+    assert len(found) == 1, (lines[:3], found)
+    return found[0]
+
+
+BEGIN, END = "-----BEGIN RSA PRIVATE" + " KEY-----", "-----END RSA PRIVATE" + " KEY-----"
+
+
+def _armoured(body: list[str], begin: str = BEGIN, end: str = END, pre: str = "") -> list[str]:
+    return [pre + begin, *(pre + x for x in body), pre + end]
+
+
+VARIANTS = {
+    "a word after the header": lambda body: [BEGIN + " x", *body, END],
+    "a sentence after the header": lambda body: [BEGIN + " (the staging one)", *body, END],
+    "EXAMPLE among the body lines": lambda body: [BEGIN, *body[:3], "EXAMPLE", *body[3:], END],
+    "EXAMPLE as the first body line": lambda body: [BEGIN, "EXAMPLE", *body, END],
+    "EXAMPLE as the last body line": lambda body: [BEGIN, *body, "EXAMPLE", END],
+    "list items": lambda body: _armoured(body, pre="- "),
+    "starred list items": lambda body: _armoured(body, pre="* "),
+    "numbered list items": lambda body: [f"{i}. {x}" for i, x in enumerate([BEGIN, *body, END], 1)],
+    "quoted": lambda body: _armoured(body, pre="> "),
+    "quoted list items": lambda body: _armoured(body, pre="> - "),
+    "lower case": lambda body: _armoured(body, BEGIN.lower(), END.lower()),
+    "mixed case": lambda body: _armoured(body, "-----Begin RSA Private" + " Key-----", "-----End RSA Private Key-----"),
+    "four dashes": lambda body: _armoured(body, BEGIN[1:-1], END[1:-1]),
+    "four dashes, lower case, listed": lambda body: _armoured(body, BEGIN[1:-1].lower(), END[1:-1].lower(), "- "),
+}
+
+
+@pytest.mark.parametrize("label", ["RSA", "EC", "OPENSSH", ""])
+@pytest.mark.parametrize("variant", VARIANTS, ids=list(VARIANTS))
+def test_a_key_block_in_armour_no_tool_writes_is_still_found(variant, label):
+    _lines, body = _key(len(variant) + len(label), label)
+    word = (label + " " if label else "")
+    lines = [x.replace("RSA ", word).replace("Rsa ", word).replace("rsa ", word.lower()) for x in VARIANTS[variant](body)]
+    lines = ["Keys for staging:", "", *lines, "", "Rotate them monthly."]
+    m = _block_of(lines)
+    first = 1 + next(i for i, x in enumerate(lines) if "begin" in x.lower())
+    last = -1 + next(i for i, x in enumerate(lines) if "-end" in x.lower())
+    assert (m.line, m.end_line) == (first, last)
+    text_of = {lines[first]: lines[first].split()[-1], lines[last]: lines[last].split()[-1]}
+    assert m.start == len(lines[first]) - len(text_of[lines[first]]) and m.end == len(lines[last])
+    assert m.strong
+    # Masked and redacted: no line of the body is left.
+    shown = mask_text("\n".join(lines))
+    assert not any(x in shown for x in body if len(x) > 8)
+
+
+def test_the_escaped_and_inline_forms_read_the_unusual_armour_too():
+    _lines, body = _key(7)
+    flat = "".join(body)
+    escaped = '"private_key": "' + BEGIN.lower() + "\\n" + "\\n".join(body) + "\\n" + END.lower() + '\\n"'
+    inline = BEGIN[1:-1] + " " + " ".join(body) + " " + END[1:-1]
+    for line in (escaped, inline):
+        (m,) = find_secrets([line])
+        assert "".join(line[m.start:m.end].replace("\\n", " ").split()) == flat
+
+
+STUB = "MIIEowIBAAKCAQEA7bq" + "3xK9mQ2vLp8zRt4wJ2"  # a key's opening, too short to be one
+QUIET_PEM = {
+    "the header in a sentence": ["Such a file starts with " + BEGIN + " and ends with " + END + "."],
+    "lower-case header in a sentence": ["it begins " + BEGIN.lower() + ", then the body"],
+    "a word after the header, prose below": [BEGIN + " x", "and then comes the base64 body.", END],
+    "four-dash header, prose below": [BEGIN[1:-1], "", "(paste the key here)", END[1:-1]],
+    "listed header alone": ["- " + BEGIN, "- the body", "- " + END],
+    "a stub body after a word": [BEGIN + " x", STUB, END],
+    "a stub body, lower case": [BEGIN.lower(), STUB, END.lower()],
+    "a stub body, listed": _armoured([STUB], pre="- "),
+    "an elided body, four dashes": [BEGIN[1:-1], STUB + "...", END[1:-1]],
+    "a placeholder body, lower case": [BEGIN.lower(), *["x" * 64] * 4, END.lower()],
+    "EXAMPLE inside the one long body line": [BEGIN, "MIIEowIBAAKCAQEA7bq3xK9mQ2vLEXAMPLEKEYp8zRt4wJ2Hn5Lc8Vd3Qa6Ws1Ze",
+                                              END],
+    "a listed column of hashes under a header": ["- " + BEGIN[1:-1].lower(),
+                                                 *("- " + "".join(random.Random(i).choices("0123456789abcdef", k=64))
+                                                   for i in range(6)), "- " + END[1:-1].lower()],
+}
+
+
+@pytest.mark.parametrize("name", QUIET_PEM, ids=list(QUIET_PEM))
+def test_a_key_header_without_key_material_stays_quiet(name):
+    assert find_secrets(QUIET_PEM[name]) == []
+
+
+def test_both_engines_agree_on_the_unusual_armour():
+    for variant in VARIANTS:
+        _lines, body = _key(len(variant))
+        lines = VARIANTS[variant](body)
+        _same_findings(lines)
+        _same_findings([" ".join(lines)])
+    for lines in QUIET_PEM.values():
+        _same_findings(lines)

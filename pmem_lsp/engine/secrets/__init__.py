@@ -317,10 +317,13 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     token_hits, candidates = gate.scan(data, text, n, tokens=tokens, lowered=lowered)
 
     # Private key blocks: PEM and PGP (`-----BEGIN`), PuTTY's key files.
-    for probe, literal, find in ((_gate.BEGIN_PROBE, b"-----BEGIN", find_pem),
+    for probe, literal, find in ((_gate.BEGIN_PROBE, b"----begin", find_pem),
                                  (_gate.PUTTY_PROBE, b"PuTTY-User-Key-File-", find_putty)):
         hits = token_hits[probe]
-        if hits or (not tokens and literal in data):  # the probes were not looked for
+        hay = data
+        if not hits and not tokens and probe == _gate.BEGIN_PROBE:  # BEGIN in any case
+            hay = lowered if lowered is not None else data.lower()
+        if hits or (not tokens and literal in hay):  # the probes were not looked for
             begins: set[int] = set()
             if hits:
                 ln = at = 0
@@ -329,7 +332,7 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
                     at = b
                     begins.add(ln)
             else:
-                lines_with(data, literal, n, begins)
+                lines_with(hay, literal, n, begins, data)
             for b, ln, a, eln, e, kind, value in find(lines, sorted(begins)):
                 found.append((_P_PEM, b, ln, a, eln, e, kind, value))
 
