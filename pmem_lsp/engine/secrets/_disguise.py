@@ -56,7 +56,11 @@ _FOLD = {ord(k): v for k, v in _LOOK_ALIKES.items()}
 _FOLD.update({c: chr(c - 0xFEE0) for c in _FULLWIDTH})
 _FOLD.update({ord(c): "" for c in INVISIBLE})
 
-_DISGUISED = re.compile("[" + re.escape(INVISIBLE + "".join(_LOOK_ALIKES)) + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
+# The ranges written as ranges: a class of single characters above U+FFFF is tried one by one.
+_RANGES = "\u202a-\u202e\u2066-\u2069\ufe00-\ufe0f\U000e0000-\U000e007f"
+_DISGUISED = re.compile("[" + re.escape("".join(c for c in INVISIBLE if not re.match(f"[{_RANGES}]", c))
+                                        + "".join(_LOOK_ALIKES))
+                        + _RANGES + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
 
 
 def _by_lead() -> tuple[tuple[bytes, re.Pattern[bytes]], ...]:
