@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import secrets_eval as ev
-from pmem_lsp.engine.secrets import SecretMatch, _gate, find_secrets, mask_text
+from pmem_lsp.engine.secrets import SecretMatch, _gate, _markup, find_secrets, mask_text
 
 try:
     ENGINES = ("pure", "compiled") if _gate.choose("compiled") else ("pure",)
@@ -171,3 +171,105 @@ def test_both_engines_agree_on_the_unusual_armour():
         _same_findings([" ".join(lines)])
     for lines in QUIET_PEM.values():
         _same_findings(lines)
+
+
+# --- markup that renders as the exact token -------------------------------------------------
+
+SK = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+# (the written token, where the token starts in it, the kind): each renders as the token.
+MARKUP = {
+    "an HTML comment": ("AKIAZ7Q3R9<!-- -->T2M4K8W6PX", "AWS access key id"),
+    "a comment with words": ("AKIAZ7Q3R9<!-- not a key -->T2M4K8W6PX", "AWS access key id"),
+    "bold inside": ("AKIAZ7Q3R9**T2M4K8W6PX**", "AWS access key id"),
+    "italic inside": ("AKIAZ7Q3R9*T2M4K8W6PX*", "AWS access key id"),
+    "bold around a part": ("**AKIAZ7**Q3R9T2M4K8W6PX", "AWS access key id"),
+    "strike-through inside": ("AKIAZ7Q3R9~~T2M4K8W6PX~~", "AWS access key id"),
+    "an inline tag": ("AKIAZ7Q3R9<b>T2M4K8W6PX</b>", "AWS access key id"),
+    "a span with a style": ('AKIAZ7Q3R9<span style="color:red">T2M4K8W6PX</span>', "AWS access key id"),
+    "markers and a comment together": ("AKIAZ7Q3R9*<!-- -->*T2M4K8W6PX", "AWS access key id"),
+    "a decimal reference": ("AKIA&#90;7Q3R9T2M4K8W6PX", "AWS access key id"),
+    "a reference first": ("&#65;KIAZ7Q3R9T2M4K8W6PX", "AWS access key id"),
+    "a decimal underscore": ("ghp&#95;" + GHP[4:], "GitHub token"),
+    "a hex underscore": ("ghp&#x5F;" + GHP[4:], "GitHub token"),
+    "a named underscore": ("ghp&lowbar;" + GHP[4:], "GitHub token"),
+    "an escaped underscore": ("ghp\\_" + GHP[4:], "GitHub token"),
+    "escaped underscores in a Stripe key": (SK.replace("_", "\\_"), "Stripe secret key"),
+}
+
+
+@pytest.mark.parametrize("name", MARKUP, ids=list(MARKUP))
+@pytest.mark.parametrize("around", [("", ""), ("- staging key: `", "` (rotate)"), ("| prod | ", " |")])
+def test_markup_inside_a_token_is_read_as_it_renders(name, around):
+    written, kind = MARKUP[name]
+    line = around[0] + written + around[1]
+    found = [m for m in find_secrets(["# Keys", line], honour_marker=False) if m.strong]
+    assert [m.kind for m in found] == [kind]
+    (m,) = found
+    # From the token's first character (or the reference that renders as it) to its last.
+    assert m.line == m.end_line == 1 and m.start == len(around[0]) + len(written) - len(written.lstrip("*"))
+    assert written[m.end - len(around[0]):].strip("*~") in ("", "</b>", "</span>")
+    assert written[12:18] not in mask_text("# Keys\n" + line)
+
+
+QUIET_MARKUP = [
+    "Use **bold** for a_b_c identifiers and *emphasis* in prose ~~not this~~.",
+    "The **AKIA** prefix marks an AWS key id; **ghp_** a GitHub token.",
+    "AKIAIOSFODNN7**EXAMPLE**",  # AWS's documented example key id, rendered
+    "AKIAZ7Q3R9 **T2M4K8W6PX**",  # a space: two words, not one token
+    "ghp\\_short and ghp&#95;tooShort",
+    "a_very_long_identifier_name_with**stars**in_it_and_more_words",
+    "https://example.com/?a=1&amp;b=2&#38;c=3 and C:\\Users\\name\\_private",
+    "password: hunter<!-- -->2xyzQ!",  # a key-named value is not looked for in the rendered view
+    "Math: 2*3*4 = 24, a~b, x&#42;y, \\*literal\\*",
+    "| AKIA<!-- --> | prefix |",
+]
+
+
+@pytest.mark.parametrize("line", QUIET_MARKUP)
+def test_markup_that_renders_as_no_token_stays_quiet(line):
+    assert [m for m in find_secrets([line], in_sentences=False) if m.strong] == \
+        [m for m in find_secrets([line.replace("<!-- -->", "")], in_sentences=False) if m.strong]
+    assert not any(m.kind in ("AWS access key id", "GitHub token") for m in find_secrets([line]))
+
+
+def test_the_allow_marker_is_honoured_by_a_check_and_never_by_the_hook():
+    line = "AKIAZ7Q3R9**T2M4K8W6PX** <!-- pmem: allow-secret -->"
+    assert find_secrets([line]) == []
+    assert [m.kind for m in find_secrets([line], honour_marker=False)] == ["AWS access key id"]
+
+
+def test_both_engines_agree_on_markup():
+    for written, _kind in MARKUP.values():
+        _same_findings(["x " + written, "y"])
+    for line in QUIET_MARKUP:
+        _same_findings([line])
+
+
+_PIECES = ["<!-- -->", "<!--x-->", "**", "*", "~~", "<b>", "</b>", "<span>", "</span>", "<em>", "&#0;", "&amp;", "&#x2a;"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, len(AWS) - 1), st.sampled_from(_PIECES)), min_size=1, max_size=4,
+                unique_by=lambda cut: cut[0]))
+def test_removed_markup_anywhere_inside_a_token_gives_it_at_its_real_columns(cuts):
+    written = AWS
+    for at, piece in sorted(cuts, reverse=True):
+        written = written[:at] + piece + written[at:]
+    written = written.replace("&#0;", "").replace("&amp;", "").replace("&#x2a;", "")  # render as no token character
+    line = "key " + written + " end"
+    (m,) = [m for m in find_secrets([line], honour_marker=False) if m.kind == "AWS access key id"]
+    assert (m.start, m.end) == (4, 4 + len(written))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*"ab_Z9 -.*~&#;<>!\\x/", "<!--", "-->", "&#95;", "&lowbar;", "<b>", "\n"]),
+                max_size=60))
+def test_the_rendered_view_maps_each_character_back_to_where_it_is_written(pieces):
+    text = "".join(pieces)
+    lines = text.split("\n")
+    for ln, shown, starts, ends in _markup.fold(lines, text):
+        line = lines[ln]
+        assert len(shown) == len(starts) == len(ends)
+        assert all(a < e <= b for a, e, b in zip(starts, ends, [*starts[1:], len(line)], strict=True))
+        for ch, a, e in zip(shown, starts, ends, strict=True):
+            assert line[a:e] == ch or (e - a > 1 and line[a] in "&\\")

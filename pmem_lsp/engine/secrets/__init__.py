@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..names import map_strings
-from . import _disguise, _gate
+from . import _disguise, _gate, _markup
 from ._checks import looks_random
 from ._gate import GATED_RULES, keyword_spots, lines_with, spots_by_line
 from ._generic import PREFILTER as _GENERIC_KEYWORDS
@@ -228,6 +228,9 @@ def _keyword_rules() -> dict[str, tuple[int, ...]]:
 
 
 _KEYWORD_RULES = _keyword_rules()
+# The kinds of the token rules and of the secrets their ids make certain: what markup is
+# folded for (`_markup.py`).
+_SHAPED_KINDS = frozenset({*(rule.kind for rule in TOKEN_RULES), "AWS secret access key", "Twilio API key secret"})
 # Azure connection-string keys have no run guarantee ("+" and "/" break it): tried on key lines.
 _AZURE_RULES = tuple(i for i, rule in enumerate(TOKEN_RULES) if rule.keywords[0].endswith("Key="))
 
@@ -251,6 +254,14 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
             start = a_map[m.start] if a_map is not None else m.start
             end = e_map[m.end - 1] + 1 if e_map is not None and m.end > 0 else m.end
             extra.append(SecretMatch(m.line, start, m.end_line, end, m.kind, m.hint))
+    # Markup inside a token that renders as nothing (`_markup.py`): tokens in a documented
+    # format only, read in the line as a reader's renderer shows it.
+    for ln, shown, starts, ends in _markup.fold(lines, text):
+        if honour_marker and ALLOW_MARKER in lines[ln]:
+            continue
+        for m in _find_secrets([shown], allow, in_sentences=in_sentences, honour_marker=honour_marker):
+            if m.strong and m.kind in _SHAPED_KINDS:
+                extra.append(SecretMatch(ln, starts[m.start], ln, ends[m.end - 1], m.kind, m.hint))
     for ln, indent in _disguise.joins(text) if "\n" in text else ():
         head, tail = lines[ln], lines[ln + 1][indent:]
         if honour_marker and (ALLOW_MARKER in head or ALLOW_MARKER in tail):
