@@ -273,3 +273,12 @@ def test_the_rendered_view_maps_each_character_back_to_where_it_is_written(piece
         assert all(a < e <= b for a, e, b in zip(starts, ends, [*starts[1:], len(line)], strict=True))
         for ch, a, e in zip(shown, starts, ends, strict=True):
             assert line[a:e] == ch or (e - a > 1 and line[a] in "&\\")
+
+
+@pytest.mark.parametrize("written", ["AKIA\u200bZ7Q3R9**T2M4K8W6PX**", "AKIAZ7\ufe0fQ3R9<!-- -->T2M4K8W6PX",
+                                     "АKIAZ7Q3R9~~T2M4K8W6PX~~", "ghp\u202e\\_" + GHP[4:]])
+def test_markup_and_a_disguise_together_still_give_the_token_at_its_columns(written):
+    line = "id: " + written + " ok"
+    found = [m for m in find_secrets(["", line], honour_marker=False) if m.strong]
+    assert len(found) == 1 and found[0].line == 1 and found[0].start == 4
+    assert written[found[0].end - 4:] in ("", "**", "~~")

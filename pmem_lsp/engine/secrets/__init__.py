@@ -255,13 +255,19 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
             end = e_map[m.end - 1] + 1 if e_map is not None and m.end > 0 else m.end
             extra.append(SecretMatch(m.line, start, m.end_line, end, m.kind, m.hint))
     # Markup inside a token that renders as nothing (`_markup.py`): tokens in a documented
-    # format only, read in the line as a reader's renderer shows it.
-    for ln, shown, starts, ends in _markup.fold(lines, text):
+    # format only, read in the line as a reader's renderer shows it (in disguise too: in the
+    # folded lines, and mapped back through both).
+    seen_lines, seen_text = (folded[0], "\n".join(folded[0])) if folded is not None else (lines, text)
+    for ln, shown, starts, ends in _markup.fold(seen_lines, seen_text):
         if honour_marker and ALLOW_MARKER in lines[ln]:
             continue
         for m in _find_secrets([shown], allow, in_sentences=in_sentences, honour_marker=honour_marker):
             if m.strong and m.kind in _SHAPED_KINDS:
-                extra.append(SecretMatch(ln, starts[m.start], ln, ends[m.end - 1], m.kind, m.hint))
+                a, e = starts[m.start], ends[m.end - 1]
+                where = folded[1][ln] if folded is not None else None
+                if where is not None:
+                    a, e = where[a], where[e - 1] + 1
+                extra.append(SecretMatch(ln, a, ln, e, m.kind, m.hint))
     for ln, indent in _disguise.joins(text) if "\n" in text else ():
         head, tail = lines[ln], lines[ln + 1][indent:]
         if honour_marker and (ALLOW_MARKER in head or ALLOW_MARKER in tail):
