@@ -282,3 +282,17 @@ def test_markup_and_a_disguise_together_still_give_the_token_at_its_columns(writ
     found = [m for m in find_secrets(["", line], honour_marker=False) if m.strong]
     assert len(found) == 1 and found[0].line == 1 and found[0].start == 4
     assert written[found[0].end - 4:] in ("", "**", "~~")
+
+
+def test_many_decoy_lines_of_markup_do_not_hide_a_token_after_them():
+    decoys = ["abcdefghij**klmnopqrstuvwxyz0123**"] * 500 + ["x&#95;" + "q" * 30] * 500
+    lines = [*decoys, "AKIAZ7Q3R9**T2M4K8W6PX**", *decoys]
+    found = find_secrets(lines, honour_marker=False)
+    assert [(m.line, m.kind) for m in found] == [(1000, "AWS access key id")]
+
+
+def test_every_token_of_a_long_list_of_them_is_found():
+    lines = [f"- key {i}: AKIAZ7Q3R9**T2M4K8W6PX**" for i in range(2000)]
+    found = find_secrets(lines, honour_marker=False)
+    assert [m.line for m in found] == list(range(2000))
+    assert all((m.start, m.end) == (lines[m.line].index("AKIA"), lines[m.line].index("AKIA") + 22) for m in found)

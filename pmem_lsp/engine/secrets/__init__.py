@@ -257,12 +257,13 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     # Markup inside a token that renders as nothing (`_markup.py`): tokens in a documented
     # format only, read in the line as a reader's renderer shows it (in disguise too: in the
     # folded lines, and mapped back through both).
+    # All such lines are read in one pass, however many they are (a cap would let decoys hide one).
     seen_lines, seen_text = (folded[0], "\n".join(folded[0])) if folded is not None else (lines, text)
-    for ln, shown, starts, ends in _markup.fold(seen_lines, seen_text):
-        if honour_marker and ALLOW_MARKER in lines[ln]:
-            continue
-        for m in _find_secrets([shown], allow, in_sentences=in_sentences, honour_marker=honour_marker):
-            if m.strong and m.kind in _SHAPED_KINDS:
+    rendered = [r for r in _markup.fold(seen_lines, seen_text) if not (honour_marker and ALLOW_MARKER in lines[r[0]])]
+    if rendered:
+        for m in _find_secrets([r[1] for r in rendered], allow, in_sentences=in_sentences, honour_marker=honour_marker):
+            if m.strong and m.kind in _SHAPED_KINDS and m.line == m.end_line:
+                ln, _shown, starts, ends = rendered[m.line]
                 a, e = starts[m.start], ends[m.end - 1]
                 where = folded[1][ln] if folded is not None else None
                 if where is not None:
@@ -278,9 +279,16 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     if not extra:
         return found
     out = list(found)
+    # By line: a text of many views' matches (thousands of lines of markup) stays linear.
+    on_line: dict[int, list[SecretMatch]] = {}
+    for o in out:
+        for i in range(o.line, o.end_line + 1):
+            on_line.setdefault(i, []).append(o)
     for m in extra:
-        if not any(_same_place(m, o) for o in out):
+        if not any(_same_place(m, o) for i in range(m.line, m.end_line + 1) for o in on_line.get(i, ())):
             out.append(m)
+            for i in range(m.line, m.end_line + 1):
+                on_line.setdefault(i, []).append(m)
     out.sort(key=lambda m: (m.line, m.start))
     return out
 

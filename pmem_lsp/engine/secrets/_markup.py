@@ -49,29 +49,22 @@ _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 # Every shaped token holds a run of 20 of these (as `find_secrets` assumes): a rendered line
 # without one is not read again.
 _RUN = re.compile(r"[A-Za-z0-9_\-%]{20}")
-MAX_LINES = 200  # folded lines per text: the view stays cheap whatever the text
 
 
-def _rendered(m: re.Match[str]) -> str | None:
-    """What a piece renders as: "" (nothing), one character, or None (left as written: a
-    reference to no character, or to one that is no token character)."""
-    if m.group("dec") is not None or m.group("hex") is not None:
-        code = int(m.group("dec"), 10) if m.group("dec") is not None else int(m.group("hex"), 16)
-        ch = chr(code) if code < 0x110000 else ""
-    elif m.group("name") is not None:
-        ch = html5.get(m.group("name"), "")
-    elif m.group("esc") is not None:
-        ch = m.group("esc")
-    else:
+def _rendered(group: str | None, value: str) -> str | None:
+    """What a piece renders as (`group`: the name of its last group, `value`: that group's
+    text): "" (nothing), one character, or None (left as written: a reference to no character,
+    or to one that is no token character)."""
+    if group is None:
         return ""
+    if group == "dec" or group == "hex":
+        code = int(value, 10 if group == "dec" else 16)
+        ch = chr(code) if code < 0x110000 else ""
+    elif group == "name":
+        ch = html5.get(value, "")
+    else:  # esc
+        ch = value
     return ch if len(ch) == 1 and ch in _TOKEN_CHARS else None
-
-
-def _glued(before: str, after: str, shown: str) -> bool:
-    """Is a cluster of adjacent pieces (rendering as `shown`) inside a run of token characters,
-    `before` and `after` being the characters around it?"""
-    left, right = before in _TOKEN_CHARS, after in _TOKEN_CHARS
-    return (left and right) or (bool(shown) and (left or right))
 
 
 def may_hold(text: str) -> bool:
@@ -79,80 +72,88 @@ def may_hold(text: str) -> bool:
     return any(c in text for c in _MARKS)
 
 
+_Cluster = tuple[int, int, list[tuple[int, int, str]]]
+
+
+def _clusters(text: str, lo: int, hi: int) -> list[_Cluster]:
+    """The clusters of adjacent pieces in `text[lo:hi]` (one line) that sit inside a run of
+    token characters: (start, end, [(piece start, piece end, what it renders as)])."""
+    out: list[_Cluster] = []
+    cur: list[tuple[int, int, str]] = []
+
+    def close() -> None:
+        a, e = cur[0][0], cur[-1][1]
+        left = a > lo and text[a - 1] in _TOKEN_CHARS
+        right = e < hi and text[e] in _TOKEN_CHARS
+        if (left and right) or ((left or right) and any(r for _a, _e, r in cur)):
+            out.append((a, e, cur))
+
+    for m in _PIECE.finditer(text, lo, hi):
+        g = m.lastgroup
+        shown = _rendered(g, m.group(g) if g is not None else "")
+        if shown is None:
+            if cur:
+                close()
+                cur = []
+            continue
+        a = m.start()
+        if cur and cur[-1][1] != a:
+            close()
+            cur = []
+        cur.append((a, m.end(), shown))
+    if cur:
+        close()
+    return out
+
+
 def fold(lines: list[str], text: str) -> list[tuple[int, str, list[int], list[int]]]:
-    """(line index, the line as rendered, for each of its characters the offset it starts at
-    in the line and the offset it ends at) for each line of `lines` (`text`: joined with "\\n")
-    holding markup inside a run of token characters."""
+    """(line index, the line as rendered, for each of its characters the offset in the line it
+    starts at and the one it ends at) for each line of `lines` (`text`: joined with "\n")
+    holding markup inside a run of token characters, and a run of 20 once rendered. Each line
+    holding a piece is read once; a line holding none is passed over by the search."""
     if not may_hold(text):
         return []
     out: list[tuple[int, str, list[int], list[int]]] = []
     ln = at = 0  # the line of offset `at`
-    done = -1  # the last line folded
-    cluster: list[tuple[int, int, str]] = []  # adjacent pieces: (start, end, rendered)
-
-    def glued(pieces: list[tuple[int, int, str]]) -> bool:
-        before = text[pieces[0][0] - 1] if pieces[0][0] > 0 else "\n"
-        after = text[pieces[-1][1]] if pieces[-1][1] < len(text) else "\n"
-        return _glued(before, after, "".join(r for _a, _e, r in pieces))
-
-    found: list[int] = []  # text offsets of glued clusters
-    for m in _PIECE.finditer(text):
-        shown = _rendered(m)
-        if shown is None or "\n" in m.group():
-            if cluster and glued(cluster):
-                found.append(cluster[0][0])
-            cluster = []
-            continue
-        if cluster and cluster[-1][1] != m.start():
-            if glued(cluster):
-                found.append(cluster[0][0])
-            cluster = []
-        cluster.append((m.start(), m.end(), shown))
-    if cluster and glued(cluster):
-        found.append(cluster[0][0])
-    for pos in found:
-        ln += text.count("\n", at, pos)
-        at = pos
-        if ln == done:
-            continue
-        done = ln
-        shown, starts, ends = _fold_line(lines[ln])
-        if len(shown) >= 20 and _RUN.search(shown):
-            out.append((ln, shown, starts, ends))
-        if len(out) >= MAX_LINES:
+    pos = 0
+    while True:
+        m = _PIECE.search(text, pos)
+        if m is None:
             break
+        h = m.start()
+        ln += text.count("\n", at, h)
+        start = text.rfind("\n", 0, h) + 1
+        end = text.find("\n", h)
+        if end == -1:
+            end = len(text)
+        at = h
+        clusters = _clusters(text, start, end)
+        if clusters:
+            shown, starts, ends = _render(text, start, end, clusters)
+            if len(shown) >= 20 and _RUN.search(shown):
+                out.append((ln, shown, starts, ends))
+        pos = end + 1
     return out
 
 
-def _fold_line(line: str) -> tuple[str, list[int], list[int]]:
-    """The line with its glued markup rendered, and for each character its start and end."""
+def _render(text: str, lo: int, hi: int, clusters: list[_Cluster]) -> tuple[str, list[int], list[int]]:
+    """The line `text[lo:hi]` with `clusters` rendered, and for each of its characters the
+    offsets (in the line) it starts and ends at."""
     pieces: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
-    at = 0
-    matches = [m for m in _PIECE.finditer(line) if _rendered(m) is not None]
-    i = 0
-    while i < len(matches):
-        j = i
-        while j + 1 < len(matches) and matches[j + 1].start() == matches[j].end():
-            j += 1
-        group = matches[i:j + 1]
-        shown = [(m.start(), m.end(), _rendered(m) or "") for m in group]
-        a, e = group[0].start(), group[-1].end()
-        before = line[a - 1] if a > 0 else "\n"
-        after = line[e] if e < len(line) else "\n"
-        if _glued(before, after, "".join(r for _a, _e, r in shown)):
-            pieces.append(line[at:a])
-            starts.extend(range(at, a))
-            ends.extend(range(at + 1, a + 1))
-            for ps, pe, r in shown:
-                if r:
-                    pieces.append(r)
-                    starts.append(ps)
-                    ends.append(pe)
-            at = e
-        i = j + 1
-    pieces.append(line[at:])
-    starts.extend(range(at, len(line)))
-    ends.extend(range(at + 1, len(line) + 1))
+    at = lo
+    for a, e, parts in clusters:
+        pieces.append(text[at:a])
+        starts.extend(range(at - lo, a - lo))
+        ends.extend(range(at - lo + 1, a - lo + 1))
+        for ps, pe, r in parts:
+            if r:
+                pieces.append(r)
+                starts.append(ps - lo)
+                ends.append(pe - lo)
+        at = e
+    pieces.append(text[at:hi])
+    starts.extend(range(at - lo, hi - lo))
+    ends.extend(range(at - lo + 1, hi - lo + 1))
     return "".join(pieces), starts, ends
