@@ -37,7 +37,7 @@ PURE = PureGate()
 # lower case is not one ASCII letter. Token prefixes are concatenated (no token in the file).
 _KEYWORDS = sorted({kw for i in GATED_RULES for kw in TOKEN_RULES[i].keywords})
 _PIECES = [*_KEYWORDS, "MT" + "k4", "Nj", "OD", "ey" + "J", ".ey", ".ew", ":A", "12345678:", "https://", "discord",
-           "-----BEG" + "IN ", "://", "pass", "Password", "PWD", "secret", "Token", "KEY", "auth", "Cred", "密码", "密钥",
+           "-----BEG" + "IN ", "----beg" + "in ", "----Beg" + "In ", "://", "pass", "Password", "PWD", "secret", "Token", "KEY", "auth", "Cred", "密码", "密钥",
            "口令", "令牌", "秘钥", "私钥", "密", "令", "钥", ": ", "=", "：", " is ", " are ", "是", "为", "--", "|", '"', "'",
            "S" + "K", "PuTTY-User-" + "Key-File-3: ", "Private-Lines: 1\n",
            "**", "\n", " ", ".", "_", "-", "/", "%", "\u200b", "а", "ｐ", "—", "İ", "\u212a", "ü", "项目"]

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..names import map_strings
-from . import _disguise, _gate
+from . import _disguise, _gate, _markup
 from ._checks import looks_random
 from ._gate import GATED_RULES, keyword_spots, lines_with, spots_by_line
 from ._generic import PREFILTER as _GENERIC_KEYWORDS
@@ -228,6 +228,9 @@ def _keyword_rules() -> dict[str, tuple[int, ...]]:
 
 
 _KEYWORD_RULES = _keyword_rules()
+# The kinds of the token rules and of the secrets their ids make certain: what markup is
+# folded for (`_markup.py`).
+_SHAPED_KINDS = frozenset({*(rule.kind for rule in TOKEN_RULES), "AWS secret access key", "Twilio API key secret"})
 # Azure connection-string keys have no run guarantee ("+" and "/" break it): tried on key lines.
 _AZURE_RULES = tuple(i for i, rule in enumerate(TOKEN_RULES) if rule.keywords[0].endswith("Key="))
 
@@ -251,6 +254,21 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
             start = a_map[m.start] if a_map is not None else m.start
             end = e_map[m.end - 1] + 1 if e_map is not None and m.end > 0 else m.end
             extra.append(SecretMatch(m.line, start, m.end_line, end, m.kind, m.hint))
+    # Markup inside a token that renders as nothing (`_markup.py`): tokens in a documented
+    # format only, read in the line as a reader's renderer shows it (in disguise too: in the
+    # folded lines, and mapped back through both).
+    # All such lines are read in one pass, however many they are (a cap would let decoys hide one).
+    seen_lines, seen_text = (folded[0], "\n".join(folded[0])) if folded is not None else (lines, text)
+    rendered = [r for r in _markup.fold(seen_lines, seen_text) if not (honour_marker and ALLOW_MARKER in lines[r[0]])]
+    if rendered:
+        for m in _find_secrets([r[1] for r in rendered], allow, in_sentences=in_sentences, honour_marker=honour_marker):
+            if m.strong and m.kind in _SHAPED_KINDS and m.line == m.end_line:
+                ln, _shown, starts, ends = rendered[m.line]
+                a, e = starts[m.start], ends[m.end - 1]
+                where = folded[1][ln] if folded is not None else None
+                if where is not None:
+                    a, e = where[a], where[e - 1] + 1
+                extra.append(SecretMatch(ln, a, ln, e, m.kind, m.hint))
     for ln, indent in _disguise.joins(text) if "\n" in text else ():
         head, tail = lines[ln], lines[ln + 1][indent:]
         if honour_marker and (ALLOW_MARKER in head or ALLOW_MARKER in tail):
@@ -261,9 +279,16 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     if not extra:
         return found
     out = list(found)
+    # By line: a text of many views' matches (thousands of lines of markup) stays linear.
+    on_line: dict[int, list[SecretMatch]] = {}
+    for o in out:
+        for i in range(o.line, o.end_line + 1):
+            on_line.setdefault(i, []).append(o)
     for m in extra:
-        if not any(_same_place(m, o) for o in out):
+        if not any(_same_place(m, o) for i in range(m.line, m.end_line + 1) for o in on_line.get(i, ())):
             out.append(m)
+            for i in range(m.line, m.end_line + 1):
+                on_line.setdefault(i, []).append(m)
     out.sort(key=lambda m: (m.line, m.start))
     return out
 
@@ -317,10 +342,13 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     token_hits, candidates = gate.scan(data, text, n, tokens=tokens, lowered=lowered)
 
     # Private key blocks: PEM and PGP (`-----BEGIN`), PuTTY's key files.
-    for probe, literal, find in ((_gate.BEGIN_PROBE, b"-----BEGIN", find_pem),
+    for probe, literal, find in ((_gate.BEGIN_PROBE, b"----begin", find_pem),
                                  (_gate.PUTTY_PROBE, b"PuTTY-User-Key-File-", find_putty)):
         hits = token_hits[probe]
-        if hits or (not tokens and literal in data):  # the probes were not looked for
+        hay = data
+        if not hits and not tokens and probe == _gate.BEGIN_PROBE:  # BEGIN in any case
+            hay = lowered if lowered is not None else data.lower()
+        if hits or (not tokens and literal in hay):  # the probes were not looked for
             begins: set[int] = set()
             if hits:
                 ln = at = 0
@@ -329,7 +357,7 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
                     at = b
                     begins.add(ln)
             else:
-                lines_with(data, literal, n, begins)
+                lines_with(hay, literal, n, begins, data)
             for b, ln, a, eln, e, kind, value in find(lines, sorted(begins)):
                 found.append((_P_PEM, b, ln, a, eln, e, kind, value))
 

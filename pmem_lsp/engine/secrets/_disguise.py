@@ -1,8 +1,9 @@
 """Secrets in disguise (issue 25): a keyword or a token written so that a plain match misses
 it, while a reader (a person, a model) still reads it as written.
 
-- Invisible characters (zero-width space, joiners, soft hyphen, word joiner, BOM) inside a
-  word: `pass\u200bword: …`.
+- Invisible characters (zero-width space, joiners, soft hyphen, word joiner, BOM, the
+  bidirectional controls, variation selectors, tag characters) inside a word:
+  `pass\u200bword: …`, `AKIA\ufe0f…`.
 - Look-alike letters from Cyrillic and Greek (`pаssword` with a Cyrillic `а`), and fullwidth
   letters (`ｐａｓｓｗｏｒｄ`).
 - A token broken over two lines: `ghp_…` on one, the rest on the next.
@@ -22,9 +23,15 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-# Characters that render as nothing (or as a hyphen only at a line break).
+# Characters that render as nothing (or as a hyphen only at a line break): the format and
+# joining controls, the bidirectional controls (embeddings, overrides and isolates: U+202A–
+# U+202E, U+2066–U+2069, which reorder what follows on screen but are no character of it), the
+# variation selectors (U+FE00–U+FE0F, after an emoji too: removing them changes no word), and
+# the tag characters (U+E0000–U+E007F, invisible in every font).
 INVISIBLE = "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061" \
-            "\u2062\u2063\u2064\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"
+            "\u2062\u2063\u2064\u206a\u206b\u206c\u206d\u206e\u206f\ufeff" \
+            + "".join(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A), *range(0xFE00, 0xFE10),
+                                *range(0xE0000, 0xE0080)]))
 
 # Cyrillic and Greek letters that look like an ASCII letter in common fonts.
 _LOOK_ALIKES = {
@@ -49,7 +56,11 @@ _FOLD = {ord(k): v for k, v in _LOOK_ALIKES.items()}
 _FOLD.update({c: chr(c - 0xFEE0) for c in _FULLWIDTH})
 _FOLD.update({ord(c): "" for c in INVISIBLE})
 
-_DISGUISED = re.compile("[" + re.escape(INVISIBLE + "".join(_LOOK_ALIKES)) + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
+# The ranges written as ranges: a class of single characters above U+FFFF is tried one by one.
+_RANGES = "\u202a-\u202e\u2066-\u2069\ufe00-\ufe0f\U000e0000-\U000e007f"
+_DISGUISED = re.compile("[" + re.escape("".join(c for c in INVISIBLE if not re.match(f"[{_RANGES}]", c))
+                                        + "".join(_LOOK_ALIKES))
+                        + _RANGES + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
 
 
 def _by_lead() -> tuple[tuple[bytes, re.Pattern[bytes]], ...]:

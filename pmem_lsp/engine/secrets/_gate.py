@@ -83,9 +83,9 @@ TELEGRAM = Probe(":", "A", _TOKEN_CHARS * 2 + "{33}", 1, 36, "")
 # A Twilio API key SID, `SK` and 32 hex digits: anchored on its `K` (an uppercase K is rare
 # in prose and in JSON alike), the keyword `SK` alone being a pass over any text for little.
 TWILIO = Probe("S", "K", "[0-9a-f][0-9a-f]{31}", 1, 34, "SK")
-# Not token rules': where a PEM block may begin (`_pem.find_pem`) and where a PuTTY key file
-# does (`_pem.find_putty`), found in the same pass.
-BEGIN = Probe("", "-", re.escape("----BEGIN"), 0, 10, "")
+# Not token rules': where a PEM block may begin (`_pem.find_pem`: four dashes or five, BEGIN in
+# any case) and where a PuTTY key file does (`_pem.find_putty`), found in the same pass.
+BEGIN = Probe("", "-", "---[Bb][Ee][Gg][Ii][Nn]", 0, 9, "")
 PUTTY = Probe("PuTTY", "-", re.escape("User-Key-File-") + "[23]:", 5, 22, "")
 _SPECIAL_KEYWORDS = {"MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT", "eyJ", ":A", "SK"}
 _DISCORD_PAIRS = frozenset(k.encode() for k in _SPECIAL_KEYWORDS if len(k) == 2 and k[0] in "MNO")
