@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -113,7 +114,10 @@ def answer_outside(root_arg: str | None, text: str) -> int | None:
     return None
 
 
-def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO) -> int:
+def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO, *, watchdog: bool = False) -> int:
+    """One hook call. `watchdog` (the `pmem hook` process): pre-write blocks a write it cannot
+    check before the client's timeout (`_block_when_too_slow`); a process that goes on after
+    the call (a test) leaves it off, since the watchdog ends the process."""
     try:
         data = json.loads(stdin.read() or "null")
     except (ValueError, UnicodeDecodeError) as exc:
@@ -129,18 +133,12 @@ def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO) ->
     if write is None:
         return exit_codes.OK
     if event == "pre-write":
-        # A folder that looks like a memory root, though not the configured one, is guarded
-        # too (its secrets are as readable); post-write's findings stay the configured root's.
-        # Under several such folders, the write is judged in each and any block holds.
+        timer = _block_when_too_slow(err) if watchdog else None
         try:
-            for guarded, where in guarded_roots(root, write.path):
-                code = _pre_write(guarded, where, _zone(where), write, err)
-                if code != exit_codes.OK:
-                    return code
-        except HookInputError as exc:
-            err.write(f"pmem hook {event}: {exc}; nothing was checked\n")
-            return HOOK_ERROR
-        return exit_codes.OK
+            return _pre_write_all(root, write, event, err)
+        finally:
+            if timer is not None:
+                timer.cancel()
     rel = _inside(root, write.path)
     if rel is None:
         return exit_codes.OK
@@ -151,6 +149,56 @@ def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO) ->
     except HookInputError as exc:
         err.write(f"pmem hook {event}: {exc}; nothing was checked\n")
         return HOOK_ERROR
+
+
+def _pre_write_all(root: Path, write: ToolWrite, event: str, err: TextIO) -> int:
+    from ..engine.hooks import HookInputError
+
+    # A folder that looks like a memory root, though not the configured one, is guarded
+    # too (its secrets are as readable); post-write's findings stay the configured root's.
+    # Under several such folders, the write is judged in each and any block holds.
+    try:
+        for guarded, where in guarded_roots(root, write.path):
+            code = _pre_write(guarded, where, _zone(where), write, err)
+            if code != exit_codes.OK:
+                return code
+    except HookInputError as exc:
+        err.write(f"pmem hook {event}: {exc}; nothing was checked\n")
+        return HOOK_ERROR
+    return exit_codes.OK
+
+
+# Seconds pre-write may take before it blocks the write: below the client's own timeout (10 s in
+# the plugin's hooks.json), after which Claude Code lets the write through unchecked.
+DEADLINE = 8.0
+
+
+def _deadline() -> float:
+    try:
+        value = float(os.environ.get("PMEM_HOOK_DEADLINE", DEADLINE))
+    except ValueError:
+        return DEADLINE
+    return value if value > 0 else DEADLINE
+
+
+def _block_when_too_slow(err: TextIO) -> threading.Timer:
+    """Fail closed: a write whose check outlasts the client's timeout would land unchecked (a
+    review: a few megabytes of markup glued between letters cost a second each to read as
+    rendered). A watchdog blocks it first. The words name no way around the check."""
+    seconds = _deadline()
+
+    def too_slow() -> None:
+        try:
+            err.write(f"pmem: this write could not be checked within {seconds:g} s, so it was blocked; "
+                      "nothing was written. Write the file in smaller parts, each of which is checked\n")
+            err.flush()
+        finally:
+            os._exit(BLOCK)
+
+    timer = threading.Timer(seconds, too_slow)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def _zone(rel: str) -> str:

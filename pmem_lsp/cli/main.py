@@ -177,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
 
             root_arg = hook_call(args)
             assert root_arg is not None
-            return run_hook(discover_root(root_arg[0]), args[-1], io.StringIO(hook_text), sys.stdout, sys.stderr)
+            return run_hook(discover_root(root_arg[0]), args[-1], io.StringIO(hook_text), sys.stdout, sys.stderr,
+                            watchdog=True)
         return _main(argv)
     except BrokenPipeError:
         # The reader went away (`pmem check | head -1`): nothing more to say, and no traceback
@@ -226,7 +227,7 @@ def _main(argv: list[str] | None) -> int:
     if args.command == "hook":
         from .hook import run_hook
 
-        return run_hook(root, args.event, sys.stdin, sys.stdout, sys.stderr)
+        return run_hook(root, args.event, sys.stdin, sys.stdout, sys.stderr, watchdog=True)
     if args.command in _WRITES and (args.command == "init" or root.is_dir()):
         return _write(root, args, argv)
     if args.command == "mcp":  # started without a root too: its tools say how to create one

@@ -287,3 +287,25 @@ def test_a_root_reached_through_a_folder_link_is_judged_once(memory: Path, tmp_p
     at = link(via / "notes/l.md", "n.md")  # a file link in the root, reached through a folder link
     assert [rel for _root, rel in guarded_roots(tmp_path / "nowhere", at)] == ["notes/l.md", "notes/n.md"]
     assert [rel for _root, rel in guarded_roots(tmp_path / "nowhere", via / "notes/n.md")] == ["notes/n.md"]
+
+
+# -- a check that outlasts the client's timeout ------------------------------------------
+@pytest.mark.e2e
+def test_a_write_too_slow_to_check_is_blocked_not_let_through(memory: Path):
+    """Claude Code lets a write through when its hook times out (10 s in the plugin's
+    hooks.json): megabytes of markup glued between letters, read as rendered, could outlast it
+    with a key inside. The watchdog blocks first; here its deadline is made tiny against a
+    write that takes far longer to read."""
+    content = "# Big\n\n" + "a*" * 400_000 + GITHUB + "\n"
+    payload = json.dumps(write(memory / "notes/big.md", content))
+    env = {**os.environ, "PMEM_ROOT": str(memory), "PMEM_HOOK_DEADLINE": "0.05"}
+    done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "hook", "pre-write"], input=payload,
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2, done
+    assert "could not be checked within 0.05 s" in done.stderr and GITHUB not in done.stderr
+    assert not (memory / "notes/big.md").exists()
+    # The same write with the usual deadline is judged on what it holds: the key.
+    env["PMEM_HOOK_DEADLINE"] = "60"
+    done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "hook", "pre-write"], input=payload,
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2 and "could not be checked" not in done.stderr and "GitHub" in done.stderr, done
