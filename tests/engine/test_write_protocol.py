@@ -335,3 +335,63 @@ def test_after_a_half_done_recover_the_route_fix_uses_the_saved_line(tmp_path: P
     fix = next(f for f in quick_fixes(state, pm202, TODAY) if f.preferred)
     apply_fix(root, state, fix)
     assert saved in (root / "_index.md").read_text(encoding="utf-8").splitlines()
+
+
+def test_an_index_cut_mid_line_by_a_paused_writer_is_waited_for_and_nothing_is_lost(tmp_path: Path):
+    """An agent truncates `_index.md`, writes its first half (cut in the middle of a route
+    line), pauses, then writes the rest through the same open file. A pmem write that renamed
+    its text over the half would send that rest to the replaced file: every route after the
+    cut, and the agent's new line, lost (a review lost three routes with a 1 s pause). pmem
+    waits for the text to end its line, or to be left so for `MID_LINE_QUIET`."""
+    root = a_root(tmp_path / "memory")
+    index = root / "_index.md"
+    shown = confirmed(root, Request("archive", NOTE, "done"))  # the person confirmed on the whole text
+    whole = index.read_bytes() + "- [Agent](notes/ag.md) — the agent's note\n".encode()
+    cut = whole.index(b"notes/a2.md") + 3  # in the middle of a2's route line
+    handle = open(index, "wb")  # the agent's rewrite: truncate...
+    handle.write(whole[:cut])
+    handle.flush()
+    started = threading.Event()
+
+    def agent():
+        started.wait(30)
+        threading.Event().wait(1.0)  # ...pause (a model streaming its output)...
+        handle.write(whole[cut:])  # ...then the rest, to the file it opened
+        handle.close()
+
+    writer = threading.Thread(target=agent)
+    writer.start()
+    started.set()
+    try:
+        execute(root, shown, today=TODAY)
+    finally:
+        writer.join(30)
+    text = index.read_text(encoding="utf-8")
+    assert not routes_to(text, NOTE) and (root / "_archive" / NOTE).is_file()
+    for rel in ("notes/a1.md", "notes/a2.md", "notes/ag.md"):
+        assert len(routes_to(text, rel)) == 1, f"the route of {rel} was lost:\n{text}"
+    assert text.endswith("— the agent's note\n")
+
+
+def test_a_created_file_whose_temporary_name_cannot_be_removed_is_reported_done(tmp_path: Path, monkeypatch):
+    """The file is linked into place, then removing the temporary name fails (EIO): the save
+    said "failed … nothing was changed" beside the file it had made, with no route. Now the
+    step is done, the route written, and the leftover reported for the next write to clear."""
+    root = a_root(tmp_path / "memory")
+    real = os.unlink
+    failed = []
+
+    def unlink(path, *args, **kwargs):
+        if str(path).endswith(".pmem-tmp") and not failed:
+            failed.append(path)
+            raise OSError(errno.EIO, "Input/output error")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(fs_applier.os, "unlink", unlink)
+    plan, done = run(root, Request("save", "notes/new.md", content=summary_file("New")))
+    monkeypatch.undo()
+    assert failed, "the temporary name's removal was made to fail"
+    assert (root / "notes/new.md").is_file() and routes_to((root / "_index.md").read_text(encoding="utf-8"),
+                                                           "notes/new.md")
+    assert any("notes/new.md" in step for step in done)
+    assert "PM007" in {f.code for f in findings(root)}

@@ -51,6 +51,9 @@ SETTLE_LIMIT = 5.0  # seconds an index write waits for another writer (settling,
 STABLE = 0.01  # seconds between the two reads that must agree before a text is a base
 QUIET = 0.5  # a text that lost some lines is a base once the same lines stayed missing this long
 QUIET_EMPTY = 1.0  # an empty index (no plan had lines in it) is a base once it stayed empty this long
+# A text that ends in the middle of a line, written less than this long ago, is a writer's first
+# half (agents truncate, then write, and may pause between the two): not a base yet.
+MID_LINE_QUIET = 2.0
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -190,7 +193,13 @@ def write_atomic(path: Path, text: str, bom: bool = False, create: bool = False,
                 os.link(tmp, path)
             except FileExistsError:
                 raise Refusal(COLLISION, f"`{path.name}` appeared meanwhile; nothing was overwritten") from None
-            os.unlink(tmp)
+            try:
+                os.unlink(tmp)
+            except OSError:
+                # The file is made: failing the step now would say "nothing was changed" beside
+                # a file that exists (a review). The leftover is reported (PM007) and cleared by
+                # the next write.
+                pass
         else:
             if expected is not None and _read_bytes(path) != expected:
                 raise ChangedMeanwhile(path.name)
@@ -248,6 +257,18 @@ def _emptied(reference: str | None, raw: bytes | None) -> bool:
     return bool((reference or "").strip()) and not (raw or b"").strip()
 
 
+def _mid_write(raw: bytes | None, key: tuple[int, ...] | None) -> bool:
+    """`raw` ends in the middle of a line and its file was written less than `MID_LINE_QUIET`
+    ago: most likely the first half of another writer's rewrite. Renaming a new text over it
+    would send that writer's second half to the replaced file, and every line after the cut
+    would be lost (a review: a 1 s pause between an agent's two writes lost three routes). A
+    text the person left without a final newline is a base once it is that old."""
+    if not raw or key is None or raw.endswith((b"\n", b"\r")):
+        return False
+    age = time.time_ns() - key[2]
+    return 0 <= age < MID_LINE_QUIET * 1e9
+
+
 def settled(path: Path, reference: str | None, deadline: float) -> bytes | None:
     """The bytes of `path` once they are a safe base for a write made from `reference` (the text
     the plan was made on; None: any text): two snapshots `STABLE` seconds apart agree, bytes and
@@ -260,7 +281,8 @@ def settled(path: Path, reference: str | None, deadline: float) -> bytes | None:
     vanished) since `reference` never is: when it stays so until `deadline`, or never settles,
     the write is refused and nothing is written."""
     raw, key = _snapshot(path)
-    if reference is not None and raw is not None and reference.strip() and _decoded(raw) == reference:
+    if reference is not None and raw is not None and reference.strip() and _decoded(raw) == reference \
+            and not _mid_write(raw, key):
         return raw  # exactly the text the plan was made on (itself settled): no half of a rewrite
     delay = STABLE
     missing: tuple[Counter[str], bool] | None = None  # what the last steady text lacked: lines, any text
@@ -274,10 +296,12 @@ def settled(path: Path, reference: str | None, deadline: float) -> bytes | None:
             gone = lost_lines(reference, _decoded(raw))
             blank = raw is not None and not raw.strip()  # caught between a truncate and its write?
             if not gone and not blank:
-                return raw
-            if (gone, blank) != missing:  # another steady text, with other lines missing: wait again
+                if not _mid_write(raw, key):
+                    return raw
+            elif (gone, blank) != missing:  # another steady text, with other lines missing: wait again
                 missing, since = (gone, blank), time.monotonic()
-            elif not _emptied(reference, raw) and time.monotonic() - since >= (QUIET_EMPTY if blank else QUIET):
+            elif not _emptied(reference, raw) and time.monotonic() - since >= (QUIET_EMPTY if blank else QUIET) \
+                    and not _mid_write(raw, key):
                 return raw  # the same lines stayed missing: removed on purpose (others may come and go)
             delay = min(delay * 2, 0.1)
         if time.monotonic() >= deadline:
