@@ -348,7 +348,7 @@ def test_an_index_cut_mid_line_by_a_paused_writer_is_waited_for_and_nothing_is_l
     shown = confirmed(root, Request("archive", NOTE, "done"))  # the person confirmed on the whole text
     whole = index.read_bytes() + "- [Agent](notes/ag.md) — the agent's note\n".encode()
     cut = whole.index(b"notes/a2.md") + 3  # in the middle of a2's route line
-    handle = open(index, "wb")  # the agent's rewrite: truncate...
+    handle = open(index, "wb")  # noqa: SIM115 -- the agent's rewrite: truncate (closed by the agent)...
     handle.write(whole[:cut])
     handle.flush()
     started = threading.Event()

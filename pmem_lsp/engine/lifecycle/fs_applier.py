@@ -29,6 +29,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import random
@@ -193,13 +194,10 @@ def write_atomic(path: Path, text: str, bom: bool = False, create: bool = False,
                 os.link(tmp, path)
             except FileExistsError:
                 raise Refusal(COLLISION, f"`{path.name}` appeared meanwhile; nothing was overwritten") from None
-            try:
+            # The file is made: failing the step now would say "nothing was changed" beside a
+            # file that exists (a review). A leftover is reported (PM007), cleared by the next write.
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                # The file is made: failing the step now would say "nothing was changed" beside
-                # a file that exists (a review). The leftover is reported (PM007) and cleared by
-                # the next write.
-                pass
         else:
             if expected is not None and _read_bytes(path) != expected:
                 raise ChangedMeanwhile(path.name)
