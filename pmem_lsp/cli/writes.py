@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..engine.lifecycle import declines
-from ..engine.lifecycle.execute import Confirmed, Tokened, execute
+from ..engine.lifecycle.execute import Confirmed, Tokened, Unattended, execute
 from ..engine.lifecycle.fs_applier import ApplyError
 from ..engine.lifecycle.operations import context
 from ..engine.lifecycle.plan import Plan
@@ -137,8 +137,11 @@ def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = Fa
         if _was_declined(root, request):
             return io.refused(Refusal("declined", declines.DECLINED_MESSAGE))
         return _apply_token(root, request, token, io)
+    # Only a preview whose token is handed out (exit 3) must be exact; `--yes` and a prompt plan
+    # again under the lock.
+    exact = not yes and (io.json or not _tty(stdin))
     try:
-        shown = preview(context(root), request)
+        shown = preview(context(root), request, exact=exact)
     except Refusal as exc:
         return io.refused(exc)
     held = _declined_key(root, shown)
@@ -169,7 +172,8 @@ def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = Fa
             out.write("Cancelled; nothing was changed.\n")
             return exit_codes.OK
     try:
-        plan, done = execute(root, Confirmed(request, shown.plan))
+        confirmation = Unattended(request) if yes and held is None else Confirmed(request, shown.plan)
+        plan, done = execute(root, confirmation)
     except ApplyError as exc:
         return io.refused(exc, "failed")
     except Refusal as exc:

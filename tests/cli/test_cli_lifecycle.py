@@ -396,3 +396,39 @@ def test_purge_leaves_no_empty_folder_in_the_trash(tmp_path: Path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert not (root / "_archive/_trash/projects").exists()
     assert (root / "_archive/_trash").is_dir() and (root / "_archive").is_dir()
+
+
+# -- --yes under contention ---------------------------------------------------------------------------
+@pytest.mark.parametrize("yes", [True, False], ids=["yes", "prompt-yes"])
+def test_yes_plans_under_the_lock_and_a_prompt_holds_to_what_was_shown(root: Path, monkeypatch, yes: bool):
+    """Another pmem process rewrites the route line between this run's preview and its lock
+    (a concurrent `migrate`, say). With `--yes` nobody was shown a preview: the plan made under
+    the lock is carried out, and the route goes whatever its wording. It used to be refused
+    with "review the new preview and confirm again". A person who answered a prompt saw the old
+    line: that is still refused, with nothing changed."""
+    import pmem_lsp.cli.writes as writes
+
+    real = writes.preview
+
+    def then_another_writer(*args, **kwargs):
+        shown = real(*args, **kwargs)
+        index = root / "_index.md"
+        index.write_text(index.read_text(encoding="utf-8").replace("— the beta project", "— beta, reworded"),
+                         encoding="utf-8")
+        return shown
+
+    monkeypatch.setattr(writes, "preview", then_another_writer)
+    out, err = io.StringIO(), io.StringIO()
+    if yes:
+        code = run_write(root, Request("archive", "projects/beta.md", "done"), yes=True, out=out, err=err)
+        assert code == 0, err.getvalue()
+        assert (root / "_archive/projects/beta.md").is_file()
+        assert "projects/beta.md" not in (root / "_index.md").read_text(encoding="utf-8")
+        return
+    primary, replica = pty.openpty()
+    os.write(primary, b"y\n")
+    with open(replica, encoding="utf-8", closefd=True) as terminal:
+        code = run_write(root, Request("archive", "projects/beta.md", "done"), stdin=terminal, out=out, err=err)
+    os.close(primary)
+    assert code == 2 and "changed since the preview" in err.getvalue(), err.getvalue()
+    assert (root / "projects/beta.md").is_file() and not (root / "_archive/projects/beta.md").exists()

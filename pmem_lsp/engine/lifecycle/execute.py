@@ -64,6 +64,26 @@ class Confirmed:
 
 
 @dataclass(frozen=True)
+class Unattended:
+    """`--yes`: nobody waits on a preview, so the plan made under the lock is the one carried
+    out (every rule of the contract still applies to it). Comparing it with a plan made before
+    the lock would refuse ordinary contention — another pmem process archiving meanwhile — with
+    "review the new preview", which nobody was shown (a review)."""
+
+    request: Request
+
+    @property
+    def op(self) -> str:
+        return self.request.op
+
+    def settle(self, root: Path, deadline: float) -> None:
+        """The indexes are read settled when the plan is made (`steady`)."""
+
+    def again(self, ctx: LifecycleContext) -> Plan:
+        return self.request.plan(ctx)
+
+
+@dataclass(frozen=True)
 class Tokened:
     """The user saw the preview `token` names (`--token`, `memory_apply`): applied only while
     every file it reads or touches is as it was then."""
@@ -92,7 +112,7 @@ class Tokened:
         return now.plan
 
 
-Confirmation = Confirmed | Tokened
+Confirmation = Confirmed | Tokened | Unattended
 
 
 def execute(root: Path, confirmation: Confirmation, *, today: dt.date | None = None,

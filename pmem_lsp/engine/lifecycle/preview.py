@@ -101,8 +101,10 @@ class Preview:
 _ATTEMPTS = 4
 
 
-def preview(ctx: LifecycleContext, request: Request) -> Preview:
+def preview(ctx: LifecycleContext, request: Request, *, exact: bool = True) -> Preview:
     """Plan `request` and compute its token. Raises a Refusal when the contract says no.
+    `exact=False`: a preview whose token nobody applies (`--yes`, a prompt: the plan is made
+    again under the lock), planned once however busy the root is.
 
     The token binds what the plan *saw*: each file's state is taken just before the plan first
     reads it and again once the plan is made, and the settings' before and after. A file that
@@ -110,14 +112,14 @@ def preview(ctx: LifecycleContext, request: Request) -> Preview:
     the new bytes beside a preview made from the old ones, and applying it would write what the
     user never saw. Then the preview is made again, on the new bytes."""
     for _ in range(_ATTEMPTS):
-        shown = _preview_once(ctx, request)
+        shown = _preview_once(ctx, request, exact)
         if shown is not None:
             return shown
     raise Refusal(STALE, "the memory root kept changing while the preview was made (another writer is "
                          "busy in it); nothing was written — preview again in a moment")
 
 
-def _preview_once(ctx: LifecycleContext, request: Request) -> Preview | None:
+def _preview_once(ctx: LifecycleContext, request: Request, exact: bool = True) -> Preview | None:
     """One attempt of `preview`; None when a file the plan read changed while it planned."""
     read: list[str] = []
     before: dict[str, str] = {SETTINGS_FILE: _file_state(ctx.root / SETTINGS_FILE)}
@@ -131,12 +133,12 @@ def _preview_once(ctx: LifecycleContext, request: Request) -> Preview | None:
     plan = request.plan(LifecycleContext(ctx.root, ctx.today, recording))
     if plan.empty:
         states = {p: _file_state(ctx.root / p) for p in before}
-        return Preview(request, plan, None, tuple(read)) if states == before else None
+        return Preview(request, plan, None, tuple(read)) if states == before or not exact else None
     # The settings decide what a plan writes (the dialect of its records and routes, what a save
     # is checked for): a `.pmem.toml` changed since the preview makes the token stale.
     paths = sorted(set(read) | set(plan.touched()) | {SETTINGS_FILE})
     states = {p: _file_state(ctx.root / p) for p in paths}
-    if any(states[p] != was for p, was in before.items()):
+    if exact and any(states[p] != was for p, was in before.items()):
         return None
     payload = {"version": TOKEN_VERSION, "root": str(ctx.root), "operation": request.op,
                "arguments": request.arguments(), "files": states}
