@@ -572,3 +572,13 @@ def test_an_archive_folder_above_a_root_does_not_make_it_nested(tmp_path):
     root = make_root(tmp_path, {})
     plan = make_plan(context(root, dt.date(2026, 12, 2)), "save", "notes/x.md", content=active_file("X"))
     assert not plan.empty
+
+
+def test_an_index_that_cannot_be_read_is_refused_as_unreadable_not_missing(tmp_path):
+    """Unreadable is not missing: the refusal names what is wrong (it said `source-exists`)."""
+    root = make_root(tmp_path, {"projects/alpha.md": active_file("Alpha")})
+    (root / "_index.md").unlink()
+    (root / "_index.md").mkdir()  # there, and no text can be read from it
+    with pytest.raises(Refusal) as refused:
+        make_plan(context(root, dt.date(2026, 12, 2)), "archive", "projects/alpha.md", "done")
+    assert refused.value.rule == "readable" and "cannot be read" in refused.value.message

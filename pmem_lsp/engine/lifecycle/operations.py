@@ -71,6 +71,7 @@ from .safety import (
     SETTINGS,
     SOURCE,
     STATE,
+    UNREADABLE,
     Refusal,
     refuse_secret,
     require_free,
@@ -127,7 +128,7 @@ def disk_reader(root: Path) -> Callable[[str], str | None]:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise Refusal(SOURCE, f"`{rel}` cannot be read ({exc.strerror})") from None
+            raise Refusal(UNREADABLE, f"`{rel}` cannot be read ({exc.strerror})") from None
 
     return read
 

@@ -20,6 +20,7 @@ from ..zones import ARCHIVE_DIR, ARCHIVE_INDEX, CORE_DIR, INDEX, TRASH_DIR, Cont
 NOT_RELATIVE = "relative-path"  # point 1
 OUTSIDE_ROOT = "inside-root"  # point 2
 SOURCE = "source-exists"  # point 3
+UNREADABLE = "readable"  # a file the plan must read is there but cannot be read (unreadable is not missing)
 COLLISION = "no-overwrite"  # point 3
 PROTECTED = "protected-path"  # point 4
 STRUCTURE = "lifecycle-structure"  # point 5: upgrade first
@@ -145,7 +146,7 @@ def require_source(root: Path, rel: str) -> None:
     except FileNotFoundError:
         raise Refusal(SOURCE, f"`{rel}` does not exist") from None
     except OSError as exc:
-        raise Refusal(SOURCE, f"`{rel}` cannot be read ({exc.strerror})") from None
+        raise Refusal(UNREADABLE, f"`{rel}` cannot be read ({exc.strerror})") from None
     if not stat.S_ISREG(st.st_mode):
         kind = ("a symbolic link" if stat.S_ISLNK(st.st_mode)
                 else "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file")
