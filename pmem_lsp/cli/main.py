@@ -300,10 +300,14 @@ def _check_or_health(root: Path, args: argparse.Namespace, cached: bool = False)
                 return status
     import gc
 
-    # A check builds ~50 long-lived objects per file and frees few: with the default
-    # thresholds the collector walks them again and again (20% of a 10k-file check, measured
-    # in docs/performance.md). The process ends after one check, so collect rarely.
-    gc.set_threshold(50_000, 50, 100)
+    # A check builds long-lived objects per file and frees few, and makes almost no garbage
+    # cycles: the collector only walks them again and again (docs/decisions.md, "The collector
+    # (measured again)"). The `pmem` process ends after one check, so it does not collect at
+    # all; `main([...])` called from a Python process that goes on only collects rarely.
+    if cached:
+        gc.disable()
+    else:
+        gc.set_threshold(50_000, 50, 100)
     from ..engine.findings import Severity
     from ..engine.settings_defaults import SettingsError, settings_for
     from ..engine.zones import looks_like_root
