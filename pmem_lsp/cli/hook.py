@@ -173,19 +173,13 @@ def _pre_write_all(root: Path, write: ToolWrite, event: str, err: TextIO) -> int
 DEADLINE = 8.0
 
 
-def _deadline() -> float:
-    try:
-        value = float(os.environ.get("PMEM_HOOK_DEADLINE", DEADLINE))
-    except ValueError:
-        return DEADLINE
-    return value if value > 0 else DEADLINE
-
-
 def _block_when_too_slow(err: TextIO) -> threading.Timer:
     """Fail closed: a write whose check outlasts the client's timeout would land unchecked (a
     review: a few megabytes of markup glued between letters cost a second each to read as
     rendered). A watchdog blocks it first. The words name no way around the check."""
-    seconds = _deadline()
+    from ..engine.env_seconds import env_seconds
+
+    seconds = env_seconds("PMEM_HOOK_DEADLINE", DEADLINE) or DEADLINE  # 0 would block every write
 
     def too_slow() -> None:
         try:

@@ -13,6 +13,8 @@ import marshal
 import os
 import time
 
+from .env_seconds import env_seconds
+
 
 def pmem_cache_dir() -> str:
     explicit = os.environ.get("PMEM_CACHE_DIR")
@@ -33,10 +35,7 @@ def disabled_by_env() -> bool:
 
 def racy_seconds() -> float:
     """A file changed less than this before a run is never recorded (`PMEM_CACHE_RACY_SECONDS`)."""
-    try:
-        return float(os.environ.get("PMEM_CACHE_RACY_SECONDS", "2.0"))
-    except ValueError:
-        return 2.0
+    return env_seconds("PMEM_CACHE_RACY_SECONDS", 2.0)
 
 
 _STAMP: list[str] = []

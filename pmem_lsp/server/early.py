@@ -41,31 +41,16 @@ from pathlib import Path
 from typing import Any, BinaryIO, TypeGuard
 
 from .. import __version__
+from ..engine.env_seconds import env_seconds
 from .session import candidate_roots, editor_settings, folder_paths, path_to_uri, uri_to_path, valid_unicode
 
 OFF = "PMEM_NO_EARLY"
 # Seconds the loop waits for the client's next message before it hands over (a client that
 # opens no document, or answers slowly, gets the full server rather than a wait).
-def _wait() -> float:
-    try:
-        return max(0.0, float(os.environ.get("PMEM_EARLY_WAIT", "0.5")))
-    except ValueError:
-        return 0.5
-
-
-WAIT = _wait()
-
-
-def _configuration_wait() -> float:
-    try:
-        return max(0.0, float(os.environ.get("PMEM_EARLY_CONFIGURATION_WAIT", "5")))
-    except ValueError:
-        return 5.0
-
-
+WAIT = env_seconds("PMEM_EARLY_WAIT", 0.5)
 # Seconds the loop waits for the answer to its configuration request, however quiet the client
 # is meanwhile (an editor busy starting answers late; the first diagnostics need the answer).
-CONFIGURATION_WAIT = _configuration_wait()
+CONFIGURATION_WAIT = env_seconds("PMEM_EARLY_CONFIGURATION_WAIT", 5.0)
 MAX_BODY = 4 * 1024 * 1024  # a bigger message (a huge buffer) is left to the full server
 CONFIGURATION_ID = "pmem-early-configuration"
 QUIET = "the client said nothing more"

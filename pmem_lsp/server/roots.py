@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
 from ..engine.analysis import Analysis
+from ..engine.env_seconds import env_seconds
 from ..engine.host import MemoryRoot
 from ..engine.host import scan as host_scan
 from ..engine.root_state import RootState
@@ -86,10 +86,7 @@ def workspace_folders(params: lsp.InitializeParams) -> list[Path]:
 
 def configuration_wait() -> float:
     """Seconds the full server waits for the client's configuration answer."""
-    try:
-        return max(0.1, float(os.environ.get("PMEM_CONFIGURATION_WAIT", "10")))
-    except ValueError:
-        return 10.0
+    return env_seconds("PMEM_CONFIGURATION_WAIT", 10.0, minimum=0.1)
 
 
 async def fetch_configuration(server: PmemServer) -> None:
