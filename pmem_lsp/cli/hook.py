@@ -292,8 +292,9 @@ def _pre_write(root: Path, rel: str, zone: str, write: ToolWrite, err: TextIO) -
         return _block(err, rel, "it is in `_archive/`, which only `pmem archive`, `delete`, `recover` and "
                                 "`purge` change, so that the archive records stay right. Use those (preview "
                                 "first, then `--token` after the user's yes).")
-    before = _current(write.path)
-    whole = _whole(write.path) if write.tool in ("Edit", "MultiEdit") and before is not None else None
+    # One read: a file over the analysis cap is read whole for an edit, else up to the cap.
+    whole = _whole(write.path) if write.tool in ("Edit", "MultiEdit") else None
+    before = whole if whole is not None else _current(write.path)
     first = 0
     if whole is not None:
         # Over the analysis cap: the edit applied to the whole file, and the lines it touches

@@ -161,7 +161,7 @@ def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = Fa
             out.write("Cancelled; nothing was changed.\n")
             return exit_codes.OK
     elif not yes:
-        if io.json or not stdin.isatty():
+        if exact:  # the token is handed out: no terminal to ask at, or JSON
             if not io.json:
                 piped = request.op == "save" and "--content-file" not in (argv if argv is not None else sys.argv)
                 again = " (with the same content on stdin)" if piped else ""

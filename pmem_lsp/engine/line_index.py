@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Sequence
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 BOM = "\ufeff"
@@ -36,7 +37,7 @@ def strip_bom(text: str) -> tuple[str, bool]:
     return text, False
 
 
-def client_lines(lines: list[str], bom: bool) -> list[str]:
+def client_lines(lines: Sequence[str], bom: bool) -> Sequence[str]:
     """The lines as the client's buffer holds them: a BOM back at the start of line 0."""
     if not bom:
         return lines

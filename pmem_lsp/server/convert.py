@@ -76,7 +76,7 @@ class Positions:
 
     def __init__(self, ls: PmemServer, index: LineIndex | Sequence[str] | None, bom: bool = False) -> None:
         self.codec = ls.workspace.position_codec
-        lines = index.lines if isinstance(index, LineIndex) else list(index) if index is not None else []
+        lines = index.lines if isinstance(index, LineIndex) else index if index is not None else []
         self.bom = bom
         self.lines = client_lines(lines, bom)
 

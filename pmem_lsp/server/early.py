@@ -36,6 +36,7 @@ import select
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TypeGuard
@@ -181,7 +182,7 @@ def _units(text: str, encoding: str) -> int:
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 
-def _position(lines: list[str], line: int, col: int, encoding: str, bom: bool) -> dict[str, int]:
+def _position(lines: Sequence[str], line: int, col: int, encoding: str, bom: bool) -> dict[str, int]:
     from ..engine.line_index import client_column
 
     character = client_column(line, max(0, col), bom)
@@ -199,9 +200,9 @@ def diagnostic_json(finding: Any, lines: list[str], encoding: str, bom: bool = F
 
     rule = EARLY_RULES[finding.code]
     severity = finding.severity or rule.severity
-    lines = client_lines(lines, bom)
-    return {"range": {"start": _position(lines, finding.line, finding.col, encoding, bom),
-                      "end": _position(lines, finding.end_line, finding.end_col, encoding, bom)},
+    shown = client_lines(lines, bom)
+    return {"range": {"start": _position(shown, finding.line, finding.col, encoding, bom),
+                      "end": _position(shown, finding.end_line, finding.end_col, encoding, bom)},
             "message": clean(finding.message), "severity": _SEVERITY[severity.value], "code": finding.code,
             "source": "pmem", "data": {"name": rule.name, **(finding.data or {})}}
 

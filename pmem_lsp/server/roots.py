@@ -94,16 +94,17 @@ async def fetch_configuration(server: PmemServer) -> None:
     caps = server.client_capabilities.workspace
     if caps is None or not caps.configuration:
         return
+    wait = configuration_wait()
     try:
         result = await asyncio.wait_for(server.workspace_configuration_async(
             lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="pmem")])
-        ), configuration_wait())
+        ), wait)
     except TimeoutError:
         # A client that never answers would otherwise keep every root unconfigured and unscanned
         # for the whole session (a review). Its initialization options and `.pmem.toml` decide;
         # a later `didChangeConfiguration` asks again.
         log.warning("workspace/configuration was not answered in %.0f s: using the initialization "
-                    "options and .pmem.toml", configuration_wait())
+                    "options and .pmem.toml", wait)
         return
     except Exception as exc:  # a client that fails this request still gets diagnostics
         log.warning("workspace/configuration failed: %s", exc)

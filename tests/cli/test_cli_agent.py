@@ -164,7 +164,10 @@ def test_what_an_agent_reads_of_a_preview_never_offers_yes(root: Path, args: tup
         result = pmem(root, *args, *fmt, stdin=stdin)
         assert result.returncode == 3
         said = result.stdout + result.stderr
-        assert "--token" in said or '"token"' in said
+        if fmt:
+            assert json.loads(result.stdout)["token"], "the JSON preview hands out its token"
+        else:
+            assert "--token" in result.stderr
         assert "--yes" not in said and " -y" not in said
 
 

@@ -353,7 +353,7 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
             if hits:
                 ln = at = 0
                 for b in hits:
-                    ln += data.count(b"\n", at, b)
+                    ln = _gate._line_of(data, ln, at, b)
                     at = b
                     begins.add(ln)
             else:
