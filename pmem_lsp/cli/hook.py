@@ -222,25 +222,9 @@ def _whole(path: Path) -> str | None:
     """The whole text of a regular file bigger than the analysis cap (2 MiB), decoded as the
     root state decodes it; None for a smaller file (`_current` holds it all) or one that
     cannot be read. Read once, as bytes: linear in the file's size."""
-    import stat
+    from ..engine.root_state import MAX_ANALYSED_BYTES, read_regular_text
 
-    from ..engine.root_state import MAX_ANALYSED_BYTES, decode
-
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(path, flags)
-    except (OSError, ValueError):
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size <= MAX_ANALYSED_BYTES:
-            return None
-        with open(fd, "rb", closefd=False) as fh:
-            return decode(fh.read())
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return read_regular_text(path, limit=None, larger_than=MAX_ANALYSED_BYTES)
 
 
 def _block(err: TextIO, rel: str, why: str) -> int:

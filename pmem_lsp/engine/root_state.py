@@ -221,25 +221,27 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
-def read_regular_text(path: Path) -> str | None:
-    """What a regular file holds, decoded as the root state decodes it and up to the cap; None
-    when there is no such file, or it is no regular file (a named pipe is never read: it would
-    block), or it cannot be read."""
+def read_regular_text(path: Path, limit: int | None = MAX_ANALYSED_BYTES, larger_than: int = -1) -> str | None:
+    """What a regular file holds, decoded as the root state decodes it and up to `limit` bytes
+    (the analysis cap; None: the whole file); None when there is no such file, or it is no
+    regular file (a named pipe is never read: it would block), or it cannot be read, or it is
+    no larger than `larger_than` bytes (the pre-write hook wants a big file's whole text only)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(path, flags)
     except (OSError, ValueError):  # ValueError: a NUL in the name
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size <= larger_than:
             return None
         with open(fd, "rb", closefd=False) as fh:
-            data = fh.read(MAX_ANALYSED_BYTES + 1)
+            data = fh.read() if limit is None else fh.read(limit + 1)
     except OSError:
         return None
     finally:
         os.close(fd)
-    return decode(data[:_cut(data, MAX_ANALYSED_BYTES)])
+    return decode(data if limit is None else data[:_cut(data, limit)])
 
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
