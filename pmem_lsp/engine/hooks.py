@@ -153,32 +153,22 @@ def added_text(write: ToolWrite) -> str:
 _CHUNK = 1 << 16
 
 
-def _same_start(a: str, b: str) -> int:
-    """How many characters `a` and `b` share at the start: whole chunks compared first (each
-    comparison in C), then the chunk that differs halved down: linear, never per character."""
-    n, at = min(len(a), len(b)), 0
-    while at < n and a[at:at + _CHUNK] == b[at:at + _CHUNK]:
-        at += _CHUNK
-    lo, hi = at, min(at + _CHUNK, n)
-    while lo < hi:  # a[:lo] == b[:lo]; the first difference is before `hi`
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return min(lo, n)
+def _shared(a: str, b: str, most: int, *, at_end: bool = False) -> int:
+    """How many characters `a` and `b` share at the start (`at_end`: at the end), at most
+    `most`: whole chunks compared first (each comparison in C), then the chunk that differs
+    halved down: linear, never per character."""
+    n = min(len(a), len(b), most)
 
+    def cut(s: str, lo: int, hi: int) -> str:  # characters lo..hi counted from the chosen side
+        return s[len(s) - hi:len(s) - lo] if at_end else s[lo:hi]
 
-def _same_end(a: str, b: str, most: int) -> int:
-    """How many characters `a` and `b` share at the end, at most `most`."""
-    n, at = min(len(a), len(b), most), 0
-    while at < n and a[len(a) - at - _CHUNK if at + _CHUNK <= n else len(a) - n:len(a) - at] == \
-            b[len(b) - at - _CHUNK if at + _CHUNK <= n else len(b) - n:len(b) - at]:
+    at = 0
+    while at < n and cut(a, at, min(at + _CHUNK, n)) == cut(b, at, min(at + _CHUNK, n)):
         at = min(at + _CHUNK, n)
     lo, hi = at, min(at + _CHUNK, n)
-    while lo < hi:
+    while lo < hi:  # the first `lo` are shared; the first difference is before `hi`
         mid = (lo + hi + 1) // 2
-        if a[len(a) - mid:len(a) - lo] == b[len(b) - mid:len(b) - lo]:
+        if cut(a, lo, mid) == cut(b, lo, mid):
             lo = mid
         else:
             hi = mid - 1
@@ -190,8 +180,8 @@ def edited_lines(before: str, after: str, around: int = 1) -> tuple[str, str, in
     0-based line of `after` they start at), with `around` lines more on each side (a token
     broken over two lines is read as one). For a file too big to analyse whole (the 2 MiB
     cap): what the write adds is judged where it lands, with the lines it completes."""
-    start = _same_start(before, after)
-    end = _same_end(before, after, min(len(before), len(after)) - start)
+    start = _shared(before, after, min(len(before), len(after)))
+    end = _shared(before, after, min(len(before), len(after)) - start, at_end=True)
     first = start
     for _ in range(around + 1):
         first = before.rfind("\n", 0, max(first - 1, 0)) + 1 if first > 0 else 0
