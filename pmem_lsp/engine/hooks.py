@@ -180,8 +180,9 @@ def edited_lines(before: str, after: str, around: int = 1) -> tuple[str, str, in
     0-based line of `after` they start at), with `around` lines more on each side (a token
     broken over two lines is read as one). For a file too big to analyse whole (the 2 MiB
     cap): what the write adds is judged where it lands, with the lines it completes."""
-    start = _shared(before, after, min(len(before), len(after)))
-    end = _shared(before, after, min(len(before), len(after)) - start, at_end=True)
+    n = min(len(before), len(after))
+    start = _shared(before, after, n)
+    end = _shared(before, after, n - start, at_end=True)
     first = start
     for _ in range(around + 1):
         first = before.rfind("\n", 0, max(first - 1, 0)) + 1 if first > 0 else 0

@@ -226,9 +226,8 @@ def read_regular_text(path: Path, limit: int | None = MAX_ANALYSED_BYTES, larger
     (the analysis cap; None: the whole file); None when there is no such file, or it is no
     regular file (a named pipe is never read: it would block), or it cannot be read, or it is
     no larger than `larger_than` bytes (the pre-write hook wants a big file's whole text only)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, _READ_FLAGS)
     except (OSError, ValueError):  # ValueError: a NUL in the name
         return None
     try:

@@ -101,16 +101,17 @@ def test_a_change_made_while_the_scan_runs_is_read_again_when_it_lands(tmp_path:
     assert memory.changed_while_scanning is None
 
 
-def test_read_regular_text_whole_and_only_when_larger(tmp_path: Path, monkeypatch):
+def test_read_regular_text_whole_and_only_when_larger(tmp_path: Path):
     # The pre-write hook's view of a big file: all of it (no cap), and nothing for a file no
-    # larger than the size asked for; the default stays the analysis cap.
-    from pmem_lsp.engine import root_state
+    # larger than the size asked for; by default the text stops at the analysis cap.
+    from pmem_lsp.engine.root_state import MAX_ANALYSED_BYTES, read_regular_text
 
-    monkeypatch.setattr(root_state, "MAX_ANALYSED_BYTES", 8)
     f = tmp_path / "big.md"
-    f.write_text("abcdefghijklmnop", encoding="utf-8")
-    assert root_state.read_regular_text(f, limit=8) == "abcdefgh"
-    assert root_state.read_regular_text(f, limit=None) == "abcdefghijklmnop"
-    assert root_state.read_regular_text(f, limit=None, larger_than=16) is None
-    assert root_state.read_regular_text(f, limit=None, larger_than=15) == "abcdefghijklmnop"
-    assert root_state.read_regular_text(tmp_path, limit=None) is None  # a folder: no regular file
+    body = "a" * (MAX_ANALYSED_BYTES + 16)
+    f.write_text(body, encoding="utf-8")
+    assert read_regular_text(f) == body[:MAX_ANALYSED_BYTES]
+    assert read_regular_text(f, limit=8) == "aaaaaaaa"
+    assert read_regular_text(f, limit=None) == body
+    assert read_regular_text(f, limit=None, larger_than=len(body)) is None
+    assert read_regular_text(f, limit=None, larger_than=len(body) - 1) == body
+    assert read_regular_text(tmp_path, limit=None) is None  # a folder: no regular file

@@ -37,13 +37,11 @@ class CompiledGate(Gate):
         out: list[list[int]] = [[] for _ in PROBES]
         words: list[tuple[int, int]] = []  # (start, word index)
         sizes, n_probes = self.sizes, self.n_probes
-        hit: set[int] = set()  # probes with a match: most texts have none (60-odd sorts a text saved)
 
         def found(i: int, _from: int, to: int, _flags: int, _context: object) -> None:
             # Every probe and word has a fixed width: its end gives its start.
             if i < n_probes:
                 out[i].append(to - sizes[i])
-                hit.add(i)
             else:
                 words.append((to - sizes[i], i - n_probes))
 
@@ -52,8 +50,9 @@ class CompiledGate(Gate):
             if scratch is None:
                 scratch = self.local.scratch = hyperscan.Scratch(self.db)
             self.db.scan(data, match_event_handler=found, scratch=scratch)
-        for i in hit:
-            out[i].sort()
+        for starts in out:  # most are empty: a length test, not a sort call, for those
+            if len(starts) > 1:
+                starts.sort()
         on_line: dict[int, set[int]] = {}
         ln = at = 0
         for start, w in sorted(words):
