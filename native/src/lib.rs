@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
 mod record;
+mod secrets;
 
 /// Characters Python's `str.isspace()` (and so `\s` in a `str` pattern) accepts, other than
 /// the ASCII ones.
@@ -297,6 +298,7 @@ const WRITTEN_FOR_PM404: &str = "3a64576ac30163880518c3b69e7213eaa836edc381c87de
 const WRITTEN_FOR_SKETCH: &str = "9bcb6c4017702662e0934bcfa6a93038c14bea4ba744210472300055628e71a3";
 const WRITTEN_FOR_PM208: &str = "3035252dfc147755db8d2c080e6b7975eb0570e991a4a7c3e7960a0cbff1f095";
 const WRITTEN_FOR_RECORD: &str = "f3a4cfea863abee8a79fe94bcb5a3c629ed20e8469316f4a89914808e315b586";
+const WRITTEN_FOR_SECRETS: &str = "d9a83efdbac408e277d4f5826feace46aac3dd43277925a0083f36db0149c4d2";
 
 #[pymodule]
 fn pmem_native(_py: Python<'_>, m: &PyModule) -> PyResult<()> {
@@ -308,12 +310,14 @@ fn pmem_native(_py: Python<'_>, m: &PyModule) -> PyResult<()> {
     m.add("WRITTEN_FOR_SKETCH", WRITTEN_FOR_SKETCH)?;
     m.add("WRITTEN_FOR_RECORD", WRITTEN_FOR_RECORD)?;
     m.add("WRITTEN_FOR_PM208", WRITTEN_FOR_PM208)?;
+    m.add("WRITTEN_FOR_SECRETS", WRITTEN_FOR_SECRETS)?;
     m.add_function(wrap_pyfunction!(instruction_lines, m)?)?;
     m.add_function(wrap_pyfunction!(fast_part, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_hashes, m)?)?;
     m.add_function(wrap_pyfunction!(volatile_candidates, m)?)?;
     m.add_function(wrap_pyfunction!(record::file_record, m)?)?;
     m.add_function(wrap_pyfunction!(record::link_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(secrets::secrets_clear, m)?)?;
     m.add("SKETCH_MIN_LINE", record::SKETCH_MIN_LINE)?;
     m.add("SKETCH_COUNT", record::SKETCH_COUNT)?;
     Ok(())

@@ -964,7 +964,7 @@ pub fn file_record<'py>(
         Vec<LinkRow>,
         Option<Section>,
         Vec<DateRow>,
-        (bool, bool, bool),
+        (bool, bool, bool, bool),
         Option<Vec<u32>>,
     )>,
 > {
@@ -994,7 +994,8 @@ pub fn file_record<'py>(
     let link_rows = links(&d);
     let section = summary(&d, &found.headings, &found.items);
     let date_rows = dates(&d);
-    let verdicts = (summary_clean(&found.headings, &section, &preamble), bullets_unconcluded(&section), absolute_hint(&strs));
+    let verdicts = (summary_clean(&found.headings, &section, &preamble), bullets_unconcluded(&section), absolute_hint(&strs),
+                    super::secrets::clear(&strs));
     let objs: Vec<&PyAny> = (0..6).map(|i| kinds.get_item(i)).collect::<PyResult<_>>()?;
     let kind_list = PyList::new(py, found.kinds.iter().map(|&k| objs[k as usize]));
     let hashes = sketch(&strs);

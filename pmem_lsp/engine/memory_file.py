@@ -236,10 +236,12 @@ class MemoryFile:
         # The core's verdicts, each read by one rule (docs/native.md): `check_summary` finds
         # nothing here in an active file (rules/summary.py); no Summary bullet can say the work
         # is finished (rules/concluded.py); the text may hold an absolute path
-        # (rules/source_paths.py). False, False, None: no verdict, the rule decides.
+        # (rules/source_paths.py); PM401 finds no secret in the text (rules/secrets.py). False,
+        # False, None, False: no verdict, the rule decides.
         self.summary_clean = False
         self.bullets_unconcluded = False
         self.absolute_hint: bool | None = None
+        self.secrets_clear = False
         # The near-duplicate sketch's hashes, where the core computed them (rules/duplicates.py).
         self.sketch_hashes: list[int] | None = None
         self.title: Heading | None = None
@@ -251,7 +253,7 @@ class MemoryFile:
             return
         (self.front_matter_end, headings, fences, items, kinds, tops, preamble, self._link_rows, self._summary_rows,
          self._date_rows, verdicts, self.sketch_hashes) = record
-        self.summary_clean, self.bullets_unconcluded, self.absolute_hint = verdicts
+        self.summary_clean, self.bullets_unconcluded, self.absolute_hint, self.secrets_clear = verdicts
         self.blocks = RowScan([Heading(*h) for h in headings], [Fence(*f) for f in fences], items, kinds, tops)
         if preamble is None:  # a metadata line the core does not read (not ASCII)
             self._preamble()

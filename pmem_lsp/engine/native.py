@@ -16,7 +16,7 @@ from types import ModuleType
 
 EXPECTED = "0.1.0"
 FUNCTIONS = ("instruction_lines", "fast_part", "sketch_hashes", "file_record", "link_paths",
-             "volatile_candidates")
+             "volatile_candidates", "secrets_clear")
 
 
 def load(environ: dict[str, str] | os._Environ[str] = os.environ) -> ModuleType | None:

@@ -30,12 +30,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_markdown_fast import EDGE_LINES, memory_note
 from test_markdown_oracle import TRICKY_LINES, WORDS, documents, soup_line
+from test_native_secrets import assert_nothing_to_find
 
 from engine_helpers import findings
 from pmem_lsp.engine import markdown, memory_file, native, paths
 from pmem_lsp.engine.line_index import split_lines
 from pmem_lsp.engine.markdown import _fast_part, _native_part, _Scanner, scan_blocks
 from pmem_lsp.engine.rules import concluded, duplicates, instructions, links, route_facts, source_paths, summary
+from pmem_lsp.engine.rules import secrets as secrets_rule
 from pmem_lsp.engine.rules.instructions import instruction_kinds
 from pmem_lsp.engine.zones import Zone
 
@@ -374,6 +376,8 @@ def assert_same_record(text: str, *, taken: bool = False) -> bool:
     assert core.sketch_hashes == (duplicates._ascii_hashes(text) if plain and record is not None else None), text
     for base in BASES:  # PM402's paths of the record's links: those Python's normalisation gives
         assert_same_link_paths(core.links, base)
+    if core.secrets_clear:  # the verdict PM401 takes: no secret in these lines
+        assert_nothing_to_find(core.lines)
     if record is not None:  # the answer PM403 takes: whether the text may hold an absolute path
         hint = "~/" in text or text.startswith("/") or source_paths._ABSOLUTE_HINT.search(text) is not None
         assert core.absolute_hint is hint, f"the absolute-path hint differs for {text!r}"
@@ -589,11 +593,11 @@ def test_a_root_has_the_same_findings_with_and_without_the_core(tmp_path: Path, 
         # Memory-shaped files: the core takes as much of each as Python's fast path.
         assert_same_blocks(lines, same_cut=True)
         assert_same_record(text)
-    for module in (instructions, markdown, duplicates, memory_file, links, route_facts):
+    for module in (instructions, markdown, duplicates, memory_file, links, route_facts, secrets_rule):
         monkeypatch.setattr(module, "_NATIVE", pmem_native)  # whatever PMEM_NATIVE says
     monkeypatch.setattr(route_facts, "_NATIVE_CHECKED", True)
     with_core = findings(root)
-    for module in (instructions, markdown, duplicates, memory_file, links, route_facts):
+    for module in (instructions, markdown, duplicates, memory_file, links, route_facts, secrets_rule):
         monkeypatch.setattr(module, "_NATIVE", None)
     assert findings(root) == with_core
 

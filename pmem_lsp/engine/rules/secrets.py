@@ -12,6 +12,7 @@ from ..findings import Finding, Severity
 from ..fixes import Fix, TextEdit, text_of
 from ..line_index import split_keepends
 from ..memory_file import MemoryFile
+from ..native import CORE as _NATIVE
 from ..root_state import RootState
 from ..rule import ALL_ZONES, E, Rule, TextCheck
 from ..secrets import ALLOW_MARKER, REDACTED, SecretMatch, find_in_name, find_secrets
@@ -70,7 +71,9 @@ def check_secrets(path: str, zone: Zone, doc: MemoryFile, settings: Settings) ->
     if not secrets.enabled:
         return []
     out = []
-    named = find_in_name(path, secrets.allow_patterns)
+    # The core's verdicts (docs/native.md, "The PM401 verdict"): nothing to find in the name or
+    # the text, whatever the allow patterns; without one, the scan below decides.
+    named = [] if _NATIVE is not None and _NATIVE.secrets_clear([path]) else find_in_name(path, secrets.allow_patterns)
     if named:
         m = named[0]
         kinds = "; ".join(f"{n.kind} ({n.hint})" for n in named)
@@ -79,6 +82,8 @@ def check_secrets(path: str, zone: Zone, doc: MemoryFile, settings: Settings) ->
                            "so rename the file to say what it is about", None if m.strong else Severity.WARNING,
                            {"kind": m.kind, "evidence": "strong" if m.strong else "weak", "reason": m.reason,
                             "in": "name"}))
+    if doc.secrets_clear:
+        return out
     found = find_secrets(doc.lines, secrets.allow_patterns, in_sentences=False)
     found += _in_linked_paths(doc.lines, found, secrets.allow_patterns)
     for m in found:

@@ -1,0 +1,251 @@
+//! `secrets_clear`: PM401's "surely nothing here" verdict (docs/native.md, "The PM401 verdict").
+//!
+//! The core does not look for secrets; it only rules out that the Python scan
+//! (pmem_lsp/engine/secrets/) could find one. Every finding there comes in through one of a few
+//! doors, each with a plain precondition in the code that opens it, and the verdict holds only
+//! where every door is shut:
+//!
+//! - a shaped token (and so an AWS or Twilio pair) only on a line holding a run of 20 bytes of
+//!   `_RUN_TABLE`'s set (`_find_secrets` skips the other lines);
+//! - a private key block only where the lowered text holds `----begin` (`_pem._BEGIN`) or
+//!   `PuTTY-User-Key-File-` (`_pem._PUTTY`);
+//! - a credential in a URL only where the text holds both `@` and `://`;
+//! - a key-named value, a flag, a table cell, an Azure key, a secret in a linked path or in a
+//!   path's segment only on a line holding a prefilter word (`_generic.PREFILTER`, lowered) and
+//!   one of the signs the code tests for first (`:`, `=`, ` is `, ` are `, `--`, `|`);
+//! - the disguised views (`_disguise.fold`) only where a character it folds is present: here any
+//!   character of the blocks those characters are in, with the CJK prefilter words, the CJK signs
+//!   and the letters Python's case folding maps to ASCII;
+//! - the rendered view (`_markup.fold`) only where one of `_markup._PIECE`'s pieces can start: a
+//!   `*`, `~` or `<` between characters its look-behind and look-ahead accept, a `&` before `#`
+//!   or a letter, a `\` after a letter or digit;
+//! - a token broken over two lines (`_disguise.joins`) only where a line ends in 4 or more of
+//!   its token characters and the next starts (after spaces and tabs) with 4 or more, 20 in all.
+//!
+//! Each test is a superset of its door's, so a false verdict only costs the Python scan that runs
+//! anyway. tests/engine/test_native_secrets.py holds the verdict to `check_secrets` and
+//! `find_in_name`, and WRITTEN_FOR_SECRETS (lib.rs) to the code it follows.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
+
+const RUN: u8 = 1; // `_RUN_TABLE`: [A-Za-z0-9_\-%]
+const TOKEN: u8 = 2; // `_disguise._T` and `_markup._B`: [A-Za-z0-9_\-+/=]
+const RARE: u8 = 4; // `*~<&\` (a `_PIECE` may start), `:=|` (signs), `-` (`--`, `----begin`), `@`
+
+const fn classes() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        let alnum = c.is_ascii_alphanumeric();
+        let mut k = 0;
+        if alnum || c == b'_' || c == b'-' || c == b'%' {
+            k |= RUN;
+        }
+        if alnum || matches!(c, b'_' | b'-' | b'+' | b'/' | b'=') {
+            k |= TOKEN;
+        }
+        if matches!(c, b'*' | b'~' | b'<' | b'&' | b'\\' | b':' | b'=' | b'|' | b'-' | b'@') {
+            k |= RARE;
+        }
+        t[b] = k;
+        b += 1;
+    }
+    t
+}
+
+/// The letter's place in the alphabet as a bit (ASCII case ignored), 0 for any other byte.
+const fn letter_bit(c: u8) -> u32 {
+    let l = c | 0x20;
+    if l.is_ascii_lowercase() { 1 << (l - b'a') } else { 0 }
+}
+
+/// For the first letter of a prefilter word, of ` is ` or of ` are `, the letters that may come second: pass pwd, secret, token, key,
+/// auth are, cred, is. One lookup passes over the rest of the alphabet's pairs.
+const fn seconds() -> [u32; 256] {
+    let mut t = [0u32; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = match c.to_ascii_lowercase() {
+            b'p' => letter_bit(b'a') | letter_bit(b'w'),
+            b's' | b'k' => letter_bit(b'e'),
+            b't' => letter_bit(b'o'),
+            b'a' => letter_bit(b'u') | letter_bit(b'r'),
+            b'c' => letter_bit(b'r'),
+            b'i' => letter_bit(b's'),
+            _ => 0,
+        };
+        b += 1;
+    }
+    t
+}
+
+static SECONDS: [u32; 256] = seconds();
+
+const fn letter_bits() -> [u32; 256] {
+    let mut t = [0u32; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = letter_bit(b as u8);
+        b += 1;
+    }
+    t
+}
+
+static LETTER_BITS: [u32; 256] = letter_bits();
+
+static CLASS: [u8; 256] = classes();
+
+/// Characters that may open a door the ASCII tests cannot see: whole blocks around what
+/// `_disguise` folds (soft hyphen, IPA's script g, Greek, Cyrillic and the combining marks, the
+/// Arabic letter mark, Hangul fillers, Khmer and Mongolian format characters, the zero-width and
+/// bidirectional controls, variation selectors, the BOM, the fullwidth forms, tag characters),
+/// the letters `(?i)` and `str.lower` take to ASCII (İ ı ſ K), and the CJK prefilter words'
+/// first characters and signs (密 令 秘 私, 是 为; `：` is a fullwidth form).
+fn may_disguise(c: char) -> bool {
+    matches!(c,
+        '\u{ad}' | '\u{130}' | '\u{131}' | '\u{17f}' | '\u{250}'..='\u{52f}' | '\u{61c}'
+        | '\u{1100}'..='\u{11ff}' | '\u{1780}'..='\u{18af}' | '\u{200b}'..='\u{200f}'
+        | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{212a}' | '\u{3164}'
+        | '\u{fe00}'..='\u{fe0f}' | '\u{feff}' | '\u{ff00}'..='\u{ffef}' | '\u{e0000}'..='\u{e007f}'
+        | '密' | '令' | '秘' | '私' | '是' | '为')
+}
+
+const WORDS: [&[u8]; 7] = [b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred"];
+
+/// The number of `TOKEN` bytes `b` ends with, and starts with after spaces and tabs.
+fn token_tail(b: &[u8]) -> usize {
+    b.iter().rev().take_while(|&&c| CLASS[c as usize] & TOKEN != 0).count()
+}
+
+fn token_head(b: &[u8]) -> usize {
+    let from = b.iter().take_while(|&&c| c == b' ' || c == b'\t').count();
+    b[from..].iter().take_while(|&&c| CLASS[c as usize] & TOKEN != 0).count()
+}
+
+/// Could one of `_markup._PIECE`'s alternatives match at `i` (`b[i]` is one of `*~<&\\`)? Each
+/// test is its alternative's look-behind and a superset of what follows: for `*` and `~`, the
+/// look-ahead after each count of repeats the alternative allows; for `<`, a tag's or a
+/// comment's first character; for `&`, a reference's; for `\\`, an escape's look-behind alone.
+fn piece_at(b: &[u8], i: usize) -> bool {
+    let prev = if i > 0 { b[i - 1] } else { b'\n' };
+    let token = |c: u8| CLASS[c as usize] & TOKEN != 0;
+    let at = |j: usize| b.get(j).copied().unwrap_or(b'\n');
+    // `c` then up to `extra` more, then one of `ahead`: the look-ahead tried after each count.
+    let repeats = |c: u8, extra: usize, ahead: &dyn Fn(u8) -> bool| {
+        (0..=extra).take_while(|&k| k == 0 || at(i + k) == c).any(|k| ahead(at(i + 1 + k)))
+    };
+    match b[i] {
+        b'*' => (token(prev) || matches!(prev, b'~' | b'>' | b';'))
+            && repeats(b'*', 2, &|n| token(n) || matches!(n, b'<' | b'~' | b'&' | b'\\')),
+        b'~' => (token(prev) || matches!(prev, b'*' | b'>' | b';'))
+            && repeats(b'~', 1, &|n| token(n) || matches!(n, b'<' | b'*' | b'&' | b'\\')),
+        b'<' => (token(prev) || matches!(prev, b'*' | b'~' | b'>' | b';'))
+            && (matches!(at(i + 1), b'!' | b'/') || at(i + 1).is_ascii_alphabetic()),
+        b'&' => at(i + 1) == b'#' || at(i + 1).is_ascii_alphabetic(),
+        _ => prev.is_ascii_alphanumeric(), // `\\`
+    }
+}
+
+/// What the lines seen so far hold of the doors that need two things anywhere in the text.
+#[derive(Default)]
+struct Seen {
+    at: bool,     // `@`
+    scheme: bool, // `://`
+}
+
+/// Does the line hold a character `may_disguise` takes? Only the characters that are not
+/// ASCII are decoded (from their lead bytes).
+fn disguise_in(line: &str) -> bool {
+    let b = line.as_bytes();
+    !line.is_ascii() && b.iter().enumerate().any(|(i, &c)| c >= 0xC0 && line[i..].chars().next().map_or(false, may_disguise))
+}
+
+/// One line's doors: a run, a piece, a named value, a private key's header, a disguise. One
+/// pass without a branch on most bytes: the run's length is kept by arithmetic, and only a
+/// `RARE` byte or a `START` letter before a second one of its words (`SECONDS`) is looked at
+/// more closely.
+fn line_clear(line: &str, seen: &mut Seen) -> bool {
+    let b = line.as_bytes();
+    if disguise_in(line) {
+        return false;
+    }
+    let at = |j: usize| b.get(j).copied().unwrap_or(b'\n');
+    let (mut run, mut long, mut signed, mut worded) = (0usize, false, false, false);
+    for (i, &c) in b.iter().enumerate() {
+        let k = CLASS[c as usize];
+        run = (run + 1) * (k & RUN) as usize;
+        long |= run >= 20;
+        let pair = SECONDS[c as usize] & LETTER_BITS[at(i + 1) as usize];
+        if (k & RARE == 0) & (pair == 0) {
+            continue;
+        }
+        if pair != 0 {
+            let rest = &b[i..];
+            let spaced = i > 0 && b[i - 1] == b' ';
+            signed |= spaced && (rest.starts_with(b"is ") || rest.starts_with(b"are "));
+            worded |= WORDS.iter().any(|w| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w));
+            continue;
+        }
+        match c {
+            b':' => {
+                signed = true;
+                seen.scheme |= at(i + 1) == b'/' && at(i + 2) == b'/';
+            }
+            b'=' | b'|' => signed = true,
+            b'@' => seen.at = true,
+            b'-' => {
+                if at(i + 1) == b'-' {
+                    signed = true;
+                    // `_pem._BEGIN`: four or five dashes, then BEGIN in any case.
+                    if b[i..].len() >= 9 && b[i..i + 4] == *b"----" && b[i + 4..i + 9].eq_ignore_ascii_case(b"begin") {
+                        return false;
+                    }
+                }
+            }
+            _ => {
+                if piece_at(b, i) {
+                    return false;
+                }
+            }
+        }
+    }
+    // PuTTY's header (`PuTTY-User-Key-File-2:`) holds `Key` and `:`: shut here too.
+    !long && !(signed && worded)
+}
+
+/// The verdict on a text given as its lines (as `split_lines` gives them: none holds a line
+/// break). True: PM401 finds nothing in these lines, whatever the settings.
+pub fn clear(lines: &[&str]) -> bool {
+    let mut seen = Seen::default();
+    let mut tail = 0usize; // the previous line's `token_tail`
+    for line in lines {
+        if !line_clear(line, &mut seen) {
+            return false;
+        }
+        let b = line.as_bytes();
+        let head = token_head(b);
+        if tail >= 4 && head >= 4 && tail + head >= 20 {
+            return false;
+        }
+        tail = token_tail(b);
+    }
+    !(seen.at && seen.scheme)
+}
+
+/// `clear` for Python's lines (a file's lines, or `[path]` for a file's name). False for a line
+/// holding a line break (`find_secrets` reads it as a space) or a lone surrogate.
+#[pyfunction]
+pub fn secrets_clear(lines: &PyList) -> PyResult<bool> {
+    let mut strs: Vec<&str> = Vec::with_capacity(lines.len());
+    for item in lines.iter() {
+        let s: &PyString = item.downcast()?;
+        match s.to_str() {
+            Ok(line) if !line.contains('\n') && !line.contains('\r') => strs.push(line),
+            _ => return Ok(false),
+        }
+    }
+    Ok(clear(&strs))
+}

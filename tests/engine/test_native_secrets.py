@@ -1,0 +1,274 @@
+"""The native core's PM401 verdict (`pmem_native.secrets_clear`, and the record's fourth
+verdict; docs/native.md, "The PM401 verdict") against the Python scan it stands for.
+
+The verdict may only say "nothing here" where `find_secrets`, `find_in_name` and PM401's
+`check_secrets` find nothing: every test below holds it to that on texts built to sit on each of
+the scan's doors (runs of 19 and 20, markup glued on one side and both, breaks of 4/10/20, signs
+and prefilter words, disguised characters), on every string of the secrets tests and every note
+of the labelled evaluation set, and on the oracle's documents (test_native_differential.py calls
+`assert_nothing_to_find` wherever a record says so). The tests also check that the verdict is
+given on ordinary notes, or it would save nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import random
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_markdown_oracle import documents
+
+from pmem_lsp.engine import secrets
+from pmem_lsp.engine.line_index import split_lines
+from pmem_lsp.engine.memory_file import MemoryFile
+from pmem_lsp.engine.rules import secrets as secrets_rule
+from pmem_lsp.engine.secrets import _disguise, _gate, _generic, _markup, _pem
+from pmem_lsp.engine.settings import Settings
+from pmem_lsp.engine.zones import Zone
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import secrets_eval as ev
+from generate_root import generate
+
+try:
+    import pmem_native  # type: ignore[import-not-found]
+except ImportError:
+    pmem_native = None
+
+pytestmark = pytest.mark.skipif(pmem_native is None, reason="the native core is not built (make native)")
+
+SETTINGS = Settings()
+
+
+def assert_nothing_to_find(lines: list[str]) -> None:
+    """`lines` got the verdict: the Python scan must find nothing in them, as a file's text (in
+    both of its modes) and, one by one, as a file's name."""
+    assert secrets.find_secrets(lines) == [], lines
+    assert secrets.find_secrets(lines, in_sentences=False, honour_marker=False) == [], lines
+    assert secrets_rule._in_linked_paths(lines, [], ()) == [], lines
+    for line in lines:
+        assert secrets.find_in_name(line) == [], line
+
+
+def check(lines: list[str]) -> bool:
+    """The verdict on `lines` (and on each line as a name), held to the scan; returns it."""
+    clear = pmem_native.secrets_clear(lines)
+    if clear:
+        assert_nothing_to_find(lines)
+        assert all(pmem_native.secrets_clear([line]) for line in lines), "a line of a clear text is not clear"
+    return clear
+
+
+# -- the code it follows ----------------------------------------------------------------------
+
+
+def secrets_sources() -> str:
+    """SHA-256 of the Python code whose doors the verdict shuts (native/src/secrets.rs)."""
+    s, g = secrets, _gate
+    code = [inspect.getsource(f) for f in (s.find_secrets, s._find_secrets, s._joined, s.find_in_name, s._key_named,
+                                            secrets_rule.check_secrets, secrets_rule._in_linked_paths,
+                                            _markup.fold, _markup._clusters, _markup.may_hold, _disguise.fold,
+                                            _disguise.disguised, _disguise.joins, _pem.find_pem, _pem.find_putty,
+                                            g.PureGate.scan)]
+    code += [r.pattern for r in (_markup._PIECE, _disguise._BREAK, _disguise._TAIL, _disguise._HEAD, _pem._BEGIN,
+                                 _pem._PUTTY, secrets_rule._LINKED_PATH)]
+    code += [repr((sorted(_disguise._FOLD), _disguise.INVISIBLE, s._RUN_TABLE, _generic.PREFILTER, s._RUN))]
+    return hashlib.sha256("\n".join(code).encode()).hexdigest()
+
+
+def test_the_verdict_was_written_for_this_python_code() -> None:
+    """A door of the secrets scan changed: check native/src/secrets.rs against it, then set
+    WRITTEN_FOR_SECRETS (native/src/lib.rs) to this digest and rebuild (make native)."""
+    assert secrets_sources() == pmem_native.WRITTEN_FOR_SECRETS
+
+
+def test_the_rule_and_the_record_use_the_verdict() -> None:
+    assert secrets_rule._NATIVE is not None
+    assert MemoryFile("# A note\n\nPlain words here.\n").secrets_clear
+    assert not MemoryFile("# A note\n\npassword: Xk9#mPq2vLw\n").secrets_clear
+
+
+# -- every door, on texts built next to it -----------------------------------------------------
+
+RUN = "Ab3_-%"  # `_RUN_TABLE`'s characters
+TOKEN_CHARS = "Ab3_-+/="  # `_disguise._T` and `_markup._B`
+
+
+def test_each_door_shuts_the_verdict() -> None:
+    """One text a door lets in, and its neighbour a hair away that it does not."""
+    pairs = [
+        ("x " + "a" * 20, "x " + "a" * 19 + " " + "a"),  # a run of 20
+        ("a%" * 10, "a+" * 10),  # `%` runs, `+` does not
+        ("ab**cd", "ab ** cd"),  # emphasis glued to a token character
+        ("ab**<cd", "a **bold** word"),  # bold after a space closes before one
+        ("a***b", "a****b"),  # a piece is 1 to 3 stars
+        ("a~~b", "a~~~b"),
+        ("a<!-- x -->b", "a<3"),
+        ("ab~cd", "ab ~ cd"),
+        ("ab<b>cd", "ab <b> cd"),
+        ("a;*b", "a.*b"),
+        ("R&#95;x", "R & x"),
+        ("R&amp;", "R& amp"),
+        ("a\\_b", "a \\_b"),
+        ("-----BEGIN RSA PRIVATE KEY-----", "BEGIN RSA PRIVATE KEY"),
+        ("----begin x", "---begin x"),  # four dashes are enough for `_BEGIN`; three are not
+        ("PuTTY-User-Key-File-3: ssh-ed25519", "PuTTY key file"),
+        ("mail me@x.org at https://x.org", "mail me at https://x.org"),
+        ("the password: here", "the password here"),
+        ("API_KEY=1", "API key 1"),
+        ("the token is here", "the token was here"),
+        ("these keys are here", "these keys were here"),
+        ("run --pass x", "run -pass x"),
+        ("| Secret | x |", "Secret x"),
+        ("Authority: x", "Writer: x"),
+        ("pаss: x", "pass x"),  # a Cyrillic `а`
+        ("密码 x", "码 x"),
+        ("note\u200bhere", "note\u2014here"),  # a zero-width space; an em dash
+        ("\u212aey x", "K key x"),  # the Kelvin sign lowers to `k`
+    ]
+    for shut, open_ in pairs:
+        assert not pmem_native.secrets_clear([shut]), shut
+        assert pmem_native.secrets_clear([open_]), open_
+    # A break that could cut a token: 4 and 16, 10 and 10 (joined 20); 3 and 17, 10 and 9 not.
+    for tail, head, shut in ((4, 16, True), (16, 4, True), (10, 10, True), (3, 17, False), (10, 9, False),
+                             (17, 3, False)):
+        lines = ["x " + "a=" * (tail // 2) + "a" * (tail % 2), "\t " + "b/" * (head // 2) + "b" * (head % 2)]
+        assert pmem_native.secrets_clear(lines) is not shut, (tail, head)
+
+
+def test_every_character_the_disguise_folds_shuts_the_verdict() -> None:
+    folded = {chr(c) for c in _disguise._FOLD} | set(_disguise.INVISIBLE)
+    lowered_to_ascii = [chr(c) for c in range(0x80, 0x110000)
+                        if not 0xD800 <= c < 0xE000 and any(x.isascii() for x in chr(c).lower())]
+    assert lowered_to_ascii == ["\u0130", "\u212a"]
+    for ch in sorted(folded) + lowered_to_ascii + ["\u0131", "\u017f", "：", "是", "为", "密", "令", "秘", "私"]:
+        assert not pmem_native.secrets_clear([f"word{ch}word"]), hex(ord(ch))
+
+
+def test_ordinary_notes_get_the_verdict() -> None:
+    """Prose, lists, links, code, times, Obsidian names, accents, emoji, em dashes and curly
+    quotes open no door."""
+    note = ["# Café planning — week 12", "", "Status: active", "", "## Summary", "",
+            "- We meet on “Tuesday” at 10:00 in [[Room 3]].", "- See [the plan](projects/plan.md).",
+            "- `make test` runs everything; * is a bullet too.", "1. ñandú, Ærø, 😀", "> a quote", "",
+            "| a | b |", "|---|---|", "The keyboard broke."]
+    assert check(note)
+    # A prefilter word inside another word still counts, with a sign: the Python scan decides.
+    assert not check(["The keyboard is broken."])
+
+
+# Pieces next to each door, for generated texts.
+PIECES = [*RUN, "a" * 9, "Zq8Lr2Vn6Tb1Xc4M", "AKIA", "ghp_", "eyJ", "SK", "xoxb-", "sk-", "glpat-",
+          "**", "*", "~~", "~", "<b>", "</b>", "<!-- -->", "<", ">", ";", "&#95;", "&#x5F;", "&lowbar;", "&amp;", "&",
+          "\\_", "\\", "pass", "PASS", "word", "Secret", "token", "key", "Key=", "AccountKey=", "auth", "cred", "pwd",
+          ":", "=", " is ", " are ", "--", "-", "|", " ", "\t", "@", "://", "https://u:", "@h", "-----BEGIN ",
+          "PRIVATE KEY-----", "----begin", "PuTTY-User-Key-File-2: ", ".md", "/", "[", "](", ")", "`", ".", ",",
+          "\u200b", "а", "ｐ", "：", "密码", "令牌", "é", "—", "“"]
+text_line = st.lists(st.sampled_from(PIECES), max_size=14).map("".join)
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(text_line, min_size=1, max_size=5))
+def test_the_verdict_on_texts_built_from_the_doors_pieces(lines: list[str]) -> None:
+    check(lines)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(ev.TOKENS)), st.integers(0, 10_000), st.integers(1, 60),
+       st.sampled_from(["", "**", "~~", "<b>", "<!-- -->", "&#95;", "\\_", "\n", "\n  ", "\u200b", " "]))
+def test_the_verdict_on_tokens_cut_and_dressed(kind: str, seed: int, cut: int, piece: str) -> None:
+    """A real token's shape, with markup, a break or a disguise put inside it."""
+    value = ev.TOKENS[kind](random.Random(seed))
+    cut = min(cut, len(value))
+    for lead in ("", "the key is ", "x "):
+        lines = split_lines(lead + value[:cut] + piece + value[cut:])
+        if secrets.find_secrets(lines) or any(secrets.find_in_name(line) for line in lines):
+            assert not pmem_native.secrets_clear(lines), lines
+        check(lines)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents)
+def test_the_verdict_on_oracle_documents(lines: list[str]) -> None:
+    check(lines)
+
+
+# -- the examples the secrets tests hold, and the labelled set ---------------------------------
+
+
+def _strings(node: ast.AST) -> str | None:
+    """A string expression's value where it is built of literals (`"a" + "b"`, `"a" * 3`)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp):
+        left, right = _strings(node.left), _strings(node.right)
+        if isinstance(node.op, ast.Add) and left is not None and right is not None:
+            return left + right
+        if isinstance(node.op, ast.Mult) and left is not None and isinstance(node.right, ast.Constant) \
+                and isinstance(node.right.value, int) and node.right.value < 10_000:
+            return left * node.right.value
+    return None
+
+
+def secrets_test_strings() -> list[str]:
+    here = Path(__file__).parent
+    out: list[str] = []
+    for path in sorted(here.glob("test_secrets*.py")) + sorted(here.glob("test_hook*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            value = _strings(node)
+            if value:
+                out.append(value)
+    return out
+
+
+def test_the_verdict_on_every_string_of_the_secrets_tests() -> None:
+    strings = secrets_test_strings()
+    assert len(strings) > 1000
+    found = 0
+    for value in strings:
+        lines = split_lines(value)
+        found += bool(secrets.find_secrets(lines))
+        check(lines)
+    assert found > 30  # the strings hold secrets: the test tests something (most are built at run time)
+
+
+@pytest.fixture(scope="module")
+def labelled_notes() -> list:
+    return ev.generate(seed=401, per_kind=20, neg_per_kind=30)
+
+
+def test_the_verdict_on_the_labelled_set(labelled_notes: list) -> None:
+    """Each planted secret (positive or negative) with the lines around it, and each note."""
+    for note in labelled_notes:
+        lines = note.lines
+        check(lines)
+        for p in note.planted:
+            for before, after in ((0, 0), (1, 1), (3, 3)):
+                check(lines[max(0, p.line - before):p.end_line + 1 + after])
+
+
+# -- PM401 itself, with and without the verdict ---------------------------------------------------
+
+
+def test_check_secrets_finds_the_same_with_the_verdict(tmp_path: Path, labelled_notes: list,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    root = generate(tmp_path / "memory", 200)
+    texts = {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.md"))}
+    texts |= {f"notes/labelled-{i}.md": "\n".join(note.lines) + "\n" for i, note in enumerate(labelled_notes)}
+    texts["notes/password=Zq8Lr2Vn6Tb1Xc.md"] = "# A name that holds one\n"
+    given_it = 0
+    for path, text in texts.items():
+        doc = MemoryFile(text)
+        given_it += doc.secrets_clear and not path.startswith("notes/labelled-")
+        with_core = secrets_rule.check_secrets(path, Zone.ACTIVE, doc, SETTINGS)
+        monkeypatch.setattr(secrets_rule, "_NATIVE", None)
+        doc.secrets_clear = False
+        assert secrets_rule.check_secrets(path, Zone.ACTIVE, doc, SETTINGS) == with_core, path
+        monkeypatch.undo()
+    assert given_it > 0.9 * (len(texts) - len(labelled_notes) - 1), "the generated notes should get the verdict"
