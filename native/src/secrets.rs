@@ -31,7 +31,11 @@ use pyo3::types::{PyList, PyString};
 
 const RUN: u8 = 1; // `_RUN_TABLE`: [A-Za-z0-9_\-%]
 const TOKEN: u8 = 2; // `_disguise._T` and `_markup._B`: [A-Za-z0-9_\-+/=]
-const RARE: u8 = 4; // `*~<&\` (a `_PIECE` may start), `:=|` (signs), `-` (`--`, `----begin`), `@`
+const PIECE: u8 = 4; // `*~<&\\`: where a `_PIECE` may start
+const SIGN: u8 = 8; // `:`, `=`, `|`
+const DASH: u8 = 16; // `-`: `--` and `----begin`
+const AT: u8 = 32; // `@`
+const COLON: u8 = 64; // `:`: `://`
 
 const fn classes() -> [u8; 256] {
     let mut t = [0u8; 256];
@@ -46,8 +50,20 @@ const fn classes() -> [u8; 256] {
         if alnum || matches!(c, b'_' | b'-' | b'+' | b'/' | b'=') {
             k |= TOKEN;
         }
-        if matches!(c, b'*' | b'~' | b'<' | b'&' | b'\\' | b':' | b'=' | b'|' | b'-' | b'@') {
-            k |= RARE;
+        if matches!(c, b'*' | b'~' | b'<' | b'&' | b'\\') {
+            k |= PIECE;
+        }
+        if matches!(c, b':' | b'=' | b'|') {
+            k |= SIGN;
+        }
+        if c == b'-' {
+            k |= DASH;
+        }
+        if c == b'@' {
+            k |= AT;
+        }
+        if c == b':' {
+            k |= COLON;
         }
         t[b] = k;
         b += 1;
@@ -55,14 +71,16 @@ const fn classes() -> [u8; 256] {
     t
 }
 
+static CLASS: [u8; 256] = classes();
+
 /// The letter's place in the alphabet as a bit (ASCII case ignored), 0 for any other byte.
 const fn letter_bit(c: u8) -> u32 {
     let l = c | 0x20;
     if l.is_ascii_lowercase() { 1 << (l - b'a') } else { 0 }
 }
 
-/// For the first letter of a prefilter word, of ` is ` or of ` are `, the letters that may come second: pass pwd, secret, token, key,
-/// auth are, cred, is. One lookup passes over the rest of the alphabet's pairs.
+/// For the first letter of a prefilter word, the letters that may come second: pass pwd,
+/// secret, token, key, auth, cred. One lookup passes over the rest of the alphabet's pairs.
 const fn seconds() -> [u32; 256] {
     let mut t = [0u32; 256];
     let mut b = 0;
@@ -72,9 +90,8 @@ const fn seconds() -> [u32; 256] {
             b'p' => letter_bit(b'a') | letter_bit(b'w'),
             b's' | b'k' => letter_bit(b'e'),
             b't' => letter_bit(b'o'),
-            b'a' => letter_bit(b'u') | letter_bit(b'r'),
+            b'a' => letter_bit(b'u'),
             b'c' => letter_bit(b'r'),
-            b'i' => letter_bit(b's'),
             _ => 0,
         };
         b += 1;
@@ -83,20 +100,6 @@ const fn seconds() -> [u32; 256] {
 }
 
 static SECONDS: [u32; 256] = seconds();
-
-const fn letter_bits() -> [u32; 256] {
-    let mut t = [0u32; 256];
-    let mut b = 0;
-    while b < 256 {
-        t[b] = letter_bit(b as u8);
-        b += 1;
-    }
-    t
-}
-
-static LETTER_BITS: [u32; 256] = letter_bits();
-
-static CLASS: [u8; 256] = classes();
 
 /// Characters that may open a door the ASCII tests cannot see: whole blocks around what
 /// `_disguise` folds (soft hyphen, IPA's script g, Greek, Cyrillic and the combining marks, the
@@ -114,6 +117,14 @@ fn may_disguise(c: char) -> bool {
 }
 
 const WORDS: [&[u8]; 7] = [b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred"];
+
+/// Does the line hold a prefilter word, ASCII case ignored?
+fn holds_word(b: &[u8]) -> bool {
+    b.windows(2).enumerate().any(|(i, w)| {
+        SECONDS[w[0] as usize] & letter_bit(w[1]) != 0
+            && WORDS.iter().any(|word| b[i..].len() >= word.len() && b[i..i + word.len()].eq_ignore_ascii_case(word))
+    })
+}
 
 /// The number of `TOKEN` bytes `b` ends with, and starts with after spaces and tabs.
 fn token_tail(b: &[u8]) -> usize {
@@ -164,56 +175,36 @@ fn disguise_in(line: &str) -> bool {
 }
 
 /// One line's doors: a run, a piece, a named value, a private key's header, a disguise. One
-/// pass without a branch on most bytes: the run's length is kept by arithmetic, and only a
-/// `RARE` byte or a `START` letter before a second one of its words (`SECONDS`) is looked at
-/// more closely.
+/// pass without a branch keeps the run's length and gathers the classes of the line's bytes;
+/// only the doors whose bytes are there are looked at again.
 fn line_clear(line: &str, seen: &mut Seen) -> bool {
     let b = line.as_bytes();
     if disguise_in(line) {
         return false;
     }
-    let at = |j: usize| b.get(j).copied().unwrap_or(b'\n');
-    let (mut run, mut long, mut signed, mut worded) = (0usize, false, false, false);
-    for (i, &c) in b.iter().enumerate() {
+    let (mut run, mut long, mut classes) = (0usize, false, 0u8);
+    for &c in b {
         let k = CLASS[c as usize];
-        run = (run + 1) * (k & RUN) as usize;
+        run = (run + 1) & 0usize.wrapping_sub((k & RUN) as usize); // 0 after a byte of no run
         long |= run >= 20;
-        let pair = SECONDS[c as usize] & LETTER_BITS[at(i + 1) as usize];
-        if (k & RARE == 0) & (pair == 0) {
-            continue;
-        }
-        if pair != 0 {
-            let rest = &b[i..];
-            let spaced = i > 0 && b[i - 1] == b' ';
-            signed |= spaced && (rest.starts_with(b"is ") || rest.starts_with(b"are "));
-            worded |= WORDS.iter().any(|w| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w));
-            continue;
-        }
-        match c {
-            b':' => {
-                signed = true;
-                seen.scheme |= at(i + 1) == b'/' && at(i + 2) == b'/';
-            }
-            b'=' | b'|' => signed = true,
-            b'@' => seen.at = true,
-            b'-' => {
-                if at(i + 1) == b'-' {
-                    signed = true;
-                    // `_pem._BEGIN`: four or five dashes, then BEGIN in any case.
-                    if b[i..].len() >= 9 && b[i..i + 4] == *b"----" && b[i + 4..i + 9].eq_ignore_ascii_case(b"begin") {
-                        return false;
-                    }
-                }
-            }
-            _ => {
-                if piece_at(b, i) {
-                    return false;
-                }
-            }
-        }
+        classes |= k;
     }
+    if long {
+        return false;
+    }
+    if classes & PIECE != 0 && (0..b.len()).any(|i| CLASS[b[i] as usize] & PIECE != 0 && piece_at(b, i)) {
+        return false;
+    }
+    let dashes = classes & DASH != 0 && line.contains("--");
+    // `_pem._BEGIN`: four or five dashes, then BEGIN in any case.
+    if dashes && line.match_indices("----").any(|(i, _)| b.len() >= i + 9 && b[i + 4..i + 9].eq_ignore_ascii_case(b"begin")) {
+        return false;
+    }
+    seen.at |= classes & AT != 0;
+    seen.scheme |= classes & COLON != 0 && line.contains("://");
     // PuTTY's header (`PuTTY-User-Key-File-2:`) holds `Key` and `:`: shut here too.
-    !long && !(signed && worded)
+    let signed = classes & SIGN != 0 || dashes || line.contains(" is ") || line.contains(" are ");
+    !(signed && holds_word(b))
 }
 
 /// The verdict on a text given as its lines (as `split_lines` gives them: none holds a line
