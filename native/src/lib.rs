@@ -141,12 +141,23 @@ const BIGRAMS: [u32; 256] = {
     table
 };
 
-/// Can an anchor start with these two bytes? (`| 0x20` lowers an ASCII letter and turns no
-/// other byte into one.)
+/// For each byte, its letter's bit (`1 << (letter - 'a')`, either case), 0 for any other byte.
+const LETTER_BITS: [u32; 256] = {
+    let mut table = [0u32; 256];
+    let mut b = 0;
+    while b < 256 {
+        let l = (b as u8) | 0x20; // lowers an ASCII letter and turns no other byte into one
+        if l.is_ascii_lowercase() {
+            table[b] = 1 << (l - b'a');
+        }
+        b += 1;
+    }
+    table
+};
+
+/// Can an anchor start with these two bytes? One lookup each, no branch.
 fn anchor_bigram(a: u8, b: u8) -> bool {
-    let mask = BIGRAMS[a as usize];
-    let b = b | 0x20;
-    mask != 0 && b.is_ascii_lowercase() && mask & (1 << (b - b'a')) != 0
+    BIGRAMS[a as usize] & LETTER_BITS[b as usize] != 0
 }
 
 /// Does `lit` (lower case, a space standing for a run of whitespace) start at `s[j..]`?
@@ -176,8 +187,9 @@ fn ascii_match_at(s: &[u8], mut j: usize, lit: &[u8]) -> bool {
 /// `has_anchor` of the normalised line, for an ASCII line, without normalising it: the same
 /// answer (tests/engine/test_native_differential.py), a few times faster.
 fn ascii_has_anchor(s: &[u8]) -> bool {
-    (0..s.len().saturating_sub(1)).any(|i| {
-        anchor_bigram(s[i], s[i + 1]) && ASCII_ANCHORS.iter().any(|lit| ascii_match_at(s, i, lit))
+    s.windows(2).enumerate().any(|(i, w)| {
+        anchor_bigram(w[0], w[1])
+            && ASCII_ANCHORS.iter().any(|lit| lit[0] == w[0] | 0x20 && ascii_match_at(s, i, lit))
     })
 }
 
