@@ -12,10 +12,11 @@
 //! - a credential in a URL only where the text holds both `@` and `://`;
 //! - a key-named value, a flag, a table cell, an Azure key, a secret in a linked path or in a
 //!   path's segment only on a line holding a prefilter word (`_generic.PREFILTER`, lowered) and
-//!   one of the signs the code tests for first (`:`, `=`, ` is `, ` are `, `--`, `|`);
+//!   one of the signs the code tests for first (`:`, `=`, ` is `, ` are `, `--`, `|`, `：`, `是`,
+//!   `为`);
 //! - the disguised views (`_disguise.fold`) only where a character it folds is present: here any
-//!   character of the blocks those characters are in, with the CJK prefilter words, the CJK signs
-//!   and the letters Python's case folding maps to ASCII;
+//!   character of the blocks those characters are in, and the letters Python's case folding maps
+//!   to ASCII (the CJK prefilter words and signs count with the ASCII ones above);
 //! - the rendered view (`_markup.fold`) only where one of `_markup._PIECE`'s pieces can start: a
 //!   `*`, `~` or `<` between characters its look-behind and look-ahead accept, a `&` before `#`
 //!   or a letter, a `\` after a letter or digit;
@@ -104,16 +105,42 @@ static SECONDS: [u32; 256] = seconds();
 /// Characters that may open a door the ASCII tests cannot see: whole blocks around what
 /// `_disguise` folds (soft hyphen, IPA's script g, Greek, Cyrillic and the combining marks, the
 /// Arabic letter mark, Hangul fillers, Khmer and Mongolian format characters, the zero-width and
-/// bidirectional controls, variation selectors, the BOM, the fullwidth forms, tag characters),
-/// the letters `(?i)` and `str.lower` take to ASCII (İ ı ſ K), and the CJK prefilter words'
-/// first characters and signs (密 令 秘 私, 是 为; `：` is a fullwidth form).
+/// bidirectional controls, variation selectors, the BOM, the fullwidth letters and digits, tag
+/// characters) and the letters `(?i)` and `str.lower` take to ASCII (İ ı ſ K).
 fn may_disguise(c: char) -> bool {
     matches!(c,
         '\u{ad}' | '\u{130}' | '\u{131}' | '\u{17f}' | '\u{250}'..='\u{52f}' | '\u{61c}'
         | '\u{1100}'..='\u{11ff}' | '\u{1780}'..='\u{18af}' | '\u{200b}'..='\u{200f}'
         | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{212a}' | '\u{3164}'
-        | '\u{fe00}'..='\u{fe0f}' | '\u{feff}' | '\u{ff00}'..='\u{ffef}' | '\u{e0000}'..='\u{e007f}'
-        | '密' | '令' | '秘' | '私' | '是' | '为')
+        | '\u{fe00}'..='\u{fe0f}' | '\u{feff}' | '\u{ff10}'..='\u{ff19}' | '\u{ff21}'..='\u{ff3a}'
+        | '\u{ff41}'..='\u{ff5a}' | '\u{e0000}'..='\u{e007f}')
+}
+
+/// What a line that is not ASCII holds beyond ASCII: a character `may_disguise` takes, a CJK
+/// prefilter word (`密` for 密码 and 密钥, `令` for 口令 and 令牌, and the first characters of
+/// 秘钥 and 私钥) and a CJK sign (`：`, `是`, `为`). Only those characters are decoded (from
+/// their lead bytes).
+#[derive(Default)]
+struct Wide {
+    disguise: bool,
+    word: bool,
+    sign: bool,
+}
+
+fn wide(line: &str) -> Wide {
+    let mut out = Wide::default();
+    if line.is_ascii() {
+        return out;
+    }
+    for (i, &c) in line.as_bytes().iter().enumerate() {
+        if c >= 0xC0 {
+            let ch = line[i..].chars().next().unwrap_or('\0');
+            out.disguise |= may_disguise(ch);
+            out.word |= matches!(ch, '密' | '令' | '秘' | '私');
+            out.sign |= matches!(ch, '：' | '是' | '为');
+        }
+    }
+    out
 }
 
 const WORDS: [&[u8]; 7] = [b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred"];
@@ -167,19 +194,13 @@ struct Seen {
     scheme: bool, // `://`
 }
 
-/// Does the line hold a character `may_disguise` takes? Only the characters that are not
-/// ASCII are decoded (from their lead bytes).
-fn disguise_in(line: &str) -> bool {
-    let b = line.as_bytes();
-    !line.is_ascii() && b.iter().enumerate().any(|(i, &c)| c >= 0xC0 && line[i..].chars().next().map_or(false, may_disguise))
-}
-
 /// One line's doors: a run, a piece, a named value, a private key's header, a disguise. One
 /// pass without a branch keeps the run's length and gathers the classes of the line's bytes;
 /// only the doors whose bytes are there are looked at again.
 fn line_clear(line: &str, seen: &mut Seen) -> bool {
     let b = line.as_bytes();
-    if disguise_in(line) {
+    let wide = wide(line);
+    if wide.disguise {
         return false;
     }
     let (mut run, mut long, mut classes) = (0usize, false, 0u8);
@@ -203,8 +224,8 @@ fn line_clear(line: &str, seen: &mut Seen) -> bool {
     seen.at |= classes & AT != 0;
     seen.scheme |= classes & COLON != 0 && line.contains("://");
     // PuTTY's header (`PuTTY-User-Key-File-2:`) holds `Key` and `:`: shut here too.
-    let signed = classes & SIGN != 0 || dashes || line.contains(" is ") || line.contains(" are ");
-    !(signed && holds_word(b))
+    let signed = wide.sign || classes & SIGN != 0 || dashes || line.contains(" is ") || line.contains(" are ");
+    !(signed && (wide.word || holds_word(b)))
 }
 
 /// The verdict on a text given as its lines (as `split_lines` gives them: none holds a line

@@ -128,7 +128,12 @@ def test_each_door_shuts_the_verdict() -> None:
         ("| Secret | x |", "Secret x"),
         ("Authority: x", "Writer: x"),
         ("pаss: x", "pass x"),  # a Cyrillic `а`
-        ("密码 x", "码 x"),
+        ("密码：x", "密码 x"),  # a CJK word and a CJK sign; the word alone opens nothing
+        ("密钥是 x", "钥是 x"),
+        ("令牌为 x", "令牌 x"),
+        ("token：x", "token x"),
+        ("私钥: x", "私 x"),
+        ("秘钥=x", "秘 x"),
         ("note\u200bhere", "note\u2014here"),  # a zero-width space; an em dash
         ("\u212aey x", "K key x"),  # the Kelvin sign lowers to `k`
     ]
@@ -147,8 +152,13 @@ def test_every_character_the_disguise_folds_shuts_the_verdict() -> None:
     lowered_to_ascii = [chr(c) for c in range(0x80, 0x110000)
                         if not 0xD800 <= c < 0xE000 and any(x.isascii() for x in chr(c).lower())]
     assert lowered_to_ascii == ["\u0130", "\u212a"]
-    for ch in sorted(folded) + lowered_to_ascii + ["\u0131", "\u017f", "：", "是", "为", "密", "令", "秘", "私"]:
+    for ch in sorted(folded) + lowered_to_ascii + ["\u0131", "\u017f"]:
         assert not pmem_native.secrets_clear([f"word{ch}word"]), hex(ord(ch))
+    # The CJK prefilter words and signs count as the ASCII ones do: each with the other kind.
+    for word in [w for w in _generic.PREFILTER if not w.isascii()]:
+        for sign in ("：", "是", "为", ":", "="):
+            assert not pmem_native.secrets_clear([f"{word}{sign}x"]), (word, sign)
+            assert not pmem_native.secrets_clear([f"token{sign}x"]), sign
 
 
 def test_ordinary_notes_get_the_verdict() -> None:
@@ -159,6 +169,7 @@ def test_ordinary_notes_get_the_verdict() -> None:
             "- `make test` runs everything; * is a bullet too.", "1. ñandú, Ærø, 😀", "> a quote", "",
             "| a | b |", "|---|---|", "The keyboard broke."]
     assert check(note)
+    assert check(["# 项目说明", "", "状态：进行中（第二周），负责人是小王。", "- 下一步为测试"])  # signs, no word
     # A prefilter word inside another word still counts, with a sign: the Python scan decides.
     assert not check(["The keyboard is broken."])
 
@@ -169,7 +180,7 @@ PIECES = [*RUN, "a" * 9, "Zq8Lr2Vn6Tb1Xc4M", "AKIA", "ghp_", "eyJ", "SK", "xoxb-
           "\\_", "\\", "pass", "PASS", "word", "Secret", "token", "key", "Key=", "AccountKey=", "auth", "cred", "pwd",
           ":", "=", " is ", " are ", "--", "-", "|", " ", "\t", "@", "://", "https://u:", "@h", "-----BEGIN ",
           "PRIVATE KEY-----", "----begin", "PuTTY-User-Key-File-2: ", ".md", "/", "[", "](", ")", "`", ".", ",",
-          "\u200b", "а", "ｐ", "：", "密码", "令牌", "é", "—", "“"]
+          "\u200b", "а", "ｐ", "：", "是", "为", "密码", "密钥", "令牌", "口令", "秘钥", "私钥", "说明", "，", "（", "é", "—", "“"]
 text_line = st.lists(st.sampled_from(PIECES), max_size=14).map("".join)
 
 
