@@ -9,7 +9,7 @@
 //!   `_RUN_TABLE`'s set (`_find_secrets` skips the other lines);
 //! - a private key block only where the lowered text holds `----begin` (`_pem._BEGIN`) or
 //!   `PuTTY-User-Key-File-` (`_pem._PUTTY`);
-//! - a credential in a URL only where the text holds both `@` and `://`;
+//! - a credential in a URL only on a line holding both `@` and `://`;
 //! - a key-named value, a flag, a table cell, an Azure key, a secret in a linked path or in a
 //!   path's segment only on a line holding a prefilter word (`_generic.PREFILTER`, lowered) and
 //!   one of the signs the code tests for first (`:`, `=`, ` is `, ` are `, `--`, `|`, `：`, `是`,
@@ -180,24 +180,40 @@ fn piece_at(b: &[u8], i: usize) -> bool {
             && repeats(b'*', 2, &|n| token(n) || matches!(n, b'<' | b'~' | b'&' | b'\\')),
         b'~' => (token(prev) || matches!(prev, b'*' | b'>' | b';'))
             && repeats(b'~', 1, &|n| token(n) || matches!(n, b'<' | b'*' | b'&' | b'\\')),
-        b'<' => (token(prev) || matches!(prev, b'*' | b'~' | b'>' | b';'))
-            && (matches!(at(i + 1), b'!' | b'/') || at(i + 1).is_ascii_alphabetic()),
-        b'&' => at(i + 1) == b'#' || at(i + 1).is_ascii_alphabetic(),
-        _ => prev.is_ascii_alphanumeric(), // `\\`
+        b'<' => (token(prev) || matches!(prev, b'*' | b'~' | b'>' | b';')) && (at(i + 1) == b'!' || tag_at(b, i + 1)),
+        // `&#…;`, or a name of 2 to 32 letters and digits and `;`.
+        b'&' => at(i + 1) == b'#' || (at(i + 1).is_ascii_alphabetic() && {
+            let name = b[i + 1..].iter().take(33).take_while(|c| c.is_ascii_alphanumeric()).count();
+            (2..=32).contains(&name) && at(i + 1 + name) == b';'
+        }),
+        // `\\` between a letter or digit and one of `_-+/=.:` before a letter or digit.
+        _ => prev.is_ascii_alphanumeric() && matches!(at(i + 1), b'_' | b'-' | b'+' | b'/' | b'=' | b'.' | b':')
+            && at(i + 2).is_ascii_alphanumeric(),
     }
 }
 
-/// What the lines seen so far hold of the doors that need two things anywhere in the text.
-#[derive(Default)]
-struct Seen {
-    at: bool,     // `@`
-    scheme: bool, // `://`
+/// `_markup._INLINE_TAGS`.
+const INLINE_TAGS: [&[u8]; 29] = [
+    b"a", b"abbr", b"b", b"bdi", b"bdo", b"cite", b"code", b"data", b"del", b"dfn", b"em", b"font", b"i", b"ins",
+    b"kbd", b"mark", b"s", b"samp", b"small", b"span", b"strike", b"strong", b"sub", b"sup", b"time", b"tt", b"u",
+    b"var", b"wbr",
+];
+
+/// Could an inline tag of `_PIECE` start at `j` (after its `<`)? An optional `/`, then a run
+/// of letters that is one of the tag names in any ASCII case, then a space, a tab, `/` or `>`.
+fn tag_at(b: &[u8], j: usize) -> bool {
+    let from = if b.get(j) == Some(&b'/') { j + 1 } else { j };
+    let name = b[from.min(b.len())..].iter().take_while(|c| c.is_ascii_alphabetic()).count();
+    let after = b.get(from + name).copied().unwrap_or(b'\n');
+    name > 0
+        && matches!(after, b' ' | b'\t' | b'/' | b'>')
+        && INLINE_TAGS.iter().any(|t| t.eq_ignore_ascii_case(&b[from..from + name]))
 }
 
 /// One line's doors: a run, a piece, a named value, a private key's header, a disguise. One
 /// pass without a branch keeps the run's length and gathers the classes of the line's bytes;
 /// only the doors whose bytes are there are looked at again.
-fn line_clear(line: &str, seen: &mut Seen) -> bool {
+fn line_clear(line: &str) -> bool {
     let b = line.as_bytes();
     let wide = wide(line);
     if wide.disguise {
@@ -217,12 +233,15 @@ fn line_clear(line: &str, seen: &mut Seen) -> bool {
         return false;
     }
     let dashes = classes & DASH != 0 && line.contains("--");
-    // `_pem._BEGIN`: four or five dashes, then BEGIN in any case.
-    if dashes && line.match_indices("----").any(|(i, _)| b.len() >= i + 9 && b[i + 4..i + 9].eq_ignore_ascii_case(b"begin")) {
+    // `_pem._BEGIN`: four or five dashes, then BEGIN in any case (every place of four dashes:
+    // five hold two).
+    if dashes && b.windows(9).any(|w| w[..4] == *b"----" && w[4..].eq_ignore_ascii_case(b"begin")) {
         return false;
     }
-    seen.at |= classes & AT != 0;
-    seen.scheme |= classes & COLON != 0 && line.contains("://");
+    // A credential in a URL: `find_url_credentials` reads the lines holding both.
+    if classes & AT != 0 && classes & COLON != 0 && line.contains("://") {
+        return false;
+    }
     // PuTTY's header (`PuTTY-User-Key-File-2:`) holds `Key` and `:`: shut here too.
     let signed = wide.sign || classes & SIGN != 0 || dashes || line.contains(" is ") || line.contains(" are ");
     !(signed && (wide.word || holds_word(b)))
@@ -231,10 +250,9 @@ fn line_clear(line: &str, seen: &mut Seen) -> bool {
 /// The verdict on a text given as its lines (as `split_lines` gives them: none holds a line
 /// break). True: PM401 finds nothing in these lines, whatever the settings.
 pub fn clear(lines: &[&str]) -> bool {
-    let mut seen = Seen::default();
     let mut tail = 0usize; // the previous line's `token_tail`
     for line in lines {
-        if !line_clear(line, &mut seen) {
+        if !line_clear(line) {
             return false;
         }
         let b = line.as_bytes();
@@ -244,7 +262,7 @@ pub fn clear(lines: &[&str]) -> bool {
         }
         tail = token_tail(b);
     }
-    !(seen.at && seen.scheme)
+    true
 }
 
 /// `clear` for Python's lines (a file's lines, or `[path]` for a file's name). False for a line

@@ -110,16 +110,25 @@ def test_each_door_shuts_the_verdict() -> None:
         ("a***b", "a****b"),  # a piece is 1 to 3 stars
         ("a~~b", "a~~~b"),
         ("a<!-- x -->b", "a<3"),
+        ("a<b>c", "Vec<u8> and List<String>"),  # a tag is one of `_INLINE_TAGS`
+        ("a</span>b", "a<spanx>b"),
+        ("a<STRONG x>b", "x<y"),
         ("ab~cd", "ab ~ cd"),
         ("ab<b>cd", "ab <b> cd"),
         ("a;*b", "a.*b"),
         ("R&#95;x", "R & x"),
         ("R&amp;", "R& amp"),
+        ("R&lowbar;x", "R&D, Q&A and AT&T"),  # a reference needs its `;`
+        ("a&b1;", "a&b;"),  # a name of 2 to 32
         ("a\\_b", "a \\_b"),
+        ("a\\.b", "C:\\Users\\me"),  # an escape needs one of `_-+/=.:` and a letter or digit after it
+        ("a\\:b", "a\\_ b"),
         ("-----BEGIN RSA PRIVATE KEY-----", "BEGIN RSA PRIVATE KEY"),
         ("----begin x", "---begin x"),  # four dashes are enough for `_BEGIN`; three are not
+        ("-----begin x", "---- begin x"),  # five: the second four are before BEGIN
         ("PuTTY-User-Key-File-3: ssh-ed25519", "PuTTY key file"),
         ("mail me@x.org at https://x.org", "mail me at https://x.org"),
+        ("https://u:p@host", "mail me@x.org"),  # a URL's credential: `@` and `://` on one line
         ("the password: here", "the password here"),
         ("API_KEY=1", "API key 1"),
         ("the token is here", "the token was here"),
@@ -140,11 +149,21 @@ def test_each_door_shuts_the_verdict() -> None:
     for shut, open_ in pairs:
         assert not pmem_native.secrets_clear([shut]), shut
         assert pmem_native.secrets_clear([open_]), open_
+    assert pmem_native.secrets_clear(["see https://x.org", "mail me@x.org"])  # on two lines: no URL credential
     # A break that could cut a token: 4 and 16, 10 and 10 (joined 20); 3 and 17, 10 and 9 not.
     for tail, head, shut in ((4, 16, True), (16, 4, True), (10, 10, True), (3, 17, False), (10, 9, False),
                              (17, 3, False)):
         lines = ["x " + "a=" * (tail // 2) + "a" * (tail % 2), "\t " + "b/" * (head // 2) + "b" * (head % 2)]
         assert pmem_native.secrets_clear(lines) is not shut, (tail, head)
+
+
+def test_every_inline_tag_shuts_the_verdict_and_other_words_in_brackets_do_not() -> None:
+    tags = _markup._INLINE_TAGS.split("|")
+    for tag in tags:
+        for written in (f"<{tag}>", f"</{tag}>", f"<{tag.upper()} class=x>", f"<{tag}/>"):
+            assert not check([f"ab{written}cd"]), written
+        if tag + "x" not in tags:
+            assert check([f"ab<{tag}x>cd"]), tag
 
 
 def test_every_character_the_disguise_folds_shuts_the_verdict() -> None:
@@ -176,8 +195,8 @@ def test_ordinary_notes_get_the_verdict() -> None:
 
 # Pieces next to each door, for generated texts.
 PIECES = [*RUN, "a" * 9, "Zq8Lr2Vn6Tb1Xc4M", "AKIA", "ghp_", "eyJ", "SK", "xoxb-", "sk-", "glpat-",
-          "**", "*", "~~", "~", "<b>", "</b>", "<!-- -->", "<", ">", ";", "&#95;", "&#x5F;", "&lowbar;", "&amp;", "&",
-          "\\_", "\\", "pass", "PASS", "word", "Secret", "token", "key", "Key=", "AccountKey=", "auth", "cred", "pwd",
+          "**", "*", "~~", "~", "<b>", "</b>", "<!-- -->", "<", ">", ";", "&#95;", "&#x5F;", "&lowbar;", "&amp;", "&", "&ab", "<span>", "</i>", "<u8>", "<br>",
+          "\\_", "\\", "\\.", "\\:", "pass", "PASS", "word", "Secret", "token", "key", "Key=", "AccountKey=", "auth", "cred", "pwd",
           ":", "=", " is ", " are ", "--", "-", "|", " ", "\t", "@", "://", "https://u:", "@h", "-----BEGIN ",
           "PRIVATE KEY-----", "----begin", "PuTTY-User-Key-File-2: ", ".md", "/", "[", "](", ")", "`", ".", ",",
           "\u200b", "а", "ｐ", "：", "是", "为", "密码", "密钥", "令牌", "口令", "秘钥", "私钥", "说明", "，", "（", "é", "—", "“"]
