@@ -14,7 +14,8 @@ this process, with the same functions. A worker that fails, a cache that cannot 
 a platform without `fork` leaves the caches of its files empty, and the analysis computes
 them here as it always does: the result is the same, only slower.
 
-When: `jobs_for` — a root of at least `MIN_FILES` files and more than one free core (of those
+When: `jobs_for` — a root of at least `min_files()` files (`MIN_FILES`, or `MIN_FILES_NATIVE`
+with the native core) and more than one free core (of those
 this process may run on, `os.sched_getaffinity`, less what the load average says is busy), at
 most one process per `FILES_PER_JOB` files; `PMEM_JOBS` overrides (1: never; N: N processes
 whatever the root's size and the load). Linux only (`fork`; macOS and
@@ -30,6 +31,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from .native import CORE as _NATIVE
+
 if TYPE_CHECKING:
     from .root_state import FileEntry
 
@@ -40,6 +43,16 @@ ENV = "PMEM_JOBS"
 # CPU in all: below 2,000 files what it saves is not worth a second process.
 MIN_FILES = 2000
 FILES_PER_JOB = 1000
+# With the native core (docs/native.md) a file's own work is a fraction of what it was, and the
+# pool's fixed costs (the fork, pickling every file's cache back) are not: on this two-core
+# machine, 10,000 files took 1.05-1.15x as long in two processes as in one, 20,000 files 0.99x
+# (medians of interleaved rounds, docs/decisions.md, "The pool and the native core").
+MIN_FILES_NATIVE = 20_000
+
+
+def min_files() -> int:
+    """The smallest root the pool is used for without `PMEM_JOBS`."""
+    return MIN_FILES if _NATIVE is None else MIN_FILES_NATIVE
 
 
 def cores() -> int:
@@ -69,11 +82,11 @@ def free_cores() -> int:
 def jobs_for(files: int, env: Mapping[str, str] = os.environ) -> tuple[int, str | None]:
     """(processes for the per-file work of a root of `files` files, a warning or None).
     `PMEM_JOBS`: unset, empty, `0` or `auto` decide by the root and the free cores (a root of
-    `MIN_FILES` files or more, one process per `FILES_PER_JOB` files at most); a number N ≥ 1
+    `min_files()` files or more, one process per `FILES_PER_JOB` files at most); a number N ≥ 1
     is N processes; anything else is one process, with a warning that says so."""
     raw = env.get(ENV, "").strip()
     if raw.lower() in ("", "0", "auto"):
-        if files < MIN_FILES or not can_fork():
+        if files < min_files() or not can_fork():
             return 1, None
         return max(1, min(free_cores(), files // FILES_PER_JOB)), None
     try:

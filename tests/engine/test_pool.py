@@ -161,9 +161,19 @@ def test_a_bad_pmem_jobs_is_one_process_and_says_so(generated: Path, monkeypatch
     ({"PMEM_JOBS": "0"}, 5, 8, 0.0, 1), ({"PMEM_JOBS": "3"}, 5, 1, 3.0, 3), ({"PMEM_JOBS": " 2 "}, 5, 1, 0.0, 2),
 ])
 def test_how_many_processes(monkeypatch, env, files, cpus, busy, jobs):
+    monkeypatch.setattr(pool, "_NATIVE", None)  # the pure engine's thresholds
     monkeypatch.setattr(pool, "cores", lambda: cpus)
     monkeypatch.setattr(pool, "busy", lambda: busy)
     assert pool.jobs_for(files, env) == (jobs, None)
+
+
+@pytest.mark.parametrize(("files", "jobs"), [(10_000, 1), (19_999, 1), (20_000, 2), (50_000, 2)])
+def test_with_the_native_core_only_a_larger_root_is_pooled(monkeypatch, files, jobs):
+    monkeypatch.setattr(pool, "_NATIVE", object())
+    monkeypatch.setattr(pool, "cores", lambda: 2)
+    monkeypatch.setattr(pool, "busy", lambda: 0.0)
+    assert pool.jobs_for(files, {}) == (jobs, None)
+    assert pool.jobs_for(files, {"PMEM_JOBS": "2"}) == (2, None)  # asked for: whatever the root
 
 
 @pytest.mark.parametrize("raw", ["-1", "two", "1.5"])
@@ -175,6 +185,7 @@ def test_pmem_jobs_that_is_no_number(raw):
 def test_auto_pools_a_large_root(generated: Path, monkeypatch):
     """The threshold, lowered for a test-sized root: `pmem check` forks on its own."""
     monkeypatch.setattr(pool, "MIN_FILES", 100)
+    monkeypatch.setattr(pool, "MIN_FILES_NATIVE", 100)
     monkeypatch.setattr(pool, "FILES_PER_JOB", 100)
     monkeypatch.setattr(pool, "cores", lambda: 2)
     monkeypatch.setattr(pool, "busy", lambda: 0.0)
