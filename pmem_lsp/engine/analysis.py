@@ -40,7 +40,7 @@ from .rules.archive import check_archive
 from .rules.duplicates import DuplicateIndex, sketch_of
 from .rules.freshness import StatusSources, claims_status
 from .rules.leftovers import check_leftovers
-from .rules.links import LINK_ZONES, link_paths
+from .rules.links import LINK_ZONES, link_paths, md_form
 from .rules.routes import check_routes
 from .rules.stale import GitDates, git_dates
 from .rules.structure import check_structure
@@ -314,9 +314,18 @@ class Analysis:
         return "its last commit"
 
     def _link_targets(self, entry: FileEntry) -> set[str]:
+        """The paths whose coming or going changes the file's PM402 findings: each target,
+        and the note a target without an extension names too."""
         if not (entry.markdown and entry.zone in LINK_ZONES):
             return set()
-        return {path for _link, path in link_paths(entry) if path}
+        out = set()
+        for _link, path in link_paths(entry):
+            if path:
+                out.add(path)
+                note = md_form(path)
+                if note is not None:
+                    out.add(note)
+        return out
 
     def _recheck_file(self, rel: str) -> None:
         self.work["files"] += 1

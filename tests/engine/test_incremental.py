@@ -265,3 +265,25 @@ def test_a_file_no_route_names_does_not_walk_the_routes(tmp_path: Path):
     (root / "notes/later.md").write_text(active_file("Later"))
     apply(analysis, root, "notes/later.md")
     assert analysis.work["index"] == 1 and analysis.by_path() == fresh(root)
+
+
+def test_a_link_without_md_follows_its_note_appearing_and_vanishing(tmp_path: Path):
+    """PM402 keeps what it asked of the root (engine/rules/links.py): a target named without
+    `.md` is asked in its `.md` form only while the target itself is missing, and the kept
+    answer still changes when that note, a file of the bare name, or a folder of it appears."""
+    root = make_root(tmp_path)
+    (root / "notes/new.md").write_text(active_file("New", body="See [g](ghost) and [h](here.md).\n"))
+    analysis = Analysis(scan(root), TODAY)
+    assert any(f.code == "PM402" for f in analysis.by_path().get("notes/new.md", []))
+    steps = [
+        ("notes/ghost.md", lambda: (root / "notes/ghost.md").write_text(active_file("Ghost"))),  # clears
+        ("notes/ghost.md", lambda: (root / "notes/ghost.md").unlink()),  # back
+        ("notes/ghost", lambda: (root / "notes/ghost").write_text("a file of the bare name\n")),  # clears
+        ("notes/ghost", lambda: (root / "notes/ghost").unlink()),
+        ("notes/here.md.md", lambda: (root / "notes/here.md.md").write_text("x\n")),  # not asked: no change
+    ]
+    for rel, act in steps:
+        act()
+        apply(analysis, root, rel)
+        assert analysis.by_path() == fresh(root), f"after changing {rel}"
+    assert [f.code for f in analysis.by_path()["notes/new.md"]].count("PM402") == 2

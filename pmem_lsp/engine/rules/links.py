@@ -74,6 +74,12 @@ def _link_paths(entry: FileEntry) -> tuple[tuple[Link, str], ...]:
     return tuple(out)
 
 
+def md_form(path: str) -> str | None:
+    """The note a link target without an extension also names (`[a](note-a)`: Foam and
+    Obsidian leave out `.md`), or None."""
+    return None if "." in posixpath.basename(path) else path + ".md"
+
+
 def check_links(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     state, rel = analysis.state, entry.rel
     out: list[Finding] = []
@@ -81,17 +87,27 @@ def check_links(analysis: Analysis, entry: FileEntry) -> list[Finding]:
         # (URLs and absolute paths are not relative links: absolute ones are PM403's.)
         if path == "" or not state.missing(path):
             continue
-        if "." not in posixpath.basename(path) and not state.missing(path + ".md"):
-            continue  # `[a](note-a)`: Foam and Obsidian links leave out `.md`
+        note = md_form(path)
+        if note is not None and not state.missing(note):
+            continue
         out.append(Finding(rel, link.line, link.start, link.line, link.end, "PM402",
                            f"link target `{path}` does not exist in the memory root"))
     return out
 
 
 def _targets_present(analysis: Analysis, entry: FileEntry) -> tuple[tuple[bool, bool], ...]:
-    """What `check_links` asks of the root: whether each target (and its `.md` form) is missing."""
-    state = analysis.state
-    return tuple(_PAIRS[state.missing(path)][state.missing(path + ".md")] for _link, path in link_paths(entry) if path)
+    """What `check_links` asks of the root: whether each target is missing, and where it is
+    and names no extension, whether its `.md` form is (only then does `check_links` ask: the
+    `.md` form of a target that is there is never looked up, which was most of this check's
+    time, a settings and scan-error test for each)."""
+    missing = analysis.state.missing
+    out = []
+    for _link, path in link_paths(entry):
+        if path:
+            gone = missing(path)
+            note = md_form(path) if gone else None
+            out.append(_PAIRS[gone][note is not None and missing(note)])
+    return tuple(out)
 
 
 # The four answers for one target, shared by every file that keeps them (`Analysis` keeps a
