@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, TextIO
 
@@ -15,7 +16,7 @@ from ..engine.catalogue import RULES, severity_of
 from ..engine.checking import check_files, root_relative
 from ..engine.findings import Finding, Severity
 from ..engine.report import report_data, report_json, sarif_report, shown_path
-from ..engine.root_state import RootState
+from ..engine.root_state import ReadProblem, RootState
 from . import exit_codes
 from .terminal import lines, one_line, shown
 
@@ -32,13 +33,32 @@ def _count(n: int, severity: Severity) -> str:
 MAX_PER_CODE = 10  # text output: findings shown per rule before the rest are counted
 
 
-def _summary(findings: list[Finding], files: int) -> str:
+def _unread(problems: Sequence[ReadProblem]) -> str:
+    """What the headline adds when part of the root was not taken in whole: "No problems"
+    must not read as "all checked" (unreadable is not missing, and not clean either)."""
+    unread = sum(1 for p in problems if p.reason is not None)
+    partial = len(problems) - unread
+    out = ""
+    if unread:
+        out += "; 1 path could not be read and is not checked" if unread == 1 else \
+            f"; {unread} paths could not be read and are not checked"
+    if partial:
+        out += f"; {partial} {'file' if partial == 1 else 'files'} checked only in part"
+    return f"{out} (see the warnings)" if out else ""
+
+
+def _summary(findings: list[Finding], files: int, problems: Sequence[ReadProblem] = ()) -> str:
     """The headline: errors and warnings (what needs fixing) counted first, hints and
-    information (suggestions) apart, so that a root full of hints does not read as broken."""
+    information (suggestions) apart, so that a root full of hints does not read as broken;
+    then what could not be read (`_unread`)."""
+    return _counts(findings, files) + _unread(problems) + "\n"
+
+
+def _counts(findings: list[Finding], files: int) -> str:
     counts = Counter(severity_of(f) for f in findings)
     where = f"{files} Markdown file" + ("" if files == 1 else "s")
     if not findings:
-        return f"No problems in {where}\n"
+        return f"No problems in {where}"
     errors, warnings = counts[Severity.ERROR], counts[Severity.WARNING]
     if errors or warnings:
         head = f"{_count(errors, Severity.ERROR)} and {_count(warnings, Severity.WARNING)} in {where}"
@@ -47,7 +67,7 @@ def _summary(findings: list[Finding], files: int) -> str:
     notes = [_count(counts[s], s) for s in (Severity.INFORMATION, Severity.HINT) if counts[s]]
     if notes:
         head += f"; {'also ' if errors or warnings else ''}{' and '.join(notes)}"
-    return head + "\n"
+    return head
 
 
 SORTS = ("file", "severity")
@@ -66,7 +86,8 @@ def _line(f: Finding) -> str:
             f"{one_line(f.message)}\n")
 
 
-def _text(findings: list[Finding], files: int, out: TextIO, max_per_code: int = MAX_PER_CODE) -> None:
+def _text(findings: list[Finding], files: int, out: TextIO, max_per_code: int = MAX_PER_CODE,
+          problems: Sequence[ReadProblem] = ()) -> None:
     """One line per finding, at most `max_per_code` of each rule (0: all); the rest of a rule
     are counted on one line, so a root never written to this format (a hint on every file)
     does not bury the few findings that matter."""
@@ -80,17 +101,17 @@ def _text(findings: list[Finding], files: int, out: TextIO, max_per_code: int = 
         if hidden > 0:
             out.write(f"… {hidden} more {code} {RULES[code].name} ({n} in all; "
                       f"`pmem check --select {code} --max-per-code 0` lists them)\n")
-    out.write(_summary(findings, files))
+    out.write(_summary(findings, files, problems))
 
 
-def _statistics(findings: list[Finding], files: int, out: TextIO) -> None:
+def _statistics(findings: list[Finding], files: int, out: TextIO, problems: Sequence[ReadProblem] = ()) -> None:
     """How many findings of each rule, most first (as `ruff check --statistics`)."""
     counts = Counter(f.code for f in findings)
     severities = {f.code: severity_of(f).value for f in findings}
     width = len(str(max(counts.values(), default=0)))
     for code, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         out.write(f"{n:>{width}}  {code}  {RULES[code].name}  {severities[code]}\n")
-    out.write(_summary(findings, files))
+    out.write(_summary(findings, files, problems))
 
 
 def _gh_escape(text: str, prop: bool = False) -> str:
@@ -142,9 +163,9 @@ def run_check(state: RootState, fmt: str, min_severity: Severity, fail_on: Sever
         if fmt == "github":
             _github(findings, state.root, out)
         elif statistics:
-            _statistics(findings, files, out)
+            _statistics(findings, files, out, problems)
         else:
-            _text(findings, files, out, max_per_code)
+            _text(findings, files, out, max_per_code, problems)
     failing = any((severity_of(f)).rank >= fail_on.rank for f in findings)
     return exit_codes.FINDINGS if failing else exit_codes.OK
 

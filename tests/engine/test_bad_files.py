@@ -159,6 +159,8 @@ def test_an_unreadable_file_is_reported_and_never_missing(tmp_path: Path, monkey
     monkeypatch.setattr(root_state_module, "_os_open", failing_open)
     out, err = _in_process(root)
     assert err.splitlines() == [warning(ARCHIVED, "Permission denied"), warning(BAD, "Permission denied")]
+    # The headline says the check was not whole: "No problems" must not read as "all checked".
+    assert out.splitlines()[-1].endswith("; 2 paths could not be read and are not checked (see the warnings)")
     out_json, _err = _in_process(root, "json")
     report = json.loads(out_json)
     assert report["unreadable"] == [{"path": ARCHIVED, "reason": "Permission denied"},
@@ -290,6 +292,7 @@ def test_a_50_mb_file_is_analysed_up_to_the_cap_and_reported(tmp_path: Path):
     found = {(d["path"], d["code"]) for d in report["diagnostics"]}
     assert {(BAD, "PM102"), (BAD, "PM005")} <= found  # analysed (its head), and its real size reported
     assert_rest_checked(text.stdout, report)
+    assert text.stdout.splitlines()[-1].endswith("; 1 file checked only in part (see the warnings)")
 
 
 def _token(i: int, length: int = 36) -> str:
@@ -432,6 +435,23 @@ def test_refresh_reports_a_pipe_or_a_link_out_that_appears_later(tmp_path: Path)
     os.unlink(root / "notes/pipe.md")
     assert state.refresh("notes/pipe.md") == {"notes/pipe.md"}
     assert "notes/pipe.md" not in state.files and state.missing("notes/pipe.md")
+
+
+def test_a_folder_that_cannot_be_listed_is_named_in_the_headline(tmp_path: Path, monkeypatch):
+    """A clean root with one folder the scan could not list: its files are unknown, so the
+    check does not say "No problems" alone."""
+    root = build_root(tmp_path)
+    real_scandir = os.scandir
+
+    def failing_scandir(path):
+        if str(path).endswith("/notes"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", failing_scandir)
+    out, err = _in_process(root)
+    assert "pmem: warning: notes: cannot be read (Permission denied); it is not treated as missing" in err.splitlines()
+    assert out.splitlines()[-1].endswith("; 1 path could not be read and is not checked (see the warnings)")
 
 
 def test_a_folder_that_cannot_be_listed_on_refresh_keeps_its_files(tmp_path: Path, monkeypatch):
