@@ -402,9 +402,15 @@ class Analysis:
         # Files whose routed or recorded state may have flipped.
         touched |= self._flipped(old_routed, self.routed)
         touched |= self._flipped(old_recorded, self.recorded)
-        # Files linking to a path that appeared or vanished.
-        for rel in existence:
-            touched |= self.linked_from.get(rel, set())
+        # Files linking to a path that appeared or vanished: a file, or a folder (a changed
+        # path that is no file, or a parent of a file that came or went: a folder is made with
+        # its first file and may go with its last).
+        seen: set[str] = set()
+        for rel in existence | {rel for rel in changed if rel not in state.files}:
+            while rel and rel not in seen:
+                seen.add(rel)
+                touched |= self.linked_from.get(rel, set())
+                rel = posixpath.dirname(rel)
         for rel in touched:
             self._recheck_file(rel)
         return self._rebuild_final(touched | before_shared | self._shared_paths())

@@ -280,10 +280,17 @@ def test_a_link_without_md_follows_its_note_appearing_and_vanishing(tmp_path: Pa
         ("notes/ghost.md", lambda: (root / "notes/ghost.md").unlink()),  # back
         ("notes/ghost", lambda: (root / "notes/ghost").write_text("a file of the bare name\n")),  # clears
         ("notes/ghost", lambda: (root / "notes/ghost").unlink()),
-        ("notes/here.md.md", lambda: (root / "notes/here.md.md").write_text("x\n")),  # not asked: no change
+        ("notes/ghost", lambda: (root / "notes/ghost").mkdir()),  # a folder of the name: clears
+        ("notes/ghost", lambda: (root / "notes/ghost").rmdir()),
+        ("notes/ghost/x.md", lambda: ((root / "notes/ghost").mkdir(), (root / "notes/ghost/x.md").write_text(
+            active_file("X")))),  # the folder comes with its first file
+        (("notes/ghost/x.md", "notes/ghost"),  # both gone, as a watcher reports them
+         lambda: ((root / "notes/ghost/x.md").unlink(), (root / "notes/ghost").rmdir())),
+        ("notes/ghost.md", lambda: (root / "notes/ghost.md").mkdir()),  # a folder at the `.md` form
+        ("notes/ghost.md", lambda: (root / "notes/ghost.md").rmdir()),
     ]
-    for rel, act in steps:
+    for rels, act in steps:
         act()
-        apply(analysis, root, rel)
-        assert analysis.by_path() == fresh(root), f"after changing {rel}"
+        apply(analysis, root, *((rels,) if isinstance(rels, str) else rels))
+        assert analysis.by_path() == fresh(root), f"after changing {rels}"
     assert [f.code for f in analysis.by_path()["notes/new.md"]].count("PM402") == 2
