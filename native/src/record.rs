@@ -942,9 +942,10 @@ impl IntoPy<PyObject> for BlockRows {
 /// `fast_part` (the items and the tops as one `Rows` object, given when asked); the preamble is (index of the title in the headings or None, [(line, key,
 /// value)], preamble_end); a link is (line, start, end, target, text, definition); the summary
 /// (end, [(line, start, text)], [(first, last)]); a date (key, line, value as matched); and
-/// three verdicts: `check_summary` surely finds nothing in the file as an active one
+/// four verdicts: `check_summary` surely finds nothing in the file as an active one
 /// (`summary_clean`), no summary bullet can say the work is finished (`bullets_unconcluded`),
-/// the text may hold an absolute path (`absolute_hint`); and the near-duplicate sketch's hashes
+/// the text may hold an absolute path (`absolute_hint`), PM401 finds nothing in the text
+/// (`secrets::clear`); and the near-duplicate sketch's hashes
 /// (`sketch`) or None.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
