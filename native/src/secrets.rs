@@ -7,8 +7,8 @@
 //!
 //! - a shaped token (and so an AWS or Twilio pair) only on a line holding a run of 20 bytes of
 //!   `_RUN_TABLE`'s set (`_find_secrets` skips the other lines);
-//! - a private key block only where the lowered text holds `----begin` (`_pem._BEGIN`) or
-//!   `PuTTY-User-Key-File-` (`_pem._PUTTY`);
+//! - a private key block only on a line holding `----begin` in any case (`_pem._BEGIN`) or
+//!   `PuTTY-User-Key-File-` (`_pem._PUTTY`, whose `Key` and `:` shut the named door below);
 //! - a credential in a URL only on a line holding both `@` and `://`;
 //! - a key-named value, a flag, a table cell, an Azure key, a secret in a linked path or in a
 //!   path's segment only on a line holding a prefilter word (`_generic.PREFILTER`, lowered) and
@@ -17,9 +17,10 @@
 //! - the disguised views (`_disguise.fold`) only where a character it folds is present: here any
 //!   character of the blocks those characters are in, and the letters Python's case folding maps
 //!   to ASCII (the CJK prefilter words and signs count with the ASCII ones above);
-//! - the rendered view (`_markup.fold`) only where one of `_markup._PIECE`'s pieces can start: a
-//!   `*`, `~` or `<` between characters its look-behind and look-ahead accept, a `&` before `#`
-//!   or a letter, a `\` after a letter or digit;
+//! - the rendered view (`_markup.fold`) only where one of `_markup._PIECE`'s pieces can start
+//!   (`piece_at`): a `*` or `~` between characters its look-behind and look-ahead accept, a `<`
+//!   after such a character before `!` or an inline tag, a `&` before `#` or a name and `;`, a
+//!   `\` between a letter or digit and the character it escapes;
 //! - a token broken over two lines (`_disguise.joins`) only where a line ends in 4 or more of
 //!   its token characters and the next starts (after spaces and tabs) with 4 or more, 20 in all.
 //!
