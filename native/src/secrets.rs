@@ -14,9 +14,10 @@
 //!   path's segment only on a line holding a prefilter word (`_generic.PREFILTER`, lowered) and
 //!   one of the signs the code tests for first (`:`, `=`, ` is `, ` are `, `--`, `|`, `：`, `是`,
 //!   `为`);
-//! - the disguised views (`_disguise.fold`) only where a character it folds is present: here any
-//!   character of the blocks those characters are in, and the letters Python's case folding maps
-//!   to ASCII (the CJK prefilter words and signs count with the ASCII ones above);
+//! - the disguised view (`_disguise.fold`): every door above is tested on the folded line too
+//!   (`fold`, `_FOLD`'s table, held to it on every character), and a line holding a letter that
+//!   Python's case folding maps to ASCII (İ ı ſ K) is left to the scan (the CJK prefilter words
+//!   and signs count with the ASCII ones above);
 //! - the rendered view (`_markup.fold`) only where one of `_markup._PIECE`'s pieces can start
 //!   (`piece_at`): a `*` or `~` between characters its look-behind and look-ahead accept, a `<`
 //!   after such a character before `!` or an inline tag, a `&` before `#` or a name and `;`, a
@@ -103,27 +104,69 @@ const fn seconds() -> [u32; 256] {
 
 static SECONDS: [u32; 256] = seconds();
 
-/// Characters that may open a door the ASCII tests cannot see: whole blocks around what
-/// `_disguise` folds (soft hyphen, IPA's script g, Greek, Cyrillic and the combining marks, the
-/// Arabic letter mark, Hangul fillers, Khmer and Mongolian format characters, the zero-width and
-/// bidirectional controls, variation selectors, the BOM, the fullwidth letters and digits, tag
-/// characters) and the letters `(?i)` and `str.lower` take to ASCII (İ ı ſ K).
-fn may_disguise(c: char) -> bool {
-    matches!(c,
-        '\u{ad}' | '\u{130}' | '\u{131}' | '\u{17f}' | '\u{250}'..='\u{52f}' | '\u{61c}'
-        | '\u{1100}'..='\u{11ff}' | '\u{1780}'..='\u{18af}' | '\u{200b}'..='\u{200f}'
-        | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{212a}' | '\u{3164}'
-        | '\u{fe00}'..='\u{fe0f}' | '\u{feff}' | '\u{ff10}'..='\u{ff19}' | '\u{ff21}'..='\u{ff3a}'
-        | '\u{ff41}'..='\u{ff5a}' | '\u{e0000}'..='\u{e007f}')
+/// `_disguise._FOLD`: a character's folded form (`_disguise.fold_line`): None where it is kept
+/// as it is, Some(None) where it is removed (`INVISIBLE`), Some(Some(letter)) for a look-alike
+/// letter (`_LOOK_ALIKES`) or a fullwidth letter or digit. tests/engine/test_native_secrets.py
+/// holds it to the Python table on every character.
+fn folded(c: char) -> Option<Option<char>> {
+    let removed = matches!(c,
+        '\u{ad}' | '\u{34f}' | '\u{61c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}' | '\u{180e}'
+        | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206f}'
+        | '\u{fe00}'..='\u{fe0f}' | '\u{feff}' | '\u{e0000}'..='\u{e007f}');
+    if removed {
+        return Some(None);
+    }
+    if matches!(c, '\u{ff10}'..='\u{ff19}' | '\u{ff21}'..='\u{ff3a}' | '\u{ff41}'..='\u{ff5a}') {
+        return Some(char::from_u32(c as u32 - 0xfee0));
+    }
+    let letter = match c {
+        '\u{261}' => 'g', '\u{391}' => 'A', '\u{392}' => 'B', '\u{395}' => 'E', '\u{396}' => 'Z',
+        '\u{397}' => 'H', '\u{399}' => 'I', '\u{39a}' => 'K', '\u{39c}' => 'M', '\u{39d}' => 'N',
+        '\u{39f}' => 'O', '\u{3a1}' => 'P', '\u{3a4}' => 'T', '\u{3a5}' => 'Y', '\u{3a7}' => 'X',
+        '\u{3b1}' => 'a', '\u{3b5}' => 'e', '\u{3b9}' => 'i', '\u{3ba}' => 'k', '\u{3bd}' => 'v',
+        '\u{3bf}' => 'o', '\u{3c1}' => 'p', '\u{3c2}' => 's', '\u{3c4}' => 't', '\u{3c5}' => 'u',
+        '\u{3c7}' => 'x', '\u{3c9}' => 'w', '\u{405}' => 'S', '\u{406}' => 'I', '\u{408}' => 'J',
+        '\u{410}' => 'A', '\u{412}' => 'B', '\u{415}' => 'E', '\u{41a}' => 'K', '\u{41c}' => 'M',
+        '\u{41d}' => 'H', '\u{41e}' => 'O', '\u{420}' => 'P', '\u{421}' => 'C', '\u{422}' => 'T',
+        '\u{423}' => 'Y', '\u{425}' => 'X', '\u{430}' => 'a', '\u{432}' => 'b', '\u{435}' => 'e',
+        '\u{43a}' => 'k', '\u{43c}' => 'm', '\u{43d}' => 'h', '\u{43e}' => 'o', '\u{440}' => 'p',
+        '\u{441}' => 'c', '\u{442}' => 't', '\u{443}' => 'y', '\u{445}' => 'x', '\u{455}' => 's',
+        '\u{456}' => 'i', '\u{458}' => 'j', '\u{461}' => 'w', '\u{4ae}' => 'Y', '\u{4af}' => 'y',
+        '\u{4ba}' => 'H', '\u{4bb}' => 'h', '\u{4cf}' => 'l', '\u{500}' => 'D', '\u{501}' => 'd',
+        '\u{51a}' => 'Q', '\u{51b}' => 'q', '\u{51c}' => 'W', '\u{51d}' => 'w',
+        _ => return None,
+    };
+    Some(Some(letter))
 }
 
-/// What a line that is not ASCII holds beyond ASCII: a character `may_disguise` takes, a CJK
-/// prefilter word (`密` for 密码 and 密钥, `令` for 口令 and 令牌, and the first characters of
-/// 秘钥 and 私钥) and a CJK sign (`：`, `是`, `为`). Only those characters are decoded (from
-/// their lead bytes).
+/// The letters Python's `(?i)` matches to an ASCII one, and `str.lower` takes to ASCII (İ ı ſ K):
+/// a line holding one is left to the scan.
+fn folds_case(c: char) -> bool {
+    matches!(c, '\u{130}' | '\u{131}' | '\u{17f}' | '\u{212a}')
+}
+
+/// `_disguise.fold_line(line)[0]`.
+fn fold(line: &str) -> String {
+    line.chars().filter_map(|c| match folded(c) {
+        None => Some(c),
+        Some(kept) => kept,
+    }).collect()
+}
+
+/// `fold` for the tests (tests/engine/test_native_secrets.py compares it with Python's).
+#[pyfunction]
+pub fn disguise_fold(line: &str) -> String {
+    fold(line)
+}
+
+/// What a line that is not ASCII holds beyond ASCII: a character the disguise folds, a letter
+/// that folds case to ASCII, a CJK prefilter word (`密` for 密码 and 密钥, `令` for 口令 and 令牌,
+/// and the first characters of 秘钥 and 私钥) and a CJK sign (`：`, `是`, `为`). Only those
+/// characters are decoded (from their lead bytes).
 #[derive(Default)]
 struct Wide {
-    disguise: bool,
+    folds: bool,
+    case: bool,
     word: bool,
     sign: bool,
 }
@@ -136,7 +179,8 @@ fn wide(line: &str) -> Wide {
     for (i, &c) in line.as_bytes().iter().enumerate() {
         if c >= 0xC0 {
             let ch = line[i..].chars().next().unwrap_or('\0');
-            out.disguise |= may_disguise(ch);
+            out.folds |= folded(ch).is_some();
+            out.case |= folds_case(ch);
             out.word |= matches!(ch, '密' | '令' | '秘' | '私');
             out.sign |= matches!(ch, '：' | '是' | '为');
         }
@@ -215,11 +259,22 @@ fn tag_at(b: &[u8], j: usize) -> bool {
 /// pass without a branch keeps the run's length and gathers the classes of the line's bytes;
 /// only the doors whose bytes are there are looked at again.
 fn line_clear(line: &str) -> bool {
-    let b = line.as_bytes();
     let wide = wide(line);
-    if wide.disguise {
+    if wide.case {
         return false;
     }
+    // The scan reads the folded line too (`find_secrets`: the disguised view, and the rendered
+    // view of that): its doors must be shut as well. A folded line folds no further.
+    // (Folding changes no CJK word or sign: `wide` holds for both.)
+    if wide.folds && !doors_shut(&fold(line), &wide) {
+        return false;
+    }
+    doors_shut(line, &wide)
+}
+
+/// The doors of one line (`line_clear`), its `wide` characters known.
+fn doors_shut(line: &str, wide: &Wide) -> bool {
+    let b = line.as_bytes();
     let (mut run, mut long, mut classes) = (0usize, false, 0u8);
     for &c in b {
         let k = CLASS[c as usize];

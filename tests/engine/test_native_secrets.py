@@ -78,7 +78,7 @@ def secrets_sources() -> str:
                                             g.PureGate.scan)]
     code += [r.pattern for r in (_markup._PIECE, _disguise._BREAK, _disguise._TAIL, _disguise._HEAD, _pem._BEGIN,
                                  _pem._PUTTY, secrets_rule._LINKED_PATH)]
-    code += [repr((sorted(_disguise._FOLD), _disguise.INVISIBLE, _disguise.MIN_JOINED, s._RUN_TABLE, _generic.PREFILTER,
+    code += [repr((sorted(_disguise._FOLD.items()), _disguise.INVISIBLE, _disguise.MIN_JOINED, s._RUN_TABLE, _generic.PREFILTER,
                    s._RUN))]
     return hashlib.sha256("\n".join(code).encode()).hexdigest()
 
@@ -155,7 +155,9 @@ def test_each_door_shuts_the_verdict() -> None:
         ("token：x", "token x"),
         ("私钥: x", "私 x"),
         ("秘钥=x", "秘 x"),
-        ("note\u200bhere", "note\u2014here"),  # a zero-width space; an em dash
+        ("ab" * 5 + "\u200b" + "ab" * 5, "note\u200bhere"),  # a run of 20 once the zero-width space is gone
+        ("ｔｏｋｅｎ: x", "ｔｏｋｅｎ x"),  # fullwidth letters fold to a prefilter word
+        ("Ρass: x", "Ρα x"),  # a Greek capital rho
         ("\u212aey x", "K key x"),  # the Kelvin sign lowers to `k`
     ]
     for shut, open_ in pairs:
@@ -178,13 +180,37 @@ def test_every_inline_tag_shuts_the_verdict_and_other_words_in_brackets_do_not()
             assert check([f"ab<{tag}x>cd"]), tag
 
 
-def test_every_character_the_disguise_folds_shuts_the_verdict() -> None:
-    folded = {chr(c) for c in _disguise._FOLD} | set(_disguise.INVISIBLE)
+def test_the_core_folds_every_character_as_the_disguise_does() -> None:
+    """`disguise_fold` is `_disguise.fold_line` on every character (the verdict tests the
+    folded line's doors with it), and the letters that fold case to ASCII shut the verdict."""
+    for c in range(0x80, 0x110000):
+        if 0xD800 <= c < 0xE000:
+            continue
+        line = f"a{chr(c)}b"
+        assert pmem_native.disguise_fold(line) == _disguise.fold_line(line)[0], hex(c)
     lowered_to_ascii = [chr(c) for c in range(0x80, 0x110000)
                         if not 0xD800 <= c < 0xE000 and any(x.isascii() for x in chr(c).lower())]
     assert lowered_to_ascii == ["\u0130", "\u212a"]
-    for ch in sorted(folded) + lowered_to_ascii + ["\u0131", "\u017f"]:
+    for ch in lowered_to_ascii + ["\u0131", "\u017f"]:  # and what `(?i)` matches to ASCII
         assert not pmem_native.secrets_clear([f"word{ch}word"]), hex(ord(ch))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.sampled_from([*_disguise.INVISIBLE[:30], *"аеорсухіΑΒΕορｐｔ", "a", "b", "=", " "]), max_size=40))
+def test_the_core_folds_lines_as_the_disguise_does(line: str) -> None:
+    assert pmem_native.disguise_fold(line) == _disguise.fold_line(line)[0]
+
+
+def test_a_door_opened_by_the_fold_alone_shuts_the_verdict() -> None:
+    """Every character the disguise folds, put where it opens a door only once folded."""
+    for c in sorted({chr(c) for c in _disguise._FOLD}):
+        repl = _disguise._FOLD[ord(c)]
+        if repl == "":  # removed: it breaks a run of 20 and a prefilter word that folding joins
+            texts = ["a" * 10 + c + "a" * 10, f"pass{c}word: x", f"to{c}ken = x"]
+        else:  # a letter or digit: it completes a run of 20
+            texts = ["a" * 19 + c]
+        for text in texts:
+            assert not check([text]), (hex(ord(c)), text)
     # The CJK prefilter words and signs count as the ASCII ones do: each with the other kind.
     for sign in ("：", "是", "为", ":", "="):
         assert not pmem_native.secrets_clear([f"token{sign}x"]), sign
@@ -201,6 +227,8 @@ def test_ordinary_notes_get_the_verdict() -> None:
             "| a | b |", "|---|---|", "The keyboard broke."]
     assert check(note)
     assert check(["# 项目说明", "", "状态：进行中（第二周），负责人是小王。", "- 下一步为测试"])  # signs, no word
+    # Emoji with a variation selector or a joiner, Greek and Cyrillic prose: folded, no door.
+    assert check(["- ✅ Готово ⚠️ важно, 👨‍👩‍👧 семья", "Ελληνικά κείμενα: καλημέρα", "Привет: как дела"])
     # A prefilter word inside another word still counts, with a sign: the Python scan decides.
     assert not check(["The keyboard is broken."])
 
