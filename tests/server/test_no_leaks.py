@@ -30,6 +30,7 @@ from roots import base_files, summary_file, write_root
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import secrets_eval as ev  # the PM401 evaluation set's generators: real formats
+from pmem_lsp.engine import redaction
 from pmem_lsp.engine.redaction import RedactingFilter, install, redact_text
 
 _rng = random.Random(20261130)
@@ -250,7 +251,10 @@ def test_install_is_idempotent_and_covers_the_last_resort_handler():
         install()
         for h in handlers:
             assert sum(isinstance(f, RedactingFilter) for f in h.filters) == 1
-        assert sys.excepthook is not saved[0]
+        # The redacting hooks, whatever was installed before (a server started in this
+        # process by an earlier test installs them too, and this test may run after it).
+        assert sys.excepthook is redaction._excepthook
+        assert threading.excepthook is redaction._thread_excepthook
     finally:  # this process is pytest's: leave its logging as it was
         sys.excepthook, threading.excepthook = saved[0], saved[1]
         for h, filters in zip(handlers, saved[2], strict=True):
