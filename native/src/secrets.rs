@@ -32,6 +32,8 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
+use super::{folds_to_ascii, LETTER_BITS};
+
 const RUN: u8 = 1; // `_RUN_TABLE`: [A-Za-z0-9_\-%]
 const TOKEN: u8 = 2; // `_disguise._T` and `_markup._B`: [A-Za-z0-9_\-+/=]
 const PIECE: u8 = 4; // `*~<&\\`: where a `_PIECE` may start
@@ -76,10 +78,9 @@ const fn classes() -> [u8; 256] {
 
 static CLASS: [u8; 256] = classes();
 
-/// The letter's place in the alphabet as a bit (ASCII case ignored), 0 for any other byte.
+/// The letter's bit (lib.rs's `LETTER_BITS`: either case), 0 for any other byte.
 const fn letter_bit(c: u8) -> u32 {
-    let l = c | 0x20;
-    if l.is_ascii_lowercase() { 1 << (l - b'a') } else { 0 }
+    LETTER_BITS[c as usize]
 }
 
 /// For the first letter of a prefilter word, the letters that may come second: pass pwd,
@@ -139,12 +140,6 @@ fn folded(c: char) -> Option<Option<char>> {
     Some(Some(letter))
 }
 
-/// The letters Python's `(?i)` matches to an ASCII one, and `str.lower` takes to ASCII (İ ı ſ K):
-/// a line holding one is left to the scan.
-fn folds_case(c: char) -> bool {
-    matches!(c, '\u{130}' | '\u{131}' | '\u{17f}' | '\u{212a}')
-}
-
 /// `_disguise.fold_line(line)[0]`.
 fn fold(line: &str) -> String {
     line.chars().filter_map(|c| match folded(c) {
@@ -180,7 +175,7 @@ fn wide(line: &str) -> Wide {
         if c >= 0xC0 {
             let ch = line[i..].chars().next().unwrap_or('\0');
             out.folds |= folded(ch).is_some();
-            out.case |= folds_case(ch);
+            out.case |= folds_to_ascii(ch); // İ ı ſ K, which `str.lower` and `(?i)` take to ASCII
             out.word |= matches!(ch, '密' | '令' | '秘' | '私');
             out.sign |= matches!(ch, '：' | '是' | '为');
         }

@@ -437,10 +437,8 @@ def test_refresh_reports_a_pipe_or_a_link_out_that_appears_later(tmp_path: Path)
     assert "notes/pipe.md" not in state.files and state.missing("notes/pipe.md")
 
 
-def test_a_folder_that_cannot_be_listed_is_named_in_the_headline(tmp_path: Path, monkeypatch):
-    """A clean root with one folder the scan could not list: its files are unknown, so the
-    check does not say "No problems" alone."""
-    root = build_root(tmp_path)
+def _notes_unlistable(monkeypatch) -> None:
+    """`notes/` cannot be listed from now on (as root, chmod does not stop a listing)."""
     real_scandir = os.scandir
 
     def failing_scandir(path):
@@ -449,6 +447,13 @@ def test_a_folder_that_cannot_be_listed_is_named_in_the_headline(tmp_path: Path,
         return real_scandir(path)
 
     monkeypatch.setattr(os, "scandir", failing_scandir)
+
+
+def test_a_folder_that_cannot_be_listed_is_named_in_the_headline(tmp_path: Path, monkeypatch):
+    """A clean root with one folder the scan could not list: its files are unknown, so the
+    check does not say "No problems" alone."""
+    root = build_root(tmp_path)
+    _notes_unlistable(monkeypatch)
     out, err = _in_process(root)
     assert "pmem: warning: notes: cannot be read (Permission denied); it is not treated as missing" in err.splitlines()
     assert out.splitlines()[-1].endswith("; 1 path could not be read and is not checked (see the warnings)")
@@ -457,14 +462,7 @@ def test_a_folder_that_cannot_be_listed_is_named_in_the_headline(tmp_path: Path,
 def test_a_folder_that_cannot_be_listed_on_refresh_keeps_its_files(tmp_path: Path, monkeypatch):
     root = build_root(tmp_path)
     state = RootState.scan(root, Settings())
-    real_scandir = os.scandir
-
-    def failing_scandir(path):
-        if str(path).endswith("/notes"):
-            raise PermissionError(13, "Permission denied", str(path))
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", failing_scandir)
+    _notes_unlistable(monkeypatch)
     state.refresh("notes")
     assert BAD in state.files and not state.missing("notes/links.md")
     assert [(p.path, p.reason) for p in state.read_problems()] == [("notes", "Permission denied")]
