@@ -8,20 +8,30 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 DEMO := examples/demo-memory
 
-.PHONY: demo lint test test-fast test-vscode bench install install-test schemas docs clean vscode native
+.PHONY: demo lint test test-fast test-vscode bench install install-test schemas docs clean vscode native bytecode
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # The run set-up includes the MCP extra, so `make demo` gives a working `pmem mcp` too.
+# `bytecode` compiles the package as `pip install` of a wheel does: an editable install leaves
+# that to the first run, which never happens where PYTHONDONTWRITEBYTECODE is set (this machine
+# kind sets it); every `pmem` start would then compile the package again (docs/decisions.md,
+# "Bytecode at set-up").
 $(STAMP_RUN): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[mcp]'
+	$(MAKE) --no-print-directory bytecode
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(MAKE) --no-print-directory bytecode
 	touch $@ $(STAMP_RUN)
+
+# Only what is stale is compiled again (a second or less after an edit).
+bytecode: | $(BIN)/python
+	$(BIN)/python -m compileall -q pmem_lsp
 
 install: $(STAMP_RUN)
 install-test: $(STAMP_TEST)
@@ -72,7 +82,7 @@ test-vscode: $(STAMP_RUN) vscode
 	editors/vscode/e2e/run.sh
 
 # Generated 1k and 10k roots; prints a table and writes benchmarks/results.json.
-bench: $(STAMP_TEST) native
+bench: $(STAMP_TEST) native bytecode
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python benchmarks/run.py
 
