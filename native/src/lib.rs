@@ -309,7 +309,7 @@ const WRITTEN_FOR_BLOCKS: &str = "e880bb85a1c4d72adc6e131c4c6cabb531fd946bbd86b3
 const WRITTEN_FOR_PM404: &str = "3a64576ac30163880518c3b69e7213eaa836edc381c87de30fa76a9f75528e82";
 const WRITTEN_FOR_SKETCH: &str = "9bcb6c4017702662e0934bcfa6a93038c14bea4ba744210472300055628e71a3";
 const WRITTEN_FOR_PM208: &str = "3035252dfc147755db8d2c080e6b7975eb0570e991a4a7c3e7960a0cbff1f095";
-const WRITTEN_FOR_RECORD: &str = "f3a4cfea863abee8a79fe94bcb5a3c629ed20e8469316f4a89914808e315b586";
+const WRITTEN_FOR_RECORD: &str = "df61284fbec39887181530c2914c576c9e7f500cc50eb1d0947acbc29c9639d5";
 const WRITTEN_FOR_SECRETS: &str = "db8bf8b5912d316b303abb10811e9c607ea6529027d92096a25e305ccf007e5f";
 
 #[pymodule]
@@ -328,7 +328,7 @@ fn pmem_native(_py: Python<'_>, m: &PyModule) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sketch_hashes, m)?)?;
     m.add_function(wrap_pyfunction!(volatile_candidates, m)?)?;
     m.add_function(wrap_pyfunction!(record::file_record, m)?)?;
-    m.add_function(wrap_pyfunction!(record::link_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(record::link_targets, m)?)?;
     m.add_function(wrap_pyfunction!(secrets::secrets_clear, m)?)?;
     m.add_function(wrap_pyfunction!(secrets::disguise_fold, m)?)?;
     m.add("SKETCH_MIN_LINE", record::SKETCH_MIN_LINE)?;

@@ -883,25 +883,43 @@ fn normalize_target(target: &str, base: &str) -> Result<Option<String>, ()> {
     Ok(Some(if norm == "." { String::new() } else { norm }))
 }
 
-/// For each link (a row of the record: its target and text), what `_link_paths` of
-/// rules/links.py makes of it: (0, "") for no root path (a wiki link's text, a URL, an absolute
-/// path, outside the root, empty), (1, path) for one, (2, "") where Python must decide.
+/// What `_link_paths` of rules/links.py makes of a record's links (rows: (line, start, end,
+/// target, text, definition)): the index of each link that names a root path, and that path,
+/// or None where Python must decide (a `%` escape, a lone surrogate). A wiki link's text, a URL,
+/// an absolute path, a path outside the root and an empty target name none and are left out.
+/// Two lists, not a pair per link: most files' links all name a path, and PM402 and the link
+/// graph read the paths alone (a link's row becomes a `Link` only for a finding).
 #[pyfunction]
-pub fn link_paths(targets: Vec<(String, String)>, base: &str) -> Vec<(u8, String)> {
-    targets
-        .iter()
-        .map(|(target, text)| {
-            let t: Vec<char> = text.chars().collect();
-            if t.len() >= 2 && t[0] == '[' && t[t.len() - 1] == ']' {
-                return (0, String::new()); // `is_wikilink_text`
+pub fn link_targets(rows: &PyList, base: &str) -> PyResult<(Vec<usize>, Vec<Option<String>>)> {
+    let mut at = Vec::with_capacity(rows.len());
+    let mut paths = Vec::with_capacity(rows.len());
+    for (index, row) in rows.iter().enumerate() {
+        let row: &PyTuple = row.downcast()?;
+        let (target, text) = match (row.get_item(3)?.downcast::<PyString>()?.to_str(),
+                                    row.get_item(4)?.downcast::<PyString>()?.to_str()) {
+            (Ok(target), Ok(text)) => (target, text),
+            _ => {
+                at.push(index);
+                paths.push(None);
+                continue;
             }
-            match normalize_target(target, base) {
-                Ok(Some(path)) => (1, path),
-                Ok(None) => (0, String::new()),
-                Err(()) => (2, String::new()),
+        };
+        if text.starts_with('[') && text.ends_with(']') {
+            continue; // `is_wikilink_text`
+        }
+        match normalize_target(target, base) {
+            Ok(Some(path)) => {
+                at.push(index);
+                paths.push(Some(path));
             }
-        })
-        .collect()
+            Ok(None) => {}
+            Err(()) => {
+                at.push(index);
+                paths.push(None);
+            }
+        }
+    }
+    Ok((at, paths))
 }
 
 // -- the record -------------------------------------------------------------------------------

@@ -319,7 +319,7 @@ class Analysis:
         if not (entry.markdown and entry.zone in LINK_ZONES):
             return set()
         out = set()
-        for _link, path in link_paths(entry):
+        for path in link_paths(entry).paths:
             if path:
                 out.add(path)
                 note = md_form(path)

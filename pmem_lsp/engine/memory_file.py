@@ -443,6 +443,14 @@ class MemoryFile:
                 runs.append((j, j))
         return SummarySection(heading, end, tuple(bullets), tuple(runs))
 
+    def link_at(self, index: int) -> Link:
+        """`links[index]`, made alone from the core's row while the list is not asked for
+        (PM402 needs the `Link` of a broken link only)."""
+        rows = self._link_rows
+        if rows is not None and "links" not in self.__dict__:
+            return Link(*rows[index])
+        return self.links[index]
+
     @cached_property
     def links(self) -> list[Link]:
         if self._link_rows is not None:  # found by the native core (docs/native.md)

@@ -15,7 +15,7 @@ import os
 from types import ModuleType
 
 EXPECTED = "0.1.0"
-FUNCTIONS = ("instruction_lines", "fast_part", "sketch_hashes", "file_record", "link_paths",
+FUNCTIONS = ("instruction_lines", "fast_part", "sketch_hashes", "file_record", "link_targets",
              "volatile_candidates", "secrets_clear")
 
 

@@ -64,8 +64,10 @@ def links_broken_by(root: Path, sources: list[str], state: RootState | None = No
             continue
         if not any(stem in entry.text for stem in stems):
             continue  # cheap: a link to the file spells its name
-        for link, path in link_paths(entry):
-            if path in names and (path in moving or "." not in posixpath.basename(path)):
+        found = link_paths(entry)
+        for index, path in zip(found.at, found.paths, strict=True):
+            if path in names and (path in moving or "." not in posixpath.basename(path)) and entry.doc is not None:
+                link = entry.doc.link_at(index)
                 target = path if path in moving else path + ".md"
                 out.append(BrokenLink(rel, link.line, link.start, link.end, target))
     return out

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import functools
 import posixpath
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..findings import Finding
-from ..memory_file import Link
 from ..native import CORE as _NATIVE
 from ..paths import normalize_target
-from ..root_state import FileEntry
+from ..root_state import FileEntry, RootState
 from ..rule import FileCheck, Rule, W
 from ..zones import Zone
 
@@ -39,80 +39,101 @@ def is_wikilink_text(text: str) -> bool:
     return len(text) >= 2 and text[0] == "[" and text[-1] == "]"
 
 
-def link_paths(entry: FileEntry) -> tuple[tuple[Link, str], ...]:
+class LinkPaths(NamedTuple):
+    """A file's relative links that name a root path: the paths, and where each link is in
+    the file's links (`MemoryFile.link_at`), in the file's order. Two sequences rather than a
+    `Link` per link: PM402 and the link graph read the paths, and a `Link` is made only for a
+    finding."""
+
+    paths: Sequence[str]
+    at: Sequence[int]
+
+
+_NO_LINKS = LinkPaths((), ())
+
+
+def link_paths(entry: FileEntry) -> LinkPaths:
     """The file's relative links with the root-relative path each names (URLs, absolute
     paths, anchors and empty targets left out), normalised once per text and kept with the
     entry: PM402 and the analysis's link graph both use them."""
     return entry.cached("link-paths", lambda: _link_paths(entry))
 
 
-def _link_paths(entry: FileEntry) -> tuple[tuple[Link, str], ...]:
+def _link_paths(entry: FileEntry) -> LinkPaths:
     doc = entry.doc
     if doc is None:
-        return ()
+        return _NO_LINKS
     base = posixpath.dirname(entry.rel)
-    out = []
     rows = doc._link_rows
     if _NATIVE is not None and rows is not None:
-        # The native core normalises the targets of its record's links (docs/native.md): kind
-        # 0 names no root path, 1 the path, 2 a target only Python reads (a `%` escape).
-        answers = _NATIVE.link_paths([(row[3], row[4]) for row in rows], base)
-        for link, (kind, found) in zip(doc.links, answers, strict=True):
-            if kind == 2:
-                path, problem = (None, "wikilink") if is_wikilink_text(link.text) else _normalize(link.target, base)
-                if problem is None and path is not None:
-                    out.append((link, path))
-            elif kind == 1:
-                out.append((link, found))
-        return tuple(out)
-    for link in doc.links:
+        # The native core normalises the targets of its record's links (docs/native.md); a
+        # None is a target only Python reads (a `%` escape).
+        at, found = _NATIVE.link_targets(rows, base)
+        if None not in found:
+            return LinkPaths(found, at)
+        paths: list[str] = []
+        where: list[int] = []
+        for index, path in zip(at, found, strict=True):
+            if path is None:
+                target, text = rows[index][3], rows[index][4]
+                path, problem = (None, "wikilink") if is_wikilink_text(text) else _normalize(target, base)
+                if problem is not None or path is None:
+                    continue
+            paths.append(path)
+            where.append(index)
+        return LinkPaths(paths, where)
+    paths = []
+    where = []
+    for index, link in enumerate(doc.links):
         if is_wikilink_text(link.text):
             continue
         path, problem = _normalize(link.target, base)
         if problem is None and path is not None:
-            out.append((link, path))
-    return tuple(out)
+            paths.append(path)
+            where.append(index)
+    return LinkPaths(paths, where)
 
 
 def md_form(path: str) -> str | None:
     """The note a link target without an extension also names (`[a](note-a)`: Foam and
     Obsidian leave out `.md`), or None."""
-    return None if "." in posixpath.basename(path) else path + ".md"
+    return None if "." in path[path.rfind("/") + 1:] else path + ".md"  # (`posixpath.basename`, without its calls)
+
+
+def _broken(state: RootState, found: LinkPaths) -> tuple[int, ...]:
+    """The links of `found` whose target is known to be absent, and so is the `.md` form it
+    also names (`[a](notes/a)`): their indexes in `found.paths`. "" is the root itself. The
+    `.md` form is asked only of a missing target: asking it of every target was most of this
+    check's time, a settings and scan-error test for each."""
+    paths = found.paths
+    out = []
+    for i in state.missing_among(paths):
+        path = paths[i]
+        if path:
+            note = md_form(path)
+            if note is None or state.missing(note):
+                out.append(i)
+    return tuple(out)
 
 
 def check_links(analysis: Analysis, entry: FileEntry) -> list[Finding]:
-    state, rel = analysis.state, entry.rel
+    found = link_paths(entry)
+    broken = _broken(analysis.state, found)
+    doc = entry.doc if broken else None  # parsed for a finding only (a pool worker may have found the paths)
     out: list[Finding] = []
-    for link, path in link_paths(entry):
-        # (URLs and absolute paths are not relative links: absolute ones are PM403's.)
-        if path == "" or not state.missing(path):
-            continue
-        note = md_form(path)
-        if note is not None and not state.missing(note):
-            continue
-        out.append(Finding(rel, link.line, link.start, link.line, link.end, "PM402",
+    if doc is None:
+        return out
+    for i in broken:
+        link, path = doc.link_at(found.at[i]), found.paths[i]
+        out.append(Finding(entry.rel, link.line, link.start, link.line, link.end, "PM402",
                            f"link target `{path}` does not exist in the memory root"))
     return out
 
 
-def _targets_present(analysis: Analysis, entry: FileEntry) -> tuple[tuple[bool, bool], ...]:
-    """What `check_links` asks of the root: whether each target is missing, and where it is
-    and names no extension, whether its `.md` form is (only then does `check_links` ask: the
-    `.md` form of a target that is there is never looked up, which was most of this check's
-    time, a settings and scan-error test for each)."""
-    missing = analysis.state.missing
-    out = []
-    for _link, path in link_paths(entry):
-        if path:
-            gone = missing(path)
-            note = md_form(path) if gone else None
-            out.append(_PAIRS[gone][note is not None and missing(note)])
-    return tuple(out)
+def _broken_links(analysis: Analysis, entry: FileEntry) -> tuple[int, ...]:
+    """What `check_links` reads of the root: which links are broken (for most files, `()`).
+    (URLs and absolute paths are not relative links: absolute ones are PM403's.)"""
+    return _broken(analysis.state, link_paths(entry))
 
 
-# The four answers for one target, shared by every file that keeps them (`Analysis` keeps a
-# file's answers with its PM402 findings).
-_PAIRS = (((False, False), (False, True)), ((True, False), (True, True)))
-
-
-FILE_CHECKS = (FileCheck(("PM402",), LINK_ZONES, check_links, depends=_targets_present),)
+FILE_CHECKS = (FileCheck(("PM402",), LINK_ZONES, check_links, depends=_broken_links),)
