@@ -193,6 +193,21 @@ fn ascii_has_anchor(s: &[u8]) -> bool {
     })
 }
 
+/// Whether PM404 must look at `line` (see the module's comment).
+fn instruction_candidate(line: &str, buf: &mut Vec<u8>) -> bool {
+    if line.is_ascii() {
+        ascii_has_anchor(line.as_bytes())
+    } else {
+        !normalise(line, buf) || has_anchor(buf)
+    }
+}
+
+/// The indices of `lines` PM404 must look at: the record's own (`record::file_record`).
+pub(crate) fn instruction_candidates(lines: &[&str]) -> Vec<usize> {
+    let mut buf = Vec::with_capacity(256);
+    (0..lines.len()).filter(|&i| instruction_candidate(lines[i], &mut buf)).collect()
+}
+
 /// The indices of the lines PM404 must look at (see the module's comment).
 #[pyfunction]
 fn instruction_lines(lines: &PyList) -> PyResult<Vec<usize>> {
@@ -200,20 +215,14 @@ fn instruction_lines(lines: &PyList) -> PyResult<Vec<usize>> {
     let mut buf = Vec::with_capacity(256);
     for (i, item) in lines.iter().enumerate() {
         let s: &PyString = item.downcast()?;
-        let line = match s.to_str() {
-            Ok(line) => line,
-            Err(_) => {
-                // A lone surrogate (an undecodable byte kept by the reader): Python decides.
-                out.push(i);
-                continue;
+        match s.to_str() {
+            Ok(line) => {
+                if instruction_candidate(line, &mut buf) {
+                    out.push(i);
+                }
             }
-        };
-        if line.is_ascii() {
-            if ascii_has_anchor(line.as_bytes()) {
-                out.push(i);
-            }
-        } else if !normalise(line, &mut buf) || has_anchor(&buf) {
-            out.push(i);
+            // A lone surrogate (an undecodable byte kept by the reader): Python decides.
+            Err(_) => out.push(i),
         }
     }
     Ok(out)

@@ -1,5 +1,6 @@
-//! `file_record`: one call per memory file (docs/native.md). From the file's lines (as
-//! `split_lines` gives them) it returns, in one tuple, what `MemoryFile` builds in Python: the
+//! `file_record`: one call per memory file (docs/native.md). From the file's text (split into
+//! lines here as `split_lines` does, so the Python side makes no line `str` unless a rule asks
+//! for them) it returns, in one tuple, what `MemoryFile` builds in Python: the
 //! front matter's end, the block scan (the fast path of `scan_fast`), the preamble (title,
 //! metadata lines, where the body starts) and the links with their spans, so that the Python
 //! side makes no per-line object. Each piece follows its Python twin in
@@ -963,13 +964,14 @@ impl IntoPy<PyObject> for BlockRows {
 /// four verdicts: `check_summary` surely finds nothing in the file as an active one
 /// (`summary_clean`), no summary bullet can say the work is finished (`bullets_unconcluded`),
 /// the text may hold an absolute path (`absolute_hint`), PM401 finds nothing in the text
-/// (`secrets::clear`); and the near-duplicate sketch's hashes
-/// (`sketch`) or None.
+/// (`secrets::clear`); and as one pair (a tuple of more than 12 is not a Python object in
+/// PyO3 0.17), the near-duplicate sketch's hashes (`sketch`) or None, and the lines PM404 must look at, as `instruction_lines` gives them (used while the text holds no
+/// disguised letter).
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 pub fn file_record<'py>(
     py: Python<'py>,
-    lines: &'py PyList,
+    text: &'py PyString,
     kinds: &'py PyTuple,
 ) -> PyResult<
     Option<(
@@ -984,17 +986,13 @@ pub fn file_record<'py>(
         Option<Section>,
         Vec<DateRow>,
         (bool, bool, bool, bool),
-        Option<Vec<u32>>,
+        (Option<Vec<u32>>, Vec<usize>),
     )>,
 > {
-    let mut strs: Vec<&str> = Vec::with_capacity(lines.len());
-    for item in lines.iter() {
-        let s: &PyString = item.downcast()?;
-        match s.to_str() {
-            Ok(line) => strs.push(line),
-            Err(_) => return Ok(None), // a lone surrogate: Python's path
-        }
-    }
+    let strs = match text.to_str() {
+        Ok(text) => split_lines(text),
+        Err(_) => return Ok(None), // a lone surrogate: Python's path
+    };
     let fm_end = front_matter_end(&strs);
     let (found, stop) = scan_fast(&strs[fm_end..], fm_end as i64, false);
     if stop.is_some() {
@@ -1020,5 +1018,40 @@ pub fn file_record<'py>(
     let hashes = sketch(&strs);
     let rows = Py::new(py, Rows { items: found.items, tops })?;
     let (items, tops) = (BlockRows(rows.clone_ref(py)), BlockRows(rows));
-    Ok(Some((fm_end, found.headings, found.fences, items, kind_list, tops, preamble, link_rows, section, date_rows, verdicts, hashes)))
+    let candidates = super::instruction_candidates(&strs);
+    Ok(Some((fm_end, found.headings, found.fences, items, kind_list, tops, preamble, link_rows, section, date_rows, verdicts,
+             (hashes, candidates))))
+}
+
+/// `split_lines` of line_index.py: the lines without their endings (`\r\n`, `\r` or `\n`),
+/// no empty last line after a final break.
+fn split_lines(text: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = if text.contains('\r') {
+        let b = text.as_bytes();
+        let mut out = Vec::new();
+        let (mut start, mut i) = (0, 0);
+        while i < b.len() {
+            match b[i] {
+                b'\n' => {
+                    out.push(&text[start..i]);
+                    i += 1;
+                    start = i;
+                }
+                b'\r' => {
+                    out.push(&text[start..i]);
+                    i += if b.get(i + 1) == Some(&b'\n') { 2 } else { 1 };
+                    start = i;
+                }
+                _ => i += 1,
+            }
+        }
+        out.push(&text[start..]);
+        out
+    } else {
+        text.split('\n').collect()
+    };
+    if out.last() == Some(&"") {
+        out.pop();
+    }
+    out
 }

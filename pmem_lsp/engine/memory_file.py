@@ -226,10 +226,11 @@ class MemoryFile:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.lines = split_lines(text)
         # The native core's record of the file (docs/native.md): the same front matter, blocks,
         # preamble and links in one call, or None where the Python code below is to decide.
-        record = None if _NATIVE is None else _NATIVE.file_record(self.lines, _KINDS)
+        # It splits the text itself: `lines` is made here only without a record, else when a
+        # rule first asks (most rules of most files read the record's rows instead).
+        record = None if _NATIVE is None else _NATIVE.file_record(text, _KINDS)
         self._link_rows: list[tuple] | None = None
         self._summary_rows: tuple | None = None
         self._date_rows: list[tuple] | None = None
@@ -242,17 +243,20 @@ class MemoryFile:
         self.bullets_unconcluded = False
         self.absolute_hint: bool | None = None
         self.secrets_clear = False
-        # The near-duplicate sketch's hashes, where the core computed them (rules/duplicates.py).
+        # The near-duplicate sketch's hashes, where the core computed them (rules/duplicates.py),
+        # and the lines PM404 must look at (rules/instructions.py, `candidate_lines`).
         self.sketch_hashes: list[int] | None = None
+        self.instruction_candidates: list[int] | None = None
         self.title: Heading | None = None
         self.metadata: list[MetadataLine] = []
         if record is None:
+            self.lines = split_lines(text)
             self.front_matter_end = _front_matter_end(self.lines)
             self.blocks: BlockScan = scan_blocks(self.lines[self.front_matter_end :], self.front_matter_end)
             self._preamble()
             return
         (self.front_matter_end, headings, fences, items, kinds, tops, preamble, self._link_rows, self._summary_rows,
-         self._date_rows, verdicts, self.sketch_hashes) = record
+         self._date_rows, verdicts, (self.sketch_hashes, self.instruction_candidates)) = record
         self.summary_clean, self.bullets_unconcluded, self.absolute_hint, self.secrets_clear = verdicts
         self.blocks = RowScan([Heading(*h) for h in headings], [Fence(*f) for f in fences], items, kinds, tops)
         if preamble is None:  # a metadata line the core does not read (not ASCII)
@@ -261,6 +265,12 @@ class MemoryFile:
         title, metadata, self.preamble_end = preamble
         self.title = None if title is None else self.blocks.headings[title]
         self.metadata = [MetadataLine(*m) for m in metadata]
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """The text's lines without their endings (`split_lines`), made on first use where the
+        core's record was built from the text (`__init__` sets them otherwise)."""
+        return split_lines(self.text)
 
     # Line kinds are indexed by absolute line number; front matter lines count as metadata.
     def line_kind(self, line: int) -> str:

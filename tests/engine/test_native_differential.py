@@ -362,10 +362,13 @@ def facts(doc: memory_file.MemoryFile) -> tuple:
 def assert_same_record(text: str, *, taken: bool = False) -> bool:
     """`MemoryFile` built through the core's `file_record` is the pure-Python one; with
     `taken`, the core must have taken the file (no hand-over). Returns whether it did."""
-    record = pmem_native.file_record(split_lines(text), markdown._KINDS)
+    record = pmem_native.file_record(text, markdown._KINDS)
     assert record is not None or not taken, f"the core handed over for {text!r}"
     core, reference = parsed(text, pmem_native), parsed(text, None)
     assert facts(core) == facts(reference), f"the record differs for {text!r}"
+    assert core.lines == reference.lines == split_lines(text), f"the core splits {text!r} otherwise"
+    if record is not None:  # PM404's candidates, as the prefilter gives them for the lines
+        assert core.instruction_candidates == pmem_native.instruction_lines(split_lines(text)), text
     if core.summary_clean:  # the verdict `check_summary` takes: it would find nothing there
         assert summary.check_summary("x.md", Zone.ACTIVE, reference) == [], f"not a clean summary: {text!r}"
         CLEAN.append(text)
@@ -551,6 +554,14 @@ def test_record_on_oracle_documents(lines: list[str]) -> None:
                max_size=80))
 def test_record_on_any_text(text: str) -> None:
     assert_same_record(text)
+
+
+@pytest.mark.parametrize("text", ["", "\n", "a", "a\n", "a\n\n", "\r", "a\r\nb\r", "a\rb\n\n", "\r\n\r\n", "a\r\r\nb",
+                                  "# T\r\n\r\n## Summary\r\n- x\r\n", "a\u2028b\x85c\x0bd\n"])
+def test_the_record_splits_lines_as_split_lines(text: str) -> None:
+    """The core splits the text itself, as `split_lines` does (at `\\r\\n`, `\\r` and `\\n` only, no empty
+    last line): the record's line kinds, one per line, are those of the Python scan."""
+    assert_same_record(text, taken=True)
 
 
 def test_record_on_memory_notes_takes_every_note() -> None:

@@ -303,10 +303,16 @@ def candidate_lines(lines: list[str], veiled: bool | None = None) -> range | lis
 
 
 def check_instructions(rel: str, zone: Zone, doc: MemoryFile, settings: Settings) -> list[Finding]:
-    out = []
-    lines = doc.lines
+    out: list[Finding] = []
     veiled = disguised(doc.text)  # a text of ordinary letters (nearly all): no line is unveiled
-    for i in candidate_lines(lines, veiled):
+    # The core's record names the candidates of the lines as written: those of `candidate_lines`
+    # for a text with no disguised letter (then the file's lines are not made for nothing).
+    recorded = doc.instruction_candidates if _NATIVE is not None and not veiled else None
+    candidates = candidate_lines(doc.lines, veiled) if recorded is None else recorded
+    if not candidates:
+        return out
+    lines = doc.lines
+    for i in candidates:
         line = lines[i]
         if not line.strip() or doc.line_kind(i) == CODE:
             continue
