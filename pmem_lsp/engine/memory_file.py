@@ -453,6 +453,14 @@ class MemoryFile:
                 runs.append((j, j))
         return SummarySection(heading, end, tuple(bullets), tuple(runs))
 
+    @property
+    def link_targets(self) -> list[str]:
+        """`link.target` of each of `links`, without making the links (the core's rows hold them)."""
+        rows = self._link_rows
+        if rows is not None and "links" not in self.__dict__:
+            return [row[3] for row in rows]
+        return [link.target for link in self.links]
+
     def link_at(self, index: int) -> Link:
         """`links[index]`, made alone from the core's row while the list is not asked for
         (PM402 needs the `Link` of a broken link only)."""

@@ -141,9 +141,10 @@ def source_pointers(doc: MemoryFile) -> list[SourcePointer]:
             seen.add((line, path))
             out.append(SourcePointer(line, start, end, written, path))
 
-    for link in doc.links:  # parsed once, shared with PM402; outside code already
-        written = link.target.strip()
+    for index, target in enumerate(doc.link_targets):  # parsed once, shared with PM402; outside code already
+        written = target.strip()
         if written.startswith(("/", "~")):
+            link = doc.link_at(index)
             add(link.line, link.start, link.end, written, _pointer(unquote(strip_fragment(written))))
     text = doc.text
     hint = doc.absolute_hint  # the native core's answer to the question below (docs/native.md)
