@@ -316,7 +316,7 @@ fn sketch_hashes(text: &str, min_line: usize, count: usize) -> Vec<u32> {
 /// test fails until the Rust twin is checked against it and these are updated.
 const WRITTEN_FOR_BLOCKS: &str = "e880bb85a1c4d72adc6e131c4c6cabb531fd946bbd86b3494e71e2fe605dd498";
 const WRITTEN_FOR_PM404: &str = "3a64576ac30163880518c3b69e7213eaa836edc381c87de30fa76a9f75528e82";
-const WRITTEN_FOR_SKETCH: &str = "9bcb6c4017702662e0934bcfa6a93038c14bea4ba744210472300055628e71a3";
+const WRITTEN_FOR_SKETCH: &str = "7ccf2172052f49e98a808619c40f1627f47ac3ab46cadefdaaadff9124ed906e";
 const WRITTEN_FOR_PM208: &str = "3035252dfc147755db8d2c080e6b7975eb0570e991a4a7c3e7960a0cbff1f095";
 const WRITTEN_FOR_RECORD: &str = "0b1f7b3c8ed3c7ec35b28b6fbc757e4707dcaeb28ab18ea724e8db2e1a89e83c";
 const WRITTEN_FOR_SECRETS: &str = "db8bf8b5912d316b303abb10811e9c607ea6529027d92096a25e305ccf007e5f";

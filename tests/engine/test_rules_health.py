@@ -219,6 +219,17 @@ def test_pm503_a_renamed_copy_with_a_few_words_changed_is_found(tmp_path):
     assert archive_reason(found[0]) == "duplicate of projects/cranes.md"
 
 
+def test_pm503_titles_are_the_same_as_normalised(tmp_path):
+    """Case, punctuation and width do not make another title (the sketch keeps the title as
+    written and normalises it only for a pair)."""
+    copy = edited(CRANES, ("# Harbour crane dashboard", "# ＨＡＲＢＯＵＲ crane-dashboard!"), ("fifteen", "twenty"))
+    root = make_root(tmp_path, {"projects/cranes.md": CRANES, "notes/copy.md": copy})
+    age(root, "projects/cranes.md", 10)
+    found = only(findings(root), "PM503")
+    assert rows(found) == [("notes/copy.md", 0, "PM503")]
+    assert "(same title, " in found[0].message
+
+
 def test_pm503_a_retitled_copy_is_found_by_its_text(tmp_path):
     copy = edited(CRANES, ("# Harbour crane dashboard", "# Crane dashboards (copy)"), ("fifteen", "twenty"))
     root = make_root(tmp_path, {"projects/cranes.md": CRANES, "notes/copy.md": copy})

@@ -10,6 +10,7 @@ The finding points at that line; the quick fix archives with the line as the rea
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -50,6 +51,9 @@ _STILL_OPEN = re.compile(
     r"|待|未|下一|还有|仍|阶段|部分", re.I)
 
 
+# Status values repeat from file to file (`paused`, `active`, `done`): a pure function of one
+# string, so a bounded memo of it is safe.
+@functools.lru_cache(maxsize=1024)
 def concluded_value(value: str) -> bool:
     """A status value whose first word says the work is finished."""
     m = _WORD.match(_LEAD.sub("", value.lower()))

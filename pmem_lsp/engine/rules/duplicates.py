@@ -72,7 +72,7 @@ _TITLE_JUNK = re.compile(r"[\W_]+")
 
 
 class Sketch(NamedTuple):
-    title: str | None  # normalised title (said in the message; it makes no pair)
+    title: str | None  # the title as written; normalised only for a pair (`same_title`), and it makes none
     keys: tuple[int, ...]  # the smallest hashes of the file's long lines
 
 
@@ -123,7 +123,7 @@ def _build_sketch(entry: FileEntry) -> Sketch:
     else:
         hashes = sorted({crc32(line.encode("utf-8", "surrogatepass"))
                          for line in map(str.strip, text.lower().splitlines()) if len(line) >= MIN_LINE})
-    return Sketch(normalise_title(doc.title_text if doc else None), tuple(hashes[:SKETCH]))
+    return Sketch(doc.title_text if doc else None, tuple(hashes[:SKETCH]))
 
 
 def shingles(entry: FileEntry) -> frozenset[int]:
@@ -278,7 +278,8 @@ class DuplicateIndex:
         sim = _similarity(ea, eb)
         if sim == 0.0 or sim < self.threshold:
             return False
-        same_title = self.sketches[a].title is not None and self.sketches[a].title == self.sketches[b].title
+        title = normalise_title(self.sketches[a].title)
+        same_title = title is not None and title == normalise_title(self.sketches[b].title)
         pair = Pair(sim, same_title)
         self.pairs[a][b] = pair
         self.pairs[b][a] = pair
