@@ -277,11 +277,16 @@ def test_sarif_is_valid_sarif_2_1_0_with_rules_and_regions(root: Path):
     assert run["originalUriBaseIds"]["ROOT"]["uri"] == root.as_uri() + "/"
 
 
-def test_a_reader_that_goes_away_gets_no_traceback(tmp_path: Path):
-    """`pmem check | head -0`: the reader is gone before pmem writes; pmem stops quietly."""
+@pytest.mark.parametrize("unbuffered", ["1", None])
+def test_a_reader_that_goes_away_gets_no_traceback(tmp_path: Path, unbuffered: str | None):
+    """`pmem check | head -0`: the reader is gone before pmem writes; pmem stops quietly, whether
+    its output fails at a write (unbuffered) or at the last flush (`run`, buffered)."""
     root = demo_copy(tmp_path / "root")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = unbuffered
     proc = subprocess.Popen([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "check", "--no-cache"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # the reader is gone: every write pmem makes fails with EPIPE
     err = proc.stderr.read().decode("utf-8")
@@ -295,3 +300,29 @@ def test_a_stream_that_cannot_show_cjk_gets_escapes_not_a_crash(tmp_path: Path):
                           capture_output=True, env={**os.environ, "PYTHONIOENCODING": "ascii"}, timeout=60)
     assert done.returncode == 1 and b"Traceback" not in done.stderr, done.stderr
     assert b"\\u6458\\u8981" in done.stdout  # PM106 names the Chinese heading, escaped
+
+
+@pytest.mark.parametrize("notes", [0, 400])
+def test_the_pmem_process_ends_with_its_whole_output_and_its_exit_handlers(tmp_path: Path, notes: int):
+    """`run` ends a check's process without freeing what it built (docs/decisions.md, "The
+    process ends without freeing"): the output, within a pipe's buffer or larger than it, is all
+    there, the exit status is the check's, and the exit handlers ran as at any exit."""
+    files = base_files()
+    for i in range(notes):  # unrouted notes without a summary: several findings each
+        files[f"notes/n{i:03}.md"] = f"# Note {i}\n\nSome text about thing {i}.\n"
+    files["_index.md"] += "- [Gone](projects/gone.md) — a route to nothing (an error: exit status 1)\n"
+    root = write_root(tmp_path / "memory", files)
+    script = ("import atexit, sys\n"
+              "atexit.register(lambda: sys.stderr.write('exit handler ran\\n'))\n"
+              "from pmem_lsp.cli.main import run\n"
+              f"sys.argv = ['pmem', '--root', {str(root)!r}, 'check', '--format', 'json', '--no-cache']\n"
+              "run()\n")
+    buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # as a user's shell has it
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL, env=buffered)
+    assert done.stdout.endswith("}\n") and (len(done.stdout) > 65536) == (notes > 0), done.stdout[-200:]
+    report = json.loads(done.stdout)
+    assert sum(1 for f in report["diagnostics"] if f["path"].startswith("notes/")) >= notes
+    assert any(f["code"] == "PM201" for f in report["diagnostics"])
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.endswith("exit handler ran\n"), done.stderr
