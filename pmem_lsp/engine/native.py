@@ -5,7 +5,9 @@ None; callers keep their pure-Python path for None, and that path is the referen
 only answers questions the Python code answers too, with the same results
 (tests/engine/test_native_differential.py). An extension built for another version of this
 code is not used: its `VERSION` must be `EXPECTED` and it must have every function of `FUNCTIONS`
-(a build of an older commit of this branch may lack one).
+(a build of an older commit of this branch may lack one). The version changes whenever a
+function keeps its name but takes or gives something else (0.2.0: `file_record` takes the text
+and gives PM404's candidates), so a build from before the change is not used.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import importlib
 import os
 from types import ModuleType
 
-EXPECTED = "0.1.0"
+EXPECTED = "0.2.0"
 FUNCTIONS = ("instruction_lines", "fast_part", "sketch_hashes", "file_record", "link_targets",
              "volatile_candidates", "secrets_clear")
 

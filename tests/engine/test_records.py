@@ -352,6 +352,39 @@ def test_a_restored_file_gone_when_a_check_reads_it_at_last_stops_nothing(tmp_pa
     assert "notes/gamma.md" not in rescanned.files
 
 
+@pytest.mark.parametrize("links", [1, 4])
+def test_a_restored_file_changed_when_pm402_reads_it_is_checked_as_it_is_now(tmp_path, links):
+    """PM402's targets vanish, so it runs again on a restored file, which reads the file at
+    last: the file changed since its record (one link now, or four), and its findings are those
+    of the text it has now, never the old links' places or paths on the new text."""
+    root = tmp_path / "memory"
+    files = {f"notes/n{i}.md": note(f"N{i}") for i in range(20)}
+    files["notes/a.md"] = note("A", "See [one](t1.md), [two](t2.md) and [three](t3.md).\n")
+    files.update({f"notes/t{i}.md": note(f"T{i}") for i in (1, 2, 3)})
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    (root / "_index.md").write_text("# Memory index\n\n" + "".join(f"- [{r}]({r}) — x\n" for r in files), encoding="utf-8")
+    cache = tmp_path / "cache"
+    settings = Settings()
+    time.sleep(RACY * 2)
+    for _ in range(2):  # recorded, then restored and recorded again
+        records = Records(root, settings, folder=str(cache))
+        state = RootState.scan(root, settings, restore=records.restore)
+        Analysis(state, TODAY).by_path()
+        records.store(state)
+    for i in (1, 2, 3):
+        (root / f"notes/t{i}.md").unlink()
+    records = Records(root, settings, folder=str(cache))
+    state = RootState.scan(root, settings, restore=records.restore)
+    assert isinstance(state.files["notes/a.md"], RestoredEntry) and not state.files["notes/a.md"].loaded
+    now = note("A", "An extra line.\n\n" + " ".join(f"[l{i}](t{i}.md)" for i in range(1, links + 1)) + "\n")
+    (root / "notes/a.md").write_text(now, encoding="utf-8")
+    found = [(f.line, f.message) for f in Analysis(state, TODAY).all() if f.path == "notes/a.md" and f.code == "PM402"]
+    line = now.splitlines().index(" ".join(f"[l{i}](t{i}.md)" for i in range(1, links + 1)))
+    assert found == [(line, f"link target `notes/t{i}.md` does not exist in the memory root") for i in range(1, links + 1)]
+
+
 def test_another_compiled_core_or_pmem_environment_is_another_record(tmp_path, monkeypatch):
     world = World(tmp_path)
     time.sleep(RACY * 2)

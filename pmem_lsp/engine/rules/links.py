@@ -117,13 +117,17 @@ def _broken(state: RootState, found: LinkPaths) -> tuple[int, ...]:
 
 
 def check_links(analysis: Analysis, entry: FileEntry) -> list[Finding]:
-    found = link_paths(entry)
-    broken = _broken(analysis.state, found)
-    doc = entry.doc if broken else None  # parsed for a finding only (a pool worker may have found the paths)
-    out: list[Finding] = []
+    state = analysis.state
+    if not _broken(state, link_paths(entry)):
+        return []  # no text parsed here (a pool worker or the per-file records found the paths)
+    doc = entry.doc
     if doc is None:
-        return out
-    for i in broken:
+        return []
+    # Asked again of the text `doc` is: a restored entry reads its file here, and where the
+    # file changed since its record, its cache went with the old text (root_state.RestoredEntry).
+    found = link_paths(entry)
+    out: list[Finding] = []
+    for i in _broken(state, found):
         link, path = doc.link_at(found.at[i]), found.paths[i]
         out.append(Finding(entry.rel, link.line, link.start, link.line, link.end, "PM402",
                            f"link target `{path}` does not exist in the memory root"))
