@@ -327,7 +327,7 @@ def _read_entry(root: Path, rel: str, zone: Zone, st: os.stat_result, follow: bo
             data = _read_fd(fd, MAX_ANALYSED_BYTES + 1, fst.st_size)
         finally:
             os.close(fd)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # (gone, or a folder of its path is now a file)
         if follow and os.path.islink(root / rel):
             return FileEntry(rel, zone, 0, None, error="broken symbolic link")
         return None
@@ -548,7 +548,7 @@ class RootState:
                         continue
                     is_link = de.is_symlink()
                     st = None if is_link else de.stat(follow_symlinks=False)
-                except FileNotFoundError:
+                except (FileNotFoundError, NotADirectoryError):
                     continue  # gone since it was listed
                 except OSError as exc:
                     state.files[rel] = FileEntry(rel, zone_of(rel), 0, None, error=_reason(exc))
@@ -567,7 +567,7 @@ class RootState:
                 path = self.root / rel  # (only here: a Path join per file is 10% of a warm scan)
                 try:
                     st = os.stat(path)
-                except FileNotFoundError:
+                except (FileNotFoundError, NotADirectoryError):
                     if is_link and os.path.islink(path):
                         self.files[rel] = FileEntry(rel, zone, 0, None, error="broken symbolic link")
                     return
@@ -617,7 +617,7 @@ class RootState:
         else:
             was_folder = rel in self.dirs
             changed = self._refresh_file(rel)
-            if was_folder and not os.path.lexists(path):
+            if was_folder:  # gone, or a file or a link now: what it held went with it
                 changed |= self._forget_folder(rel)
         if (rel in self.dirs, rel in self.linked_dirs) != shape:
             changed.add(rel)  # a folder appeared or vanished here: a route to this path changed meaning
@@ -691,7 +691,7 @@ class RootState:
             return
         try:
             st = os.lstat(path)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # (a folder of the path is now a file)
             self.dirs.discard(rel)
             return
         except OSError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -57,6 +58,26 @@ def test_each_kind_of_change_matches_a_fresh_analysis(tmp_path: Path):
         act()
         apply(analysis, root, rel)
         assert analysis.by_path() == fresh(root), f"after changing {rel}"
+
+
+@pytest.mark.parametrize("order", [("notes/sub/c.md", "notes/sub"), ("notes/sub", "notes/sub/c.md")])
+def test_a_file_where_a_folder_was_and_paths_under_a_file_are_nothing(tmp_path: Path, order):
+    """`notes/sub` was a folder and is a file now; the watcher names both paths, in either
+    order. A path whose folder is a file (ENOTDIR) is not there, not unreadable, and what the
+    folder held went with it."""
+    root = make_root(tmp_path)
+    (root / "notes/sub").mkdir()
+    (root / "notes/sub/c.md").write_text(active_file("C"))
+    analysis = Analysis(scan(root), TODAY)
+    (root / "notes/sub/c.md").unlink()
+    (root / "notes/sub").rmdir()
+    (root / "notes/sub").write_text("now a file\n")
+    apply(analysis, root, order[0])
+    assert "notes/sub/c.md" not in analysis.state.files
+    apply(analysis, root, order[1])
+    assert analysis.by_path() == fresh(root)
+    apply(analysis, root, "notes/sub/x/y.md")  # deeper under the file
+    assert analysis.by_path() == fresh(root) and "notes/sub/x/y.md" not in analysis.state.files
 
 
 def test_reported_changes_are_exactly_the_paths_whose_findings_changed(tmp_path: Path):
