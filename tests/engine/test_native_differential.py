@@ -564,6 +564,17 @@ def test_the_record_splits_lines_as_split_lines(text: str) -> None:
     assert_same_record(text, taken=True)
 
 
+@pytest.mark.parametrize("filler", ["a", "é", "摘"])
+def test_the_record_finds_slashes_and_brackets_at_every_place_of_a_line(filler: str) -> None:
+    """The record looks for `/` (PM403's hint) and `]` (links) eight bytes at a time: each at
+    every place of lines up to 40 characters, after one- to three-byte characters."""
+    for n in range(41):
+        for at in range(n + 1):
+            for mark in ("/x", " /x", "~/", "[l](a.md)", "[l]: b.md", "`/x"):
+                line = (filler * n)[:at] + mark + (filler * n)[at:]
+                assert_same_record(f"# T\n\n{line}\n", taken=True)
+
+
 def test_record_on_memory_notes_takes_every_note() -> None:
     rng = random.Random(29)
     CLEAN.clear()
