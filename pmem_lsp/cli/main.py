@@ -389,14 +389,20 @@ def run() -> NoReturn:
     status = main()
     if not _KEPT_TO_THE_END:
         sys.exit(status)
+    import atexit
+    import contextlib
+
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except BrokenPipeError:  # the reader went away (`main` says the same for its own writes)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         status = exit_codes.ERROR
-    import atexit
-
+    except OSError as exc:  # a full disk, an I/O error: said, not a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        with contextlib.suppress(OSError):
+            os.write(2, f"pmem: the output could not be written: {exc.strerror or exc}\n".encode())
+        status = exit_codes.ERROR
     atexit._run_exitfuncs()  # what the interpreter's exit runs first (logging's flush, finalizers)
     os._exit(status)
 

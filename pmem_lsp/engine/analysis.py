@@ -22,6 +22,7 @@ flipped. The work done is counted (`Analysis.work`) so a test can hold it to a c
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import posixpath
 from collections import Counter, defaultdict
@@ -135,6 +136,7 @@ class Analysis:
         self._git: GitDates | None = None  # git's dates, once asked (see `changed_on`)
         self._git_asked = False
         self._changed_here: set[str] = set()  # changed since this analysis began
+        self._hidden = self._hidden_folders()  # (`update` follows what comes and goes there)
         self.duplicates = DuplicateIndex(state.files, self.settings.duplicates.threshold)
         self.duplicates_due: set[str] = set()  # text changes the duplicate search has not seen yet
         self._dups_on = self.enabled["PM503"]
@@ -411,9 +413,35 @@ class Analysis:
                 seen.add(rel)
                 touched |= self.linked_from.get(rel, set())
                 rel = posixpath.dirname(rel)
+        # Files linking under a folder whose paths became known or unknown (a link to a folder,
+        # a folder that could not be listed: what lies under it is unseen, never missing).
+        hidden = self._hidden_folders()
+        if hidden != self._hidden:
+            touched |= self._linking_under(hidden ^ self._hidden)
+            self._hidden = hidden
         for rel in touched:
             self._recheck_file(rel)
         return self._rebuild_final(touched | before_shared | self._shared_paths())
+
+    def _hidden_folders(self) -> frozenset[str]:
+        """The folders whose paths the scan could not see: links to folders, folders that could
+        not be listed (`RootState.unseen`)."""
+        state = self.state
+        return frozenset(state.linked_dirs) | frozenset(folder for folder, _reason in state.scan_errors)
+
+    def _linking_under(self, folders: frozenset[str]) -> set[str]:
+        """The files linking to a path under one of `folders`: one sort of the targets, then a
+        range of them per folder (a folder's paths became seen or unseen: rare, never a
+        keystroke)."""
+        targets = sorted(self.linked_from)
+        out: set[str] = set()
+        for folder in folders:
+            prefix = "" if folder == "." else folder + "/"
+            i = bisect.bisect_left(targets, prefix)
+            while i < len(targets) and targets[i].startswith(prefix):
+                out |= self.linked_from[targets[i]]
+                i += 1
+        return out
 
     def settle(self) -> set[str]:
         """Do the near-duplicate work `update` left for later; return the paths whose

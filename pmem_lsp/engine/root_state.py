@@ -607,12 +607,19 @@ class RootState:
         if zone_of(rel) is Zone.HIDDEN:
             return set()
         shape = (rel in self.dirs, rel in self.linked_dirs)
-        if os.path.isdir(path) and not os.path.islink(path):
-            changed: set[str] = set()
+        if self._under_link(rel):
+            changed = self._forget_folder(rel) if rel in self.dirs else set()
+            old = self.files.get(rel)
+            if old is not None and not old.from_buffer:
+                self.files.pop(rel)
+                changed.add(rel)
+        elif os.path.isdir(path) and not os.path.islink(path):
+            changed = set()
             old = self.files.get(rel)
             if old is not None and not old.from_buffer:  # a file replaced by a folder of its name
                 self.files.pop(rel)
                 changed.add(rel)
+            self.linked_dirs.discard(rel)  # (a link to a folder replaced by a folder)
             changed |= self._refresh_folder(rel)
         else:
             was_folder = rel in self.dirs
@@ -672,14 +679,28 @@ class RootState:
         return changed
 
     def _forget_folder(self, rel: str) -> set[str]:
-        """A folder vanished (deleted or moved away): so did everything in it."""
+        """A folder vanished (deleted, moved away, replaced by a file or a link): so did
+        everything in it, its links to folders and its folders that could not be listed too."""
         prefix = rel + "/"
         gone = [r for r in self.files if r.startswith(prefix) and not self.files[r].from_buffer]
         for r in gone:
             self.files.pop(r)
         self.dirs -= {d for d in self.dirs if d == rel or d.startswith(prefix)}
         self.excluded -= {e for e in self.excluded if e.startswith(prefix)}
+        self.linked_dirs -= {d for d in self.linked_dirs if d.startswith(prefix)}
+        self.scan_errors = [(d, r) for d, r in self.scan_errors if not d.startswith(prefix)]
         return set(gone)
+
+    def _under_link(self, rel: str) -> bool:
+        """A folder of `rel`'s path is a symbolic link: the scan follows none to a folder, so
+        nothing under it is in the root (a refresh must not read through it, out of the root
+        perhaps). One `lstat` per folder of the path, for a path a watcher or an editor named."""
+        parent = rel.rpartition("/")[0]
+        while parent:
+            if parent in self.linked_dirs or os.path.islink(self.root / parent):
+                return True
+            parent = parent.rpartition("/")[0]
+        return False
 
     def _reload(self, rel: str) -> None:
         path = self.root / rel
@@ -687,7 +708,7 @@ class RootState:
         self.excluded.discard(rel)
         self.linked_dirs.discard(rel)
         zone = zone_of(rel)
-        if zone is Zone.HIDDEN:
+        if zone is Zone.HIDDEN or self._under_link(rel):
             return
         try:
             st = os.lstat(path)

@@ -326,3 +326,16 @@ def test_the_pmem_process_ends_with_its_whole_output_and_its_exit_handlers(tmp_p
     assert any(f["code"] == "PM201" for f in report["diagnostics"])
     assert done.returncode == 1, done.stderr
     assert done.stderr.endswith("exit handler ran\n"), done.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+def test_output_that_cannot_be_written_is_said_not_a_traceback(tmp_path: Path):
+    """`pmem check > /dev/full`: the last flush fails with ENOSPC; pmem says so and exits 2."""
+    root = demo_copy(tmp_path / "root")
+    buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "check", "--no-cache",
+                               "--format", "json"], stdout=full, stderr=subprocess.PIPE, text=True, env=buffered,
+                              timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "could not be written" in done.stderr, done.stderr

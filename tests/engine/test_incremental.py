@@ -80,6 +80,37 @@ def test_a_file_where_a_folder_was_and_paths_under_a_file_are_nothing(tmp_path: 
     assert analysis.by_path() == fresh(root) and "notes/sub/x/y.md" not in analysis.state.files
 
 
+def test_links_to_folders_come_and_go_with_the_folders_around_them(tmp_path: Path):
+    """A link to a folder is not followed: what lies under it is unknown, never missing, and
+    never read. A folder holding such a link and replaced by a file takes the link with it; a
+    link replaced by a real folder is a folder; a path named under a link is not in the root."""
+    root = make_root(tmp_path / "m")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.md").write_text(active_file("Secret"))
+    (root / "notes/sub").mkdir()
+    (root / "notes/sub/ln").symlink_to(outside, target_is_directory=True)
+    (root / "notes/out").symlink_to(outside, target_is_directory=True)
+    (root / "notes/beta.md").write_text(active_file("Beta", body="See [x](sub/ln/secret.md), [y](out/nope.md).\n"))
+    analysis = Analysis(scan(root), TODAY)
+    assert analysis.by_path() == fresh(root)
+    # a path under a link, as an editor's close or a watcher may name it: not read
+    apply(analysis, root, "notes/out/secret.md")
+    assert "notes/out/secret.md" not in analysis.state.files and analysis.by_path() == fresh(root)
+    # the folder holding a link becomes a file: the link goes with it (PM402 for x now)
+    (root / "notes/sub/ln").unlink()
+    (root / "notes/sub").rmdir()
+    (root / "notes/sub").write_text("a file now\n")
+    apply(analysis, root, "notes/sub")
+    assert analysis.by_path() == fresh(root)
+    # a link to a folder replaced by a real folder: its paths are known again (PM402 for y)
+    (root / "notes/out").unlink()
+    (root / "notes/out").mkdir()
+    (root / "notes/out/c.md").write_text(active_file("C"))
+    apply(analysis, root, "notes/out")
+    assert analysis.by_path() == fresh(root)
+
+
 def test_reported_changes_are_exactly_the_paths_whose_findings_changed(tmp_path: Path):
     root = make_root(tmp_path)
     analysis = Analysis(scan(root), TODAY)
