@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (`pmem check | head -1`): nothing more to say, and no traceback
         # from the interpreter's last flush either.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _stdout_to_devnull()
         return exit_codes.ERROR
     except KeyboardInterrupt:
         # A lifecycle step cut short leaves every file at its source or destination, and
@@ -395,16 +395,19 @@ def run() -> NoReturn:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except BrokenPipeError:  # the reader went away (`main` says the same for its own writes)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        status = exit_codes.ERROR
-    except OSError as exc:  # a full disk, an I/O error: said, not a traceback
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        with contextlib.suppress(OSError):
-            os.write(2, f"pmem: the output could not be written: {exc.strerror or exc}\n".encode())
+    except OSError as exc:
+        _stdout_to_devnull()
+        if not isinstance(exc, BrokenPipeError):  # the reader gone: as `main` ends; else said
+            with contextlib.suppress(OSError):
+                os.write(2, f"pmem: the output could not be written: {exc.strerror or exc}\n".encode())
         status = exit_codes.ERROR
     atexit._run_exitfuncs()  # what the interpreter's exit runs first (logging's flush, finalizers)
     os._exit(status)
+
+
+def _stdout_to_devnull() -> None:
+    """What is left in stdout's buffer goes nowhere: no traceback from a later flush."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _serve(args: argparse.Namespace) -> int:

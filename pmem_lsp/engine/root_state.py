@@ -607,18 +607,10 @@ class RootState:
         if zone_of(rel) is Zone.HIDDEN:
             return set()
         shape = (rel in self.dirs, rel in self.linked_dirs)
-        if self._under_link(rel):
-            changed = self._forget_folder(rel) if rel in self.dirs else set()
-            old = self.files.get(rel)
-            if old is not None and not old.from_buffer:
-                self.files.pop(rel)
-                changed.add(rel)
+        if self._under_link(rel):  # not in the root, and never read through the link
+            changed = self._drop_file(rel) | self._forget_folder(rel)
         elif os.path.isdir(path) and not os.path.islink(path):
-            changed = set()
-            old = self.files.get(rel)
-            if old is not None and not old.from_buffer:  # a file replaced by a folder of its name
-                self.files.pop(rel)
-                changed.add(rel)
+            changed = self._drop_file(rel)  # a file replaced by a folder of its name
             self.linked_dirs.discard(rel)  # (a link to a folder replaced by a folder)
             changed |= self._refresh_folder(rel)
         else:
@@ -629,6 +621,14 @@ class RootState:
         if (rel in self.dirs, rel in self.linked_dirs) != shape:
             changed.add(rel)  # a folder appeared or vanished here: a route to this path changed meaning
         return changed
+
+    def _drop_file(self, rel: str) -> set[str]:
+        """`rel`'s entry goes, unless it is an editor's buffer (the truth while it is open)."""
+        old = self.files.get(rel)
+        if old is None or old.from_buffer:
+            return set()
+        del self.files[rel]
+        return {rel}
 
     def _refresh_file(self, rel: str) -> set[str]:
         old = self.files.get(rel)
@@ -694,7 +694,8 @@ class RootState:
     def _under_link(self, rel: str) -> bool:
         """A folder of `rel`'s path is a symbolic link: the scan follows none to a folder, so
         nothing under it is in the root (a refresh must not read through it, out of the root
-        perhaps). One `lstat` per folder of the path, for a path a watcher or an editor named."""
+        perhaps). One `lstat` per folder of the path: asked of a path a watcher or an editor
+        names (`refresh`, `drop_buffer`), not of each file of a folder `refresh` walks."""
         parent = rel.rpartition("/")[0]
         while parent:
             if parent in self.linked_dirs or os.path.islink(self.root / parent):
@@ -708,7 +709,7 @@ class RootState:
         self.excluded.discard(rel)
         self.linked_dirs.discard(rel)
         zone = zone_of(rel)
-        if zone is Zone.HIDDEN or self._under_link(rel):
+        if zone is Zone.HIDDEN:
             return
         try:
             st = os.lstat(path)
@@ -748,6 +749,9 @@ class RootState:
         old = self.files.get(rel)
         if old is not None and not old.from_buffer:
             return set()  # the entry is the disk's already, kept current by `refresh`
+        if self._under_link(rel):  # a buffer under a link to a folder: no disk of the root's there
+            self.files.pop(rel, None)
+            return set() if old is None else {rel}
         self._reload(rel)
         return set() if _same(old, self.files.get(rel)) else {rel}
 
@@ -779,10 +783,9 @@ class RootState:
 
     def missing_among(self, paths: Sequence[str]) -> list[int]:
         """The indexes of `paths` that are `missing`, in one pass (a file's link targets, most
-        of which are there: three lookups each, no call)."""
-        files, dirs, excluded = self.files, self.dirs, self.excluded
-        return [i for i, rel in enumerate(paths)
-                if rel not in files and rel not in dirs and rel not in excluded and not self.unseen(rel)]
+        of which are there: `unseen`, the slow half of `missing`, is asked only of the others)."""
+        exists = self.exists
+        return [i for i, rel in enumerate(paths) if not exists(rel) and not self.unseen(rel)]
 
     def doc(self, rel: str) -> MemoryFile | None:
         entry = self.files.get(rel)

@@ -97,6 +97,10 @@ def test_links_to_folders_come_and_go_with_the_folders_around_them(tmp_path: Pat
     # a path under a link, as an editor's close or a watcher may name it: not read
     apply(analysis, root, "notes/out/secret.md")
     assert "notes/out/secret.md" not in analysis.state.files and analysis.by_path() == fresh(root)
+    # the editor opens and closes it there: the buffer goes, and the file behind the link is not read
+    analysis.update(analysis.state.set_buffer("notes/out/secret.md", "# Open in the editor\n"))
+    analysis.update(analysis.state.drop_buffer("notes/out/secret.md"))
+    assert "notes/out/secret.md" not in analysis.state.files and analysis.by_path() == fresh(root)
     # the folder holding a link becomes a file: the link goes with it (PM402 for x now)
     (root / "notes/sub/ln").unlink()
     (root / "notes/sub").rmdir()

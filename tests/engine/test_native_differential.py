@@ -100,7 +100,7 @@ def python_sources() -> dict[str, str]:
     record += [inspect.getsource(f) for f in (concluded.concluded_line, concluded._concluded_bullet,
                                                 source_paths.source_pointers)]
     record += [r.pattern for r in (concluded._EN_BULLET, concluded._ZH_BULLET, source_paths._ABSOLUTE_HINT)]
-    record += [inspect.getsource(f) for f in (links._link_paths, links.is_wikilink_text, paths.normalize_target,
+    record += [inspect.getsource(f) for f in (links._link_paths, links._python_path, links.is_wikilink_text, paths.normalize_target,
                                                 paths.strip_fragment)] + [paths._SCHEME.pattern, paths._DRIVE.pattern]
     record += [r.pattern for r in (mf._RE_METADATA, mf.RE_INLINE_LINK, mf._RE_REFDEF, mf._RE_FRONT_DATE,
                                    mf._RE_LEGACY_DATE)]

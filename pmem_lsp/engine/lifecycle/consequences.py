@@ -47,13 +47,11 @@ def links_broken_by(root: Path, sources: list[str], state: RootState | None = No
     if not sources:
         return []
     from ..root_state import RootState
-    from ..rules.links import LINK_ZONES, link_paths
+    from ..rules.links import LINK_ZONES, link_paths, md_form
     from ..zones import zone_of
     from .save import settings_or_defaults
 
     moving = set(sources)
-    # A link may leave out `.md` (Foam, Obsidian): `[a](notes/a)` names `notes/a.md`.
-    names = moving | {s[:-3] for s in moving if s.endswith(".md")}
     stems = {posixpath.basename(s)[:-3] if s.endswith(".md") else posixpath.basename(s) for s in moving}
     if state is None:
         state = RootState.scan(root, settings if settings is not None else settings_or_defaults(root))
@@ -66,9 +64,10 @@ def links_broken_by(root: Path, sources: list[str], state: RootState | None = No
             continue  # cheap: a link to the file spells its name
         found = link_paths(entry)
         for index, path in zip(found.at, found.paths, strict=True):
-            if path in names and (path in moving or "." not in posixpath.basename(path)) and entry.doc is not None:
+            # A link may leave out `.md` (Foam, Obsidian): `[a](notes/a)` names `notes/a.md`.
+            target = path if path in moving else md_form(path)
+            if target in moving and entry.doc is not None:
                 link = entry.doc.link_at(index)
-                target = path if path in moving else path + ".md"
                 out.append(BrokenLink(rel, link.line, link.start, link.end, target))
     return out
 

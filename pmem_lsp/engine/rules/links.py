@@ -59,6 +59,14 @@ def link_paths(entry: FileEntry) -> LinkPaths:
     return entry.cached("link-paths", lambda: _link_paths(entry))
 
 
+def _python_path(target: str, text: str, base: str) -> str | None:
+    """The root path a link names, as the Python code reads it (None: no root path)."""
+    if is_wikilink_text(text):
+        return None
+    path, problem = _normalize(target, base)
+    return path if problem is None else None
+
+
 def _link_paths(entry: FileEntry) -> LinkPaths:
     doc = entry.doc
     if doc is None:
@@ -71,27 +79,12 @@ def _link_paths(entry: FileEntry) -> LinkPaths:
         at, found = _NATIVE.link_targets(rows, base)
         if None not in found:
             return LinkPaths(found, at)
-        paths: list[str] = []
-        where: list[int] = []
-        for index, path in zip(at, found, strict=True):
-            if path is None:
-                target, text = rows[index][3], rows[index][4]
-                path, problem = (None, "wikilink") if is_wikilink_text(text) else _normalize(target, base)
-                if problem is not None or path is None:
-                    continue
-            paths.append(path)
-            where.append(index)
-        return LinkPaths(paths, where)
-    paths = []
-    where = []
-    for index, link in enumerate(doc.links):
-        if is_wikilink_text(link.text):
-            continue
-        path, problem = _normalize(link.target, base)
-        if problem is None and path is not None:
-            paths.append(path)
-            where.append(index)
-    return LinkPaths(paths, where)
+        pairs = [(i, path if path is not None else _python_path(rows[i][3], rows[i][4], base))
+                 for i, path in zip(at, found, strict=True)]
+    else:
+        pairs = [(i, _python_path(link.target, link.text, base)) for i, link in enumerate(doc.links)]
+    kept = [(i, path) for i, path in pairs if path is not None]
+    return LinkPaths([path for _, path in kept], [i for i, _ in kept])
 
 
 def md_form(path: str) -> str | None:
