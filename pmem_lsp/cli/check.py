@@ -15,10 +15,11 @@ from ..engine.analysis import analyze
 from ..engine.catalogue import RULES, severity_of
 from ..engine.checking import check_files, root_relative
 from ..engine.findings import Finding, Severity
-from ..engine.report import report_data, report_json, sarif_report, shown_path
+from ..engine.report import report_data, report_json, sarif_report
+from ..engine.report import shown_path as _report_path
 from ..engine.root_state import ReadProblem, RootState
 from . import exit_codes
-from .terminal import lines, one_line, shown
+from .terminal import lines, one_line, shown, visible
 
 if TYPE_CHECKING:  # the settings model only types them: a root without settings loads none
     from ..engine.records import Records
@@ -79,6 +80,12 @@ def sorted_findings(findings: list[Finding], sort: str) -> list[Finding]:
     if sort == "severity":
         return sorted(findings, key=lambda f: (-severity_of(f).rank, f.sort_key()))
     return findings
+
+
+def shown_path(rel: str) -> str:
+    """A path as the text and GitHub outputs print it: the report's form (escaped, a secret
+    masked), its invisible formatting characters escaped for the terminal."""
+    return visible(_report_path(rel))
 
 
 def _line(f: Finding) -> str:

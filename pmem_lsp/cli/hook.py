@@ -93,7 +93,7 @@ def answer_outside(root_arg: str | None, text: str) -> int | None:
     also says what is wrong with an input that is not understood."""
     try:
         data = json.loads(text or "null")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     from ..engine.hooks import HookInputError, read_tool_call
     from ..engine.zones import discover_root
@@ -120,6 +120,9 @@ def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO, *,
     the call (a test) leaves it off, since the watchdog ends the process."""
     try:
         data = json.loads(stdin.read() or "null")
+    except RecursionError:  # json's decoder recurses per nesting level: 300k `[` is no tool call
+        err.write(f"pmem hook {event}: the input is nested too deeply to be a tool call; nothing was checked\n")
+        return HOOK_ERROR
     except (ValueError, UnicodeDecodeError) as exc:
         err.write(f"pmem hook {event}: the input is not JSON ({type(exc).__name__}); nothing was checked\n")
         return HOOK_ERROR

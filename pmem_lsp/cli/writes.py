@@ -105,23 +105,26 @@ def _tty(stream: TextIO) -> bool:
         return False
 
 
-def _declined_key(root: Path, shown: Preview) -> str | None:
-    """The decline recorded for this change (the user said no to it in an agent's session,
-    engine/lifecycle/declines.py), if any."""
+def _held(root: Path, shown: Preview) -> tuple[str, str] | None:
+    """The decline's key and why this change is held for the person's prompt (the user said no
+    to it in an agent's session, engine/lifecycle/declines.py, or that record cannot be read),
+    if it is."""
     if shown.empty:
         return None
     key = declines.decline_key(root, shown.plan.op, shown.plan.target)
-    return key if declines.declined(key) else None
+    why = declines.held_because(key)
+    return None if why is None else (key, why)
 
 
-def _was_declined(root: Path, request: Request) -> bool:
-    """For `--token`: the change it applies was declined (planned only when anything is recorded)."""
+def _held_for_token(root: Path, request: Request) -> str | None:
+    """For `--token`: why the change it applies is held (planned only when anything is recorded)."""
     if not declines.any_declined():
-        return False
+        return None
     try:
-        return _declined_key(root, preview(context(root), request)) is not None
+        held = _held(root, preview(context(root), request))
     except Refusal:  # applying says why, as before
-        return False
+        return None
+    return None if held is None else held[1]
 
 
 def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = False, token: str | None = None,
@@ -134,8 +137,9 @@ def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = Fa
     # token, no --yes, nothing without a prompt (docs/decisions.md, "A declined change stays
     # declined"). The words give an agent no step of its own to take.
     if token is not None:
-        if _was_declined(root, request):
-            return io.refused(Refusal("declined", declines.DECLINED_MESSAGE))
+        why = _held_for_token(root, request)
+        if why is not None:
+            return io.refused(Refusal("declined", why))
         return _apply_token(root, request, token, io)
     # Only a preview whose token is handed out (exit 3) must be exact; `--yes` and a prompt plan
     # again under the lock.
@@ -144,9 +148,9 @@ def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = Fa
         shown = preview(context(root), request, exact=exact)
     except Refusal as exc:
         return io.refused(exc)
-    held = _declined_key(root, shown)
+    held = _held(root, shown)
     if held is not None and (yes or io.json or not (_tty(stdin) and _tty(out))):
-        return io.refused(Refusal("declined", declines.DECLINED_MESSAGE))
+        return io.refused(Refusal("declined", held[1]))
     findings = _findings(root, shown)
     if io.json:
         io.data(preview_data(shown, findings))
@@ -156,7 +160,8 @@ def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = Fa
         return exit_codes.OK
     assert shown.token is not None
     if held is not None:
-        out.write("You declined this change in an agent's session.\n")
+        out.write("You declined this change in an agent's session.\n" if held[1] == declines.DECLINED_MESSAGE
+                  else f"{one_line(held[1].split('; nothing')[0])}.\n")
         if not _confirm(shown.plan.action, stdin, out):
             out.write("Cancelled; nothing was changed.\n")
             return exit_codes.OK
@@ -179,7 +184,7 @@ def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = Fa
     except Refusal as exc:
         return io.refused(exc, "refused at execution")
     if held is not None:
-        declines.clear(held)  # the person said yes to it at last
+        declines.clear(held[0])  # the person said yes to it at last
     return _done(io, plan, done)
 
 

@@ -250,6 +250,8 @@ def test_hooks_ignore_files_outside_the_root_and_tools_that_do_not_write(root: P
 
 @pytest.mark.parametrize("call, says", [
     ("not json", "not JSON"),
+    ("[" * 300_000 + "]" * 300_000, "nested too deeply"),
+    ('{"tool_input": ' * 100_000 + "1" + "}" * 100_000, "nested too deeply"),
     ("[1, 2]", "not a JSON object"),
     (json.dumps({"tool_name": "Write"}), "no `tool_input` object"),
     (json.dumps({"tool_name": "Edit", "tool_input": {"file_path": "ROOT/projects/alpha.md", "old_string": 1}}),

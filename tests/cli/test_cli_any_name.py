@@ -200,3 +200,29 @@ def test_a_file_name_cannot_forge_a_line_of_an_archive_preview(tmp_path: Path):
     data = json.loads(pmem("--root", str(root), "archive", "notes/airflow-tips.md", "--reason", "r",
                            "--format", "json").stdout)
     assert "\nz.md" not in data["preview"] and len(data["preview"].splitlines()) == len(lines)
+
+
+# -- invisible formatting characters: two names never look alike in a terminal ----------------
+
+LOOKALIKES = {"notes/\u202edm.txt.md": "notes/\\u202edm.txt.md", "notes/a\u2066b\u2069.md": "notes/a\\u2066b\\u2069.md",
+              "notes/\u200fright.md": "notes/\\u200fright.md", "notes/ar\u061cabic.md": "notes/ar\\u061cabic.md",
+              "notes/zero\u200bwidth.md": "notes/zero\\u200bwidth.md"}
+
+
+def test_bidi_and_invisible_characters_in_names_are_escaped_in_text_and_exact_in_json(tmp_path: Path):
+    """check and status print a name holding a right-to-left override, an isolate, a direction
+    mark or a zero-width space escaped, so that it cannot pass for another name; JSON keeps it
+    exact. A zero-width joiner (emoji, Persian) stays as written."""
+    root = write_root(tmp_path / "memory", base_files())
+    (root / "notes").mkdir(exist_ok=True)
+    for name in [*LOOKALIKES, "notes/👩\u200d💻.md"]:
+        (root / name).write_text("# Note\n\nSome text.\n", encoding="utf-8")
+    text = pmem("--root", str(root), "check", "--no-cache").stdout.decode("utf-8")
+    status = pmem("--root", str(root), "status").stdout.decode("utf-8")
+    data = json.loads(pmem("--root", str(root), "check", "--no-cache", "--format", "json").stdout)
+    json_paths = {d["path"] for d in data["diagnostics"]}
+    for name, escaped in LOOKALIKES.items():
+        assert escaped in text, text
+        assert name not in text and name not in status
+        assert name in json_paths
+    assert "notes/👩\u200d💻.md" in text

@@ -61,3 +61,15 @@ def test_a_record_file_that_cannot_be_read_declines_everything(tmp_path: Path, c
     assert declines.declined(key) and declines.any_declined()
     declines.record(key)  # a new no replaces what could not be read
     assert declines.declined(key) and not declines.declined(declines.decline_key(tmp_path, "save", "other.md"))
+
+
+def test_an_unreadable_record_holds_the_change_without_saying_the_user_declined(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch):
+    """PMEM_CACHE_DIR=/dev/null (a cache folder that is not a folder): nobody declined anything,
+    so the message must not say so; the change is still held for the person's prompt, since
+    pmem cannot tell."""
+    monkeypatch.setenv("PMEM_CACHE_DIR", os.devnull)
+    key = declines.decline_key(tmp_path, "archive", "projects/a.md")
+    why = declines.held_because(key)
+    assert why is not None and declines.declined(key)
+    assert "user declined this change" not in why and "cannot read its record" in why and os.devnull in why

@@ -62,21 +62,28 @@ def _locked() -> Iterator[None]:
 
 def _load() -> dict[str, float] | None:
     """The records (old ones dropped); None when the file is there but cannot be read."""
+    records, _ = _read()
+    return records
+
+
+def _read() -> tuple[dict[str, float] | None, str]:
+    """The records, or None and why they cannot be read."""
+    path = _path()
     try:
-        raw = _path().read_bytes()
+        raw = path.read_bytes()
     except FileNotFoundError:
-        return {}
-    except OSError:
-        return None
+        return {}, ""
+    except OSError as exc:
+        return None, f"{path}: {exc.strerror or type(exc).__name__}"
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
-        return None
+        return None, f"{path} is not a record pmem wrote"
     if not isinstance(data, dict):
-        return None
+        return None, f"{path} is not a record pmem wrote"
     now = time.time()
     return {k: float(v) for k, v in data.items()
-            if isinstance(k, str) and isinstance(v, int | float) and 0 <= now - float(v) <= KEEP_SECONDS}
+            if isinstance(k, str) and isinstance(v, int | float) and 0 <= now - float(v) <= KEEP_SECONDS}, ""
 
 
 def _store(records: dict[str, float]) -> None:
@@ -107,8 +114,19 @@ def clear(key: str) -> None:
 
 def declined(key: str) -> bool:
     """The user declined this change in the last day (or the records cannot be read)."""
-    records = _load()
-    return records is None or key in records
+    return held_because(key) is not None
+
+
+def held_because(key: str) -> str | None:
+    """Why the change `key` names is held for the person's own prompt: they declined it, or
+    pmem cannot read its records and so cannot tell (a true message either way: a folder that
+    is not one, e.g. PMEM_CACHE_DIR=/dev/null, is not the user's no). None: not held."""
+    records, why = _read()
+    if records is None:
+        return (f"pmem cannot read its record of the changes the user declined ({why}), so it cannot tell "
+                "whether this one was; nothing was written. Only the person can apply it, at a terminal, where "
+                "pmem asks them")
+    return DECLINED_MESSAGE if key in records else None
 
 
 def any_declined() -> bool:
