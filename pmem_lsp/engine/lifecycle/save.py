@@ -19,8 +19,9 @@ from ..index_edit import route_for, routes_to
 from ..memory_file import MemoryFile, set_updated
 from ..names import one_line, shown
 from ..rules.secrets import check_secrets
+from ..saved_routes import saved_line
 from ..settings import Settings, SettingsError, resolve_settings
-from ..zones import INDEX, Zone, is_markdown, zone_of
+from ..zones import ARCHIVE_INDEX, INDEX, Zone, is_markdown, zone_of
 from .changes import AddRoute, Change, CreateText, ReplaceText, apply_change
 from .plan import MakeDir, Plan, Step, WriteText
 from .safety import (
@@ -48,6 +49,26 @@ def _dialect(ctx: LifecycleContext) -> str:
     from .operations import dialect_of
 
     return dialect_of(ctx)
+
+
+def _route_line(ctx: LifecycleContext, rel: str, index_text: str | None, doc: MemoryFile,
+                description: str | None) -> str:
+    """The route line for `rel`: the one its archive record saved when a recover stopped after
+    moving it back (exactly, never a new one: engine/saved_routes.py), else one made from the
+    file (`route_for`). A saved line that no longer reads as a route, or a description asked
+    for over a saved line, is refused with where the saved line is."""
+    saved = saved_line(ctx.read_text(ARCHIVE_INDEX), rel, lambda p: os.path.isfile(ctx.root / p))
+    if saved is None:
+        return route_for(index_text or "", rel, doc, description, _dialect(ctx))
+    if saved.line is None:
+        raise Refusal(STATE, f"the archive record of `{shown(rel)}` ({saved.where()}) saved a route line that no "
+                      "longer reads as a route to it; nothing was written. Correct that line in the record, or "
+                      "copy it into `_index.md` as the user wants it")
+    if description is not None and description.strip() and description.strip() not in saved.line:
+        raise Refusal(STATE, f"the archive record of `{shown(rel)}` ({saved.where()}) saved its route line: "
+                      f"`{one_line(saved.line)}`; nothing was written. Routing it without a description restores "
+                      "that line exactly")
+    return saved.line
 
 
 def _write(path: str, before: str | None, change: Change) -> WriteText:
@@ -226,7 +247,7 @@ def plan_save(ctx: LifecycleContext, raw: object, content: object, description: 
         elif not route:
             lines.append("  _index.md: no route (--no-route): agents will not load it on demand (PM202)")
         else:
-            line = route_for(index_text or "", rel, MemoryFile(text), description, _dialect(ctx))
+            line = _route_line(ctx, rel, index_text, MemoryFile(text), description)
             steps.append(_write(INDEX, index_text, AddRoute(rel, line)))
             lines += ["  _index.md: add the route", f"    {one_line(line)}"]
             facts["route"] = line
@@ -250,7 +271,7 @@ def plan_route(ctx: LifecycleContext, raw: object, description: str | None = Non
     text = ctx.read_text(rel)
     if text is None:
         raise Refusal(SOURCE, f"`{rel}` does not exist")
-    line = route_for(index_text or "", rel, MemoryFile(text), description, _dialect(ctx))
+    line = _route_line(ctx, rel, index_text, MemoryFile(text), description)
     steps = (_write(INDEX, index_text, AddRoute(rel, line)),)
     where = "add the route" if index_text is not None else "create it with the route"
     preview = "\n".join([f"Route {shown(rel)} in _index.md", f"  _index.md: {where}", f"    {one_line(line)}"])

@@ -7,11 +7,9 @@ import datetime as dt
 import posixpath
 from typing import TYPE_CHECKING
 
-from ..archive_index import record_location
 from ..findings import Finding, at_line, entry_finding
 from ..fixes import Fix, TextEdit, text_fix, text_of
 from ..index_edit import (
-    find_records,
     insert_route,
     link_destination,
     reads_back,
@@ -24,6 +22,7 @@ from ..index_routes import LINK, NO_DESCRIPTION, WIKI, IndexModel, Route, parse_
 from ..paths import ABSOLUTE, EMPTY, OUTSIDE, URL, normalize_target
 from ..root_state import FileEntry, RootState
 from ..rule import E, FileCheck, I, Rule, W
+from ..saved_routes import saved_line
 from ..zones import ARCHIVE_INDEX, INDEX, Zone, archive_location, is_markdown, trash_location, zone_of
 
 if TYPE_CHECKING:
@@ -320,23 +319,13 @@ def route_fix(state: RootState, rel: str) -> Fix | None:
     text = text_of(state, INDEX)
     if entry is None or entry.zone is not Zone.ACTIVE or not entry.markdown or text is None or routes_to(text, rel):
         return None
-    route = _saved_line(state, rel) or route_for(text, rel, entry.doc, dialect=state_dialect(state))
+    saved = saved_line(text_of(state, ARCHIVE_INDEX), rel, state.is_file)
+    if saved is not None and saved.line is None:
+        return None  # the record keeps a line that no longer reads as a route: no made-up one
+    route = saved.line if saved is not None and saved.line else route_for(text, rel, entry.doc,
+                                                                           dialect=state_dialect(state))
     fixes = text_fix("Add route to _index.md", "PM202", INDEX, text, insert_route(text, rel, route), True)
     return fixes[0] if fixes else None
-
-
-def _saved_line(state: RootState, rel: str) -> str | None:
-    """The exact route line an archive record saved for `rel`, when the file is back at `rel`
-    and that record's location is empty (a recover that stopped before its route): the fix
-    finishes the recover with it rather than with a generated line (issue 23)."""
-    archive = text_of(state, ARCHIVE_INDEX)
-    for record in find_records(archive) if archive else []:
-        location = record_location(record)
-        line = (record.get("index-line") or "").rstrip("\r\n")
-        if ((record.get("original") or record.title) == rel and location and not state.is_file(location)
-                and line.strip() and reads_back(line, rel)):
-            return line
-    return None
 
 
 def fix_dangling(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
