@@ -138,7 +138,10 @@ def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO, *,
     if event == "pre-write":
         timer = _block_when_too_slow(err) if watchdog else None
         try:
-            return _pre_write_all(root, write, event, err)
+            code = _pre_write_all(root, write, event, err)
+            if code == exit_codes.OK:
+                _keep_index_before(root, data, write)
+            return code
         finally:
             if timer is not None:
                 timer.cancel()
@@ -152,6 +155,17 @@ def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO, *,
     except HookInputError as exc:
         err.write(f"pmem hook {event}: {exc}; nothing was checked\n")
         return HOOK_ERROR
+
+
+def _keep_index_before(root: Path, data: dict, write: ToolWrite) -> None:
+    """A write of the root's `_index.md` about to go ahead: its text now, for post-write to
+    name every route the write removes (engine/index_before_write.py)."""
+    from ..engine.zones import INDEX
+
+    if _inside(root, write.path) == INDEX:
+        from ..engine.index_before_write import keep
+
+        keep(root, data, _current(write.path))
 
 
 def _pre_write_all(root: Path, write: ToolWrite, event: str, err: TextIO) -> int:
@@ -313,7 +327,14 @@ def _secrets_block(err: TextIO, rel: str, found: list, first: int) -> int:
 
 def _post_write(root: Path, rel: str, data: dict, write: ToolWrite, out: TextIO, err: TextIO) -> int:
     from ..engine.catalogue import RULES, severity_of
-    from ..engine.hooks import original_text, removed_routes, written_file_findings, written_lines
+    from ..engine.hooks import (
+        any_active_file,
+        original_text,
+        removed_routes,
+        routes_left,
+        written_file_findings,
+        written_lines,
+    )
     from ..engine.report import shown_path  # the paths as `pmem check` shows them: a token in one masked
     from ..engine.zones import INDEX, Zone, zone_of
     from .terminal import one_line
@@ -333,12 +354,20 @@ def _post_write(root: Path, rel: str, data: dict, write: ToolWrite, out: TextIO,
     if len(findings) > 10:
         listed.append(f"- … and {len(findings) - 10} more (`pmem check {shown}`)")
     if rel == INDEX:
-        gone = [p for p in removed_routes(original_text(data, write, after), after)
-                if zone_of(p) is Zone.ACTIVE and (root / p).is_file()]
+        from ..engine.index_before_write import take
+
+        kept = take(root, data)  # always taken: each is for one call
+        response = data.get("tool_response")
+        known = isinstance(response, dict) and isinstance(response.get("originalFile"), str)
+        before = original_text(data, write, after) if known or kept is None else kept
+        gone = [p for p in removed_routes(before, after) if zone_of(p) is Zone.ACTIVE and (root / p).is_file()]
         listed += [f"- {one_line(shown_path(p))}: PM202 route-missing: this write removed its route from "
                    "`_index.md`, so agents never load it" for p in gone[:10]]
         if len(gone) > 10:
             listed.append(f"- … and {len(gone) - 10} more files whose route this write removed")
+        if not routes_left(after) and (gone or any_active_file(root)):
+            listed.insert(0, f"- {shown}:1: error: `_index.md` now routes no file at all, so agents load no "
+                             "on-demand memory; put its routes back (each active file needs one)")
     if not listed:
         return exit_codes.OK
     body = "\n".join(listed)

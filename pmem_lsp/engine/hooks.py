@@ -283,6 +283,32 @@ def removed_routes(before: str | None, after: str) -> list[str]:
     return [p for p in dict.fromkeys(paths(before)) if p not in kept]
 
 
+def routes_left(text: str) -> bool:
+    """Does the index text still route any file?"""
+    from .index_routes import parse_index
+    from .memory_file import MemoryFile
+
+    return bool(parse_index(MemoryFile(text)).routes)
+
+
+def any_active_file(root: Path) -> bool:
+    """Does the root hold an active Markdown file (one `_index.md` should route)? The walk
+    stops at the first, and never enters hidden folders, `_core/` or `_archive/`."""
+    from .folders import walk
+    from .zones import Zone, is_markdown, zone_of
+
+    base = os.fspath(root)
+    for folder, dirs, files in walk(base):
+        rel_folder = os.path.relpath(folder, base)
+        rel_folder = "" if rel_folder == "." else rel_folder.replace(os.sep, "/") + "/"
+        dirs[:] = [d for d in dirs if not d.startswith(".") and (rel_folder or d not in ("_core", "_archive"))]
+        for name in files:
+            rel = rel_folder + name
+            if is_markdown(rel) and zone_of(rel) is Zone.ACTIVE:
+                return True
+    return False
+
+
 def weakened_settings(before: str | None, after: str) -> list[str]:
     """What a new `.pmem.toml` text would stop pmem checking, compared with the current one
     (or the defaults): secrets switched off or allowed, rules deselected or ignored, paths

@@ -204,6 +204,47 @@ def test_a_write_of_the_index_with_its_routes_gone_is_reported(root: Path):
     assert code == 0 and "projects/alpha.md" in reason and "removed its route" in reason
 
 
+def _wipe(root: Path, response: dict | None) -> str:
+    """An agent's Write that leaves `_index.md` with its heading only, through both hooks."""
+    index = root / "_index.md"
+    call = claude("Write", {"file_path": str(index), "content": "# Memory index\n"})
+    assert hook(root, "pre-write", call)[0] == 0
+    index.write_text("# Memory index\n", encoding="utf-8")
+    code, out, _err = hook(root, "post-write", {**call, "hook_event_name": "PostToolUse", "tool_response": response})
+    assert code == 0 and out, "an index emptied of every route must be reported"
+    return json.loads(out)["reason"]
+
+
+def test_a_write_that_removes_every_route_names_each_without_the_clients_original(root: Path):
+    """The client sends no `originalFile` (a Write over the file): pre-write kept the index it
+    saw for this call, so post-write still names every route the write removed, and says first
+    that the index routes nothing now."""
+    routed = [r for r in ("projects/alpha.md",) if r in (root / "_index.md").read_text(encoding="utf-8")]
+    reason = _wipe(root, {"type": "update", "filePath": str(root / "_index.md"), "content": "# Memory index\n"})
+    assert "routes no file at all" in reason.splitlines()[1]
+    assert routed and all(f"{r}: PM202" in reason for r in routed)
+
+
+def test_an_index_left_without_routes_is_an_error_even_when_nothing_says_what_it_held(root: Path):
+    index = root / "_index.md"
+    index.write_text("# Memory index\n", encoding="utf-8")
+    call = claude("Write", {"file_path": str(index), "content": "# Memory index\n"}, "PostToolUse")
+    code, out, _err = hook(root, "post-write", {**call, "tool_use_id": "toolu_never_seen"})
+    assert code == 0 and "routes no file at all" in json.loads(out)["reason"]
+
+
+def test_an_index_without_routes_in_a_root_without_active_files_is_no_news(tmp_path: Path):
+    root = make_root(tmp_path, {})
+    for rel in [p.relative_to(root).as_posix() for p in root.rglob("*.md")]:
+        if not rel.startswith(("_core/", "_archive/")) and rel != "_index.md":
+            (root / rel).unlink()
+    index = root / "_index.md"
+    index.write_text("# Memory index\n", encoding="utf-8")
+    call = claude("Write", {"file_path": str(index), "content": "# Memory index\n"}, "PostToolUse")
+    code, out, _err = hook(root, "post-write", call)
+    assert (code, out) == (0, "")
+
+
 def test_an_edit_that_deletes_one_route_is_reported(root: Path):
     index = root / "_index.md"
     before = index.read_text(encoding="utf-8")

@@ -1,0 +1,79 @@
+"""`_index.md` as it was before an agent's write, kept by pre-write for post-write.
+
+post-write names every route an index write removed, which needs the text before the write.
+Claude Code sends it as `tool_response.originalFile` when it has it; when it does not (a
+`Write` over the file, another client), the routes a write took away would go unreported, and
+the worst write — one that leaves no route at all — would be the quietest. So pre-write keeps
+the index it saw, keyed by the root, the session and the tool call (`tool_use_id`, which both
+hooks of one call carry), in the user's cache folder (0700; never the root, which agents read),
+and post-write takes it back once. A kept text older than a day is dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from .user_cache import pmem_cache_dir
+
+FOLDER = "index-before-write"
+KEEP_SECONDS = 24 * 3600
+
+
+def _call_key(root: Path, data: dict[str, Any]) -> str | None:
+    """The tool call `data` is a hook payload of; None when it names none."""
+    call = data.get("tool_use_id")
+    if not isinstance(call, str) or not call:
+        return None
+    session = data.get("session_id")
+    payload = "\0".join((os.path.realpath(root), session if isinstance(session, str) else "", call))
+    return hashlib.sha256(payload.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def keep(root: Path, data: dict[str, Any], text: str | None) -> None:
+    """pre-write: keep the index's text (`None`: it did not exist) for this call's post-write.
+    Best effort: a cache that cannot be written only costs the report its before-text."""
+    key = _call_key(root, data)
+    if key is None or text is None:
+        return
+    folder = Path(pmem_cache_dir()) / FOLDER
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _drop_old(folder)
+        temp = folder / f".{key}.{os.getpid()}.tmp"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as out:
+            out.write(text)
+        os.replace(temp, folder / key)
+
+
+def take(root: Path, data: dict[str, Any]) -> str | None:
+    """post-write: the index text pre-write kept for this call, removed as it is read."""
+    key = _call_key(root, data)
+    if key is None:
+        return None
+    path = Path(pmem_cache_dir()) / FOLDER / key
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+    with os.fdopen(fd, "r", encoding="utf-8", errors="surrogateescape", newline="") as kept:
+        try:
+            return kept.read()
+        except OSError:
+            return None
+
+
+def _drop_old(folder: Path) -> None:
+    now = time.time()
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                if now - entry.stat(follow_symlinks=False).st_mtime > KEEP_SECONDS:
+                    os.unlink(entry.path)
