@@ -81,9 +81,36 @@ def hook_call(argv: list[str]) -> tuple[str | None] | None:
         root_arg, rest = rest[1], rest[2:]
     elif rest[:1] and rest[0].startswith("--root="):
         root_arg, rest = rest[0][len("--root="):], rest[1:]
-    if len(rest) != 2 or rest[0] != "hook" or rest[1] not in ("pre-write", "post-write"):
+    if len(rest) != 2 or rest[0] != "hook" or rest[1] not in ("pre-write", "post-write", "pre-shell"):
         return None
     return (root_arg,)
+
+
+SHELL_REFUSAL = ("pmem applies a change to the memory only after the user's own yes, and the user is not asked "
+                 "when an agent runs it with a confirmation of its own; nothing was run. Show the user the preview "
+                 "(the same command without it) and let them apply it themselves, at their terminal.")
+
+
+def answer_shell(text: str, err: TextIO) -> int:
+    """`pmem hook pre-shell`: an agent's shell command (Claude Code's `Bash` tool call) that runs
+    a pmem write confirmed by the agent itself is blocked (engine/shell_door.py); every other
+    command, and input that is not a shell call, passes. Standard library only: the agent
+    waits for it before every command it runs."""
+    try:
+        data = json.loads(text or "null")
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return exit_codes.OK  # nothing pmem can read as a command: not a pmem write either
+    tool_input = data.get("tool_input") if isinstance(data, dict) else None
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if not isinstance(command, str):
+        return exit_codes.OK
+    from ..engine.shell_door import confirmed_write
+
+    write = confirmed_write(command)
+    if write is None:
+        return exit_codes.OK
+    err.write(f"pmem: blocked: `pmem {write}` with the agent's own confirmation: {SHELL_REFUSAL}\n")
+    return BLOCK
 
 
 def answer_outside(root_arg: str | None, text: str) -> int | None:
@@ -118,6 +145,8 @@ def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO, *,
     """One hook call. `watchdog` (the `pmem hook` process): pre-write blocks a write it cannot
     check before the client's timeout (`_block_when_too_slow`); a process that goes on after
     the call (a test) leaves it off, since the watchdog ends the process."""
+    if event == "pre-shell":
+        return answer_shell(stdin.read(), err)
     try:
         data = json.loads(stdin.read() or "null")
     except RecursionError:  # json's decoder recurses per nesting level: 300k `[` is no tool call

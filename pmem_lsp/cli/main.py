@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
         confirm.add_argument("--token", help="apply exactly the preview that printed this token")
 
     hook = sub.add_parser("hook", help="agent hooks: check a write before or after it happens (JSON on stdin)")
-    hook.add_argument("event", choices=["pre-write", "post-write"])
+    hook.add_argument("event", choices=["pre-write", "post-write", "pre-shell"])
 
     sub.add_parser("mcp", help="serve the memory to agents over MCP (stdio; needs pmem-lsp[mcp])")
 
@@ -154,11 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     hook_text: str | None = None
     if "hook" in args[:3]:
         # A hook on a file outside the root is the common case: no parser, no redaction, no engine.
-        from .hook import answer_outside, hook_call
+        from .hook import answer_outside, answer_shell, hook_call
 
         call = hook_call(args)
         if call is not None:
             hook_text = sys.stdin.read()
+            if args[-1] == "pre-shell":
+                return answer_shell(hook_text, sys.stderr)
             answered = answer_outside(call[0], hook_text)
             if answered is not None:
                 return answered

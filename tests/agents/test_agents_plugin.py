@@ -125,21 +125,26 @@ def test_the_local_marketplace_holds_the_plugin():
     assert (AGENTS / entry["source"] / ".claude-plugin" / "plugin.json").is_file()
 
 
-def test_the_hooks_guard_writes_before_and_after():
+def test_the_hooks_guard_writes_before_and_after_and_the_shell_before():
     config = load_json(PLUGIN / "hooks" / "hooks.json")
     assert set(config) <= {"description", "hooks"}
     assert set(config["hooks"]) == {"PreToolUse", "PostToolUse"}
-    expected = {"PreToolUse": ["pmem", "hook", "pre-write"], "PostToolUse": ["pmem", "hook", "post-write"]}
+    writes = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
+    expected = {("PreToolUse", frozenset(writes)): ["pmem", "hook", "pre-write"],
+                ("PostToolUse", frozenset(writes)): ["pmem", "hook", "post-write"],
+                ("PreToolUse", frozenset({"Bash"})): ["pmem", "hook", "pre-shell"]}
+    seen = {}
     for event, groups in config["hooks"].items():
-        [group] = groups
-        # Only letters, digits and `|`: Claude Code matches the exact tool names.
-        assert re.fullmatch(r"[A-Za-z|]+", group["matcher"])
-        assert {"Write", "Edit", "MultiEdit", "NotebookEdit"} == set(group["matcher"].split("|"))
-        [handler] = group["hooks"]
-        assert handler["type"] == "command"
-        # Shell form (every Claude Code version runs it); `args` is newer.
-        assert "args" not in handler and argv_of(handler["command"]) == expected[event]
-        assert isinstance(handler["timeout"], int) and 1 <= handler["timeout"] <= 60  # seconds
+        for group in groups:
+            # Only letters, digits and `|`: Claude Code matches the exact tool names.
+            assert re.fullmatch(r"[A-Za-z|]+", group["matcher"])
+            [handler] = group["hooks"]
+            assert handler["type"] == "command"
+            # Shell form (every Claude Code version runs it); `args` is newer.
+            assert "args" not in handler
+            assert isinstance(handler["timeout"], int) and 1 <= handler["timeout"] <= 60  # seconds
+            seen[(event, frozenset(group["matcher"].split("|")))] = argv_of(handler["command"])
+    assert seen == expected
 
 
 def test_the_mcp_server_entry():
