@@ -318,32 +318,31 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
             answer = await ctx.elicit(message=message, schema=Confirm)
         except McpError:
             # Never how to switch the question off: the agent reads this (the setting is for
-            # people, documented in agents/README.md). A question that got no answer is no yes:
-            # recorded as a no, so the command asks the person at a terminal.
-            await anyio.to_thread.run_sync(tools.record_no, pending)
+            # people, documented in agents/README.md). A question that got no answer is no yes,
+            # and no no either: nobody said it, so nothing is recorded (issue 43); the shell
+            # door (`pmem hook pre-shell`) keeps the agent from applying it itself.
             raise tools.ToolFailure(
                 "not-confirmed", "the client could not ask the user to confirm; nothing was written. "
-                                 f"{tools.no_advice(pending)}", command=pending.command) from None
+                                 f"{tools.unanswered_advice(pending)}", command=pending.command) from None
         except (ValueError, pydantic.ValidationError):
-            await anyio.to_thread.run_sync(tools.record_no, pending)  # no yes either
             raise tools.ToolFailure("not-confirmed", "the client's answer was not a yes or no; nothing was "
                                                      "written. Preview again.") from None
         if answer.action == "accept" and answer.data.confirm is True:
             await anyio.to_thread.run_sync(tools.record_yes, pending)
             return
-        # The no is recorded (docs/decisions.md, "A declined change stays declined"): the CLI
-        # then applies this change only after its own prompt, at a person's terminal. A
-        # headless run (`claude -p`, `codex exec`) dismisses or declines every question: the
-        # person runs the command themselves and answers there.
-        await anyio.to_thread.run_sync(tools.record_no, pending)
-        advice = tools.no_advice(pending)
         if answer.action == "cancel":
+            # Dismissed, or nobody there (a headless run): not the user's no, so not recorded
+            # (a day of "you declined this" for a question nobody saw was untrue).
             raise tools.ToolFailure("cancelled", "the confirmation was dismissed, or nobody was there to answer it "
-                                                 f"(a headless run); nothing was written. {advice}",
-                                    command=pending.command)
+                                                 f"(a headless run); nothing was written. "
+                                                 f"{tools.unanswered_advice(pending)}", command=pending.command)
+        # The user's explicit no (declined, or "no" in the form) is recorded (docs/decisions.md,
+        # "A declined change stays declined"): the CLI then applies this change only after its
+        # own prompt, at a person's terminal.
+        await anyio.to_thread.run_sync(tools.record_no, pending)
         raise tools.ToolFailure("declined", "the change was declined (by the user, or by a headless run that "
-                                            f"declines when nobody is there); nothing was written. {advice}",
-                                command=pending.command)
+                                            "declines when nobody is there); nothing was written. "
+                                            f"{tools.no_advice(pending)}", command=pending.command)
 
     @tool("memory_apply", "Apply a confirmed preview", readOnlyHint=False, destructiveHint=True,
           idempotentHint=False, openWorldHint=False)

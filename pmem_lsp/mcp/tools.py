@@ -566,6 +566,13 @@ def no_advice(pending: Pending) -> str:
             "change and asks them.")
 
 
+def unanswered_advice(pending: Pending) -> str:
+    """After a question nobody answered (dismissed, a headless run, a client that could not
+    ask): no no is recorded — nobody said it — but nothing for the agent to do itself either."""
+    return ("Do not apply this change another way: only the user decides. If they want it, they can run "
+            f"`{pending.command}` in their own terminal, where pmem shows them the change and asks them.")
+
+
 def record_no(pending: Pending) -> None:
     """The user declined or dismissed `pending`: the CLI will not apply it for an agent."""
     if pending.declined_as:

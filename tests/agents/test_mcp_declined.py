@@ -69,14 +69,14 @@ async def decline(root: Path, log: Path, action: str, arguments: dict) -> tuple[
     return shown, data
 
 
-@pytest.mark.parametrize("action", ["decline", "cancel"])
+@pytest.mark.parametrize("action", ["decline"])
 async def test_a_declined_save_is_not_written_by_following_pmems_own_messages(tmp_path, log, action):
     root = make_root(tmp_path)
     before = digest(root)
     shown, data = await decline(root, log, action, {"operation": "save", "path": "notes/e_decline.md",
                                                     "content": NOTE})
     message = data["error"]["message"]
-    assert data["error"]["kind"] == ("declined" if action == "decline" else "cancelled")
+    assert data["error"]["kind"] == "declined"
     assert "nothing was written" in message and "Do not retry" in message
     assert data["command"] == shown["command"] and shown["command"] in message  # headless runs rely on it
     # The MCP token itself, carried to the CLI (a token is the same binding in every process).
@@ -151,6 +151,32 @@ async def test_a_session_that_cannot_ask_does_not_apply_a_declined_change(tmp_pa
     assert digest(root) == before
 
 
+def shell_door_blocks_every_write(runs: list[subprocess.CompletedProcess[str]], root: Path, before: str) -> None:
+    """What an agent reaches by following pmem's messages after a question nobody answered: the
+    preview (exit 3, nothing written), and commands with the token or --yes, which the shell
+    door blocks before they run (they are not run here: run, they would be the person's)."""
+    from pmem_lsp.engine.shell_door import confirmed_write
+
+    assert runs[0].returncode == 3 and digest(root) == before
+    told = re.search(r"pmem --root .* --token \S+", runs[0].stderr)
+    assert told and confirmed_write(told.group(0))
+
+
+@pytest.mark.parametrize("action", ["cancel"])
+async def test_a_dismissed_question_is_no_no_and_the_agent_is_still_stopped(tmp_path, log, action):
+    """A headless run cancels every question: nobody declined, so the person's own command later
+    is not refused as "you declined this"; the agent's way to apply it itself is the shell."""
+    root = make_root(tmp_path)
+    before = digest(root)
+    shown, data = await decline(root, log, action, {"operation": "archive", "path": "projects/alpha.md"})
+    assert data["error"]["kind"] == "cancelled" and "nothing was written" in data["error"]["message"]
+    assert shown["command"] in data["error"]["message"] and "declined" not in data["error"]["message"]
+    argv = shlex.split(shown["command"])
+    shell_door_blocks_every_write([cli(argv[1:])], root, before)
+    applied = cli([*argv[1:], "--yes"])  # the person's own yes (a terminal or a script of theirs)
+    assert applied.returncode == 0 and "declined" not in applied.stdout + applied.stderr, applied.stderr
+
+
 async def test_a_question_that_could_not_be_asked_is_no_yes_either(tmp_path, log):
     root = make_root(tmp_path)
     before = digest(root)
@@ -162,5 +188,6 @@ async def test_a_question_that_could_not_be_asked_is_no_yes_either(tmp_path, log
         _, shown, _ = await call(client, "memory_preview", {"operation": "archive", "path": "projects/alpha.md"})
         error, data, _ = await call(client, "memory_apply", {"token": shown["token"]})
     assert error and data["error"]["kind"] == "not-confirmed" and shown["command"] in data["error"]["message"]
-    runs = as_an_agent(shown["command"])
-    assert digest(root) == before and all(done.returncode == 2 for done in runs)
+    # No yes, and no no: nobody answered. Nothing was written, and the agent's own way to apply
+    # it goes through the shell, where the shell door stops it.
+    shell_door_blocks_every_write([cli(shlex.split(shown["command"])[1:])], root, before)
