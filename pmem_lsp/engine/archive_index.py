@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .memory_file import MemoryFile
-from .paths import normalize_target
+from .paths import record_path
 from .zones import archive_location, trash_location
 
 if TYPE_CHECKING:
@@ -216,10 +216,10 @@ def record_location(record: ArchiveRecord) -> str | None:
     """Where the record says the file is: `location:`, else derived from original and status."""
     location = record.get("location")
     if location:
-        path, problem = normalize_target(location)
+        path, problem = record_path(location)
         return path if problem is None else None
     original = record.get("original") or record.title
-    path, problem = normalize_target(original)
+    path, problem = record_path(original)
     if problem is not None or not path:
         return None
     return trash_location(path) if record.status == TRASHED else archive_location(path)
