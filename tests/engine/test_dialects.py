@@ -435,3 +435,23 @@ def test_a_v010_record_hovers_in_its_own_spelling() -> None:
     (record,) = parse_archive_index(MemoryFile(archive))
     card = "\n".join(record_card(record, DAY))
     assert "- original_path: `notes/x.md`" in card and "- recover_deadline: 2026-12-02 — 12 days left" in card
+
+
+# -- a field over several lines (issue 40) --------------------------------------------
+@pytest.mark.parametrize("second_line", ["and the follow-up is elsewhere", "```", "<div>", "the end: really"])
+def test_a_multi_line_reason_is_one_field_and_recover_restores_the_saved_line(tmp_path: Path,
+                                                                              second_line: str) -> None:
+    """The reference CLI writes a reason with a line break as continuation lines that are not
+    `- key:` fields. Read as Markdown, a continuation like a fence or an HTML block hid the
+    `active_index_line` below it, and recover invented a route instead of restoring it."""
+    root = v010_root(tmp_path, index=V010_INDEX.replace("- projects/b.md — the b project\n",
+                                                        "- projects/b.md — the b project (hand-written)\n"))
+    ref.archive(root, "projects/b.md", f"shipped\n{second_line}", DAY)
+    assert f"- reason: shipped\n{second_line}\n- active_index_line: " in text(root, AI)
+    records = parse_archive_index(MemoryFile(text(root, AI)))
+    assert [r.get("reason") for r in records] == [f"shipped\n{second_line}"]
+    assert records[0].saved_route == "- projects/b.md — the b project (hand-written)"
+    plan = pmem(root, "recover", "projects/b.md", today=LATER)
+    assert plan.facts["proposed"] == "no"
+    assert "- projects/b.md — the b project (hand-written)" in text(root, "_index.md").splitlines()
+    assert ref.records(text(root, AI)) == {} and "shipped" not in text(root, AI)
