@@ -61,6 +61,11 @@ class RecordField:
     written_key: str
     value: str
     line: int
+    last_line: int = -1  # the field's last line: a continued field (a multi-line reason) spans several
+
+    @property
+    def end_line(self) -> int:
+        return max(self.line, self.last_line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +200,7 @@ def parse_archive_index(doc: MemoryFile) -> list[ArchiveRecord]:
                     fields.append(parsed)
             elif continuing and raw.strip():
                 prev = fields[-1]
-                fields[-1] = RecordField(prev.key, prev.written_key, f"{prev.value}\n{raw.strip()}", prev.line)
+                fields[-1] = RecordField(prev.key, prev.written_key, f"{prev.value}\n{raw.strip()}", prev.line, i)
             else:
                 continuing = False
         title = _clean_path(text)

@@ -455,3 +455,15 @@ def test_a_multi_line_reason_is_one_field_and_recover_restores_the_saved_line(tm
     assert plan.facts["proposed"] == "no"
     assert "- projects/b.md — the b project (hand-written)" in text(root, "_index.md").splitlines()
     assert ref.records(text(root, AI)) == {} and "shipped" not in text(root, AI)
+
+
+def test_pmem_delete_keeps_a_multi_line_reason_whole(tmp_path: Path) -> None:
+    """Fields a delete adds go after the last field's last line, never inside a continued value."""
+    root = v010_root(tmp_path)
+    ref.archive(root, "projects/b.md", "shipped", DAY)
+    (root / AI).write_text(text(root, AI).replace("- active_index_line: - projects/b.md — the b project\n", "")
+                           + "- reason2: one\nand two\n", encoding="utf-8")
+    pmem(root, "delete", "projects/b.md", today=LATER)
+    assert "- reason2: one\nand two\n" in text(root, AI)
+    [record] = parse_archive_index(MemoryFile(text(root, AI)))
+    assert record.get("reason2") == "one\nand two" and record.status == "trashed"
