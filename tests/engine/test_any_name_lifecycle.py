@@ -26,6 +26,7 @@ from pmem_lsp.engine.lifecycle.execute import Confirmed, execute
 from pmem_lsp.engine.lifecycle.operations import context
 from pmem_lsp.engine.lifecycle.preview import Request
 from pmem_lsp.engine.lifecycle.safety import Refusal, validate_relative
+from pmem_lsp.engine.names import shown
 from roots import base_files, summary_file, write_root
 
 TODAY = dt.date(2026, 12, 1)
@@ -58,10 +59,12 @@ def _route(rel: str) -> str:
     return f"- {format_target(LINK, rel, 'Named note')} — a note with an unusual name"
 
 
-def _run(root: Path, op: str, path: str) -> None:
+def _run(root: Path, op: str, path: str) -> str:
+    """Plan `op`, carry it out as confirmed, and return the preview the user confirmed."""
     request = Request(op, path, "done" if op == "archive" else None)
     plan = request.plan(context(root, TODAY))
     execute(root, Confirmed(request, plan), today=TODAY)
+    return plan.preview
 
 
 def _name_problems(root: Path, rel: str) -> list[tuple[str, str, str]]:
@@ -85,7 +88,11 @@ def lifecycle(base: Path, name: str, dialect: str) -> None:
     assert _name_problems(root, rel) == [], "the root is clean before"
     steps = (("archive", rel), ("recover", f"_archive/{rel}"), ("archive", rel), ("delete", rel), ("recover", rel))
     for op, path in steps:
-        _run(root, op, path)
+        preview = _run(root, op, path)
+        # The preview names the file as it is (escaped only where `shown` must), never a misread name.
+        assert f"{op.capitalize()} {shown(rel)}" in preview, preview
+        if op == "recover":
+            assert "restore the saved route line exactly" in preview and f"    {shown(route)}" in preview, preview
         assert _name_problems(root, rel) == [], (op, (root / "_archive/_index.md").read_text("utf-8", "surrogateescape"))
         archive_text = (root / "_archive/_index.md").read_text("utf-8", "surrogateescape")
         if op in ("archive", "delete"):
@@ -98,7 +105,8 @@ def lifecycle(base: Path, name: str, dialect: str) -> None:
 
 
 @pytest.mark.parametrize("dialect", [PMEM, V010])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 30 names per dialect: each runs five confirmed writes (every one fsynced) and six checks.
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=NAMES)
 @example(name="Rust ?")
 @example(name="# Lambda表达式")
