@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .memory_file import MemoryFile
-from .paths import normalize_target
+from .paths import record_path
 from .zones import archive_location, trash_location
 
 if TYPE_CHECKING:
@@ -61,6 +61,11 @@ class RecordField:
     written_key: str
     value: str
     line: int
+    last_line: int = -1  # the field's last line: a continued field (a multi-line reason) spans several
+
+    @property
+    def end_line(self) -> int:
+        return max(self.line, self.last_line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,23 +163,49 @@ def parse_field(content: str, line: int) -> RecordField | None:
     return RecordField(key, m.group("key"), value, line)
 
 
+_RE_BULLET = re.compile(r"^[ \t]{0,3}[-*+][ \t]+")
+
+
+def _record_headings(doc: MemoryFile) -> list[tuple[int, int, int, str]]:
+    """(line, last line, level, text) of every heading that may open a record: Markdown's
+    top-level headings of level 2 or deeper, and every line starting with `### ` — where the
+    format's reference CLI starts a block, even when a field's continuation (a multi-line
+    `reason`) opened a fence or an HTML block that hides it from a Markdown reader."""
+    found = {h.line: (h.line, h.end_line, h.level, h.text) for h in doc.headings if h.top_level and h.level >= 2}
+    for i, line in enumerate(doc.lines):
+        if line.startswith("### ") and i not in found:
+            found[i] = (i, i, 3, line[4:].strip())
+    return [found[i] for i in sorted(found)]
+
+
 def parse_archive_index(doc: MemoryFile) -> list[ArchiveRecord]:
-    headings = [h for h in doc.headings if h.top_level and h.level >= 2]
-    items = {item.line: item for item in doc.items}
+    """The records, each a heading and the `- key: value` lines up to the next heading. A line
+    after a field that is neither blank, a list item nor a heading continues that field (the
+    reference CLI writes a multi-line `reason` so), read as one value joined by line breaks,
+    whatever Markdown makes of it (a fence, a setext underline, an HTML block)."""
+    headings = _record_headings(doc)
+    lines = doc.lines
     records: list[ArchiveRecord] = []
-    for n, heading in enumerate(headings):
-        end = headings[n + 1].line if n + 1 < len(headings) else len(doc.lines)
-        fields = []
-        for i in range(heading.end_line + 1, end):
-            item = items.get(i)
-            if item is None or item.ordered:
-                continue
-            parsed = parse_field(doc.lines[i][item.content_col:], i)
-            if parsed is not None:
-                fields.append(parsed)
-        title = _clean_path(heading.text)
+    for n, (line, last, level, text) in enumerate(headings):
+        end = headings[n + 1][0] if n + 1 < len(headings) else len(lines)
+        fields: list[RecordField] = []
+        continuing = False
+        for i in range(last + 1, end):
+            raw = lines[i]
+            bullet = _RE_BULLET.match(raw)
+            if bullet:
+                parsed = parse_field(raw[bullet.end():], i)
+                continuing = parsed is not None
+                if parsed is not None:
+                    fields.append(parsed)
+            elif continuing and raw.strip():
+                prev = fields[-1]
+                fields[-1] = RecordField(prev.key, prev.written_key, f"{prev.value}\n{raw.strip()}", prev.line, i)
+            else:
+                continuing = False
+        title = _clean_path(text)
         if any(f.key in KNOWN_KEYS for f in fields) or title.lower().endswith(".md"):
-            records.append(ArchiveRecord(heading.line, heading.level, title, tuple(fields), end))
+            records.append(ArchiveRecord(line, level, title, tuple(fields), end))
     return records
 
 
@@ -216,10 +247,10 @@ def record_location(record: ArchiveRecord) -> str | None:
     """Where the record says the file is: `location:`, else derived from original and status."""
     location = record.get("location")
     if location:
-        path, problem = normalize_target(location)
+        path, problem = record_path(location)
         return path if problem is None else None
     original = record.get("original") or record.title
-    path, problem = normalize_target(original)
+    path, problem = record_path(original)
     if problem is not None or not path:
         return None
     return trash_location(path) if record.status == TRASHED else archive_location(path)

@@ -336,8 +336,11 @@ def update_record(archive_text: str, record: ArchiveRecord, values: dict[str, st
             prefix = indent.group(0) if indent else "- "
             eol = lines[f.line][len(_strip_eol(lines[f.line])):] or nl
             lines[f.line] = f"{prefix}{written_name(f.key, dialect)}: {pending.pop(f.key)}{eol}"
+            for continued in range(f.line + 1, f.end_line + 1):
+                lines[continued] = ""  # the old value's continuation lines go with it
     if pending:
-        last = record.fields[-1].line if record.fields else record.heading_line
+        # After the last field's last line: never inside a continued (multi-line) value.
+        last = record.fields[-1].end_line if record.fields else record.heading_line
         if not lines[last].endswith(("\n", "\r")):
             lines[last] += nl
         added = "".join(f"- {written_name(k, dialect)}: {v}{nl}" for k, v in pending.items())

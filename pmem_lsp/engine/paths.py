@@ -40,3 +40,22 @@ def normalize_target(target: str, base_dir: str = "") -> tuple[str | None, str |
     if norm == ".":
         return "", None
     return norm, None
+
+
+def record_path(written: str) -> tuple[str | None, str | None]:
+    """(root-relative path, None) or (None, reason) for a path a record holds (`location`,
+    `original`, `original_path`, the `## path` / `### path` heading). A record is not a link:
+    its path is plain text, every character its own, as pmem and the format's reference CLI
+    both write it — `?`, `#` and `%` are part of the name (`notes/Rust ?.md`), never a query,
+    a fragment or an escape (issue 40), and no scheme makes it a URL (`a:b.md` is a name)."""
+    raw = written.strip()
+    if not raw:
+        return None, EMPTY
+    if raw.startswith(("/", "~", "\\")) or _DRIVE.match(raw) or raw.startswith("$"):
+        return None, ABSOLUTE
+    norm = posixpath.normpath(raw)
+    if norm == ".." or norm.startswith("../"):
+        return None, OUTSIDE
+    if norm == ".":
+        return None, EMPTY
+    return norm, None

@@ -45,6 +45,14 @@ def zone_of(rel: str) -> Zone:
     return Zone.ACTIVE
 
 
+def hidden_part(rel: str) -> str | None:
+    """The first part of `rel` that starts with `.` and so makes it hidden (docs/design.md §3,
+    point 4): a file name (`notes/.d目录.md`) as much as a folder (`.obsidian/x.md`). Messages
+    name it, because a file that looks ordinary in a listing is otherwise refused without a
+    visible reason (docs/decisions.md, "Any name through the lifecycle")."""
+    return next((p for p in rel.split("/") if p.startswith(".")), None)
+
+
 def is_markdown(rel: str) -> bool:
     return rel.lower().endswith(".md")
 

@@ -74,3 +74,48 @@ def test_hooks_guard_the_root_persistent_memory_home_names(tmp_path: Path) -> No
                              capture_output=True, text=True, timeout=60,
                              env={**{k: v for k, v in os.environ.items() if k != "PMEM_ROOT"}, **env})
     assert blocked.returncode == 2 and "_archive" in blocked.stderr
+
+
+# -- what the reference CLI finds after a migrate (issue 40) --------------------------------
+def pmem_dialect_root(tmp_path: Path, settings: str | None = None) -> Path:
+    """A root pmem wrote before v0.10: link routes, and a file archived with pmem's record."""
+    files: dict[str, str | None] = {
+        "_core/profile.md": "# Profile\n", "_core/preferences.md": "# Preferences\n",
+        "_index.md": "# Memory Index\n\n- [A](projects/a.md) — a\n- [Old](projects/old.md) — the old one\n",
+        "projects/a.md": "# A\n", "projects/old.md": "# Old\n", AI: "# Archive Index\n", "_archive/_trash/": "",
+    }
+    if settings is not None:
+        files[".pmem.toml"] = settings
+    root = write_root(tmp_path / "memory", files)
+    done = pmem("--root", str(root), "archive", "projects/old.md", "--reason", "done", "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "- index-line: - [Old](projects/old.md) — the old one\n" in (root / AI).read_text(encoding="utf-8")
+    return root
+
+
+def test_after_migrate_the_reference_cli_restores_a_route_its_status_reads(tmp_path: Path) -> None:
+    import reference_cli
+
+    root = pmem_dialect_root(tmp_path)
+    done = pmem("--root", str(root), "migrate", "--to", "v0.10", "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "was: - [Old](projects/old.md) — the old one" in done.stdout
+    records = reference_cli.records((root / AI).read_text(encoding="utf-8"))
+    assert records["projects/old.md"]["active_index_line"] == "- projects/old.md — the old one"
+    reference_cli.recover(root, "projects/old.md")
+    assert reference_cli.status_routes(root) == [("projects/a.md", True), ("projects/old.md", True)]
+    # pmem reads the root as v0.10 from then on: its next archive writes the format's block.
+    done = pmem("--root", str(root), "archive", "projects/a.md", "--reason", "later", "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    records = reference_cli.records((root / AI).read_text(encoding="utf-8"))
+    assert records["projects/a.md"]["active_index_line"] == "- projects/a.md — a"
+
+
+def test_migrate_refuses_while_pmem_toml_pins_the_other_dialect(tmp_path: Path) -> None:
+    root = pmem_dialect_root(tmp_path, settings='dialect = "pmem"\n')
+    before = {rel: (root / rel).read_bytes() for rel in ("_index.md", AI, ".pmem.toml")}
+    done = pmem("--root", str(root), "migrate", "--to", "v0.10", "--yes")
+    assert done.returncode != 0
+    assert 'pins `dialect = "pmem"`' in done.stdout + done.stderr
+    assert 'Set `dialect = "v0.10"`' in done.stdout + done.stderr
+    assert {rel: (root / rel).read_bytes() for rel in before} == before

@@ -343,6 +343,9 @@ def test_migrate_previews_then_converts_every_record_keeping_every_field(tmp_pat
     apply_plan(root, plan)
     after = parse_archive_index(MemoryFile(text(root, AI)))
     assert {r.dialect for r in after} == {target}
+    if target == V010:  # a saved line becomes the one the reference CLI reads (issue 40)
+        before["projects/old.md"] = {(k, "- projects/old.md — old" if k == "index-line" else v)
+                                     for k, v in before["projects/old.md"]}
     for r in after:
         fields = {(f.key, f.value) for f in r.fields}
         assert fields - {("location", "_archive/_trash/projects/old.md"), ("location", "_archive/projects/new.md")} == \
@@ -435,3 +438,35 @@ def test_a_v010_record_hovers_in_its_own_spelling() -> None:
     (record,) = parse_archive_index(MemoryFile(archive))
     card = "\n".join(record_card(record, DAY))
     assert "- original_path: `notes/x.md`" in card and "- recover_deadline: 2026-12-02 — 12 days left" in card
+
+
+# -- a field over several lines (issue 40) --------------------------------------------
+@pytest.mark.parametrize("second_line", ["and the follow-up is elsewhere", "```", "<div>", "the end: really"])
+def test_a_multi_line_reason_is_one_field_and_recover_restores_the_saved_line(tmp_path: Path,
+                                                                              second_line: str) -> None:
+    """The reference CLI writes a reason with a line break as continuation lines that are not
+    `- key:` fields. Read as Markdown, a continuation like a fence or an HTML block hid the
+    `active_index_line` below it, and recover invented a route instead of restoring it."""
+    root = v010_root(tmp_path, index=V010_INDEX.replace("- projects/b.md — the b project\n",
+                                                        "- projects/b.md — the b project (hand-written)\n"))
+    ref.archive(root, "projects/b.md", f"shipped\n{second_line}", DAY)
+    assert f"- reason: shipped\n{second_line}\n- active_index_line: " in text(root, AI)
+    records = parse_archive_index(MemoryFile(text(root, AI)))
+    assert [r.get("reason") for r in records] == [f"shipped\n{second_line}"]
+    assert records[0].saved_route == "- projects/b.md — the b project (hand-written)"
+    plan = pmem(root, "recover", "projects/b.md", today=LATER)
+    assert plan.facts["proposed"] == "no"
+    assert "- projects/b.md — the b project (hand-written)" in text(root, "_index.md").splitlines()
+    assert ref.records(text(root, AI)) == {} and "shipped" not in text(root, AI)
+
+
+def test_pmem_delete_keeps_a_multi_line_reason_whole(tmp_path: Path) -> None:
+    """Fields a delete adds go after the last field's last line, never inside a continued value."""
+    root = v010_root(tmp_path)
+    ref.archive(root, "projects/b.md", "shipped", DAY)
+    (root / AI).write_text(text(root, AI).replace("- active_index_line: - projects/b.md — the b project\n", "")
+                           + "- reason2: one\nand two\n", encoding="utf-8")
+    pmem(root, "delete", "projects/b.md", today=LATER)
+    assert "- reason2: one\nand two\n" in text(root, AI)
+    [record] = parse_archive_index(MemoryFile(text(root, AI)))
+    assert record.get("reason2") == "one\nand two" and record.status == "trashed"

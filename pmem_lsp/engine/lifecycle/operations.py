@@ -26,6 +26,7 @@ from ..index_edit import (
     route_for,
     route_neighbours,
     routes_to,
+    update_record,
 )
 from ..index_routes import parse_index
 from ..line_index import split_keepends
@@ -484,6 +485,16 @@ def migrate_records(text: str, target: str) -> tuple[str, list[str]]:
     return text, done
 
 
+def v010_route(path: str, description: str | None) -> str | None:
+    """`- path — description`, the route line the format's reference CLI reads (its path the
+    first word), or None where it cannot read one: a path with white space, no description."""
+    desc = " ".join((description or "").split())
+    if not path or not desc or any(c.isspace() for c in path):
+        return None
+    line = f"- {path} — {desc}"
+    return line if reads_back(line, path) else None
+
+
 def migrate_routes(text: str) -> tuple[str, list[tuple[str, str]]]:
     """`_index.md` with every route line in the v0.10 form `- path — description` that the
     format's reference CLI reads, where the path allows it (no white space) and the line has
@@ -492,18 +503,73 @@ def migrate_routes(text: str) -> tuple[str, list[tuple[str, str]]]:
     doc = MemoryFile(text)
     changed: list[tuple[str, str]] = []
     for route in parse_index(doc).routes:
-        path, desc = route.path, " ".join((route.description or "").split())
-        if route.table or not path or not desc or any(c.isspace() for c in path):
+        line = None if route.table or route.path is None else v010_route(route.path, route.description)
+        if line is None:
             continue
         old = doc.lines[route.line]
-        indent = old[:len(old) - len(old.lstrip())]
-        new = f"{indent}- {path} — {desc}"
-        if new == old or not reads_back(new.strip(), path):
+        new = old[:len(old) - len(old.lstrip())] + line
+        if new == old:
             continue
         eol = lines[route.line][len(lines[route.line].rstrip("\r\n")):]
         lines[route.line] = new + eol
         changed.append((old, new))
     return "".join(lines), changed
+
+
+def migrate_saved_routes(text: str, moved: dict[str, str]) -> tuple[str, list[tuple[str, str, str]], list[str], int]:
+    """`text` (an archive index in v0.10) with every record's `active_index_line` in the v0.10
+    form, so that the reference CLI's recover restores a line its status reads (issue 40), and
+    its `index-after`/`index-before` (where the line was) following `moved`, the route lines
+    of `_index.md` the same migrate rewrites (old → new). Returns the new text, (record, old
+    line, new line) per saved line changed, the records whose saved line stays as written
+    because the reference CLI reads no line for that path (white space in it, no description;
+    pmem still restores it exactly), and how many neighbour lines changed."""
+    changed: list[tuple[str, str, str]] = []
+    kept: list[str] = []
+    neighbours = 0
+    done: set[int] = set()
+    while True:
+        pending = [(n, r) for n, r in enumerate(find_records(text)) if n not in done]
+        if not pending:
+            return text, changed, kept, neighbours
+        n, record = pending[0]
+        done.add(n)
+        updates = {key: moved[value] for key in (INDEX_AFTER, INDEX_BEFORE)
+                   if (value := record.get(key)) is not None and value in moved}
+        neighbours += len(updates)
+        if record.saved_route is not None:
+            saved = record.saved_route.rstrip("\r\n")
+            routes = parse_index(MemoryFile(saved + "\n")).routes
+            original = record.get("original") or record.title
+            line = (v010_route(original, routes[0].description)
+                    if len(routes) == 1 and routes[0].path == original and not routes[0].table else None)
+            if line is None and not _is_v010_route(saved, original):
+                kept.append(record.title)
+            elif line is not None and line != saved:
+                updates["index-line"] = line
+                changed.append((record.title, saved, line))
+        if updates:
+            text = update_record(text, record, updates)
+
+
+def _is_v010_route(line: str, path: str) -> bool:
+    """Is `line` already `- path — …`, the way the reference CLI reads a route?"""
+    return line.startswith(f"- {path} — ")
+
+
+def refuse_pinned_dialect(ctx: LifecycleContext, target: str) -> None:
+    """A `dialect` setting that names the other dialect would have pmem write the root in it
+    again right after the migration (records, routes): refused, not rewritten — `.pmem.toml`
+    is the person's file, which no lifecycle write touches (docs/decisions.md, "Migrate and a
+    pinned dialect")."""
+    in_file: str = ctx.settings.dialect if ctx.settings is not None else usable_settings(ctx.root).dialect
+    # The caller's setting (the server's: `.pmem.toml` with the editor's on top) is the one that writes.
+    pinned = ctx.dialect if ctx.dialect is not None else in_file
+    where = "`.pmem.toml`" if pinned == in_file else "the editor's `pmem.dialect` setting"
+    if pinned in DIALECTS and pinned != target:
+        raise Refusal(SETTINGS, f"{where} pins `dialect = \"{pinned}\"`, so pmem would go on writing this root in "
+                                f"the {pinned} dialect after migrating it to {target}; nothing was changed. Set "
+                                f"`dialect = \"{target}\"` (or `\"auto\"`) there first, then migrate")
 
 
 def plan_migrate(ctx: LifecycleContext, raw: object = None) -> Plan:
@@ -514,23 +580,44 @@ def plan_migrate(ctx: LifecycleContext, raw: object = None) -> Plan:
     if target not in DIALECTS:
         raise Refusal(STATE, f"`{target}` is not a dialect; use v0.10 or pmem")
     assert isinstance(target, str)
+    refuse_pinned_dialect(ctx, target)
     steps: list[Step] = []
     lines = [f"Migrate the root's indexes to the {target} dialect"]
+    index_text = ctx.read_text(INDEX)
+    new_index, routes = migrate_routes(index_text) if target == V010 and index_text is not None else (index_text, [])
     archive_text = ctx.read_text(ARCHIVE_INDEX)
     if archive_text is not None:
         new, converted = migrate_records(archive_text, target)
-        if converted:
+        saved: list[tuple[str, str, str]] = []
+        kept: list[str] = []
+        neighbours = 0
+        if target == V010:
+            moved = {old.strip(): new_line.strip() for old, new_line in routes}
+            new, saved, kept, neighbours = migrate_saved_routes(new, moved)
+        if new != archive_text:
             steps.append(_write(ARCHIVE_INDEX, archive_text, ReplaceText(archive_text, new)))
+        if converted:
             lines.append(f"  _archive/_index.md: rewrite {len(converted)} record(s) in the {target} dialect:")
             lines += [f"    {one_line_shown(title)}" for title in converted]
-    index_text = ctx.read_text(INDEX)
-    if target == V010 and index_text is not None:
-        new_index, routes = migrate_routes(index_text)
-        if routes:
-            steps.append(_write(INDEX, index_text, ReplaceText(index_text, new_index)))
-            lines.append(f"  _index.md: rewrite {len(routes)} route line(s) as `- path — summary`:")
-            for old, new_line in routes:
-                lines += [f"    was: {one_line_shown(old.strip())}", f"    now: {one_line_shown(new_line.strip())}"]
+        if saved:
+            lines.append(f"  _archive/_index.md: rewrite {len(saved)} saved route line(s) (active_index_line) "
+                         "as `- path — summary`, the line the format's reference CLI restores and reads:")
+            for title, old, new_line in saved:
+                lines += [f"    {one_line_shown(title)}", f"      was: {one_line_shown(old)}",
+                          f"      now: {one_line_shown(new_line)}"]
+        if kept and steps:
+            lines.append(f"  _archive/_index.md: {len(kept)} saved route line(s) kept as written (the reference "
+                         "CLI reads no route line for a path with white space or without a description; "
+                         "pmem restores them exactly):")
+            lines += [f"    {one_line_shown(title)}" for title in kept]
+        if neighbours:
+            lines.append(f"  _archive/_index.md: rewrite {neighbours} index-after/index-before line(s) (where a "
+                         "recover puts a route back) as the route lines rewritten below")
+    if routes and index_text is not None and new_index is not None:
+        steps.append(_write(INDEX, index_text, ReplaceText(index_text, new_index)))
+        lines.append(f"  _index.md: rewrite {len(routes)} route line(s) as `- path — summary`:")
+        for old, new_line in routes:
+            lines += [f"    was: {one_line_shown(old.strip())}", f"    now: {one_line_shown(new_line.strip())}"]
     if not steps:
         return Plan("migrate", None, (), f"Migrate: nothing to do — the indexes are in the {target} dialect already.",
                     "Migrate", "nothing to do")

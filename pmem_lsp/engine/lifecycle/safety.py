@@ -14,7 +14,7 @@ import stat
 import unicodedata
 from pathlib import Path
 
-from ..zones import ARCHIVE_DIR, ARCHIVE_INDEX, CORE_DIR, INDEX, TRASH_DIR, Containment, Zone, zone_of
+from ..zones import ARCHIVE_DIR, ARCHIVE_INDEX, CORE_DIR, INDEX, TRASH_DIR, Containment, Zone, hidden_part, zone_of
 
 # Rule names, as the refusal reports them.
 NOT_RELATIVE = "relative-path"  # point 1
@@ -113,7 +113,8 @@ def check_not_protected(rel: str) -> None:
     """Point 4: never `_core/**`, the two indexes, hidden paths, or the lifecycle folders."""
     zone = zone_of(rel)
     if zone is Zone.HIDDEN:
-        raise Refusal(PROTECTED, f"`{rel}` is hidden; pmem never touches hidden files")
+        part = hidden_part(rel)
+        raise Refusal(PROTECTED, f"`{rel}` is hidden (`{part}` starts with `.`); pmem never touches hidden files")
     if zone is Zone.CORE or rel == CORE_DIR:
         raise Refusal(PROTECTED, f"`{rel}` is in `_core/`, which is protected")
     if rel in (INDEX, ARCHIVE_INDEX):

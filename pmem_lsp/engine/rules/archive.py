@@ -36,7 +36,7 @@ from ..index_edit import (
     state_dialect,
 )
 from ..line_index import newline_of
-from ..paths import normalize_target
+from ..paths import record_path
 from ..root_state import FileEntry, RootState
 from ..rule import FileCheck, I, Rule, W
 from ..zones import ARCHIVE_INDEX, INDEX, Zone, original_of, zone_of
@@ -94,12 +94,12 @@ def _record_problems(record: ArchiveRecord) -> list[str]:
             problems.append(f"{written_name(key, dialect)} `{value}` is not a YYYY-MM-DD date")
     original = record.get("original")
     if original:
-        path, problem = normalize_target(original)
+        path, problem = record_path(original)
         if problem is not None or not path or zone_of(path) is not Zone.ACTIVE:
             problems.append(f"original `{original}` is not an active memory path")
     location = record.get("location")
     if location:
-        path, problem = normalize_target(location)
+        path, problem = record_path(location)
         zone = zone_of(path) if path and problem is None else None
         if status == ARCHIVED and zone is not Zone.ARCHIVE:
             problems.append(f"location `{location}` is not in `_archive/`")
@@ -147,7 +147,7 @@ def check_archive(state: RootState, records: list[ArchiveRecord],
                 out.append(at_line(ARCHIVE_INDEX, lines, here, "PM304",
                                    f"`{location}` was due for recovery by {recover_by.isoformat()}; "
                                    "it may be purged (with confirmation)"))
-        original, problem = normalize_target(record.get("original") or record.title)
+        original, problem = record_path(record.get("original") or record.title)
         if original and problem is None and zone_of(original) is Zone.ACTIVE and state.exists(original):
             out.append(at_line(ARCHIVE_INDEX, lines, here, "PM305",
                                f"cannot recover: `{original}` is occupied by another file"))
