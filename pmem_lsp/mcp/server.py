@@ -280,8 +280,10 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
     ) -> CallToolResult:
         return await run_tool("memory_check", lambda: tools.check(root, paths, path, content, offset, limit))
 
-    @tool("memory_preview", "Preview a change to memory", readOnlyHint=True, destructiveHint=False,
-          idempotentHint=True, openWorldHint=False)
+    # Not read-only: a preview changes no memory, but keeps a save's text in the user's cache
+    # folder for the person's command, and each call mints a new token (so not idempotent).
+    @tool("memory_preview", "Preview a change to memory", readOnlyHint=False, destructiveHint=False,
+          idempotentHint=False, openWorldHint=False)
     async def memory_preview(
         operation: Annotated[Literal["save", "route", "upgrade", "archive", "delete", "recover", "purge", "init"],
                              Field(description="What to do (`init`: create the memory root when there is none).")],

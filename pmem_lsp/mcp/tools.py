@@ -17,12 +17,12 @@ import json
 import os
 import shlex
 import stat
-import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..engine import pending_saves
 from ..engine.checking import check_files, root_relative
 from ..engine.folders import walk
 from ..engine.health import memory_health
@@ -52,7 +52,7 @@ from ..engine.zones import CORE_DIR, INDEX, Containment, Zone, is_markdown, zone
 
 # The operations `memory_preview` takes (`init` creates the root the server is started for).
 OPERATIONS = ("save", "route", "upgrade", "archive", "delete", "recover", "purge", "init")
-PENDING_DIR = "pending"  # in the user's cache folder: a save's text, for the command a person runs
+PENDING_DIR = pending_saves.FOLDER  # in the user's cache folder: a save's text, for the command a person runs
 # The codes that make a Summary invalid under the format's rule (3 to 6 factual bullets right
 # after the title and metadata, nothing else in it, one of it): the file is then read whole.
 SUMMARY_CODES = ("PM100", "PM101", "PM102", "PM103", "PM104", "PM105", "PM106")
@@ -506,30 +506,6 @@ def make_preview(root: Path, previews: Previews, operation: str, path: str | Non
     return data
 
 
-def _pending_file(root: Path, text: str) -> Path:
-    """A save's proposed text in the user's cache folder (never the root: agents read it),
-    readable by the user only; files older than a week are removed as new ones come."""
-    import hashlib
-
-    from ..engine.user_cache import pmem_cache_dir
-
-    folder = Path(pmem_cache_dir()) / PENDING_DIR
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    now = time.time()
-    for old in folder.glob("*.md"):
-        try:
-            if now - old.stat().st_mtime > 7 * 86400:
-                old.unlink()
-        except OSError:
-            pass
-    digest = hashlib.sha256(f"{root}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:24]
-    path = folder / f"save-{digest}.md"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-        out.write(text)
-    return path
-
-
 def cli_command(root: Path, request: Request) -> str:
     """The `pmem` command that shows a person this change and applies it after their yes in
     the terminal: the same request, so the same preview (a save's text is kept in the user's
@@ -542,7 +518,7 @@ def cli_command(root: Path, request: Request) -> str:
             args.append("--no-route")
         elif request.description:
             args += ["--route", request.description]
-        args += ["--content-file", str(_pending_file(root, request.content))]
+        args += ["--content-file", str(pending_saves.keep(root, request.content))]
     elif op == "route":
         args += ["route", "add", path or ""]
         if request.description:
@@ -595,4 +571,6 @@ def apply(root: Path, pending: Pending, token: str) -> dict[str, Any]:
         plan, done = execute(root, Tokened(pending.request, token))  # the one door
     except Refusal as exc:  # StalePreview and ApplyError included
         raise ToolFailure.from_refusal(exc) from None
+    if pending.request.op == "save" and isinstance(pending.request.content, str):
+        pending_saves.forget(root, pending.request.content)  # applied: the person's command is spent too
     return applied_data(plan, done)  # masked

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import subprocess
 import sys
 from contextlib import asynccontextmanager
@@ -35,8 +36,8 @@ pytestmark = pytest.mark.e2e  # every test here runs `pmem mcp` as a subprocess
 FAKE_KEY = "AKIA" + "J7QX2M4RZ8KD5N3V"  # the shape of an AWS access key id
 NOTE = ("# Kiln firing log\n\n## Summary\n\n- Bisque firings run to cone 04.\n- Glaze firings run to cone 6.\n"
         "- The kiln sits in the garage.\n\n## Details\nTimes and temperatures.\n")
-READ_ONLY = ("memory_load", "memory_read", "memory_status", "memory_health", "memory_check", "memory_preview")
-ALL_TOOLS = {*READ_ONLY, "memory_apply"}
+READ_ONLY = ("memory_load", "memory_read", "memory_status", "memory_health", "memory_check")
+ALL_TOOLS = {*READ_ONLY, "memory_preview", "memory_apply"}
 
 
 def digest(root: Path) -> dict[str, str]:
@@ -88,6 +89,11 @@ async def test_the_tools_are_listed_with_their_annotations(tmp_path, log):
             (True, False, True, False), name
     apply = listed["memory_apply"].annotations
     assert (apply.readOnlyHint, apply.destructiveHint, apply.idempotentHint) == (False, True, False)
+    # A preview writes no memory, but keeps a save's text in the user's cache and mints a new
+    # token each call: neither read-only nor idempotent (issue 43).
+    preview = listed["memory_preview"].annotations
+    assert (preview.readOnlyHint, preview.destructiveHint, preview.idempotentHint, preview.openWorldHint) == \
+        (False, False, False, False)
     assert set(listed["memory_apply"].inputSchema["required"]) == {"token"}
     assert set(listed["memory_read"].inputSchema["properties"]) == {"path", "full", "archived", "offset"}
     assert listed["memory_read"].inputSchema["required"] == ["path"]
@@ -257,6 +263,23 @@ async def test_preview_then_apply_saves_the_file_and_its_route(tmp_path, log):
     assert (root / "projects/kiln.md").read_text(encoding="utf-8") == NOTE
     index = (root / "_index.md").read_text(encoding="utf-8").splitlines()
     assert "- [Kiln firing log](projects/kiln.md) — Bisque firings run to cone 04." in index
+    # The text kept for the person's command is spent with the change.
+    kept = shlex.split(shown["command"])[shlex.split(shown["command"]).index("--content-file") + 1]
+    assert not Path(kept).exists(), "a pending save's text stays after it was applied"
+
+
+async def test_a_pending_save_applied_by_the_persons_command_is_removed(tmp_path, log):
+    root = make_root(tmp_path)
+    async with session(root, log) as client:
+        _, shown, _ = await call(client, "memory_preview", {"operation": "save", "path": "projects/kiln.md",
+                                                            "content": NOTE})
+    argv = shlex.split(shown["command"])
+    kept = Path(argv[argv.index("--content-file") + 1])
+    assert kept.is_file()
+    done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", *argv[1:], "--yes"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (root / "projects/kiln.md").read_text(encoding="utf-8") == NOTE and not kept.exists()
 
 
 async def test_a_token_is_spent_by_its_first_use(tmp_path, log):
