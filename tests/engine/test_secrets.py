@@ -532,3 +532,23 @@ def test_an_openssh_format_key_is_found_whatever_its_zero_bytes(kind, seed):
 def test_a_pem_body_of_zero_bytes_or_one_character_is_a_placeholder():
     for body in ("A" * 64, "x" * 64, "AAAA" + "x" * 60):
         assert find_secrets(["-----BEGIN OPENSSH PRIVATE KEY-----", body, "-----END OPENSSH PRIVATE KEY-----"]) == []
+
+
+# -- a placeholder is judged on the whole value (issue 43) --------------------------------------
+_REAL_BODY = "J7QX2M4RZ8KD5N3VJ7QX2M4RZ8KD5N3Vab"  # 34 random-looking characters
+
+
+@pytest.mark.parametrize("sequence", ["a1b2c3", "abc123", "12345678", "qwertyui", "abcdefgh"])
+def test_a_real_token_holding_a_counting_sequence_is_still_found(sequence: str):
+    """A keyboard or counting sequence inside a long random body is chance: the token is
+    found. (A value that is mostly such sequences, `abc123` alone, stays a placeholder.)"""
+    token = "ghp_" + _REAL_BODY[:12] + sequence + _REAL_BODY[12:36 - len(sequence)]
+    assert len(token) == 40
+    line = f"CI pushes with {token} every night."
+    assert [f.kind for f in find_secrets([line])] == ["GitHub token"] and token not in mask_secrets(line)
+
+
+@pytest.mark.parametrize("value", ["ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_a1b2c3a1b2c3a1b2c3a1b2c3a1b2c3a1b2c3",
+                                   "password: abc123", "password: 12345678"])
+def test_a_value_made_of_sequences_is_a_placeholder(value: str):
+    assert find_secrets([value]) == []

@@ -161,7 +161,7 @@ def is_placeholder(value: str) -> bool:
     if is_example(value) or _FILL_IN.match(value) or _BLANKED_TAIL.search(value):
         return True
     low = value.lower()
-    if any(seq in low for seq in _SEQUENCES) or names_itself(value):
+    if _mostly_sequences(low) or names_itself(value):
         return True
     n = len(value)
     if n <= 24 and _is_placeholder_word(low):
@@ -173,6 +173,46 @@ def is_placeholder(value: str) -> bool:
     if (n >= 10 and top / n > 0.4) or (top >= 6 and _RUN_OF_SAME.search(value)):
         return True
     return False
+
+
+def _mostly_sequences(low: str) -> bool:
+    """Is most of the value (three fifths) keyboard or counting sequences — `abc123`,
+    `abcd1234efgh`, the alphabet — judged on the whole value? A sequence inside a long random
+    token (`…Qa1b2c3Zr…` in 36 characters) is chance, not a placeholder (issue 43)."""
+    if _counts_up(low):
+        return True
+    if not any(seq in low for seq in _SEQUENCES) and not _ASCENDING.search(low):
+        return False
+    covered = bytearray(len(low))
+    for seq in _SEQUENCES:
+        start = low.find(seq)
+        while start != -1:
+            covered[start:start + len(seq)] = b"\1" * len(seq)
+            start = low.find(seq, start + 1)
+    for m in _ASCENDING.finditer(low):
+        covered[m.start():m.end()] = b"\1" * (m.end() - m.start())
+    return sum(covered) * 5 >= len(low) * 3
+
+
+def _counts_up(low: str) -> bool:
+    """Its letters and its digits, each read apart, count up (`a1b2c3`, `qr6stu789vwxyz`):
+    four fifths of the neighbouring pairs one apart, in a value of six or more of them."""
+    ups = pairs = 0
+    for kind in (str.isalpha, str.isdigit):
+        chars = [c for c in low if kind(c) and c.isascii()]
+        pairs += max(len(chars) - 1, 0)
+        ups += sum(1 for a, b in zip(chars, chars[1:]) if ord(b) - ord(a) == 1)
+    return pairs >= 5 and ups * 5 >= pairs * 4 and sum(c.isalnum() for c in low) * 5 >= len(low) * 4
+
+
+def _ascending_runs() -> re.Pattern[str]:
+    """Runs of five or more characters each one after the last (`lmnop`, `56789`)."""
+    runs = ["".join(chr(c + i) for i in range(5)) for c in range(ord("a"), ord("z") - 3)]
+    runs += ["".join(str(d + i) for i in range(5)) for d in range(0, 6)]
+    return re.compile("(?:" + "|".join(runs) + ")+")
+
+
+_ASCENDING = _ascending_runs()
 
 
 _NOT_LOWER = re.compile(r"[^a-z]+")
