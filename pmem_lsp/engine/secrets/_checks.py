@@ -201,7 +201,7 @@ def _counts_up(low: str) -> bool:
     for kind in (str.isalpha, str.isdigit):
         chars = [c for c in low if kind(c) and c.isascii()]
         pairs += max(len(chars) - 1, 0)
-        ups += sum(1 for a, b in zip(chars, chars[1:]) if ord(b) - ord(a) == 1)
+        ups += sum(1 for a, b in zip(chars, chars[1:], strict=False) if ord(b) - ord(a) == 1)
     return pairs >= 5 and ups * 5 >= pairs * 4 and sum(c.isalnum() for c in low) * 5 >= len(low) * 4
 
 
