@@ -295,7 +295,10 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
                                                              "(default: the first summary bullet).")] = None,
         reason: Annotated[str | None, Field(description="archive: why, in the user's words (kept in the "
                                                         "archive record).")] = None,
-        route: Annotated[bool, Field(description="save: add the `_index.md` route for a new active file.")] = True,
+        route: Annotated[bool | str, Field(description="save: the `_index.md` route of a new active file, as the "
+                                                       "CLI's `--route`: its description (a string), false for "
+                                                       "none (`--no-route`), or true (the default: made from the "
+                                                       "first summary bullet).")] = True,
         add_route: Annotated[bool, Field(description="recover: a file archived with no route comes back with "
                                                      "none; true adds the route the preview proposes.")] = False,
     ) -> CallToolResult:

@@ -463,7 +463,16 @@ class Previews:
 
 
 def _request(operation: str, path: str | None, content: str | None, description: str | None,
-             reason: str | None, route: bool, add_route: bool = False) -> Request:
+             reason: str | None, route: bool | str, add_route: bool = False) -> Request:
+    if isinstance(route, str):
+        # The CLI's `--route DESCRIPTION`: a route, with this description.
+        if operation != "save":
+            raise ToolFailure("arguments", f"`route` is for save only, not {operation}; a route's description "
+                                           "for the route operation is `description`")
+        if description is not None and description != route:
+            raise ToolFailure("arguments", "`route` (the description, as the CLI's --route) and `description` "
+                                           "differ; give one")
+        description, route = route, True
     if operation not in OPERATIONS:
         raise ToolFailure("arguments", f"unknown operation `{operation}`; one of: {', '.join(OPERATIONS)}")
     if operation not in ("upgrade", "init") and path is None:
@@ -484,7 +493,7 @@ def _request(operation: str, path: str | None, content: str | None, description:
 
 def make_preview(root: Path, previews: Previews, operation: str, path: str | None = None,
                  content: str | None = None, description: str | None = None, reason: str | None = None,
-                 route: bool = True, add_route: bool = False) -> dict[str, Any]:
+                 route: bool | str = True, add_route: bool = False) -> dict[str, Any]:
     request = _request(operation, path, content, description, reason, route, add_route)
     try:
         shown = preview(context(root), request)
