@@ -67,13 +67,19 @@ def _python_path(target: str, text: str, base: str) -> str | None:
     return path if problem is None else None
 
 
+def _utf8(text: str) -> bool:
+    return text.isascii() or not any("\udc80" <= c <= "\udcff" for c in text)
+
+
 def _link_paths(entry: FileEntry) -> LinkPaths:
     doc = entry.doc
     if doc is None:
         return _NO_LINKS
     base = posixpath.dirname(entry.rel)
     rows = doc._link_rows
-    if _NATIVE is not None and rows is not None:
+    # A folder whose name is not UTF-8 (a surrogate-escaped `base`) cannot cross into the
+    # native core, which takes UTF-8 strings: Python reads such a file's links (issue 40).
+    if _NATIVE is not None and rows is not None and _utf8(base):
         # The native core normalises the targets of its record's links (docs/native.md); a
         # None is a target only Python reads (a `%` escape).
         at, found = _NATIVE.link_targets(rows, base)
