@@ -38,7 +38,7 @@ from pygls.exceptions import (
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
-from .convert import open_document
+from .convert import open_document, shown_to_client
 
 if TYPE_CHECKING:
     from cattrs import Converter
@@ -245,6 +245,13 @@ class PmemProtocol(LanguageServerProtocol):
             self._shutdown_answered = True
             if self._leave is not None:
                 self._leave(0)
+
+    def _send_data(self, data: Any) -> None:
+        """Every message leaves through here: its human-readable strings are masked
+        (`convert.shown_to_client`), the edits, URIs and round-trip data kept exact."""
+        if data and not isinstance(data, (str, bytes)):
+            data = shown_to_client(self._converter.unstructure(data))
+        super()._send_data(data)
 
     def report_parse_error(self, exc: BaseException) -> None:
         log.warning("ignored a message that is not valid JSON (%s)", type(exc).__name__)
