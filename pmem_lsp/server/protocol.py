@@ -68,6 +68,9 @@ def _short(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+_PUBLISH = lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
+
+
 class PmemProtocol(LanguageServerProtocol):
     def __init__(self, server: LanguageServer, converter: Converter) -> None:
         super().__init__(server, converter)
@@ -248,8 +251,12 @@ class PmemProtocol(LanguageServerProtocol):
 
     def _send_data(self, data: Any) -> None:
         """Every message leaves through here: its human-readable strings are masked
-        (`convert.shown_to_client`), the edits, URIs and round-trip data kept exact."""
-        if data and not isinstance(data, (str, bytes)):
+        (`convert.shown_to_client`), the edits, URIs and round-trip data kept exact. Published
+        diagnostics are the exception: their findings are masked where they are made (PM401
+        names the kind, names go through `names.shown`), and a first publish of a large root
+        sends thousands — the walk would add about 70 us to each (docs/decisions.md, "One mask
+        at the server's edge")."""
+        if data and not isinstance(data, (str, bytes)) and getattr(data, "method", None) != _PUBLISH:
             data = shown_to_client(self._converter.unstructure(data))
         super()._send_data(data)
 

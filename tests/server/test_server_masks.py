@@ -125,3 +125,4 @@ async def test_no_feature_shows_a_secret(client: LanguageClient, tmp_path: Path)
         assert_masked(where, shown(client, answer))
     messages = [m.message for m in client.messages] + [m.message for m in client.log_messages]
     assert_masked("window messages", json.dumps(messages, ensure_ascii=False))
+    assert_masked("diagnostics", shown(client, list(client.diagnostics.values())))
