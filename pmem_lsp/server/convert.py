@@ -209,3 +209,40 @@ def completion_item(c: Completion, rng: lsp.Range, snippets: bool) -> lsp.Comple
         sort_text=c.sort_text, filter_text=c.filter_text,
         text_edit=lsp.TextEdit(range=rng, new_text=_snippet_text(c.new_text) if snippet else c.new_text),
         insert_text_format=lsp.InsertTextFormat.Snippet if snippet else None)
+
+
+# -- what the client is shown -------------------------------------------------------------
+# Every message the server sends passes here (`PmemProtocol._send_data`): one mask for every
+# human-readable string of every answer, notification and request — symbols, hovers, code
+# action and lens titles, completion labels, link tooltips, command results, messages — so no
+# feature can forget it (docs/decisions.md, "One mask at the server's edge"). The values of
+# these keys are not read by a person but used exactly: URIs the client opens, text written
+# into files (edits, completion inserts, rename edits), data and command arguments that come
+# back to the server, ids and tokens. Masking them would corrupt files or break a round trip.
+EXACT_KEYS = frozenset({
+    "jsonrpc", "id", "method", "token",
+    "uri", "targetUri", "oldUri", "newUri", "target", "scopeUri",
+    "newText", "insertText", "textEdit", "additionalTextEdits", "edit", "changes", "documentChanges",
+    "data", "arguments", "filterText", "sortText", "commitCharacters",
+})
+
+
+def shown_to_client(value: Any) -> Any:
+    """A JSON value (a whole message) with every likely secret masked in its human-readable
+    strings (`secrets.mask_text`: the hint of `mask`, names and multi-line blocks included);
+    the values of `EXACT_KEYS` are kept as they are. A string without a secret comes back as
+    the same object, and so does a container in which nothing changed."""
+    from ..engine.secrets import mask_text
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return mask_text(item) if item else item
+        if isinstance(item, dict):
+            out = {key: sub if key in EXACT_KEYS else walk(sub) for key, sub in item.items()}
+            return item if all(out[k] is item[k] for k in item) else out
+        if isinstance(item, list):
+            items = [walk(sub) for sub in item]
+            return item if all(a is b for a, b in zip(items, item, strict=True)) else items
+        return item
+
+    return walk(value)

@@ -38,7 +38,7 @@ from pygls.exceptions import (
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
-from .convert import open_document
+from .convert import open_document, shown_to_client
 
 if TYPE_CHECKING:
     from cattrs import Converter
@@ -66,6 +66,9 @@ def _short(exc: BaseException) -> str:
     if isinstance(exc, ClassValidationError):
         return exc.message
     return type(exc).__name__
+
+
+_PUBLISH = lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
 
 
 class PmemProtocol(LanguageServerProtocol):
@@ -245,6 +248,17 @@ class PmemProtocol(LanguageServerProtocol):
             self._shutdown_answered = True
             if self._leave is not None:
                 self._leave(0)
+
+    def _send_data(self, data: Any) -> None:
+        """Every message leaves through here: its human-readable strings are masked
+        (`convert.shown_to_client`), the edits, URIs and round-trip data kept exact. Published
+        diagnostics are the exception: their findings are masked where they are made (PM401
+        names the kind, names go through `names.shown`), and a first publish of a large root
+        sends thousands — the walk would add about 70 us to each (docs/decisions.md, "One mask
+        at the server's edge")."""
+        if data and not isinstance(data, (str, bytes)) and getattr(data, "method", None) != _PUBLISH:
+            data = shown_to_client(self._converter.unstructure(data))
+        super()._send_data(data)
 
     def report_parse_error(self, exc: BaseException) -> None:
         log.warning("ignored a message that is not valid JSON (%s)", type(exc).__name__)

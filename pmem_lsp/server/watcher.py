@@ -15,10 +15,13 @@ import asyncio
 import logging
 import os
 import re
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..engine import names
 from ..engine.host import MemoryRoot
+from ..engine.root_state import stat_sig
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -72,24 +75,131 @@ def undecodable_path(exc: BaseException) -> str | None:
     return os.fsdecode(bytes(out))
 
 
+class _Catalogue:
+    """What the watcher last saw of the root's folders: each folder's `lstat` signature with
+    the folders and files it held. A folder whose signature is unchanged holds the same names
+    (adding, removing or renaming an entry moves its mtime), so the catch-up walk after a lost
+    batch lists only folders that changed: listing a folder whose name is not UTF-8 fails
+    watchfiles' next batch again, and a walk that listed it every time would never end."""
+
+    def __init__(self) -> None:
+        self.folders: dict[str, tuple[bytes, list[str], list[str]]] = {}
+
+    def names(self, folder: Path, rel: str) -> tuple[list[str], list[str]] | None:
+        """The visible sub-folders and files of `folder`, listed only if it changed; None
+        when it cannot be read (gone, or unlistable: the root state's own refresh says so)."""
+        try:
+            sig = stat_sig(os.lstat(folder))
+        except OSError:
+            self.folders.pop(rel, None)
+            return None
+        known = self.folders.get(rel)
+        if known is not None and known[0] == sig:
+            return known[1], known[2]
+        subfolders: list[str] = []
+        files: list[str] = []
+        try:
+            with os.scandir(folder) as listing:
+                for item in listing:
+                    if item.name.startswith("."):
+                        continue
+                    (subfolders if item.is_dir(follow_symlinks=False) else files).append(item.name)
+        except OSError:
+            self.folders.pop(rel, None)
+            return None
+        self.folders[rel] = (sig, subfolders, files)
+        return subfolders, files
+
+
+def changed_by_stat(root: MemoryRoot, catalogue: _Catalogue) -> list[Path]:
+    """The paths of `root` that differ from its root state, found by `lstat` alone (nothing is
+    opened: opening a file whose name is not UTF-8 fails watchfiles' next batch): files new,
+    gone or with another signature, folders new or gone. What a lost batch held is among them.
+    Files the state keeps without a signature (buffers, unreadable files) are compared by
+    presence only; excluded paths are skipped, as the scan skips them."""
+    state = root.state
+    if state is None:
+        return []
+    base = root.path
+    changed: list[Path] = []
+    seen_files: set[str] = set()
+    seen_folders: set[str] = set()
+    walked: set[str] = set()  # the folders listed (or known unchanged) in this walk
+    pending = [""]
+    while pending:
+        rel = pending.pop()
+        found = catalogue.names(base / rel if rel else base, rel)
+        if found is None:
+            continue
+        subfolders, files = found
+        walked.add(rel)
+        for name in subfolders:
+            sub = f"{rel}/{name}" if rel else name
+            if state.settings.excluded(sub):
+                continue
+            seen_folders.add(sub)
+            if sub in state.dirs:
+                pending.append(sub)
+            elif sub not in state.linked_dirs:
+                changed.append(base / sub)  # new: the state's refresh reads what it holds
+        for name in files:
+            file = f"{rel}/{name}" if rel else name
+            if file in state.excluded or state.settings.excluded(file):
+                continue
+            seen_files.add(file)
+            entry = state.files.get(file)
+            if entry is None:
+                if file not in state.dirs and file not in state.linked_dirs:
+                    changed.append(base / file)
+                continue
+            if entry.sig is None:
+                continue
+            try:
+                st = os.lstat(base / file)
+                if stat.S_ISLNK(st.st_mode):
+                    st = os.stat(base / file)  # a link's entry is signed through the link
+            except OSError:
+                changed.append(base / file)
+                continue
+            if stat_sig(st) != entry.sig:
+                changed.append(base / file)
+    # Gone: what the state holds under a folder that was listed and is not there any more.
+    for gone in sorted(state.dirs - seen_folders):
+        if gone and gone.rpartition("/")[0] in walked and not state.unseen(gone):
+            changed.append(base / gone)
+    for gone, entry in state.files.items():
+        if (gone not in seen_files and gone.rpartition("/")[0] in walked
+                and not entry.from_buffer and not state.unseen(gone)):
+            changed.append(base / gone)
+    return changed
+
+
+async def _catch_up(server: PmemServer, root: MemoryRoot, catalogue: _Catalogue) -> None:
+    """After a lost batch: once the root is scanned, read again what changed, by `lstat`."""
+    await server.scan_event(root).wait()
+    for path in changed_by_stat(root, catalogue):
+        server.host.disk_changed(path)
+    server.publisher.refresh(root)
+
+
 async def _watch(server: PmemServer, root: MemoryRoot, stop: asyncio.Event) -> None:
     from watchfiles import awatch  # imported here: the first response does not wait for it
 
     base = root.path
-    reread: Path | None = None  # a folder to read again once a restarted watcher watches
+    catalogue = _Catalogue()
+    lost_batch = False  # a batch failed: the root is compared with its state once watching again
     while not stop.is_set():
         try:
             batches = awatch(base, watch_filter=lambda _change, path: _visible(base, path),
                              debounce=DEBOUNCE_MS, step=10, stop_event=stop,
                              ignore_permission_denied=True).__aiter__()
             first = asyncio.ensure_future(batches.__anext__())
-            if reread is not None:
+            if lost_batch:
                 # The new watcher's first step sets up its watches before it waits; a change made
-                # while there was none (since the error) is found by reading the folder after it.
+                # while there was none (since the error) is found by the walk after it.
                 await asyncio.sleep(0)
-                server.host.disk_changed(reread)
-                server.publisher.refresh(root)
-                reread = None
+                await _catch_up(server, root, catalogue)
+                lost_batch = False
             changes = await first
             while True:
                 for _change, path in changes:
@@ -106,16 +216,14 @@ async def _watch(server: PmemServer, root: MemoryRoot, stop: asyncio.Event) -> N
             if bad is None:
                 log.exception("pmem: watching %s failed", base)
                 return
-            # watchfiles gives up on a batch holding a name that is not UTF-8 (and stops): the
-            # folder that holds it is read again (so that file and its neighbours are current),
-            # now and once the next watcher watches, and watching goes on. Other changes of the
-            # same 20 ms batch elsewhere in the root are read at their next change
-            # (docs/decisions.md, "Any name, any output").
-            log.info("pmem: a file name in %s is not UTF-8; reading its folder again", base)
-            folder = Path(bad).parent
-            reread = folder if folder != base else Path(bad)
-            server.host.disk_changed(reread)
-            server.publisher.refresh(root)
+            # watchfiles fails (and stops) on a batch naming a path that is not UTF-8 — even a
+            # file or folder that was only opened or listed (the scan reading it) — and the
+            # batch's other changes are lost. So the watcher restarts and then compares the
+            # whole root with its state by `lstat`, opening only what changed (re-reading
+            # the odd file's folder each time opened the odd file again and looped for ever:
+            # issue 40; docs/decisions.md, "Any name, any output").
+            server.log(f"pmem: watching again after a file name that is not UTF-8 in {names.shown(str(base))}")
+            lost_batch = True
             await asyncio.sleep(0.01)  # never a busy loop, whatever happens
 
 

@@ -56,7 +56,26 @@ def link_paths(entry: FileEntry) -> LinkPaths:
     """The file's relative links with the root-relative path each names (URLs, absolute
     paths, anchors and empty targets left out), normalised once per text and kept with the
     entry: PM402 and the analysis's link graph both use them."""
-    return entry.cached("link-paths", lambda: _link_paths(entry))
+    # A path that is not UTF-8 (surrogate-escaped) cannot cross into the native core, which
+    # takes UTF-8 strings: Python reads such a file's links (issue 40: the scan raised). Not a
+    # branch inside `_link_paths`: that is the native core's twin, whose source the core's
+    # digest is taken of (tests/engine/test_native_differential.py).
+    reader = _link_paths if _utf8(entry.rel) else _link_paths_in_python
+    return entry.cached("link-paths", lambda: reader(entry))
+
+
+def _utf8(text: str) -> bool:
+    return text.isascii() or not any("\udc80" <= c <= "\udcff" for c in text)
+
+
+def _link_paths_in_python(entry: FileEntry) -> LinkPaths:
+    doc = entry.doc
+    if doc is None:
+        return _NO_LINKS
+    base = posixpath.dirname(entry.rel)
+    pairs = [(i, _python_path(link.target, link.text, base)) for i, link in enumerate(doc.links)]
+    kept = [(i, path) for i, path in pairs if path is not None]
+    return LinkPaths([path for _, path in kept], [i for i, _ in kept])
 
 
 def _python_path(target: str, text: str, base: str) -> str | None:
