@@ -94,3 +94,15 @@ def test_a_saved_line_that_no_longer_reads_as_a_route_is_refused_never_replaced(
     assert any(f.code == "PM202" and f.path == NOTE for f in findings(root))
     assert not any(f.title.startswith("Add route") for f in quick_fixes(scan(root), next(
         f for f in findings(root) if f.code == "PM202" and f.path == NOTE), TODAY))
+
+
+def test_completion_in_the_index_offers_the_saved_line(tmp_path: Path):
+    from pmem_lsp.engine.navigation.completion import complete
+
+    root, saved = _half_recovered(tmp_path)
+    index = root / "_index.md"
+    index.write_text(index.read_text(encoding="utf-8") + "- \n", encoding="utf-8")
+    state = scan(root)
+    line = len(index.read_text(encoding="utf-8").splitlines()) - 1
+    items = {c.label: c.new_text for c in complete(state, "_index.md", line, 2).items}
+    assert "- " + items[NOTE] == saved

@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from typing import TypeVar, cast
 
 from ..findings import Finding
+from ..fixes import text_of
 from ..index_edit import format_target, route_style, state_dialect
 from ..index_routes import INDEX_MODEL_KEY, WIKI
 from ..root_state import FileEntry, RootState
+from ..saved_routes import saved_line
 from ..secrets import mask_secrets
-from ..zones import INDEX, Zone
+from ..zones import ARCHIVE_INDEX, INDEX, Zone
 from .hover import escape, has_secret
 from .refs import routes_of
 from .text import lines_of
@@ -35,6 +37,7 @@ _RE_WIKI = re.compile(r"\[\[([^\]|\n]*)$")
 _RE_ANGLE = re.compile(_ITEM + r"<([^<>\s]*)$")
 _RE_CODE = re.compile(_ITEM + r"`([^`\s]*)$")
 _RE_BARE_ITEM = re.compile(_ITEM + r"([^\s\[<`*]*)$")
+_RE_MARKER = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")  # a list item's marker, before its route
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,13 +160,19 @@ def _index_paths(state: RootState, partial: str, start: int, end: int, mode: str
     if len(chosen) < limit:
         chosen += heapq.nsmallest(limit - len(chosen), others)
     style = _route_style_of(state) if mode == ROUTE else None
+    archive = text_of(state, ARCHIVE_INDEX) if style is not None else None
     items = []
     for rel in chosen:
         entry = state.files[rel]
         is_routed = rel in routed
         text = rel
+        # A half-done recover's saved route line, exactly (engine/saved_routes.py); a saved
+        # line that no longer reads as a route gets the bare path, never a made-up line.
+        saved = saved_line(archive, rel, state.is_file) if archive else None
         if mode == WIKI:
             text = rel[:-3] if rel.lower().endswith(".md") else rel
+        elif saved is not None:
+            text = _RE_MARKER.sub("", saved.line, count=1) if saved.line is not None else rel
         elif style is not None:
             _marker, form, separator = style
             title = _title(entry, findings) or rel.rsplit("/", 1)[-1][:-3]
