@@ -399,8 +399,9 @@ def _gutted(reference: str | None, raw: bytes | None) -> str | None:
         return "vanished"
     if not raw.strip():
         return "was emptied"
-    now = set(_decoded(raw).splitlines())  # type: ignore[union-attr]
-    before = reference.splitlines()  # type: ignore[union-attr]
+    # Compared without a byte order mark: the plan's text has none, the bytes may.
+    now = set(_decoded(raw).removeprefix("\ufeff").splitlines())  # type: ignore[union-attr]
+    before = reference.removeprefix("\ufeff").splitlines()  # type: ignore[union-attr]
     heading = next((line for line in before if line.startswith("# ")), None)
     if heading is not None and heading not in now:
         return "lost its heading"
