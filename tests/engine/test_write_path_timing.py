@@ -310,3 +310,51 @@ def test_a_refused_archive_leaves_no_folder_it_made(tmp_path: Path, monkeypatch)
     before = snapshot(root)
     refused_with_nothing_changed(lambda: execute(root, shown, today=TODAY))
     assert snapshot(root) == before  # `_archive/notes/` too: not left behind
+
+
+def test_a_refused_save_leaves_none_of_the_folders_it_made(tmp_path: Path, monkeypatch):
+    """A save into folders that do not exist yet (`deep/er/new.md`) that fails at its index write
+    (the disk is full): every folder it made goes, not only the innermost one."""
+    root = a_root(tmp_path / "memory")
+    request = Request("save", "deep/er/new.md", content=summary_file("New"))
+    shown = Confirmed(request, request.plan(context(root, TODAY)))
+    real = fs_applier.write_atomic
+    failed: list[Path] = []
+
+    def full_at_the_index(path: Path, *args, **kwargs) -> None:
+        if path.name == "_index.md":
+            failed.append(path)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, *args, **kwargs)
+
+    monkeypatch.setattr(fs_applier, "write_atomic", full_at_the_index)
+    before = snapshot(root)
+    refused_with_nothing_changed(lambda: execute(root, shown, today=TODAY))
+    assert failed
+    assert snapshot(root) == before  # no `deep/`, no `deep/er/`, no note
+
+
+def test_a_file_swapped_for_a_folder_before_a_purge_is_not_removed(tmp_path: Path, monkeypatch):
+    """A purge renames the file aside before removing it: a folder swapped in after the check
+    is put back and refused, never renamed aside (and never left as a hidden leftover)."""
+    root = a_root(tmp_path / "memory")
+    for step in (Request("archive", "notes/a0.md", "done"), Request("delete", "_archive/notes/a0.md", "done")):
+        execute(root, Confirmed(step, step.plan(context(root, TODAY))), today=TODAY)
+    later = TODAY + dt.timedelta(days=3650)  # past its recover-by date
+    request = Request("purge", "_archive/_trash/notes/a0.md")
+    shown = Confirmed(request, request.plan(context(root, later)))
+    archived = root / "_archive/_trash/notes/a0.md"
+    real_rename = os.rename
+
+    def rename(src, dst, *args, **kwargs):
+        if Path(src) == archived and archived.is_file() and ".pmem" in Path(dst).name:
+            _swap_for_folder(archived)
+        return real_rename(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "rename", rename)
+    before = snapshot(root)
+    refusal = refused_with_nothing_changed(lambda: execute(root, shown, today=later))
+    assert "folder" in refusal.message and "_archive/_trash/notes/a0.md" in refusal.message, refusal.message
+    after = snapshot(root)
+    assert after.pop("_archive/_trash/notes/a0.md/inside.md") == before.pop("_archive/_trash/notes/a0.md")
+    assert after.pop("_archive/_trash/notes/a0.md") == "folder" and after == before

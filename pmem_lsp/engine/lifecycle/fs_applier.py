@@ -176,11 +176,11 @@ def _regular(path: Path, outcome: str) -> os.stat_result:
     return st
 
 
-def _same_file(path: Path, before: os.stat_result) -> None:
+def _same_file(path: Path, before: os.stat_result, outcome: str = "it was not moved") -> None:
     """`path` is still the regular file `before` was read from (same device and inode)."""
-    st = _regular(path, "it was not moved")
+    st = _regular(path, outcome)
     if (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino):
-        raise Refusal(SOURCE, f"`{path.name}` was replaced by another file while pmem moved it; it was not moved")
+        raise Refusal(SOURCE, f"`{path.name}` was replaced by another file while pmem worked on it; {outcome}")
 
 
 def _folders_to_make(folder: Path) -> list[Path]:
@@ -191,6 +191,13 @@ def _folders_to_make(folder: Path) -> list[Path]:
         missing.append(here)
         here = here.parent
     return missing
+
+
+def _remove_made(folders: list[Path]) -> None:
+    """The undo of a MakeDir: its folder must go (an error says it could not); the parents it
+    made go with it when empty."""
+    os.rmdir(folders[0])
+    _remove_folders(folders[1:])
 
 
 def _remove_folders(folders: list[Path]) -> None:
@@ -374,8 +381,15 @@ def stash(root: Path, rel: str) -> Path:
     resolve_inside(root, rel)
     require_source(root, rel)
     path = root / rel
+    before = _regular(path, "it was not removed")
     aside = aside_name(path, purge=True)
     os.rename(path, aside)
+    try:
+        _same_file(aside, before, "it was not removed")  # a folder or link swapped in is not what goes
+    except Refusal as exc:
+        if not os.path.lexists(path):
+            os.rename(aside, path)
+        raise Refusal(exc.rule, exc.message.replace(f"`{aside.name}`", f"`{rel}`")) from None
     _fsync_dir(path.parent)
     return aside
 
@@ -618,10 +632,11 @@ def _run_one(root: Path, step: Step, journal: _Journal, move: Mover | None, undo
         return
     if isinstance(step, MakeDir):
         path = root / step.path
-        existed = os.path.lexists(path)
+        made = _folders_to_make(path)  # its parents too: a refusal leaves none of them behind
         apply_step(root, step)
-        if not existed:
-            journal.undo.append((len(journal.done), f"remove the folder {step.path}/", lambda: os.rmdir(path)))
+        if made:
+            journal.undo.append((len(journal.done), f"remove the folder {step.path}/",
+                                 lambda: _remove_made(made)))
     elif isinstance(step, Move):
         (move or apply_step)(root, step)
         back = Move(step.destination, step.source)
