@@ -10,7 +10,8 @@ it calls:
    environment);
 2. wait until every index the confirmed plan writes is settled — no line of the text the user
    saw is missing, or the text has held still (`fs_applier.settled`): an index caught mid
-   truncate-then-write is never the base of a plan;
+   truncate-then-write is never the base of a plan, and one emptied or gutted since pmem read
+   it (the plan's or the preview's reading: `readings`) is refused if it does not come back;
 3. plan again on the disk of that moment and require that it is what was confirmed (the same
    moves and index changes — `operations.replan` — or the same token — `preview`); the
    surface's own guard runs here (the server: no unsaved buffer among the files touched);

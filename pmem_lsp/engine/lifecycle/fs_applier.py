@@ -20,6 +20,12 @@
   writer changed it since the read, the change is made again on its text, with backoff, for
   at most `SETTLE_LIMIT` seconds, then refused. pmem's own writers also hold the root's lock
   (`lock.py`) for the whole plan.
+- Nothing is based on a state pmem cannot trust (issue 40): an index emptied, headless or
+  stripped of most routes since pmem read it is never a base (`_gutted`); no rename replaces
+  an index another program holds open for writing (`wait_for_writers`, `open_writers.py`);
+  every read, first or retry, opens the file without following a link and reads only a
+  regular file (`_read_bytes`); a move or a purge acts only on the regular file it checked
+  (same inode before and after), and folders made for a step that is refused are removed.
 - `run_steps` runs a plan's steps in order; with `undo` (the executor, `execute.py`) a step
   that fails puts back every step done before it, in reverse, and says exactly what is left
   when even that fails. A removal (purge) is first a rename aside to a hidden temporary name,
