@@ -177,7 +177,7 @@ def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = Fa
             out.write("Cancelled; nothing was changed.\n")
             return exit_codes.OK
     try:
-        confirmation = Unattended(request) if yes and held is None else Confirmed(request, shown.plan)
+        confirmation = Unattended.after(request, shown.plan) if yes and held is None else Confirmed(request, shown.plan)
         plan, done = execute(root, confirmation)
     except ApplyError as exc:
         return io.refused(exc, "failed")

@@ -10,7 +10,8 @@ it calls:
    environment);
 2. wait until every index the confirmed plan writes is settled — no line of the text the user
    saw is missing, or the text has held still (`fs_applier.settled`): an index caught mid
-   truncate-then-write is never the base of a plan;
+   truncate-then-write is never the base of a plan, and one emptied or gutted since pmem read
+   it (the plan's or the preview's reading: `readings`) is refused if it does not come back;
 3. plan again on the disk of that moment and require that it is what was confirmed (the same
    moves and index changes — `operations.replan` — or the same token — `preview`); the
    surface's own guard runs here (the server: no unsaved buffer among the files touched);
@@ -71,6 +72,14 @@ class Unattended:
     "review the new preview", which nobody was shown (a review)."""
 
     request: Request
+    # What the preview read of each index it writes (path, text): pmem's last reading, so that
+    # an index emptied or gutted since is never taken as the base of the plan (`steady`).
+    read: tuple[tuple[str, str | None], ...] = ()
+
+    @classmethod
+    def after(cls, request: Request, shown: Plan) -> Unattended:
+        """`--yes` after the preview `shown` (not compared with it; its readings are kept)."""
+        return cls(request, tuple((w.path, w.before) for w in shown.writes()))
 
     @property
     def op(self) -> str:
@@ -129,16 +138,31 @@ def execute(root: Path, confirmation: Confirmation, *, today: dt.date | None = N
         return _run(root, ctx, confirmation, move, guard)
 
 
-def steady(ctx: LifecycleContext, deadline: float) -> tuple[LifecycleContext, Callable[[], None]]:
+def readings(confirmation: Confirmation) -> dict[str, str | None]:
+    """What pmem last read of each index the confirmed write changes: the text the user's plan
+    (or the preview before `--yes`) was made on. None of it for a token: the token binds the
+    exact bytes, so a changed index makes it stale anyway."""
+    if isinstance(confirmation, Confirmed):
+        return {w.path: w.before for w in confirmation.plan.writes()}
+    if isinstance(confirmation, Unattended):
+        return dict(confirmation.read)
+    return {}
+
+
+def steady(ctx: LifecycleContext, deadline: float,
+           last_read: dict[str, str | None] | None = None) -> tuple[LifecycleContext, Callable[[], None]]:
     """`ctx`, reading the two indexes only once they are settled (`fs_applier.settled`): a plan
-    is never made on an index caught mid-rewrite."""
+    is never made on an index caught mid-rewrite. `last_read`: pmem's last reading of an index
+    (the preview's); an index emptied, or that lost its heading or most of its routes since, is
+    waited for and, if it does not come back, refused — never planned on (issue 40)."""
     seen: dict[str, str | None] = {}
+    last_read = last_read or {}
 
     def read(rel: str) -> str | None:
         if rel not in (INDEX, ARCHIVE_INDEX):
             return ctx.read_text(rel)
         if rel not in seen:  # one steady read per plan: the plan and its checks see one text
-            raw = settled(ctx.root / rel, None, deadline)
+            raw = settled(ctx.root / rel, last_read.get(rel), deadline)
             seen[rel] = None if raw is None else decode(raw)
         return seen[rel]
 
@@ -148,7 +172,7 @@ def steady(ctx: LifecycleContext, deadline: float) -> tuple[LifecycleContext, Ca
 def _run(root: Path, ctx: LifecycleContext, confirmation: Confirmation, move: Mover | None,
          guard: Callable[[Plan], None] | None) -> tuple[Plan, list[str]]:
     deadline = time.monotonic() + fs_applier.SETTLE_LIMIT
-    ctx, afresh = steady(ctx, deadline)
+    ctx, afresh = steady(ctx, deadline, readings(confirmation))
     while True:
         afresh()
         try:

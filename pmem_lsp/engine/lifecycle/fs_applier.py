@@ -20,6 +20,12 @@
   writer changed it since the read, the change is made again on its text, with backoff, for
   at most `SETTLE_LIMIT` seconds, then refused. pmem's own writers also hold the root's lock
   (`lock.py`) for the whole plan.
+- Nothing is based on a state pmem cannot trust (issue 40): an index emptied, headless or
+  stripped of most routes since pmem read it is never a base (`_gutted`); no rename replaces
+  an index another program holds open for writing (`wait_for_writers`, `open_writers.py`);
+  every read, first or retry, opens the file without following a link and reads only a
+  regular file (`_read_bytes`); a move or a purge acts only on the regular file it checked
+  (same inode before and after), and folders made for a step that is refused are removed.
 - `run_steps` runs a plan's steps in order; with `undo` (the executor, `execute.py`) a step
   that fails puts back every step done before it, in reverse, and says exactly what is left
   when even that fails. A removal (purge) is first a rename aside to a hidden temporary name,
@@ -33,22 +39,39 @@ import contextlib
 import errno
 import os
 import random
+import re
+import stat
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..env_seconds import env_seconds
 from ..folders import make_folders
 from .changes import check_effect, lost_lines, undo_change
 from .consequences import prune_emptied
 from .leftovers import TMP_SUFFIX, aside_name
+from .open_writers import held_for_writing
 from .plan import MakeDir, Move, Plan, Remove, Step, WriteText
-from .safety import CHANGED, COLLISION, ENCODING, Refusal, require_free, require_source, resolve_inside
+from .safety import (
+    CHANGED,
+    COLLISION,
+    ENCODING,
+    OUTSIDE_ROOT,
+    SOURCE,
+    Refusal,
+    require_free,
+    require_source,
+    resolve_inside,
+)
 
 UNSETTLED = "unsettled"  # the refusal's rule: an index kept losing lines (another writer mid-rewrite)
-SETTLE_LIMIT = 5.0  # seconds an index write waits for another writer (settling, compare-and-swap)
+HELD = "held-open"  # the refusal's rule: another program holds the index open for writing
+# Seconds an index write waits for another writer (settling, compare-and-swap, a writer that
+# holds the index open): then it is refused, nothing changed.
+SETTLE_LIMIT = env_seconds("PMEM_SETTLE_LIMIT", 5.0, minimum=0.1)
 STABLE = 0.01  # seconds between the two reads that must agree before a text is a base
 QUIET = 0.5  # a text that lost some lines is a base once the same lines stayed missing this long
 QUIET_EMPTY = 1.0  # an empty index (no plan had lines in it) is a base once it stayed empty this long
@@ -92,7 +115,25 @@ def _fsync_dir(path: Path) -> None:
 
 
 def move_no_overwrite(src: Path, dst: Path) -> None:
+    """Move the regular file `src` to `dst`, which must not exist. The source is checked right
+    before the move and the destination right after it: a name swapped for a folder or a link
+    meanwhile is refused and put back, never moved (issue 40: a folder swapped in made `link`
+    fail, and the fallback rename moved the whole folder into `_archive/`). The folders made
+    for `dst` are removed again when the move does not happen ("nothing was changed" leaves no
+    empty folder behind)."""
+    before = _regular(src, "it was not moved")
+    created = _folders_to_make(dst.parent)
     make_folders(dst.parent)
+    try:
+        _move(src, dst, before)
+    except BaseException:
+        _remove_folders(created)
+        raise
+    _fsync_dir(dst.parent)
+    _fsync_dir(src.parent)
+
+
+def _move(src: Path, dst: Path, before: os.stat_result) -> None:
     try:
         os.link(src, dst, follow_symlinks=False)
     except FileExistsError:
@@ -102,21 +143,76 @@ def move_no_overwrite(src: Path, dst: Path) -> None:
             raise
         if os.path.lexists(dst):
             raise Refusal(COLLISION, f"`{dst.name}` appeared at the destination; nothing was overwritten") from None
+        _same_file(src, before)  # `link` fails on a folder too: it must still be the file checked
         os.rename(src, dst)
-    else:
         try:
-            os.unlink(src)
-        except OSError as exc:
-            # The source folder is read-only (or the file is immutable): undo the link, so the
-            # file is not left in two places, and say nothing moved.
-            try:
-                os.unlink(dst)
-            except OSError:
-                raise exc from None
-            raise Refusal("filesystem", f"`{src.name}` cannot be removed from its folder "
-                                        f"({exc.strerror or exc}); it was not moved") from None
-    _fsync_dir(dst.parent)
-    _fsync_dir(src.parent)
+            _same_file(dst, before)
+        except Refusal:
+            if not os.path.lexists(src):
+                os.rename(dst, src)  # what was swapped in goes back where it was
+            raise
+        return
+    try:
+        _same_file(dst, before)
+    except Refusal:
+        os.unlink(dst)  # a second name of what was swapped in; the source is left as it is
+        raise
+    try:
+        os.unlink(src)
+    except OSError as exc:
+        # The source folder is read-only (or the file is immutable): undo the link, so the
+        # file is not left in two places, and say nothing moved.
+        try:
+            os.unlink(dst)
+        except OSError:
+            raise exc from None
+        raise Refusal("filesystem", f"`{src.name}` cannot be removed from its folder "
+                                    f"({exc.strerror or exc}); it was not moved") from None
+
+
+def _regular(path: Path, outcome: str) -> os.stat_result:
+    """`path`'s own status (never through a link) when it is a regular file; else a Refusal."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise Refusal(SOURCE, f"`{path.name}` does not exist; {outcome}") from None
+    kind = _not_regular(st.st_mode)
+    if kind:
+        raise Refusal(SOURCE, f"`{path.name}` is {kind}; pmem moves only regular files, so {outcome}")
+    return st
+
+
+def _same_file(path: Path, before: os.stat_result, outcome: str = "it was not moved") -> None:
+    """`path` is still the regular file `before` was read from (same device and inode)."""
+    st = _regular(path, outcome)
+    if (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino):
+        raise Refusal(SOURCE, f"`{path.name}` was replaced by another file while pmem worked on it; {outcome}")
+
+
+def _folders_to_make(folder: Path) -> list[Path]:
+    """The folders `make_folders(folder)` will create, deepest first."""
+    missing = []
+    here = folder
+    while not os.path.lexists(here) and here.parent != here:
+        missing.append(here)
+        here = here.parent
+    return missing
+
+
+def _remove_made(folders: list[Path]) -> None:
+    """The undo of a MakeDir: its folder must go (an error says it could not); the parents it
+    made go with it when empty."""
+    os.rmdir(folders[0])
+    _remove_folders(folders[1:])
+
+
+def _remove_folders(folders: list[Path]) -> None:
+    """Remove `folders` (deepest first) if they are empty; a folder that is not stays."""
+    for folder in folders:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            return
 
 
 def read_for_rewrite(path: Path) -> tuple[str | None, bool]:
@@ -129,22 +225,69 @@ def _snapshot(path: Path) -> tuple[bytes | None, tuple[int, ...] | None]:
     """The bytes of `path` and what the file system says of the file as they were read (inode,
     size, modification and change times; None: absent): two equal snapshots a moment apart mean
     nobody wrote it in between — equal bytes alone do not (a rewrite in place of the same text
-    shows the same half each time)."""
+    shows the same half each time). Read by `_read_bytes` (never through a link); the times are
+    the name's own (`lstat`), so a link swapped in after the read is not followed either."""
     data = _read_bytes(path)
     if data is None:
         return None, None
     try:
-        st = os.stat(path)
+        st = os.lstat(path)
     except FileNotFoundError:
         return None, None
     return data, (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _read_bytes(path: Path) -> bytes | None:
+    """The bytes of the regular file `path` (None: absent). Every read of a file pmem rewrites
+    — the first and each retry — opens it the same way: never through a symbolic link at its
+    name (O_NOFOLLOW), and only a regular file, checked on the descriptor read (`fstat`), so a
+    name swapped for a link to a file outside the root, or for a folder, between two reads is
+    refused, not read (issue 40)."""
+    with _opened_regular(path) as fd:
+        return None if fd is None else _read_all(fd)
+
+
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+               | getattr(os, "O_NONBLOCK", 0))  # O_NONBLOCK: a FIFO swapped in does not hang the open
+
+
+@contextlib.contextmanager
+def _opened_regular(path: Path) -> Iterator[int | None]:
+    """A read-only descriptor of the regular file `path`, or None when nothing is there; a
+    Refusal when the name is a link, a folder or anything but a regular file."""
     try:
-        return path.read_bytes()
+        fd = os.open(path, _READ_FLAGS)
     except FileNotFoundError:
-        return None
+        yield None
+        return
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Refusal(OUTSIDE_ROOT, f"`{path.name}` became a symbolic link; pmem does not read or write "
+                                        "through links, so it was not rewritten") from None
+        raise
+    try:
+        kind = _not_regular(os.fstat(fd).st_mode)
+        if kind:
+            raise Refusal(SOURCE, f"`{path.name}` became {kind}; pmem rewrites only regular files, "
+                                  "so it was not rewritten")
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _not_regular(mode: int) -> str:
+    """'' for a regular file, else what it is, for a person."""
+    if stat.S_ISREG(mode):
+        return ""
+    return ("a symbolic link" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode)
+            else "something other than a regular file")
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def decode_for_rewrite(path: Path, data: bytes | None) -> tuple[str | None, bool]:
@@ -166,14 +309,16 @@ class ChangedMeanwhile(Exception):
 
 def write_atomic(path: Path, text: str, bom: bool = False, create: bool = False,
                  expected: bytes | None = None) -> None:
-    """Write `text` through a temporary file, fsync and rename. `expected`: the bytes the new
-    text was made from; the file is read again just before the rename and, if it changed
-    meanwhile (another writer), ChangedMeanwhile is raised and nothing is replaced."""
+    """Write `text` through a temporary file, fsync and rename. Right before the rename, no
+    other program may hold the file open for writing (refused otherwise: `wait_for_writers`,
+    which the caller already waited on). `expected`: the bytes the new text was made from; the
+    file is read again just before the rename and, if it changed meanwhile (another writer),
+    ChangedMeanwhile is raised and nothing is replaced."""
     data = (_BOM if bom else b"") + text.encode("utf-8")
     mode = None
     if not create:
         try:
-            mode = os.stat(path).st_mode & 0o7777
+            mode = os.stat(path, follow_symlinks=False).st_mode & 0o7777
         except FileNotFoundError:
             mode = None
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
@@ -199,6 +344,7 @@ def write_atomic(path: Path, text: str, bom: bool = False, create: bool = False,
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         else:
+            wait_for_writers(path, deadline=0.0)  # asked once more, next to the rename: no wait left
             if expected is not None and _read_bytes(path) != expected:
                 raise ChangedMeanwhile(path.name)
             os.replace(tmp, path)
@@ -241,8 +387,15 @@ def stash(root: Path, rel: str) -> Path:
     resolve_inside(root, rel)
     require_source(root, rel)
     path = root / rel
+    before = _regular(path, "it was not removed")
     aside = aside_name(path, purge=True)
     os.rename(path, aside)
+    try:
+        _same_file(aside, before, "it was not removed")  # a folder or link swapped in is not what goes
+    except Refusal as exc:
+        if not os.path.lexists(path):
+            os.rename(aside, path)
+        raise Refusal(exc.rule, exc.message.replace(f"`{aside.name}`", f"`{rel}`")) from None
     _fsync_dir(path.parent)
     return aside
 
@@ -251,8 +404,32 @@ def _decoded(raw: bytes | None) -> str | None:
     return None if raw is None else raw.decode("utf-8", "replace")
 
 
-def _emptied(reference: str | None, raw: bytes | None) -> bool:
-    return bool((reference or "").strip()) and not (raw or b"").strip()
+_ROUTE_LINE = re.compile(r"^\s*[-*+]\s+\[[^\]]*\]\(")  # a list item that links: a route
+
+
+def _gutted(reference: str | None, raw: bytes | None) -> str | None:
+    """What another writer's rewrite in progress looks like from outside, said for a person
+    (None: nothing of it): since `reference` (pmem's last reading) the text was emptied or
+    vanished, lost its first heading, or lost most of its routes. Such a text is being written
+    by someone else until proven otherwise — it is never the base of a write (issue 40: a writer
+    that truncated and paused 5–8 s had a one-line index renamed over its text)."""
+    if not (reference or "").strip():
+        return None
+    if raw is None:
+        return "vanished"
+    if not raw.strip():
+        return "was emptied"
+    # Compared without a byte order mark: the plan's text has none, the bytes may.
+    now = set(_decoded(raw).removeprefix("\ufeff").splitlines())  # type: ignore[union-attr]
+    before = reference.removeprefix("\ufeff").splitlines()  # type: ignore[union-attr]
+    heading = next((line for line in before if line.startswith("# ")), None)
+    if heading is not None and heading not in now:
+        return "lost its heading"
+    routes = [line for line in before if _ROUTE_LINE.match(line)]
+    lost = sum(1 for line in routes if line not in now)
+    if lost >= 2 and lost * 2 > len(routes):
+        return f"lost {lost} of its {len(routes)} routes"
+    return None
 
 
 def _mid_write(raw: bytes | None, key: tuple[int, ...] | None) -> bool:
@@ -275,9 +452,10 @@ def settled(path: Path, reference: str | None, deadline: float) -> bytes | None:
     missing (that writer is mid-rewrite, or removed them on purpose), wait, with backoff, until
     they are back, or — for a text that still has lines — until the same lines stayed missing
     for `QUIET` seconds. An empty file is
-    a base only once it stayed empty for `QUIET_EMPTY` seconds, and a text that was emptied (or
-    vanished) since `reference` never is: when it stays so until `deadline`, or never settles,
-    the write is refused and nothing is written."""
+    a base only once it stayed empty for `QUIET_EMPTY` seconds, and a text that was emptied,
+    vanished, lost its heading or most of its routes since `reference` (`_gutted`) never is:
+    when it stays so until `deadline`, or never settles, the write is refused and nothing is
+    written."""
     raw, key = _snapshot(path)
     if reference is not None and raw is not None and reference.strip() and _decoded(raw) == reference \
             and not _mid_write(raw, key):
@@ -298,17 +476,36 @@ def settled(path: Path, reference: str | None, deadline: float) -> bytes | None:
                     return raw
             elif (gone, blank) != missing:  # another steady text, with other lines missing: wait again
                 missing, since = (gone, blank), time.monotonic()
-            elif not _emptied(reference, raw) and time.monotonic() - since >= (QUIET_EMPTY if blank else QUIET) \
+            elif not _gutted(reference, raw) and time.monotonic() - since >= (QUIET_EMPTY if blank else QUIET) \
                     and not _mid_write(raw, key):
                 return raw  # the same lines stayed missing: removed on purpose (others may come and go)
             delay = min(delay * 2, 0.1)
         if time.monotonic() >= deadline:
-            if _emptied(reference, raw):
-                raise Refusal(UNSETTLED, f"`{path.name}` was emptied since the plan was made (another program "
-                                         "is rewriting it, or emptied it); pmem writes no index on an emptied "
-                                         "text, so it was not rewritten — preview again once it holds its lines")
+            seen = _gutted(reference, raw)
+            if seen:
+                raise Refusal(UNSETTLED, f"`{path.name}` {seen} since pmem read it (another program may be "
+                                         "rewriting it); pmem writes no index on such a text, so it was not "
+                                         "rewritten — run the command again when it is complete")
             raise Refusal(UNSETTLED, f"`{path.name}` kept changing while pmem waited to write it (another "
                                      "program is rewriting it); it was not rewritten")
+
+
+def wait_for_writers(path: Path, deadline: float) -> None:
+    """Return once no other program holds `path` open for writing (`open_writers`); refuse when
+    one still does at `deadline`. Asked right before a rename replaces an index: a writer that
+    truncated it and pauses would write its text into the replaced file after the rename, and
+    that text would be lost — so pmem waits for it to finish, or changes nothing."""
+    delay = STABLE
+    while True:
+        with _opened_regular(path) as fd:
+            if fd is None or not held_for_writing(fd):
+                return
+        if time.monotonic() >= deadline:
+            raise Refusal(HELD, f"`{path.name}` is held open for writing by another program (it may be "
+                                "rewriting it); pmem does not replace a file another program is writing, so "
+                                "it was not rewritten — run the command again when that program is done")
+        time.sleep(delay * random.uniform(1.0, 1.5))
+        delay = min(delay * 2, 0.1)
 
 
 def _backoff(attempt: int) -> float:
@@ -331,12 +528,14 @@ def write_index(root: Path, step: WriteText, deadline: float | None = None) -> W
     """Make `step`'s change on what the file holds now, compare-and-swap on a settled text: the
     file is read (`settled`), the change re-made on it (lines an agent added meanwhile are kept),
     checked (`check_effect`) and the result written only if the file is still what was read.
-    Returns what was written, or None when the file already was as it should be."""
-    resolve_inside(root, step.path)
+    Returns what was written, or None when the file already was as it should be. Each attempt
+    checks the path again as the first did (inside the root, through no link): a retry reads
+    the index exactly as carefully as the first read."""
     path = root / step.path
     deadline = time.monotonic() + SETTLE_LIMIT if deadline is None else deadline
     attempt = 0
     while True:
+        resolve_inside(root, step.path)
         raw = settled(path, step.before, deadline)
         current, bom = decode_for_rewrite(path, raw)
         try:
@@ -347,6 +546,8 @@ def write_index(root: Path, step: WriteText, deadline: float | None = None) -> W
             return None  # already as it should be (an agent added the route meanwhile)
         check_effect(step.change, step.path, current, write.after)
         make_folders(path.parent)
+        if raw is not None:
+            wait_for_writers(path, deadline)  # a writer mid-rewrite finishes first (asked again at the rename)
         try:
             write_atomic(path, write.after, bom=bom, create=current is None, expected=raw)
         except ChangedMeanwhile:
@@ -366,6 +567,7 @@ def undo_write(root: Path, written: Written) -> None:
     deadline = time.monotonic() + SETTLE_LIMIT
     attempt = 0
     while True:
+        resolve_inside(root, written.step.path)
         raw = settled(path, written.after, deadline)
         current, bom = decode_for_rewrite(path, raw)
         text = undo_change(written.step.change, written.step.path, written.before, written.after, current)
@@ -376,6 +578,8 @@ def undo_write(root: Path, written: Written) -> None:
             return
         if text == current:
             return
+        if raw is not None:
+            wait_for_writers(path, deadline)
         try:
             write_atomic(path, text, bom=bom, create=current is None, expected=raw)
         except ChangedMeanwhile:
@@ -391,13 +595,18 @@ def preflight(root: Path, plan: Plan) -> None:
     """Before the first step: every write of the plan must still apply to the file as it is now
     (the route lines and records it changes are there, a file it creates is not), read once it
     is settled (`settled`), and the file must be one pmem can rewrite (strict UTF-8). Otherwise
-    the plan would move the file and then stop half-way at the index write."""
+    the plan would move the file and then stop half-way at the index write. An index another
+    program holds open for writing is waited for here too (`wait_for_writers`), before any
+    file moves."""
     deadline = time.monotonic() + SETTLE_LIMIT
     for step in plan.writes():
         resolve_inside(root, step.path)
         path = root / step.path
-        current, _ = decode_for_rewrite(path, settled(path, step.before, deadline))
+        raw = settled(path, step.before, deadline)
+        current, _ = decode_for_rewrite(path, raw)
         step.rebase(current)
+        if raw is not None:
+            wait_for_writers(path, deadline)
 
 
 def apply_plan(root: Path, plan: Plan) -> list[str]:
@@ -429,10 +638,11 @@ def _run_one(root: Path, step: Step, journal: _Journal, move: Mover | None, undo
         return
     if isinstance(step, MakeDir):
         path = root / step.path
-        existed = os.path.lexists(path)
+        made = _folders_to_make(path)  # its parents too: a refusal leaves none of them behind
         apply_step(root, step)
-        if not existed:
-            journal.undo.append((len(journal.done), f"remove the folder {step.path}/", lambda: os.rmdir(path)))
+        if made:
+            journal.undo.append((len(journal.done), f"remove the folder {step.path}/",
+                                 lambda: _remove_made(made)))
     elif isinstance(step, Move):
         (move or apply_step)(root, step)
         back = Move(step.destination, step.source)
