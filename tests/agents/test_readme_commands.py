@@ -111,3 +111,20 @@ def test_each_codex_mcp_add_line_is_what_codex_reads(line: str, tmp_path: Path, 
     server = config["mcp_servers"][name]
     assert server["command"] == command[0] and server["args"] == command[1:]
     assert server.get("env", {}) == variables
+
+
+@pytest.mark.e2e
+def test_the_shipped_codex_config_loads_in_the_real_codex(tmp_path: Path, agent_clients):
+    """agents/codex/config.toml as the README says to use it: the real Codex reads it (it
+    type-checks `required` and `approval_mode` and refuses a file with a wrong one) and lists
+    the pmem server it describes."""
+    env = _client_env(tmp_path)
+    shipped = (REPO / "agents" / "codex" / "config.toml").read_text(encoding="utf-8")
+    (Path(env["CODEX_HOME"]) / "config.toml").write_text(shipped, encoding="utf-8")
+    done = subprocess.run([str(agent_clients["codex"]), "mcp", "list", "--json"], env=env, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    [server] = [s for s in json.loads(done.stdout) if s["name"] == "pmem"]
+    assert server["enabled"] and server["transport"]["command"] == "pmem" and server["transport"]["args"] == ["mcp"]
+    config = tomllib.loads(shipped)["mcp_servers"]["pmem"]
+    assert config["required"] is True and config["tools"]["memory_apply"]["approval_mode"] == "prompt"
