@@ -169,7 +169,7 @@ def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO, *,
         try:
             code = _pre_write_all(root, write, event, err)
             if code == exit_codes.OK:
-                _keep_index_before(root, data, write)
+                _keep_before(root, data, write)
             return code
         finally:
             if timer is not None:
@@ -186,13 +186,12 @@ def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO, *,
         return HOOK_ERROR
 
 
-def _keep_index_before(root: Path, data: dict, write: ToolWrite) -> None:
-    """A write of the root's `_index.md` about to go ahead: its text now, for post-write to
-    name every route the write removes (engine/index_before_write.py)."""
-    from ..engine.zones import INDEX
-
-    if _inside(root, write.path) == INDEX:
-        from ..engine.index_before_write import keep
+def _keep_before(root: Path, data: dict, write: ToolWrite) -> None:
+    """A write of a memory file of the root about to go ahead: its text now, for post-write to
+    report what the write changed, not what was there (engine/before_write.py)."""
+    rel = _inside(root, write.path)
+    if rel is not None and rel.lower().endswith(".md") and _zone(rel) in ("core", "index", "active"):
+        from ..engine.before_write import keep
 
         keep(root, data, _current(write.path))
 
@@ -355,9 +354,11 @@ def _secrets_block(err: TextIO, rel: str, found: list, first: int) -> int:
 
 
 def _post_write(root: Path, rel: str, data: dict, write: ToolWrite, out: TextIO, err: TextIO) -> int:
+    from ..engine.before_write import take
     from ..engine.catalogue import RULES, severity_of
     from ..engine.hooks import (
         any_active_file,
+        brought_in,
         original_text,
         removed_routes,
         routes_left,
@@ -368,11 +369,18 @@ def _post_write(root: Path, rel: str, data: dict, write: ToolWrite, out: TextIO,
     from ..engine.zones import INDEX, Zone, zone_of
     from .terminal import one_line
 
+    kept = take(root, data)  # always taken: each is for one call
     after = _current(write.path)
     if after is None:
         return exit_codes.OK  # the write did not happen, or left no readable file
-    findings = written_file_findings(root, _settings(root, err), rel)
-    if rel == INDEX:
+    response = data.get("tool_response")
+    original = response.get("originalFile") if isinstance(response, dict) else None
+    whole_before = original if isinstance(original, str) else kept  # the file's whole text before, if known
+    found, found_before = written_file_findings(root, _settings(root, err), rel, whole_before)
+    # What this write brought in, not the file's older problems (issue 43: "Fix them now" for
+    # problems the agent did not cause invited edits nobody asked for).
+    findings = brought_in(found, found_before)
+    if rel == INDEX and found_before is None:
         # The index holds everyone's routes: speak of the lines this write put there.
         lines = written_lines(write, after)
         findings = [f for f in findings if lines is None or f.line in lines]
@@ -383,12 +391,7 @@ def _post_write(root: Path, rel: str, data: dict, write: ToolWrite, out: TextIO,
     if len(findings) > 10:
         listed.append(f"- … and {len(findings) - 10} more (`pmem check {shown}`)")
     if rel == INDEX:
-        from ..engine.index_before_write import take
-
-        kept = take(root, data)  # always taken: each is for one call
-        response = data.get("tool_response")
-        known = isinstance(response, dict) and isinstance(response.get("originalFile"), str)
-        before = original_text(data, write, after) if known or kept is None else kept
+        before = whole_before if whole_before is not None else original_text(data, write, after)
         gone = [p for p in removed_routes(before, after) if zone_of(p) is Zone.ACTIVE and (root / p).is_file()]
         listed += [f"- {one_line(shown_path(p))}: PM202 route-missing: this write removed its route from "
                    "`_index.md`, so agents never load it" for p in gone[:10]]
@@ -400,7 +403,8 @@ def _post_write(root: Path, rel: str, data: dict, write: ToolWrite, out: TextIO,
     if not listed:
         return exit_codes.OK
     body = "\n".join(listed)
-    reason = (f"pmem found problems in `{shown}` after this write:\n{body}\n"
-              "Fix them now (`pmem rules CODE` explains each; `pmem route add PATH` adds a missing route).")
+    reason = (f"pmem found problems this write brought into `{shown}`:\n{body}\n"
+              "Fix what this write broke (`pmem rules CODE` explains each; `pmem route add PATH` adds a missing "
+              "route).")
     out.write(json.dumps({"decision": "block", "reason": reason}, ensure_ascii=False) + "\n")
     return exit_codes.OK

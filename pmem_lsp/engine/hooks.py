@@ -374,12 +374,14 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())[:300]
 
 
-def written_file_findings(root: Path, settings: Settings, rel: str) -> list[Finding]:
-    """The findings of the one file a write touched, from a narrow look at the root: every
-    path is listed (a route or a link to it is not dangling), but only that file, the index,
-    the archive index and `_core/` are read (issue 25: a hook on a 10k-file root must answer
-    well within the client's timeout). What needs every file's text (PM503, near-duplicates)
-    is left to `pmem check` and the editor."""
+def written_file_findings(root: Path, settings: Settings, rel: str,
+                          before: str | None = None) -> tuple[list[Finding], list[Finding] | None]:
+    """The findings of the one file a write touched, and, when the text before the write is
+    known, that text's findings at the same place (None otherwise), from a narrow look at the
+    root: every path is listed (a route or a link to it is not dangling), but only that file,
+    the index, the archive index and `_core/` are read (issue 25: a hook on a 10k-file root must
+    answer well within the client's timeout). What needs every file's text (PM503,
+    near-duplicates) is left to `pmem check` and the editor."""
     from .analysis import analyze
     from .root_state import RootState
     from .zones import ARCHIVE_INDEX, CORE_DIR, INDEX
@@ -396,7 +398,30 @@ def written_file_findings(root: Path, settings: Settings, rel: str) -> list[Find
         # its PM202; the index's own findings are not this write's news. A 10k-route index
         # is then not parsed whole for one note.
         state.set_buffer(INDEX, _routing_lines(index.text, rel))
-    return [f for f in analyze(state) if f.path == rel and f.code != "PM503"]
+    after = [f for f in analyze(state) if f.path == rel and f.code != "PM503"]
+    if before is None or rel not in state.files:
+        return after, None
+    state.set_buffer(rel, before)
+    return after, [f for f in analyze(state) if f.path == rel and f.code != "PM503"]
+
+
+def brought_in(after: list[Finding], before: list[Finding] | None) -> list[Finding]:
+    """The findings of `after` the text before did not have: each compared by its code and
+    message, as many times as it occurs (a write that moves a problem down two lines did not
+    cause it; a second copy of it did). All of `after` when `before` is unknown."""
+    if before is None:
+        return after
+    from collections import Counter
+
+    left = Counter((f.code, f.message) for f in before)
+    out = []
+    for f in after:
+        key = (f.code, f.message)
+        if left[key]:
+            left[key] -= 1
+        else:
+            out.append(f)
+    return out
 
 
 def _routing_lines(index: str, rel: str) -> str:

@@ -281,3 +281,38 @@ def test_post_write_of_a_note_knows_its_route_from_a_narrow_look_at_the_index(ro
         assert ("PM202" in out) is any(f.code == "PM202" for f in whole), routes
         seen.add("PM202" in out)
     assert seen == {True, False}, "both answers were met"
+
+
+# -- post-write speaks of what this write did (issue 43) --------------------------------------
+OLD_PROBLEM = "# Old\n\n## Summary\n\n- One fact.\n- Two facts.\n\nSee [gone](gone.md).\n"  # PM102 and PM402 already
+
+
+@pytest.mark.parametrize("client_sends_original", [True, False])
+def test_post_write_reports_what_the_write_brought_in_not_older_problems(root: Path, client_sends_original: bool):
+    note = root / "notes" / "old.md"
+    note.parent.mkdir(exist_ok=True)
+    note.write_text(OLD_PROBLEM, encoding="utf-8")
+    after = OLD_PROBLEM + "\nAnd [another](missing-too.md).\n"  # one new broken link; the old ones stay
+    call = claude("Write", {"file_path": str(note), "content": after})
+    assert hook(root, "pre-write", call)[0] == 0
+    note.write_text(after, encoding="utf-8")
+    response = {"type": "update", "filePath": str(note), "content": after}
+    if client_sends_original:
+        response["originalFile"] = OLD_PROBLEM
+    code, out, _err = hook(root, "post-write", {**call, "hook_event_name": "PostToolUse", "tool_response": response})
+    reason = json.loads(out)["reason"]
+    assert code == 0 and "missing-too.md" in reason
+    assert "PM102" not in reason and "gone.md" not in reason, "older problems are not this write's news"
+
+
+def test_a_write_that_brings_in_nothing_new_gets_no_answer(root: Path):
+    note = root / "notes" / "old.md"
+    note.parent.mkdir(exist_ok=True)
+    note.write_text(OLD_PROBLEM, encoding="utf-8")
+    after = OLD_PROBLEM.replace("Two facts.", "Two facts, reworded.")
+    call = claude("Write", {"file_path": str(note), "content": after})
+    assert hook(root, "pre-write", call)[0] == 0
+    note.write_text(after, encoding="utf-8")
+    code, out, _err = hook(root, "post-write", {**call, "hook_event_name": "PostToolUse",
+                                                 "tool_response": {"type": "update", "filePath": str(note)}})
+    assert (code, out) == (0, "")

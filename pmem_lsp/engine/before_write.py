@@ -1,12 +1,14 @@
-"""`_index.md` as it was before an agent's write, kept by pre-write for post-write.
+"""A memory file as it was before an agent's write, kept by pre-write for post-write.
 
-post-write names every route an index write removed, which needs the text before the write.
-Claude Code sends it as `tool_response.originalFile` when it has it; when it does not (a
-`Write` over the file, another client), the routes a write took away would go unreported, and
-the worst write — one that leaves no route at all — would be the quietest. So pre-write keeps
-the index it saw, keyed by the root, the session and the tool call (`tool_use_id`, which both
-hooks of one call carry), in the user's cache folder (0700; never the root, which agents read),
-and post-write takes it back once. A kept text older than a day is dropped.
+post-write reports what a write changed — the problems it brought into the file, the routes an
+`_index.md` write removed — not the file's older problems, which the agent did not cause and
+would be told to fix again on every write. That needs the text before the write. Claude Code
+sends it as `tool_response.originalFile` when it has it; when it does not (a `Write` over the
+file, another client), pre-write's copy stands in: the file as pre-write saw it, keyed by the
+root, the session and the tool call (`tool_use_id`, which both hooks of one call carry), in the
+user's cache folder (0700; never the root, which agents read); post-write takes it back once.
+Without either, an index write that left no route at all would be the quietest write. A kept
+text older than a day is dropped.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 from .user_cache import pmem_cache_dir
 
-FOLDER = "index-before-write"
+FOLDER = "before-write"
 KEEP_SECONDS = 24 * 3600
 
 
@@ -35,7 +37,7 @@ def _call_key(root: Path, data: dict[str, Any]) -> str | None:
 
 
 def keep(root: Path, data: dict[str, Any], text: str | None) -> None:
-    """pre-write: keep the index's text (`None`: it did not exist) for this call's post-write.
+    """pre-write: keep the file's text (`None`: it did not exist) for this call's post-write.
     Best effort: a cache that cannot be written only costs the report its before-text."""
     key = _call_key(root, data)
     if key is None or text is None:
@@ -52,7 +54,7 @@ def keep(root: Path, data: dict[str, Any], text: str | None) -> None:
 
 
 def take(root: Path, data: dict[str, Any]) -> str | None:
-    """post-write: the index text pre-write kept for this call, removed as it is read."""
+    """post-write: the text pre-write kept for this call, removed as it is read."""
     key = _call_key(root, data)
     if key is None:
         return None
