@@ -117,6 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
         confirm.add_argument("-y", "--yes", action="store_true", help="apply without asking (for people and scripts)")
         confirm.add_argument("--token", help="apply exactly the preview that printed this token")
 
+    doctor = sub.add_parser("doctor", help="check that every agent on this machine reaches the same memory root")
+    doctor.add_argument("--format", choices=["text", "json"], default="text")
+    setup = sub.add_parser("setup", help="fix what `pmem doctor` finds for one agent (preview, then asks)")
+    setup.add_argument("agent", choices=["claude-code", "codex"])
+    setup.add_argument("--format", choices=["text", "json"], default="text")
+    setup.add_argument("-y", "--yes", action="store_true", help="apply without asking (for people and scripts)")
+
     hook = sub.add_parser("hook", help="agent hooks: check a write before or after it happens (JSON on stdin)")
     hook.add_argument("event", choices=["pre-write", "post-write", "pre-shell"])
 
@@ -232,6 +239,12 @@ def _main(argv: list[str] | None) -> int:
         return run_hook(root, args.event, sys.stdin, sys.stdout, sys.stderr, watchdog=True)
     if args.command in _WRITES and (args.command == "init" or root.is_dir()):
         return _write(root, args, argv)
+    if args.command in ("doctor", "setup"):  # a root that does not exist yet is one of its findings
+        from .doctor import run_doctor, run_setup
+
+        if args.command == "doctor":
+            return run_doctor(root, args.format, sys.stdout)
+        return run_setup(root, args.agent, args.format, args.yes, sys.stdin, sys.stdout, sys.stderr)
     if args.command == "mcp":  # started without a root too: its tools say how to create one
         from ..mcp.server import run
 
