@@ -273,12 +273,13 @@ def _write(root: Path, args: argparse.Namespace, argv: list[str] | None) -> int:
     request = Request(args.command, getattr(args, "path", None), reason, content,
                       getattr(args, "description", None), not getattr(args, "no_route", False),
                       add_route=getattr(args, "add_route", False))
-    status = run_write(root, request, fmt=args.format, yes=args.yes, token=args.token, argv=argv)
-    if status == exit_codes.OK and args.command == "save" and args.content_file is not None:
+    spent = None
+    if args.command == "save" and args.content_file is not None:
         from ..engine.pending_saves import forget_file
 
-        forget_file(args.content_file)  # a preview's kept text, applied by the person: spent
-    return status
+        def spent() -> None:  # a preview's kept text, applied by the person: spent
+            forget_file(args.content_file)
+    return run_write(root, request, fmt=args.format, yes=args.yes, token=args.token, argv=argv, applied=spent)
 
 
 def _read_content(content_file: str | None) -> str | None:
