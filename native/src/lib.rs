@@ -210,11 +210,11 @@ pub(crate) fn instruction_candidates(lines: &[&str]) -> Vec<usize> {
 
 /// The indices of the lines PM404 must look at (see the module's comment).
 #[pyfunction]
-fn instruction_lines(lines: &PyList) -> PyResult<Vec<usize>> {
+fn instruction_lines(lines: &Bound<'_, PyList>) -> PyResult<Vec<usize>> {
     let mut out = Vec::new();
     let mut buf = Vec::with_capacity(256);
     for (i, item) in lines.iter().enumerate() {
-        let s: &PyString = item.downcast()?;
+        let s = item.cast_into::<PyString>()?;
         match s.to_str() {
             Ok(line) => {
                 if instruction_candidate(line, &mut buf) {
@@ -244,11 +244,11 @@ const PM208_PATTERNS: &str = r#"(?<![\w.])\d{4}-\d{2}-\d{2}(?![\w.])|(?<!\w)\d{1
 /// `%`, or in any case `due`, `deadline`, `eta`, `block`, `in review`, `awaiting review`). The
 /// others match none of them.
 #[pyfunction]
-fn volatile_candidates(descriptions: &PyList) -> PyResult<Vec<usize>> {
+fn volatile_candidates(descriptions: &Bound<'_, PyList>) -> PyResult<Vec<usize>> {
     const WORDS: [&str; 6] = ["due", "deadline", "eta", "block", "in review", "awaiting review"];
     let mut out = Vec::new();
     for (i, item) in descriptions.iter().enumerate() {
-        let s: &PyString = item.downcast()?;
+        let s = item.cast_into::<PyString>()?;
         let candidate = match s.to_str() {
             Ok(d) if d.is_ascii() => {
                 let lower = d.to_ascii_lowercase();
@@ -327,7 +327,7 @@ const WRITTEN_FOR_PM208: &str = "b59b982f95b5d6d0fd617e82716af427d331355d4e2b996
 const WRITTEN_FOR_SECRETS: &str = "99eeb7854ec756fef783214ee69c908e1b22c1eb0b428784b295c88958639a02";
 
 #[pymodule]
-fn pmem_native(_py: Python<'_>, m: &PyModule) -> PyResult<()> {
+fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     m.add("PM404_PATTERNS", PM404_PATTERNS)?;
     m.add("PM208_PATTERNS", PM208_PATTERNS)?;
@@ -943,14 +943,15 @@ fn cut(mut f: Found, safe: i64, first_line: i64) -> (Found, Option<usize>) {
 #[allow(clippy::type_complexity)]
 fn fast_part<'py>(
     py: Python<'py>,
-    lines: &'py PyList,
+    lines: &Bound<'py, PyList>,
     first_line: i64,
-    kinds: &'py PyTuple,
-) -> PyResult<(Vec<HeadingRow>, Vec<FenceRow>, Vec<ItemRow>, &'py PyList, &'py PyList, Option<usize>)> {
-    let mut strs: Vec<&str> = Vec::with_capacity(lines.len());
+    kinds: &Bound<'py, PyTuple>,
+) -> PyResult<(Vec<HeadingRow>, Vec<FenceRow>, Vec<ItemRow>, Bound<'py, PyList>, Bound<'py, PyList>, Option<usize>)> {
+    // The strings held first, so that their UTF-8 views below live as long as the scan.
+    let held: Vec<Bound<'py, PyString>> = lines.iter().map(|item| item.cast_into::<PyString>()).collect::<Result<_, _>>()?;
+    let mut strs: Vec<&str> = Vec::with_capacity(held.len());
     let mut undecodable = false;
-    for item in lines.iter() {
-        let s: &PyString = item.downcast()?;
+    for s in &held {
         match s.to_str() {
             Ok(line) => strs.push(line),
             Err(_) => {
@@ -960,8 +961,8 @@ fn fast_part<'py>(
         }
     }
     let (found, stop) = scan_fast(&strs, first_line, undecodable);
-    let objs: Vec<&PyAny> = (0..6).map(|i| kinds.get_item(i)).collect::<PyResult<_>>()?;
-    let kind_list = PyList::new(py, found.kinds.iter().map(|&k| objs[k as usize]));
+    let objs: Vec<Bound<'py, PyAny>> = (0..6).map(|i| kinds.get_item(i)).collect::<PyResult<_>>()?;
+    let kind_list = PyList::new(py, found.kinds.iter().map(|&k| &objs[k as usize]))?;
     let mut tops = vec![-1i64; found.kinds.len()];
     for (index, it) in found.items.iter().enumerate() {
         let a = (it.0 - first_line) as usize;
@@ -970,6 +971,6 @@ fn fast_part<'py>(
             *t = index as i64;
         }
     }
-    let top_list = PyList::new(py, tops);
+    let top_list = PyList::new(py, tops)?;
     Ok((found.headings, found.fences, found.items, kind_list, top_list, stop))
 }
