@@ -154,8 +154,12 @@ def _fail(message: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     if (sys.argv[1:] if argv is None else argv) == ["--version"]:
-        # Asked by hooks, editors and scripts on every start: no parser, no redaction, no engine.
-        sys.stdout.write(f"pmem {__version__}\n")
+        # Asked by hooks, editors and scripts on every start: no parser, no redaction, no engine
+        # (engine/native.py imports only the extension and reads native_mirrors.json). One line:
+        # the version first, then which engine runs and, for the pure one, why.
+        from ..engine.native import describe
+
+        sys.stdout.write(f"pmem {__version__} ({describe()})\n")
         return exit_codes.OK
     args = sys.argv[1:] if argv is None else argv
     hook_text: str | None = None

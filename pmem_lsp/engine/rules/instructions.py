@@ -22,7 +22,7 @@ from ..lazy_re import lazy
 from ..line_index import split_lines
 from ..markdown import CODE
 from ..memory_file import MemoryFile, mask_code_spans
-from ..native import CORE
+from ..native import core_for
 from ..rule import Rule, TextCheck, W
 from ..zones import Zone
 
@@ -280,7 +280,8 @@ def instruction_kinds(line: str, veiled: bool = True) -> list[tuple[str, int, in
 
 
 # The native core's prefilter, while it was written for exactly these patterns (docs/native.md).
-_NATIVE = CORE if CORE is not None and "\n".join(p.pattern for _, p in _PATTERNS) == CORE.PM404_PATTERNS else None
+_CORE = core_for("pm404")  # only where the build was written for this Python code
+_NATIVE = _CORE if _CORE is not None and "\n".join(p.pattern for _, p in _PATTERNS) == _CORE.PM404_PATTERNS else None
 
 
 def candidate_lines(lines: list[str], veiled: bool | None = None) -> range | list[int]:

@@ -8,11 +8,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..findings import Finding
-from ..native import CORE as _NATIVE
+from ..native import core_for
 from ..paths import normalize_target
 from ..root_state import FileEntry, RootState
 from ..rule import FileCheck, Rule, W
 from ..zones import Zone
+
+_NATIVE = core_for("link_targets")  # only where the build was written for this Python code (docs/native.md)
 
 if TYPE_CHECKING:
     from ..analysis import Analysis

@@ -31,10 +31,15 @@ from urllib.parse import unquote
 from ..findings import Finding
 from ..markdown import PARAGRAPH
 from ..memory_file import MemoryFile, mask_code_spans, parse_metadata_line
+from ..native import core_for
 from ..paths import strip_fragment
 from ..root_state import FileEntry, RootState
 from ..rule import FileCheck, I, Rule
 from .links import LINK_ZONES
+
+# The record's verdict for this rule, only where the build was written for its Python code
+# (docs/native.md; native_mirrors.py, group "pointers").
+_CORE_VERDICT = core_for("pointers") is not None
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
@@ -147,7 +152,8 @@ def source_pointers(doc: MemoryFile) -> list[SourcePointer]:
             link = doc.link_at(index)
             add(link.line, link.start, link.end, written, _pointer(unquote(strip_fragment(written))))
     text = doc.text
-    hint = doc.absolute_hint  # the native core's answer to the question below (docs/native.md)
+    # The native core's answer to the question below (docs/native.md).
+    hint = doc.absolute_hint if _CORE_VERDICT else None
     if hint is None:
         hint = "~/" in text or text.startswith("/") or _ABSOLUTE_HINT.search(text) is not None
     if hint:

@@ -13,9 +13,14 @@ from ..lazy_re import lazy
 from ..line_index import LineIndex, newline_of, split_keepends
 from ..markdown import HTML, Heading
 from ..memory_file import MemoryFile
+from ..native import core_for
 from ..root_state import RootState
 from ..rule import H, I, Rule, TextCheck, W
 from ..zones import Zone
+
+# The record's verdict for this rule, only where the build was written for its Python code
+# (docs/native.md; native_mirrors.py, group "summary").
+_CORE_VERDICT = core_for("summary") is not None
 
 if TYPE_CHECKING:  # the settings model (pydantic) is not needed to run a check: hooks start fast
     from ..settings import Settings
@@ -121,7 +126,7 @@ def content_runs(doc: MemoryFile, runs: tuple[tuple[int, int], ...]) -> list[tup
 
 
 def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | None = None) -> list[Finding]:
-    if zone is Zone.ACTIVE and doc.summary_clean:
+    if zone is Zone.ACTIVE and doc.summary_clean and _CORE_VERDICT:
         return []  # the native core's verdict: one well-placed summary of 3 to 6 facts (docs/native.md)
     lines = doc.lines
     out: list[Finding] = []
