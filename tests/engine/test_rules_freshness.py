@@ -193,14 +193,14 @@ def test_front_matter_keys_are_top_level_only() -> None:
 
 
 def test_a_save_of_a_file_with_front_matter_shows_and_sets_updated(tmp_path: Path) -> None:
-    from pmem_lsp.engine.lifecycle.fs_applier import apply_plan
+    from pmem_lsp.engine.lifecycle.fs_applier import run_steps
     from pmem_lsp.engine.lifecycle.operations import context, make_plan
 
     root = make_root(tmp_path, {"notes/x.md": "---\ntitle: X\nupdated: 2026-01-01\n---\n# X\n\nOld.\n"})
     plan = make_plan(context(root, TODAY), "save", "notes/x.md",
                      content="---\ntitle: X\nupdated: 2026-01-01\n---\n# X\n\nNew.\n")
     assert "+updated: 2026-12-01" in plan.preview and "front matter: updated: 2026-12-01" in plan.preview
-    apply_plan(root, plan)
+    run_steps(root, plan)
     assert (root / "notes/x.md").read_text(encoding="utf-8") == "---\ntitle: X\nupdated: 2026-12-01\n---\n# X\n\nNew.\n"
     same = make_plan(context(root, TODAY), "save", "notes/x.md",
                      content="---\ntitle: X\nupdated: 2026-12-01\n---\n# X\n\nNew.\n")

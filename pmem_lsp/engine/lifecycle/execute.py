@@ -213,9 +213,3 @@ def goal_missed(root: Path, plan: Plan, deadline: float) -> str | None:
     return None
 
 
-def carry_out(ctx: LifecycleContext, confirmed: Plan, path: object = None, reason: str | None = None, *,
-              content: object = None, description: str | None = None,
-              route: bool = True, add_route: bool = False) -> tuple[Plan, list[str]]:
-    """`execute` for a plan the user confirmed (the CLI's prompt and `--yes`)."""
-    request = Request(confirmed.op, path, reason, content, description, route, add_route)
-    return execute(ctx.root, Confirmed(request, confirmed), ctx=ctx)
