@@ -176,8 +176,11 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     # not its secret: `find_secrets` reports the secret written beside it, and the SID itself
     # only where a secret-named key names it (docs/decisions.md, "Secrets: Twilio and PuTTY").
     _rule(TWILIO_SID, "SK", rf"{_L}(?P<v>SK(?P<b>[0-9a-f]{{32}})){_R}"),
-    _rule("NATS nkey seed", ("SU", "SA", "SO", "SN", "SC"),
-          r"(?<![A-Za-z0-9_\-])(?P<v>S[UAONC](?P<b>[A-D][A-Z2-7]{55}))(?![A-Za-z0-9_\-])", _nkey_seed),
+    # Its third letter is always `A` (the second prefix byte's bits after the type letter are
+    # zero for every type): three-letter keywords pass over words in capitals (`SUMMARY`,
+    # `SCOPE`, `SNAKE`) that two-letter ones made candidate lines (ordinary notes: 50% slower).
+    _rule("NATS nkey seed", ("SUA", "SAA", "SOA", "SNA", "SCA"),
+          r"(?<![A-Za-z0-9_\-])(?P<v>S[UAONC]A(?P<b>[A-Z2-7]{55}))(?![A-Za-z0-9_\-])", _nkey_seed),
     # JSON Web Tokens: header and payload are base64url JSON objects ("eyJ" = '{"').
     _rule("JWT", "eyJ",
           r"(?<![A-Za-z0-9_\-])(?P<v>eyJ[A-Za-z0-9_\-]{10,8192}\.e[yw][A-Za-z0-9_\-]{10,8192}\.(?P<b>[A-Za-z0-9_\-]{16,1024}))(?![A-Za-z0-9_\-.])"),
