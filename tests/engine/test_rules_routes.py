@@ -646,6 +646,8 @@ def test_pm201_without_a_literal_twin_keeps_its_message(tmp_path):
     ("notes/Rust ?.md", "- <notes/Rust ?.md> — a question about Rust", "notes/Rust %3F.md"),
     ("notes/$?.md", "- [exit code](notes/$?.md) — the shell's last status", "notes/$%3F.md"),
     ("notes/# Lambda.md", "- `notes/# Lambda.md` — lambdas", "notes/%23 Lambda.md"),
+    ("$?.md", "- [exit code]($?.md) — the shell's last status", "./$%3F.md"),  # read as `$`: "absolute"
+    ("# Lambda.md", "- <# Lambda.md> — lambdas", "%23 Lambda.md"),  # read as empty
 ])
 def test_pm204_on_a_name_with_query_or_fragment_marks_says_how_to_write_it(tmp_path, name, written, escaped):
     found = only(route_findings(tmp_path, written, files={name: X}), "PM204")
@@ -686,3 +688,12 @@ def test_prose_then_a_path_never_becomes_a_route_to_a_sentence(words, path):
 def test_a_folder_with_spaces_stays_a_route(tmp_path):
     assert route_findings(tmp_path, "- Plugins (core)/Daily notes.md — daily notes",
                           files={"Plugins (core)/Daily notes.md": X}) == []
+
+
+@pytest.mark.parametrize("name, route", [
+    ("notes/Rust ?.md", "- <notes/Rust %3F.md> — a question about Rust"),
+    ("$?.md", "- [exit code](./$%3F.md) — the shell's last status"),
+    ("notes/# Lambda.md", "- `notes/%23 Lambda.md` — lambdas"),
+])
+def test_the_escaped_form_pm204_suggests_routes_the_note(tmp_path, name, route):
+    assert route_findings(tmp_path, route, files={name: X}) == []

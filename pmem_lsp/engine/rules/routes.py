@@ -125,6 +125,8 @@ def _escaped_route(route: Route) -> str | None:
     if route.form == WIKI or not ("?" in written or "#" in written):
         return None  # a wiki link's `#` is its heading: it cannot name such a file at all
     escaped = written.replace("?", "%3F").replace("#", "%23")
+    if escaped.startswith("$"):
+        escaped = "./" + escaped  # a leading `$` reads as an environment variable, not a name
     path, problem = normalize_target(escaped)
     return escaped if problem is None and path is not None and is_markdown(path) else None
 
@@ -155,7 +157,10 @@ def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], se
     for route in model.routes:
         r = _range(route)
         if route.path is None:
-            out.append(Finding(INDEX, *r, "PM204", f"invalid route target: {_PROBLEM_TEXT[route.problem or EMPTY]}"))
+            # `$?.md` read up to its `?` is `$`, an environment variable's form: say what it is.
+            escaped = _escaped_route(route)
+            out.append(_query_or_fragment_finding(state, route, r, escaped) if escaped is not None else
+                       Finding(INDEX, *r, "PM204", f"invalid route target: {_PROBLEM_TEXT[route.problem or EMPTY]}"))
             continue
         path = route.path
         zone = zone_of(path)
