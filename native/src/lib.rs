@@ -317,9 +317,9 @@ fn sketch_hashes(text: &str, min_line: usize, count: usize) -> Vec<u32> {
 /// rebuild (make native). Until then that group runs the pure-Python path.
 const WRITTEN_FOR_BLOCKS: &str = "6889e42be9d991a0791422cce4d2c442d09b2072ed446262b635987af896596e";
 const WRITTEN_FOR_RECORD: &str = "6799b514cbd651dd169e6f15dab6da8c53e805b26ddb41a0c8c9943c2b479104";
-const WRITTEN_FOR_SUMMARY: &str = "8e93e423137560b9212ef25aa1ec282d467ea4f72c05b692c1b570ea9f563dc9";
+const WRITTEN_FOR_SUMMARY: &str = "4052eabe61a319ea99190c5b3ce01b1006c0e8b061965a07e85ee28b807f934e";
 const WRITTEN_FOR_CONCLUDED: &str = "efb7bd1cf4f7135c18de954bbde7acd3ee05c2c7da2e7295bff7c2249e8d82cd";
-const WRITTEN_FOR_POINTERS: &str = "3c799beea51bb1c51a5448c8c7591159c84c219864e7f843cb2fa0da8e8431e3";
+const WRITTEN_FOR_POINTERS: &str = "6fbba582c269afced099ba2e20ce99f930ee9685d357bffaf6cb692c0cb47143";
 const WRITTEN_FOR_LINK_TARGETS: &str = "b10a9cb472d5d4e84037bc6343dbeb35d0f6e884791d77d7b8b9aab857ee3534";
 const WRITTEN_FOR_PM404: &str = "7ebcc1c7bff176867930d88a1d4d741e8a7afd8594bb62676f6ad8aad2a5e167";
 const WRITTEN_FOR_SKETCH: &str = "8133043f08c7cb4a4677877c4d67b0170b8f6fc763636352f0131ea8e56e612c";

@@ -62,7 +62,29 @@ FILE_ROOTS = {"Users", "home", "Volumes", "mnt", "media", "opt", "srv", "data", 
 # trying the class at every character: 17 → 2 µs on a 2.5 KB note, the same answer.
 _ABSOLUTE_HINT = re.compile(r"/(?<=[\s`(:：]/)[A-Za-z]")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
-_PLAIN_PATH = re.compile(r"(?<![\w/~.])(?:~|(?=/[A-Za-z]))/?[^\s`'\"<>()\[\]{},;|*]*")
+# A path stops at CJK punctuation (`/opt/cni/bin。`, `~/x，`): the ideographic full stop and
+# comma, brackets and quotes, and the fullwidth forms of ASCII punctuation. CJK letters stay
+# (`~/笔记/x.md` is a path).
+_CJK_PUNCTUATION = "\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
+_PLAIN_PATH = re.compile(rf"(?<![\w/~.])(?:~|(?=/[A-Za-z]))/?[^\s`'\"<>()\[\]{{}},;|*{_CJK_PUNCTUATION}]*")
+_RE_CJK_TEXT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_LABEL_WORDS = 3  # `Source: ~/x`, `- Raw exports ~/x`: a label; more words before the path is a sentence
+
+
+def _in_a_sentence(plain: str, start: int) -> bool:
+    """Is the plain path at `start` a mention inside a sentence (`路径：CNI 插件默认装在
+    /opt/cni/bin。`, `Source: the cluster keeps its plugins in /opt/cni/bin`) rather than the
+    value of a source line? What comes between the key (or the item's marker) and the path
+    must be a short label: a few words, no CJK prose (issue 44)."""
+    before = plain[:start]
+    for sep in (":", "："):
+        cut = before.rfind(sep)
+        if cut != -1:
+            before = before[cut + 1:]
+            break
+    else:
+        before = before.lstrip(" \t>").lstrip("-*+0123456789.)").strip()
+    return _RE_CJK_TEXT.search(before) is not None or len(before.split()) > _LABEL_WORDS
 _NOT_A_PATH = re.compile(r"[\s*?$<>{}\[\]|…]|\.\.\.")
 _LINE_SUFFIX = re.compile(r"(?::\d+){1,2}$")  # `~/app/main.py:42` points at a line
 # Words that declare a source: a key's or a heading's last word, or in CJK anywhere in it.
@@ -170,7 +192,7 @@ def source_pointers(doc: MemoryFile) -> list[SourcePointer]:
                 plain = plain[:s] + " " * (e - s) + plain[e:]
             for m in _PLAIN_PATH.finditer(plain):
                 written = m.group(0).rstrip(".:：,;!?")
-                if len(written) > 1:
+                if len(written) > 1 and not _in_a_sentence(plain, m.start()):
                     add(n, m.start(), m.start() + len(written), written, _pointer(written))
     out.sort(key=lambda p: (p.line, p.start))
     return out
