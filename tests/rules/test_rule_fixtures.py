@@ -27,8 +27,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from engine_helpers import TODAY, findings
 
+from engine_helpers import TODAY, findings
 from pmem_lsp.cli.check import _line as check_line  # `pmem check`'s own text line
 from pmem_lsp.engine.catalogue import RULES
 
