@@ -57,10 +57,8 @@ def build_root(fixture: Path, target: Path) -> Path:
         (target / folder).mkdir(parents=True, exist_ok=True)
     remove = fixture / "remove.txt"
     if remove.exists():
-        for rel in remove.read_text(encoding="utf-8").split("\n"):
-            path = target / rel.strip().rstrip("/")
-            if not rel.strip():
-                continue
+        for rel in filter(None, (line.strip() for line in remove.read_text(encoding="utf-8").splitlines())):
+            path = target / rel.rstrip("/")
             if path.is_dir():
                 shutil.rmtree(path)
             else:
