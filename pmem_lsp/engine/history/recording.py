@@ -23,6 +23,6 @@ def record_quietly(root: Path, writer: Writer, title: str) -> str | None:
         return None
     try:
         return open_store(root).record(writer, title)
-    except Exception as exc:  # noqa: BLE001 — a write never fails because history could not keep it
+    except Exception as exc:  # a write never fails because history could not keep it
         log.debug("history: not recorded: %s", type(exc).__name__)
         return None

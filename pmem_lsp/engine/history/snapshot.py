@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 
 from .git import Git
@@ -20,12 +21,15 @@ def large_limit(root: Path) -> int:
     """`largeFile.kb` in bytes, read without the settings model (recording must stay cheap and
     must not fail on a settings file pmem cannot use)."""
     try:
-        import tomllib
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
 
         with open(root / SETTINGS_FILE, "rb") as fh:
             kb = tomllib.load(fh).get("largeFile", {}).get("kb", DEFAULT_LARGE_KB)
         return int(kb) * 1024 if isinstance(kb, int) and kb > 0 else DEFAULT_LARGE_KB * 1024
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, ImportError):
         return DEFAULT_LARGE_KB * 1024
 
 
@@ -63,7 +67,7 @@ class StatCache:
         self.entries: dict[str, tuple[StatKey, str]] = {}
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
-            self.entries = {p: (tuple(v[0]), v[1]) for p, v in raw.items()}  # type: ignore[misc]
+            self.entries = {p: (tuple(v[0]), v[1]) for p, v in raw.items()}
         except (OSError, ValueError, TypeError, IndexError, AttributeError):
             self.entries = {}  # lost or damaged: everything is hashed again, nothing is wrong
 
