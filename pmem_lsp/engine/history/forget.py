@@ -22,11 +22,10 @@ def forget_path(store: HistoryStore, rel: str) -> int:
             info = git.run("log", "-1", "--format=%B%x00%at %ad", "--date=format:%z", commit).decode()
             message, stamp = info.split("\x00")
             dated = {"GIT_AUTHOR_DATE": stamp.strip(), "GIT_COMMITTER_DATE": stamp.strip()}
-            git.run("read-tree", commit)
-            if git.ok("cat-file", "-e", f"{commit}:{rel}"):
+            blobs = store.blobs_of(commit)
+            if blobs.pop(rel, None) is not None:
                 held += 1
-                git.run("update-index", "--force-remove", "--", rel)
-            tree = git.run("write-tree").decode().strip()
+            tree = store.tree_of(blobs)
             args = ["commit-tree", tree, *(["-p", parent] if parent else [])]
             parent = git.run(*args, input=message.encode(), env=dated).decode().strip()
         assert parent is not None

@@ -111,7 +111,7 @@ class HistoryStore:
         with self.locked():
             cache = StatCache(self.dir / "stat.json")
             blobs = snapshot(self.root, self.git, cache)
-            tree = self._tree(blobs)
+            tree = self.tree_of(blobs)
             parent = self.head()
             if parent is not None and self.git.run("rev-parse", f"{parent}^{{tree}}").decode().strip() == tree:
                 cache.save()
@@ -124,7 +124,16 @@ class HistoryStore:
             cache.save()  # after the entry: a crash before it only means hashing again
             return commit
 
-    def _tree(self, blobs: dict[str, str]) -> str:
+    def blobs_of(self, commit: str) -> dict[str, str]:
+        """path → blob id of every file kept in the entry `commit`."""
+        raw = self.git.run("ls-tree", "-r", "-z", "--full-tree", commit).decode("utf-8", "surrogateescape")
+        found = {}
+        for line in filter(None, raw.split("\x00")):
+            meta, _, rel = line.partition("\t")
+            found[rel] = meta.split()[2]
+        return found
+
+    def tree_of(self, blobs: dict[str, str]) -> str:
         index = self.dir / "index"
         index.unlink(missing_ok=True)  # the index is rebuilt from blob ids: no file is read again
         listing = "".join(f"100644 {blob}\t{rel}\n" for rel, blob in sorted(blobs.items()))
