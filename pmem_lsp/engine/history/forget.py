@@ -39,5 +39,5 @@ def forget_path(store: HistoryStore, rel: str) -> int:
 
         cache = StatCache(store.dir / "stat.json")
         cache.forget(rel)
-        cache.save()
+        cache.save(None)
         return held

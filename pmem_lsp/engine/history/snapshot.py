@@ -65,19 +65,26 @@ class StatCache:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.entries: dict[str, tuple[StatKey, str]] = {}
+        self.head: str | None = None  # the entry whose tree is exactly these blobs
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
-            self.entries = {p: (tuple(v[0]), v[1]) for p, v in raw.items()}
-        except (OSError, ValueError, TypeError, IndexError, AttributeError):
-            self.entries = {}  # lost or damaged: everything is hashed again, nothing is wrong
+            self.entries = {p: (tuple(v[0]), v[1]) for p, v in raw["files"].items()}
+            self.head = raw["head"] if isinstance(raw["head"], str) else None
+        except (OSError, ValueError, TypeError, IndexError, AttributeError, KeyError):
+            self.entries, self.head = {}, None  # lost or damaged: everything is hashed again
 
-    def save(self) -> None:
+    def blobs(self) -> dict[str, str]:
+        return {rel: blob for rel, (_, blob) in self.entries.items()}
+
+    def save(self, head: str | None) -> None:
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({p: [list(k), b] for p, (k, b) in self.entries.items()}), encoding="utf-8")
+        files = {p: [list(k), b] for p, (k, b) in self.entries.items()}
+        tmp.write_text(json.dumps({"head": head, "files": files}), encoding="utf-8")
         os.replace(tmp, self.path)
 
     def forget(self, rel: str) -> None:
         self.entries.pop(rel, None)
+        self.head = None
 
 
 def snapshot(root: Path, git: Git, cache: StatCache) -> dict[str, str]:

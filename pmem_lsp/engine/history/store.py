@@ -110,18 +110,23 @@ class HistoryStore:
         when = when or dt.datetime.now(dt.timezone.utc).astimezone()
         with self.locked():
             cache = StatCache(self.dir / "stat.json")
+            last = cache.blobs()
             blobs = snapshot(self.root, self.git, cache)
-            tree = self.tree_of(blobs)
             parent = self.head()
+            if parent is not None and parent == cache.head and blobs == last:
+                # The newest entry is these very blobs (the cache says so): no tree to build.
+                cache.save(parent)
+                return None
+            tree = self.tree_of(blobs)
             if parent is not None and self.git.run("rev-parse", f"{parent}^{{tree}}").decode().strip() == tree:
-                cache.save()
+                cache.save(parent)
                 return None
             stamp = f"{int(when.timestamp())} {when.strftime('%z') or '+0000'}"
             args = ["commit-tree", tree, *(["-p", parent] if parent else [])]
             commit = self.git.run(*args, input=_message(writer, title, when),
                                   env={"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}).decode().strip()
             self.git.run("update-ref", REF, commit, *([parent] if parent else []))
-            cache.save()  # after the entry: a crash before it only means hashing again
+            cache.save(commit)  # after the entry: a crash before it only means hashing again
             return commit
 
     def blobs_of(self, commit: str) -> dict[str, str]:
