@@ -7,9 +7,12 @@ import os
 import shutil
 import stat
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from pmem_lsp.engine.history import location
 from pmem_lsp.engine.history.forget import forget_path
@@ -129,3 +132,52 @@ def test_forget_leaves_no_object_holding_the_text(root: Path):
     assert blob not in objects
     assert store.entries("notes/leak.md") == []
     assert [e.title for e in store.entries()][:2] == ["removed", "leak"]  # the entries themselves stay
+
+
+# -- undo, as a property: random writes, then undo of one of them ------------------------------
+
+LINES = 12
+
+
+def _undo_in_store(root: Path, store: HistoryStore, commit: str, rel: str):
+    parent = store.parent_of(commit)
+    assert parent is not None
+    return revert_file(store.git, store.dir, rel, (root / rel).read_bytes(), store.text_at(commit, rel),
+                       store.text_at(parent, rel))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=st.lists(st.integers(0, LINES - 1), min_size=1, max_size=6), data=st.data())
+def test_undo_of_a_random_entry_equals_replaying_without_it(edits: list[int], data: st.DataObject,
+                                                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Each write replaces one line; undo of write k equals the writes replayed without k when
+    no later write touched that line or its neighbours, and is a conflict (nothing to apply)
+    when a later write touched that very line."""
+    k = data.draw(st.integers(0, len(edits) - 1), label="undone")
+    later = edits[k + 1:]
+    near = [i for i in later if abs(i - edits[k]) == 1]
+    assume(not near)  # git merge-file joins adjacent hunks: neither clearly a conflict nor clean
+    with tempfile.TemporaryDirectory(dir=tmp_path) as folder:
+        monkeypatch.setenv("XDG_STATE_HOME", str(Path(folder) / "state"))
+        root = Path(folder) / "memory"
+        lines = [f"base {n}\n" for n in range(LINES)]
+        write_root(root, {"notes/n.md": "".join(lines)})
+        store = open_store(root)
+        store.record(Writer("outside"), "base")
+        commits = []
+        for step, line in enumerate(edits):
+            lines[line] = f"write {step}\n"
+            (root / "notes/n.md").write_text("".join(lines))
+            commit = store.record(Writer("outside"), f"write {step}")
+            assert commit is not None
+            commits.append(commit)
+        reverted = _undo_in_store(root, store, commits[k], "notes/n.md")
+        if edits[k] in later:
+            assert reverted.conflict is not None
+            return
+        replayed = [f"base {n}\n" for n in range(LINES)]
+        for step, line in enumerate(edits):
+            if step != k:
+                replayed[line] = f"write {step}\n"
+        assert reverted.conflict is None
+        assert reverted.text == "".join(replayed).encode()
