@@ -1,4 +1,4 @@
-"""`pmem history`, `pmem diff`, `pmem restore`, `pmem undo` (docs/design.md §11): the root's
+"""`pmem history`, `pmem diff`, `pmem restore`, `pmem undo`, `pmem review` (docs/design.md §11): the root's
 history, read from its store (engine/history/), and changes put back as ordinary writes.
 
 Restore and undo write nothing themselves: each file they bring back is a `save` of its old
@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..engine.history import review
 from ..engine.history.forget import forget_path
 from ..engine.history.git import HistoryOff
 from ..engine.history.merge import Reverted, revert_file
@@ -137,13 +138,17 @@ def _base_for(store: HistoryStore, since: str) -> str:
 
 
 def run_diff(root: Path, entry: str | None, path: str | None, since: str | None, fmt: str,
-             out: TextIO, err: TextIO) -> int:
+             out: TextIO, err: TextIO, unreviewed: bool = False) -> int:
     try:
-        if (entry is None) == (since is None):
-            raise UsageError("give an ENTRY, or --since ENTRY|WHEN")
+        if sum((entry is not None and since is None and not unreviewed, since is not None, unreviewed)) != 1:
+            raise UsageError("give an ENTRY, or --since ENTRY|WHEN, or --unreviewed")
         rel = root_relative(root, path) if path else None
         store = _store(root)
-        if since is not None:
+        if unreviewed:
+            if entry is not None:
+                rel = root_relative(root, entry)  # `pmem diff --unreviewed PATH`
+            base, head = review.reviewed_upto(store) or EMPTY_TREE, store.head() or EMPTY_TREE
+        elif since is not None:
             if entry is not None:
                 rel = root_relative(root, entry)  # `pmem diff --since X PATH`
             base, head = _base_for(store, since), store.head() or EMPTY_TREE
@@ -305,6 +310,10 @@ def run_forget(root: Path, path: str, fmt: str, yes: bool, stdin: TextIO, out: T
     except UsageError as exc:
         return _fail(fmt, out, err, "usage", str(exc))
     action = f"Forget every kept version of {rel} ({held} entr{'y' if held == 1 else 'ies'} changed it)"
+    if (root / rel).exists():
+        # History records the root as it is: the text still in the file is kept again next time.
+        action += (f"; {rel} is still in the root, so its text as it is now will be recorded again at the next "
+                   "entry (remove what must not be kept from it first)")
     if not yes:
         if fmt == "json" or not _tty(stdin):
             _emit(fmt, out, {"operation": "forget", "path": rel, "entries": held, "applied": False},
@@ -323,4 +332,40 @@ def run_forget(root: Path, path: str, fmt: str, yes: bool, stdin: TextIO, out: T
         return _fail(fmt, out, err, "history-off", str(exc))
     _emit(fmt, out, {"operation": "forget", "path": rel, "entries": held, "applied": True},
           f"Done: no version of {rel} is kept in history any more.")
+    return exit_codes.OK
+
+
+# -- pmem review ------------------------------------------------------------------------------
+
+def run_review(root: Path, accept: list[str] | None, accept_all: bool, fmt: str, out: TextIO, err: TextIO) -> int:
+    """What changed since the user last accepted, by writer; `--accept` / `--all` marks it
+    reviewed (in the store: the root is not touched)."""
+    try:
+        store = _store(root)
+        if accept_all:
+            review.accept_all(store)
+        elif accept:
+            review.accept(store, [store.resolve(given) for given in accept])
+        pending = review.unreviewed(store)
+    except HistoryOff as exc:
+        return _fail(fmt, out, err, "history-off", str(exc))
+    except (UsageError, ValueError) as exc:
+        return _fail(fmt, out, err, "usage", str(exc))
+    by_writer: dict[str, list[dict[str, Any]]] = {}
+    for entry in pending:
+        by_writer.setdefault(entry.writer.kind, []).append(entry.data())
+    text = []
+    if accept_all or accept:
+        text.append("Marked reviewed.")
+    for kind, items in by_writer.items():
+        text.append(f"{kind}: {len(items)} entr{'y' if len(items) == 1 else 'ies'}")
+        for item in items:
+            files = ", ".join(f"{f['change']} {f['path']}" for f in item["files"])
+            text.append(f"  {item['id']}  {item['time']}  {item['title']} — {files}")
+    if not pending:
+        text.append("Nothing to review: every change is accepted.")
+    else:
+        text.append("Accept with `pmem review --accept ENTRY…` or `--all`; see one with `pmem diff ENTRY`.")
+    _emit(fmt, out, {"unreviewed": [e.data() for e in pending], "by_writer": by_writer},
+          mask_text("\n".join(text)))
     return exit_codes.OK

@@ -137,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_history_commands(sub: argparse._SubParsersAction) -> None:
-    """`history`, `diff`, `restore`, `undo` (docs/design.md §11; cli/history.py)."""
+    """`history`, `diff`, `restore`, `undo`, `review` (docs/design.md §11; cli/history.py)."""
     def confirm_options(cmd: argparse.ArgumentParser, token: bool = True) -> None:
         cmd.add_argument("--format", choices=["text", "json"], default="text")
         group = cmd.add_mutually_exclusive_group()
@@ -155,6 +155,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
     diff.add_argument("entry", nargs="?", help="an entry id from `pmem history`")
     diff.add_argument("path", nargs="?", help="only this file")
     diff.add_argument("--since", metavar="ENTRY|WHEN", help="everything changed since this entry or time")
+    diff.add_argument("--unreviewed", action="store_true", help="everything changed since the last review")
     diff.add_argument("--format", choices=["text", "json"], default="text")
 
     restore = sub.add_parser("restore", help="bring a file back as it was at an entry (a previewed save)")
@@ -163,6 +164,12 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
     confirm_options(restore)
 
     undo = sub.add_parser("undo", help="revert what an entry changed, keeping every later change (previewed)")
+    review = sub.add_parser("review", help="what changed since you last accepted, by writer")
+    accepting = review.add_mutually_exclusive_group()
+    accepting.add_argument("--accept", nargs="+", metavar="ENTRY", help="mark these entries reviewed")
+    accepting.add_argument("--all", action="store_true", dest="accept_all", help="mark everything reviewed")
+    review.add_argument("--format", choices=["text", "json"], default="text")
+
     undo.add_argument("entry", help="the entry id from `pmem history`")
     undo.add_argument("paths", nargs="*", metavar="PATH", help="only these files of the entry")
     confirm_options(undo)
@@ -177,7 +184,9 @@ def _run_history_command(root: Path, args: argparse.Namespace, argv: list[str] |
             return history.run_forget(root, args.forget, args.format, args.yes, sys.stdin, out, err)
         return history.run_history(root, args.path, args.since, args.format, out, err)
     if args.command == "diff":
-        return history.run_diff(root, args.entry, args.path, args.since, args.format, out, err)
+        return history.run_diff(root, args.entry, args.path, args.since, args.format, out, err, args.unreviewed)
+    if args.command == "review":
+        return history.run_review(root, args.accept, args.accept_all, args.format, out, err)
     if args.command == "restore":
         return history.run_restore(root, args.path, args.at, args.format, args.yes, args.token, out, err, argv)
     return history.run_undo(root, args.entry, args.paths, args.format, args.yes, args.token, sys.stdin, out, err,
@@ -288,7 +297,7 @@ def _main(argv: list[str] | None) -> int:
         return run(root)
     if not root.is_dir():
         return _fail(f"memory root {root} does not exist or is not a folder")
-    if args.command in ("history", "diff", "restore", "undo"):
+    if args.command in ("history", "diff", "restore", "undo", "review"):
         return _run_history_command(root, args, argv)
     if args.command == "status":
         from .status import run_status

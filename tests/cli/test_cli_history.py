@@ -152,3 +152,18 @@ def test_history_says_why_it_is_off_without_git(root: Path):
                           capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 2
     assert "history is off" in done.stderr and "git" in done.stderr
+
+
+def test_review_lists_what_changed_since_the_last_accept_and_accepting_touches_no_file(root: Path):
+    done = pmem(root, "review", "--all")
+    assert done.returncode == 0, done.stderr
+    edit(root, "notes/n.md", "line 1\n", "line one\n")
+    done = pmem(root, "review", "--format", "json")
+    report = json.loads(done.stdout)
+    assert [e["files"] for e in report["unreviewed"]] == [[{"path": "notes/n.md", "change": "changed"}]]
+    assert list(report["by_writer"]) == ["outside"]
+    assert "+line one" in pmem(root, "diff", "--unreviewed").stdout
+    before = digest(root)
+    assert pmem(root, "review", "--accept", report["unreviewed"][0]["id"]).returncode == 0
+    assert json.loads(pmem(root, "review", "--format", "json").stdout)["unreviewed"] == []
+    assert digest(root) == before

@@ -7,5 +7,6 @@ so the user can see, keep or undo any change whoever made it (docs/design.md §1
 - `store.py` — `HistoryStore`: record an entry, list entries, read a file at an entry;
 - `merge.py` — undo's three-way merge of one file;
 - `forget.py` — drop every kept version of a path;
+- `review.py` — what the user accepted (`pmem review`), kept in the store;
 - `recording.py` — `record_quietly`: what the write door and the CLI call, never raising.
 """

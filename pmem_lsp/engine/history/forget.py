@@ -4,6 +4,7 @@ wrote). The entries keep their titles, writers and times."""
 
 from __future__ import annotations
 
+from .review import renamed
 from .store import REF, HistoryStore
 
 
@@ -17,6 +18,7 @@ def forget_path(store: HistoryStore, rel: str) -> int:
         commits = git.run("rev-list", "--reverse", head).decode().split()
         held = 0
         parent: str | None = None
+        rewritten: dict[str, str] = {}
         for commit in commits:
             # The same message and time: the rewritten entry is the same entry, less one file.
             info = git.run("log", "-1", "--format=%B%x00%at %ad", "--date=format:%z", commit).decode()
@@ -28,8 +30,10 @@ def forget_path(store: HistoryStore, rel: str) -> int:
             tree = store.tree_of(blobs)
             args = ["commit-tree", tree, *(["-p", parent] if parent else [])]
             parent = git.run(*args, input=message.encode(), env=dated).decode().strip()
+            rewritten[commit] = parent
         assert parent is not None
         git.run("update-ref", REF, parent)
+        renamed(store, rewritten)  # what the user reviewed stays reviewed
         (store.dir / "index").unlink(missing_ok=True)
         git.run("reflog", "expire", "--expire=now", "--all")
         git.run("gc", "--quiet", "--prune=now")
