@@ -31,6 +31,7 @@ from ..engine.lifecycle.preview import Preview, Request, applied_data, preview, 
 from ..engine.lifecycle.safety import Refusal, validate_relative
 from ..engine.names import clean_data
 from ..engine.secrets import mask_text
+from ..engine.zones import Zone, zone_of
 from . import exit_codes
 from .terminal import lines, one_line
 from .writes import _confirm, _tty, run_write
@@ -94,6 +95,20 @@ def _store(root: Path) -> HistoryStore:
     store = open_store(root)
     store.record(Writer("outside"), "changed outside pmem")
     return store
+
+
+# A restore or an undo is a save, and a save writes neither the indexes nor `_archive/` (their
+# lifecycle operations do, with their records); said here in history's words, not the save's.
+UNSAVABLE = (Zone.INDEX, Zone.ARCHIVE_INDEX, Zone.ARCHIVE, Zone.TRASH, Zone.HIDDEN)
+
+
+def _refuse_unsavable(rels: list[str], what: str) -> None:
+    blocked = [rel for rel in rels if zone_of(rel) in UNSAVABLE or rel == ".pmem.toml"]
+    if blocked:
+        named = ", ".join(f"`{rel}`" for rel in blocked)
+        raise UsageError(f"{what} cannot write {named} yet (only memory files outside `_archive/`: the indexes "
+                         "and the archive change through archive, delete, recover and route); see the old text "
+                         "with `pmem diff`; nothing was changed")
 
 
 def _decode(data: bytes) -> str:
@@ -173,6 +188,7 @@ def run_restore(root: Path, path: str, at: str, fmt: str, yes: bool, token: str 
     rel = path
     try:
         rel = root_relative(root, path)
+        _refuse_unsavable([rel], "restore")
         store = _store(root)
         commit = store.resolve(at)
         data = store.text_at(commit, rel)
@@ -199,8 +215,15 @@ def _reverted(root: Path, store: HistoryStore, commit: str, wanted: list[str]) -
     for rel in wanted:
         if rel not in changed:
             raise UsageError(f"entry {commit[:12]} did not change `{rel}`")
+    chosen = wanted or changed
+    try:
+        _refuse_unsavable(chosen, "undo")
+    except UsageError as exc:
+        others = [rel for rel in chosen if zone_of(rel) not in UNSAVABLE and rel != ".pmem.toml"]
+        hint = f" (undo only the others: pmem undo {commit[:12]} {' '.join(others)})" if others else ""
+        raise UsageError(f"{exc}{hint}") from None
     results = []
-    for rel in wanted or changed:
+    for rel in chosen:
         try:
             current: bytes | None = (root / rel).read_bytes()
         except FileNotFoundError:

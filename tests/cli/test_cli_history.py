@@ -117,7 +117,7 @@ def test_undo_that_conflicts_is_refused_with_the_lines_and_nothing_changes(root:
 
 @pytest.mark.parametrize("args", [["undo", "0123456789ab", "--yes"], ["diff", "0123456789ab"],
                                   ["restore", "/etc/hosts", "--at", "HEAD"], ["history", "../outside.md"],
-                                  ["undo", "--yes", "HEAD"]])
+                                  ["undo", "--yes", "HEAD"], ["restore", "_index.md", "--at", "0123456789ab"]])
 def test_bad_input_exits_2_and_changes_nothing(root: Path, args: list[str]):
     entries(root)
     before = digest(root)
