@@ -118,7 +118,9 @@ class HistoryStore:
                 cache.save(parent)
                 return None
             tree = self.tree_of(blobs)
-            if parent is not None and self.git.run("rev-parse", f"{parent}^{{tree}}").decode().strip() == tree:
+            known_to_differ = parent is not None and parent == cache.head  # the cache named its blobs
+            if parent is not None and not known_to_differ \
+                    and self.git.run("rev-parse", f"{parent}^{{tree}}").decode().strip() == tree:
                 cache.save(parent)
                 return None
             stamp = f"{int(when.timestamp())} {when.strftime('%z') or '+0000'}"
