@@ -181,3 +181,18 @@ def test_undo_of_a_random_entry_equals_replaying_without_it(edits: list[int], da
                 replayed[line] = f"write {step}\n"
         assert reverted.conflict is None
         assert reverted.text == "".join(replayed).encode()
+
+
+def test_any_name_is_kept_under_its_own_name(root: Path):
+    """Names git would read as quoted (a leading `"`), with a tab, or not UTF-8 are kept as they are."""
+    names = ['notes/"q.md', "notes/tab\there.md", os.fsdecode(b"notes/bad\xff.md")]
+    for name in names:
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_text(f"{name!r}\n")
+    store = open_store(root)
+    commit = store.record(Writer("outside"), "odd names")
+    assert commit is not None
+    kept = store.blobs_of(commit)
+    for name in names:
+        assert store.text_at(commit, name) == (root / name).read_bytes()
+        assert name in kept

@@ -143,8 +143,9 @@ class HistoryStore:
     def tree_of(self, blobs: dict[str, str]) -> str:
         index = self.dir / "index"
         index.unlink(missing_ok=True)  # the index is rebuilt from blob ids: no file is read again
-        listing = "".join(f"100644 {blob}\t{rel}\n" for rel, blob in sorted(blobs.items()))
-        self.git.run("update-index", "--index-info", input=listing.encode("utf-8", "surrogateescape"))
+        # NUL-terminated: a name that starts with `"` would otherwise be read as C-quoted.
+        listing = "".join(f"100644 {blob}\t{rel}\0" for rel, blob in sorted(blobs.items()))
+        self.git.run("update-index", "-z", "--index-info", input=listing.encode("utf-8", "surrogateescape"))
         return self.git.run("write-tree").decode().strip()
 
     # -- reading -------------------------------------------------------------------------------
