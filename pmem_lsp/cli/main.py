@@ -123,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     setup.add_argument("agent", choices=["claude-code", "codex"])
     setup.add_argument("--format", choices=["text", "json"], default="text")
     setup.add_argument("-y", "--yes", action="store_true", help="apply without asking (for people and scripts)")
+    _add_history_commands(sub)
 
     hook = sub.add_parser("hook", help="agent hooks: check a write before or after it happens (JSON on stdin)")
     hook.add_argument("event", choices=["pre-write", "post-write", "pre-shell"])
@@ -139,6 +140,63 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="start the language server (same as pmem-lsp)")
     _add_serve_options(serve)
     return parser
+
+
+def _add_history_commands(sub: argparse._SubParsersAction) -> None:
+    """`history`, `diff`, `restore`, `undo`, `review` (docs/design.md §11; cli/history.py)."""
+    def confirm_options(cmd: argparse.ArgumentParser, token: bool = True) -> None:
+        cmd.add_argument("--format", choices=["text", "json"], default="text")
+        group = cmd.add_mutually_exclusive_group()
+        group.add_argument("-y", "--yes", action="store_true", help="apply without asking (for people and scripts)")
+        if token:
+            group.add_argument("--token", help="apply exactly the preview that printed this token")
+
+    history = sub.add_parser("history", help="the root's history: every change pmem saw, newest first")
+    history.add_argument("path", nargs="?", help="only the entries that changed this file")
+    history.add_argument("--since", metavar="WHEN", help="only entries since WHEN (`2h`, `3d`, `2026-01-31`)")
+    history.add_argument("--forget", metavar="PATH", help="drop every kept version of PATH from history")
+    confirm_options(history, token=False)
+
+    diff = sub.add_parser("diff", help="what an entry changed, or what changed since an entry or a time")
+    diff.add_argument("entry", nargs="?", help="an entry id from `pmem history`")
+    diff.add_argument("path", nargs="?", help="only this file")
+    diff.add_argument("--since", metavar="ENTRY|WHEN", help="everything changed since this entry or time")
+    diff.add_argument("--unreviewed", action="store_true", help="everything changed since the last review")
+    diff.add_argument("--format", choices=["text", "json"], default="text")
+
+    restore = sub.add_parser("restore", help="bring a file back as it was at an entry (a previewed save)")
+    restore.add_argument("path", help="the file, relative to the root")
+    restore.add_argument("--at", required=True, metavar="ENTRY", help="the entry id from `pmem history`")
+    confirm_options(restore)
+
+    undo = sub.add_parser("undo", help="revert what an entry changed, keeping every later change (previewed)")
+    review = sub.add_parser("review", help="what changed since you last accepted, by writer")
+    accepting = review.add_mutually_exclusive_group()
+    accepting.add_argument("--accept", nargs="+", metavar="ENTRY", help="mark these entries reviewed")
+    accepting.add_argument("--all", action="store_true", dest="accept_all", help="mark everything reviewed")
+    review.add_argument("--format", choices=["text", "json"], default="text")
+
+    undo.add_argument("entry", help="the entry id from `pmem history`")
+    undo.add_argument("paths", nargs="*", metavar="PATH", help="only these files of the entry")
+    confirm_options(undo)
+
+
+def _run_history_command(root: Path, args: argparse.Namespace, argv: list[str] | None) -> int:
+    from . import history
+
+    out, err = sys.stdout, sys.stderr
+    if args.command == "history":
+        if args.forget:
+            return history.run_forget(root, args.forget, args.format, args.yes, sys.stdin, out, err)
+        return history.run_history(root, args.path, args.since, args.format, out, err)
+    if args.command == "diff":
+        return history.run_diff(root, args.entry, args.path, args.since, args.format, out, err, args.unreviewed)
+    if args.command == "review":
+        return history.run_review(root, args.accept, args.accept_all, args.format, out, err)
+    if args.command == "restore":
+        return history.run_restore(root, args.path, args.at, args.format, args.yes, args.token, out, err, argv)
+    return history.run_undo(root, args.entry, args.paths, args.format, args.yes, args.token, sys.stdin, out, err,
+                            argv)
 
 
 def _add_serve_options(parser: argparse.ArgumentParser) -> None:
@@ -255,6 +313,8 @@ def _main(argv: list[str] | None) -> int:
         return run(root)
     if not root.is_dir():
         return _fail(f"memory root {root} does not exist or is not a folder")
+    if args.command in ("history", "diff", "restore", "undo", "review"):
+        return _run_history_command(root, args, argv)
     if args.command == "status":
         from .status import run_status
 
