@@ -206,7 +206,8 @@ def test_the_skill_shows_the_whole_procedure():
     assert {"status", "health", "check", "save", "route", "archive", "delete", "recover", "purge", "upgrade",
             "init"} <= used
     text = SKILL.read_text(encoding="utf-8")
-    for phrase in ("--token", "summary", "explicit yes", "stale-preview", "Never pass `--yes`"):
+    for phrase in ("--token", "summary", "explicit yes", "stale-preview", "`--yes` or `--token` yourself",
+                   "memory_apply", "pmem review --format json"):
         assert phrase in text, phrase
     # The MCP tools it names are the server's.
     from pmem_lsp.mcp.server import DESCRIPTIONS
