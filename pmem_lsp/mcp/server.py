@@ -30,12 +30,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import __version__
 from ..engine.names import clean_data
 
 if TYPE_CHECKING:  # the SDK is an optional extra: imported at run time where it is used
     from mcp.server.fastmcp import Context, FastMCP
     from mcp.server.fastmcp.exceptions import ToolError
     from mcp.types import CallToolResult
+
+    from .early import Handover
 
 log = logging.getLogger(__name__)
 
@@ -212,6 +215,9 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
                 return _internal(name, cause or exc)
 
     server = Server("pmem", instructions=INSTRUCTIONS, log_level="WARNING")
+    # pmem's version, not the SDK's (its default): the early answer (listing.json) says the same
+    # whichever SDK is installed.
+    server._mcp_server.version = __version__
 
     async def run_tool(name: str, work: Callable[[], dict[str, Any]], needs_root: bool = True) -> CallToolResult:
         """`work` in a worker thread (a large root must not stall the session), as a result.
@@ -398,19 +404,72 @@ def _sdk_problem(exc: ImportError) -> str:
 
 def run(root: Path) -> int:
     """Serve `root` over stdio until the client closes it, whether or not the root exists yet
-    (each tool then says so and how to create it). 2 when the SDK is missing."""
+    (each tool then says so and how to create it). 2 when the SDK is missing.
+
+    The session's first messages are answered by the early loop (early.py) while the SDK is
+    imported and the server built in a thread; the server then takes the session over."""
+    from importlib.util import find_spec
+
+    from . import early
+
+    listing = early.load_listing() if early.enabled() else None
+    if listing is None or find_spec("mcp") is None:
+        return _run_plain(Path(root))
+    built: list[Any] = []
+    ready = threading.Event()
+
+    def build() -> None:
+        try:
+            _sdk()
+            built.append(build_server(Path(root)))
+        except BaseException as exc:  # reported below, in the main thread
+            built.append(exc)
+        finally:
+            ready.set()
+
+    threading.Thread(target=build, name="pmem-mcp-build", daemon=True).start()
+    try:
+        handover = early.answer_early(ready, listing)
+        ready.wait()
+    except KeyboardInterrupt:
+        return 130
+    server = built[0]
+    if isinstance(server, BaseException):
+        if isinstance(server, ImportError):
+            sys.stderr.write(f"{_sdk_problem(server)}\n")
+            return 2
+        raise server
+    return _serve(server, handover)
+
+
+def _run_plain(root: Path) -> int:
+    """The server alone, from the session's first byte (no early path)."""
     try:
         _sdk()
     except ImportError as exc:
         sys.stderr.write(f"{_sdk_problem(exc)}\n")
         return 2
-    root = Path(root)
-    server = build_server(root)
+    return _serve(build_server(root), None)
+
+
+def _serve(server: "FastMCP", handover: "Handover | None") -> int:
+    import anyio
+    from mcp.server.stdio import stdio_server
+
     from ..engine.redaction import install as install_redaction
+    from .handover import streams
 
     install_redaction()  # after the SDK configured its log handlers, so they are covered too
+
+    async def serve() -> None:
+        stdin, stdout = streams(handover) if handover is not None else (None, None)
+        async with stdio_server(anyio.wrap_file(stdin) if stdin else None,
+                                anyio.wrap_file(stdout) if stdout else None) as (read, write):
+            low = server._mcp_server
+            await low.run(read, write, low.create_initialization_options())
+
     try:
-        server.run("stdio")
+        anyio.run(serve)
     except KeyboardInterrupt:
         return 130
     return 0
