@@ -8,7 +8,7 @@ server speaks: 2025-11-25 (`initialize`, `notifications/initialized`, `tools/lis
 with and without a memory root, in interleaved rounds beside the interpreter's own start
 (`python -c pass`), whose time a loaded machine shows too.
 
-    python benchmarks/mcp_start.py ROOT [--runs 9] [--command 'python -m pmem_lsp.mcp']
+    python benchmarks/mcp_start.py ROOT [--runs 9] [--command 'pmem mcp']
 
 `make bench` runs it on its 10k root (benchmarks/run.py, `mcp_listing`).
 """
@@ -83,7 +83,8 @@ def measure(root: Path, runs: int, env: dict[str, str], command: list[str] | Non
             revisions: tuple[str, ...] = ("2025-11-25", "2026-07-28")) -> dict[str, Any]:
     """Medians in ms: `{revision}_{with_root|no_root}_first_ms` / `_list_ms`, `python_start_ms`."""
     command = command or [sys.executable, "-m", "pmem_lsp.mcp"]
-    variants = {f"{rev}_{label}": (command + ["--root", str(where)], handshake(rev))
+    # The root goes in $PMEM_ROOT, as clients configure it (`pmem mcp` takes no --root after `mcp`).
+    variants = {f"{rev}_{label}": ({**env, "PMEM_ROOT": str(where)}, handshake(rev))
                 for rev in revisions
                 for label, where in (("with_root", root), ("no_root", root.parent / "no-such-root"))}
     first: dict[str, list[float]] = {k: [] for k in variants}
@@ -94,8 +95,8 @@ def measure(root: Path, runs: int, env: dict[str, str], command: list[str] | Non
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", "pass"], check=False)
         python.append(time.perf_counter() - start)
-        for key, (cmd, messages) in variants.items():
-            a, b, n = time_to_list(cmd, messages, env)
+        for key, (variant_env, messages) in variants.items():
+            a, b, n = time_to_list(command, messages, variant_env)
             first[key].append(a)
             listed[key].append(b)
             tools[key] = n
