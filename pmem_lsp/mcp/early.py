@@ -8,8 +8,10 @@ only the standard library and `listing.json` (the SDK server's own answers, comm
 holds them equal, tests/agents/test_mcp_early.py), while the SDK is imported and the server
 built in a thread:
 
-1. answer `initialize` (the protocol revision chosen as the SDK chooses it) and `tools/list`
-   from the listing; note `notifications/initialized`;
+1. answer, from the listing, `initialize` (the protocol revision chosen as the SDK chooses
+   it), `notifications/initialized` (noted) and `tools/list` of protocol revision 2025-11-25,
+   and `server/discover` and `tools/list` of the stateless revision 2026-07-28 (which carry
+   the revision in their `_meta`);
 2. hand over once the server is built, or at the first message this loop does not answer
    (a tool call, a ping, a paged listing, anything of an unusual shape), or at the end of the
    input: the full server reads every byte this loop read (`Handover.replay`) and then the
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 OFF = "PMEM_MCP_NO_EARLY"
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"  # a stateless request's revision
 LISTING = Path(__file__).with_name("listing.json")
 POLL = 0.02  # seconds between looks at the server being built while the client is quiet
 MAX_LINE = 1024 * 1024  # a longer message is left to the full server
@@ -109,8 +112,17 @@ class _Loop:
         if method == "notifications/initialized" and not has_id and self.initialized:
             return ""
         params = message.get("params")
-        if (method == "tools/list" and has_id and self.initialized
-                and (params is None or (isinstance(params, dict) and set(params) <= {"_meta"}))):
+        plain = params is None or (isinstance(params, dict) and set(params) <= {"_meta"})  # no cursor
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        # 2026-07-28 is stateless: no handshake, each request names its revision in `_meta`.
+        stateless = isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_KEY) in self.listing["modern_versions"]
+        if method == "server/discover" and has_id and stateless and not self.initialized:
+            self.answer(message["id"], self.listing["server/discover"])
+            return ""
+        if method == "tools/list" and has_id and plain and stateless and not self.initialized:
+            self.answer(message["id"], self.listing["tools/list (stateless)"])
+            return ""
+        if method == "tools/list" and has_id and plain and self.initialized and not stateless:
             self.answer(message["id"], self.listing["tools/list"])
             return ""
         return f"{method or 'a message'} is the full server's"

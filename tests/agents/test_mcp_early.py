@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp.server.fastmcp", reason="the mcp extra is not installed: pip install -e '.[mcp]'")
+pytest.importorskip("mcp.server.mcpserver", reason="the mcp extra is not installed: pip install -e '.[mcp]'")
 
 from pmem_lsp.mcp import early, make_listing
 from roots import make_root
@@ -30,6 +30,13 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 STATUS = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "memory_status", "arguments": {}}}
+# The stateless revision: no handshake; each request names its revision in `_meta`.
+META = {early.PROTOCOL_VERSION_KEY: "2026-07-28", "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {}}
+DISCOVER = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": META}}
+LIST_STATELESS = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": META}}
+STATUS_STATELESS = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                    "params": {"name": "memory_status", "arguments": {}, "_meta": META}}
 
 
 def exchange(root: Path, batches: list[list[dict[str, Any]]], early_path: bool, quiet: float = 1.0) -> list[dict]:
@@ -92,9 +99,21 @@ def test_the_early_answers_are_the_sdk_servers_answers(tmp_path, version):
     assert [len(fast[i]) for i in (1, 2)] == [1, 1]
 
 
-def test_a_tool_call_after_the_early_answers_is_answered_once_by_the_full_server(tmp_path):
+@pytest.mark.parametrize("discover", [False, True], ids=["list-alone", "discover-then-list"])
+def test_discover_and_the_stateless_list_are_the_sdk_servers_answers(tmp_path, discover):
     root = make_root(tmp_path)
-    got = answers(exchange(root, [[INITIALIZE], [INITIALIZED, LIST], [STATUS]], True))
+    batches = [[DISCOVER], [LIST_STATELESS]] if discover else [[LIST_STATELESS]]
+    fast, plain = answers(exchange(root, batches, True)), answers(exchange(root, batches, False))
+    assert fast == plain and all(len(v) == 1 for v in fast.values())
+    assert len(fast[2][0]["result"]["tools"]) == 7
+
+
+@pytest.mark.parametrize("stateless", [False, True], ids=["2025-11-25", "2026-07-28"])
+def test_a_tool_call_after_the_early_answers_is_answered_once_by_the_full_server(tmp_path, stateless):
+    root = make_root(tmp_path)
+    batches = ([[DISCOVER], [LIST_STATELESS], [STATUS_STATELESS]] if stateless
+               else [[INITIALIZE], [INITIALIZED, LIST], [STATUS]])
+    got = answers(exchange(root, batches, True))
     assert sorted(got) == [1, 2, 3] and all(len(v) == 1 for v in got.values())
     result = got[3][0]["result"]
     assert not result.get("isError") and "core" in result["structuredContent"]
