@@ -33,6 +33,8 @@ from typing import Any
 
 OFF = "PMEM_MCP_NO_EARLY"
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"  # a stateless request's revision
+CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 LISTING = Path(__file__).with_name("listing.json")
 POLL = 0.02  # seconds between looks at the server being built while the client is quiet
 MAX_LINE = 1024 * 1024  # a longer message is left to the full server
@@ -76,6 +78,15 @@ def _plain_initialize(params: Any) -> bool:
             and isinstance(info, dict) and isinstance(info.get("name"), str) and isinstance(info.get("version"), str))
 
 
+def _stateless_envelope(meta: Any, versions: list[str]) -> bool:
+    """A 2026-07-28 request's `_meta` as the SDK accepts it: a revision it speaks and the
+    client's capabilities (a request without them, the SDK refuses; it does so itself)."""
+    if not isinstance(meta, dict) or meta.get(PROTOCOL_VERSION_KEY) not in versions:
+        return False
+    info = meta.get(CLIENT_INFO_KEY)
+    return isinstance(meta.get(CLIENT_CAPABILITIES_KEY), dict) and (info is None or isinstance(info, dict))
+
+
 class _Loop:
     def __init__(self, listing: dict[str, Any], write_fd: int) -> None:
         self.listing = listing
@@ -115,7 +126,7 @@ class _Loop:
         plain = params is None or (isinstance(params, dict) and set(params) <= {"_meta"})  # no cursor
         meta = params.get("_meta") if isinstance(params, dict) else None
         # 2026-07-28 is stateless: no handshake, each request names its revision in `_meta`.
-        stateless = isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_KEY) in self.listing["modern_versions"]
+        stateless = _stateless_envelope(meta, self.listing["modern_versions"])
         if method == "server/discover" and has_id and stateless and not self.initialized:
             self.answer(message["id"], self.listing["server/discover"])
             return ""

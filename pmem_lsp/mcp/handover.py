@@ -58,6 +58,8 @@ class DroppingOutput:
         if self._answered.get(key, 0) <= 0:
             return False
         self._answered[key] -= 1
+        if not self._answered[key]:
+            del self._answered[key]  # once all are dropped, no message is parsed again
         return True
 
     def write(self, text: str) -> int:

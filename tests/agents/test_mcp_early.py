@@ -156,3 +156,10 @@ def test_the_loop_answers_from_the_listing_alone_and_hands_over_at_a_tool_call()
     assert replies[1]["result"] == listing["tools/list"]
     assert handover.replay == sent and handover.answered == {"1": 1, "2": 1}
     assert "tools/call" in handover.reason
+
+
+def test_a_stateless_request_without_the_clients_capabilities_goes_to_the_full_server(tmp_path):
+    root = make_root(tmp_path)
+    bare = {**LIST_STATELESS, "params": {"_meta": {early.PROTOCOL_VERSION_KEY: "2026-07-28"}}}
+    fast, plain = answers(exchange(root, [[bare]], True)), answers(exchange(root, [[bare]], False))
+    assert fast == plain and "error" in fast[2][0]
