@@ -71,9 +71,26 @@ class DroppingOutput:
         self._out.flush()
 
 
+def claim_wire() -> tuple[int, int]:
+    """Descriptors of the session's stdin and stdout, with fds 0 and 1 pointed elsewhere (the
+    null device, stderr) while the server runs, as the SDK's own stdio transport does when it
+    opens the streams itself: a stray read or print (a child process's included) never takes
+    a byte of the session or writes into it."""
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+    finally:
+        os.close(null)
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    return wire_in, wire_out
+
+
 def streams(handover: Handover) -> tuple[IO[str], IO[str]]:
     """stdin and stdout for the SDK's stdio transport, as text (UTF-8, as the SDK's own)."""
-    stdin = io.TextIOWrapper(io.BufferedReader(ReplayedInput(handover.replay, sys.stdin.fileno())),
+    wire_in, wire_out = claim_wire()
+    stdin = io.TextIOWrapper(io.BufferedReader(ReplayedInput(handover.replay, wire_in)),
                              encoding="utf-8", errors="replace")
-    stdout = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8")
+    stdout = io.TextIOWrapper(io.FileIO(wire_out, "wb"), encoding="utf-8")  # lives as long as the server
     return stdin, cast(IO[str], DroppingOutput(stdout, handover.answered))

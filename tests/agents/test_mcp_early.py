@@ -163,3 +163,34 @@ def test_a_stateless_request_without_the_clients_capabilities_goes_to_the_full_s
     bare = {**LIST_STATELESS, "params": {"_meta": {early.PROTOCOL_VERSION_KEY: "2026-07-28"}}}
     fast, plain = answers(exchange(root, [[bare]], True)), answers(exchange(root, [[bare]], False))
     assert fast == plain and "error" in fast[2][0]
+
+
+NOISY = """
+import os, subprocess, sys, threading, time
+from pathlib import Path
+from pmem_lsp.mcp import server
+
+def noisy():  # once the full server runs (fd 1 is then stderr's file), print and run a child
+    while not os.path.samestat(os.fstat(1), os.fstat(2)):
+        time.sleep(0.01)
+    print("STRAY-PRINT", flush=True)
+    subprocess.run(["echo", "STRAY-CHILD"], check=False)
+
+threading.Thread(target=noisy, daemon=True).start()
+sys.exit(server.run(Path(sys.argv[1])))
+"""
+
+
+def test_after_the_handover_a_stray_print_goes_to_stderr_never_into_the_session(tmp_path):
+    root = make_root(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-c", NOISY, str(root)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in (INITIALIZE, INITIALIZED, LIST, STATUS)))
+    proc.stdin.flush()
+    lines = [json.loads(proc.stdout.readline()) for _ in range(3)]  # each line is a message
+    proc.stdin.close()
+    err = proc.stderr.read()
+    proc.wait(timeout=30)
+    assert sorted(m["id"] for m in lines) == [1, 2, 3]
+    assert b"STRAY-PRINT" in err and b"STRAY-CHILD" in err
