@@ -6,6 +6,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
+STAMP_NATIVE := $(VENV)/.installed-native
+NATIVE_SOURCES := $(wildcard native/src/*.rs) native/Cargo.toml native/Cargo.lock native/pyproject.toml native/build.sh
 DEMO := examples/demo-memory
 
 .PHONY: demo lint test test-fast test-vscode bench install install-test schemas docs clean vscode native bytecode
@@ -33,18 +35,23 @@ $(STAMP_TEST): pyproject.toml | $(BIN)/python
 bytecode: | $(BIN)/python
 	$(BIN)/python -m compileall -q pmem_lsp
 
-install: $(STAMP_RUN)
+install: $(STAMP_RUN) $(STAMP_NATIVE)
 install-test: $(STAMP_TEST)
 
-# The optional native core (native/, docs/native.md), built with cargo from Debian's packaged PyO3
-# (installed with apt when missing, as root, like the editors' tools) and installed into the venv.
-# Without a Rust toolchain it says so and succeeds: pmem runs its pure-Python engine, with the same
-# results. `make install` and `make demo` never need it; `make test` and `make bench` build it.
-native: $(STAMP_RUN)
-	native/build.sh $(BIN)/python
+# The optional native core (native/, docs/native.md): an abi3 wheel built by maturin (PyPI) from
+# PyO3 on crates.io, installed into the venv, wherever cargo is found. Without a Rust toolchain
+# native/build.sh says so in one line and succeeds (the stamp stays unmade, so it says it again
+# next time): pmem runs its pure-Python engine, with the same results. `make install` (hence
+# `make demo`), `make test` and `make bench` build it when its sources changed; `make native`
+# always does.
+$(STAMP_NATIVE): $(NATIVE_SOURCES) | $(STAMP_RUN)
+	native/build.sh $(BIN)/python $@
+
+native: | $(STAMP_RUN)
+	native/build.sh $(BIN)/python $(STAMP_NATIVE)
 
 # The demo root holds deliberate problems, so `pmem check` exits 1 there; that is the point.
-demo: $(STAMP_RUN)
+demo: $(STAMP_RUN) $(STAMP_NATIVE)
 	@echo "== pmem check on $(DEMO) (it holds deliberate problems) =="
 	@$(BIN)/pmem --root $(DEMO) check; status=$$?; \
 	  if [ $$status -gt 1 ]; then exit $$status; fi
@@ -62,7 +69,7 @@ lint: $(STAMP_TEST)
 
 # With npm on PATH, tests/editors/test_editors_vscode.py also runs `npm ci`, build, unit tests and
 # `npm run package` in editors/vscode (the .vsix lands there; node_modules and *.vsix are ignored).
-test: $(STAMP_TEST) lint native
+test: $(STAMP_TEST) lint $(STAMP_NATIVE)
 	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # The in-process tests only: no server, CLI or editor process (marker e2e) and no large
@@ -82,7 +89,7 @@ test-vscode: $(STAMP_RUN) vscode
 	editors/vscode/e2e/run.sh
 
 # Generated 1k and 10k roots; prints a table and writes benchmarks/results.json.
-bench: $(STAMP_TEST) native bytecode
+bench: $(STAMP_TEST) $(STAMP_NATIVE) bytecode
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python benchmarks/run.py
 

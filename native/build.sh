@@ -1,41 +1,36 @@
 #!/usr/bin/env bash
-# Builds the optional native core (docs/native.md) and installs it into the virtual environment of
-# PYTHON (argument 1), where a Rust toolchain and Debian's packaged PyO3 are present. Elsewhere it
-# says why and exits 0: pmem then runs its pure-Python engine, with the same results.
-# `make native` (and so `make test` and `make bench`) calls it.
+# Builds the optional native core (docs/native.md) as an abi3 wheel with maturin and installs it
+# into the virtual environment of PYTHON (argument 1), where a Rust toolchain (cargo) is present.
+# Elsewhere it says so in one line and exits 0: pmem then runs its pure-Python engine, with the
+# same results. `make install` (hence `make demo`), `make native`, `make test` and `make bench`
+# call it. PyO3 and crc32fast come from crates.io (native/Cargo.lock), maturin from PyPI.
+# Argument 2, optional: a file to touch once the core is installed (the Makefile's stamp).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-python="${1:?usage: native/build.sh PYTHON}"
-registry=/usr/share/cargo/registry
+python="${1:?usage: native/build.sh PYTHON [STAMP]}"
+python="$(cd "$(dirname "$python")" && pwd)/$(basename "$python")"  # absolute (the venv's link kept)
+stamp="${2:-}"
 say() { echo "native: $*" >&2; }
 
 cargo="$(command -v cargo || true)"
 [ -z "$cargo" ] && [ -x "$HOME/.cargo/bin/cargo" ] && cargo="$HOME/.cargo/bin/cargo"
 if [ -z "$cargo" ]; then
-  say "no Rust toolchain (cargo): not built; pmem uses its pure-Python engine"
+  say "no Rust toolchain (cargo), so no native core: pmem uses its pure-Python engine (same results)"
   exit 0
 fi
-# PyO3 0.17 and crc32fast from Debian (crates.io is not needed, native/.cargo/config.toml):
-# installed once, as root, like the editors' tools; otherwise say what to run.
-packages="librust-pyo3-dev librust-crc32fast-dev"
-have_crates() { ls -d "$registry"/pyo3-0.17.* "$registry"/crc32fast-1.* >/dev/null 2>&1; }
-if ! have_crates; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    apt-get update -qq >&2 || true
-    # shellcheck disable=SC2086
-    apt-get install -y -qq --no-install-recommends $packages >&2 || say "apt-get install $packages failed"
-  fi
+export PATH="$(dirname "$cargo"):$PATH"
+bin="$(dirname "$python")"
+# maturin into the same environment (a build tool, like ruff for the tests), once.
+if [ ! -x "$bin/maturin" ]; then
+  "$python" -m pip install --quiet "maturin>=1.15,<2" >&2
 fi
-if ! have_crates; then
-  say "Debian's packaged crates are missing (apt-get install $packages): not built;" \
-      "pmem uses its pure-Python engine"
-  exit 0
-fi
-export PYO3_PYTHON="$python"
-# In the crate's folder, so that its .cargo/config.toml (the offline source) applies.
-(cd "$here" && "$cargo" build --release --quiet)
+out="$here/target/wheels"
+rm -f "$out"/pmem_native-*.whl
+(cd "$here" && "$bin/maturin" build --release --quiet --interpreter "$python" --out "$out" >&2)
+# A core copied in by hand by builds before maturin (site-packages/pmem_native.abi3.so) would
+# shadow nothing but confuse whoever looks: removed.
 site="$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')"
-# Replaced, not overwritten in place: a running pmem that mapped the old file keeps it.
-cp "$here/target/release/libpmem_native.so" "$site/.pmem_native.abi3.so.tmp"
-mv -f "$site/.pmem_native.abi3.so.tmp" "$site/pmem_native.abi3.so"
+rm -f "$site/pmem_native.abi3.so"
+"$python" -m pip install --quiet --force-reinstall --no-deps "$out"/pmem_native-*.whl >&2
 "$python" -c 'import pmem_native; print("native: pmem_native", pmem_native.VERSION, "installed")' >&2
+if [ -n "$stamp" ]; then touch "$stamp"; fi

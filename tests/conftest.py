@@ -33,6 +33,9 @@ def pytest_configure(config: pytest.Config) -> None:
     cache = tempfile.mkdtemp(prefix="pmem-test-cache-")
     config.stash[_CACHE] = cache
     os.environ["XDG_CACHE_HOME"] = cache
+    # History stores (engine/history/) go to the user's state folder: a temporary one too, so
+    # no test records into the real ~/.local/state.
+    os.environ["XDG_STATE_HOME"] = os.path.join(cache, "state")
     os.environ.pop("PMEM_CACHE_DIR", None)
 
 

@@ -210,11 +210,11 @@ pub(crate) fn instruction_candidates(lines: &[&str]) -> Vec<usize> {
 
 /// The indices of the lines PM404 must look at (see the module's comment).
 #[pyfunction]
-fn instruction_lines(lines: &PyList) -> PyResult<Vec<usize>> {
+fn instruction_lines(lines: &Bound<'_, PyList>) -> PyResult<Vec<usize>> {
     let mut out = Vec::new();
     let mut buf = Vec::with_capacity(256);
     for (i, item) in lines.iter().enumerate() {
-        let s: &PyString = item.downcast()?;
+        let s = item.cast_into::<PyString>()?;
         match s.to_str() {
             Ok(line) => {
                 if instruction_candidate(line, &mut buf) {
@@ -244,11 +244,11 @@ const PM208_PATTERNS: &str = r#"(?<![\w.])\d{4}-\d{2}-\d{2}(?![\w.])|(?<!\w)\d{1
 /// `%`, or in any case `due`, `deadline`, `eta`, `block`, `in review`, `awaiting review`). The
 /// others match none of them.
 #[pyfunction]
-fn volatile_candidates(descriptions: &PyList) -> PyResult<Vec<usize>> {
+fn volatile_candidates(descriptions: &Bound<'_, PyList>) -> PyResult<Vec<usize>> {
     const WORDS: [&str; 6] = ["due", "deadline", "eta", "block", "in review", "awaiting review"];
     let mut out = Vec::new();
     for (i, item) in descriptions.iter().enumerate() {
-        let s: &PyString = item.downcast()?;
+        let s = item.cast_into::<PyString>()?;
         let candidate = match s.to_str() {
             Ok(d) if d.is_ascii() => {
                 let lower = d.to_ascii_lowercase();
@@ -309,27 +309,36 @@ fn sketch_hashes(text: &str, min_line: usize, count: usize) -> Vec<u32> {
     hashes
 }
 
-/// SHA-256 of the Python code each function here follows, as tests/engine/test_native_differential.py
-/// computes it (`python_sources`): the block scanner's fast path with its helpers and regular
-/// expressions, PM404's `instruction_kinds` with its masking, and the sketch's `_ascii_hashes`
-/// and `_build_sketch`. When that code changes, the
-/// test fails until the Rust twin is checked against it and these are updated.
-const WRITTEN_FOR_BLOCKS: &str = "e880bb85a1c4d72adc6e131c4c6cabb531fd946bbd86b3494e71e2fe605dd498";
-const WRITTEN_FOR_PM404: &str = "3a64576ac30163880518c3b69e7213eaa836edc381c87de30fa76a9f75528e82";
-const WRITTEN_FOR_SKETCH: &str = "7ccf2172052f49e98a808619c40f1627f47ac3ab46cadefdaaadff9124ed906e";
-const WRITTEN_FOR_PM208: &str = "3035252dfc147755db8d2c080e6b7975eb0570e991a4a7c3e7960a0cbff1f095";
-const WRITTEN_FOR_RECORD: &str = "97f752c693f68b18c87a4fec497457e2e88c6f0e7e734bea4518fd7d272c6159";
-const WRITTEN_FOR_SECRETS: &str = "db8bf8b5912d316b303abb10811e9c607ea6529027d92096a25e305ccf007e5f";
+/// SHA-256 of the Python code each use ("group") of this core follows, as
+/// pmem_lsp/engine/native_mirrors.py computes it and native_mirrors.json holds it (that file names,
+/// per group, the Python functions, patterns and tables, and the Rust twin here). pmem uses the
+/// core for a group only while its digest here is the committed one; when the Python code of a
+/// group changes, check its Rust twin against it, then set the digest here to the new one and
+/// rebuild (make native). Until then that group runs the pure-Python path.
+const WRITTEN_FOR_BLOCKS: &str = "6889e42be9d991a0791422cce4d2c442d09b2072ed446262b635987af896596e";
+const WRITTEN_FOR_RECORD: &str = "6799b514cbd651dd169e6f15dab6da8c53e805b26ddb41a0c8c9943c2b479104";
+const WRITTEN_FOR_SUMMARY: &str = "4052eabe61a319ea99190c5b3ce01b1006c0e8b061965a07e85ee28b807f934e";
+const WRITTEN_FOR_CONCLUDED: &str = "efb7bd1cf4f7135c18de954bbde7acd3ee05c2c7da2e7295bff7c2249e8d82cd";
+const WRITTEN_FOR_POINTERS: &str = "6fbba582c269afced099ba2e20ce99f930ee9685d357bffaf6cb692c0cb47143";
+const WRITTEN_FOR_LINK_TARGETS: &str = "b10a9cb472d5d4e84037bc6343dbeb35d0f6e884791d77d7b8b9aab857ee3534";
+const WRITTEN_FOR_PM404: &str = "7ebcc1c7bff176867930d88a1d4d741e8a7afd8594bb62676f6ad8aad2a5e167";
+const WRITTEN_FOR_SKETCH: &str = "8133043f08c7cb4a4677877c4d67b0170b8f6fc763636352f0131ea8e56e612c";
+const WRITTEN_FOR_PM208: &str = "b59b982f95b5d6d0fd617e82716af427d331355d4e2b996e353c011d45e91809";
+const WRITTEN_FOR_SECRETS: &str = "99eeb7854ec756fef783214ee69c908e1b22c1eb0b428784b295c88958639a02";
 
 #[pymodule]
-fn pmem_native(_py: Python<'_>, m: &PyModule) -> PyResult<()> {
+fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     m.add("PM404_PATTERNS", PM404_PATTERNS)?;
     m.add("PM208_PATTERNS", PM208_PATTERNS)?;
     m.add("WRITTEN_FOR_BLOCKS", WRITTEN_FOR_BLOCKS)?;
+    m.add("WRITTEN_FOR_RECORD", WRITTEN_FOR_RECORD)?;
+    m.add("WRITTEN_FOR_SUMMARY", WRITTEN_FOR_SUMMARY)?;
+    m.add("WRITTEN_FOR_CONCLUDED", WRITTEN_FOR_CONCLUDED)?;
+    m.add("WRITTEN_FOR_POINTERS", WRITTEN_FOR_POINTERS)?;
+    m.add("WRITTEN_FOR_LINK_TARGETS", WRITTEN_FOR_LINK_TARGETS)?;
     m.add("WRITTEN_FOR_PM404", WRITTEN_FOR_PM404)?;
     m.add("WRITTEN_FOR_SKETCH", WRITTEN_FOR_SKETCH)?;
-    m.add("WRITTEN_FOR_RECORD", WRITTEN_FOR_RECORD)?;
     m.add("WRITTEN_FOR_PM208", WRITTEN_FOR_PM208)?;
     m.add("WRITTEN_FOR_SECRETS", WRITTEN_FOR_SECRETS)?;
     m.add_function(wrap_pyfunction!(instruction_lines, m)?)?;
@@ -934,14 +943,15 @@ fn cut(mut f: Found, safe: i64, first_line: i64) -> (Found, Option<usize>) {
 #[allow(clippy::type_complexity)]
 fn fast_part<'py>(
     py: Python<'py>,
-    lines: &'py PyList,
+    lines: &Bound<'py, PyList>,
     first_line: i64,
-    kinds: &'py PyTuple,
-) -> PyResult<(Vec<HeadingRow>, Vec<FenceRow>, Vec<ItemRow>, &'py PyList, &'py PyList, Option<usize>)> {
-    let mut strs: Vec<&str> = Vec::with_capacity(lines.len());
+    kinds: &Bound<'py, PyTuple>,
+) -> PyResult<(Vec<HeadingRow>, Vec<FenceRow>, Vec<ItemRow>, Bound<'py, PyList>, Bound<'py, PyList>, Option<usize>)> {
+    // The strings held first, so that their UTF-8 views below live as long as the scan.
+    let held: Vec<Bound<'py, PyString>> = lines.iter().map(|item| item.cast_into::<PyString>()).collect::<Result<_, _>>()?;
+    let mut strs: Vec<&str> = Vec::with_capacity(held.len());
     let mut undecodable = false;
-    for item in lines.iter() {
-        let s: &PyString = item.downcast()?;
+    for s in &held {
         match s.to_str() {
             Ok(line) => strs.push(line),
             Err(_) => {
@@ -951,8 +961,8 @@ fn fast_part<'py>(
         }
     }
     let (found, stop) = scan_fast(&strs, first_line, undecodable);
-    let objs: Vec<&PyAny> = (0..6).map(|i| kinds.get_item(i)).collect::<PyResult<_>>()?;
-    let kind_list = PyList::new(py, found.kinds.iter().map(|&k| objs[k as usize]));
+    let objs: Vec<Bound<'py, PyAny>> = (0..6).map(|i| kinds.get_item(i)).collect::<PyResult<_>>()?;
+    let kind_list = PyList::new(py, found.kinds.iter().map(|&k| &objs[k as usize]))?;
     let mut tops = vec![-1i64; found.kinds.len()];
     for (index, it) in found.items.iter().enumerate() {
         let a = (it.0 - first_line) as usize;
@@ -961,6 +971,6 @@ fn fast_part<'py>(
             *t = index as i64;
         }
     }
-    let top_list = PyList::new(py, tops);
+    let top_list = PyList::new(py, tops)?;
     Ok((found.headings, found.fences, found.items, kind_list, top_list, stop))
 }

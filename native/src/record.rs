@@ -891,13 +891,13 @@ fn normalize_target(target: &str, base: &str) -> Result<Option<String>, ()> {
 /// Two lists, not a pair per link: most files' links all name a path, and PM402 and the link
 /// graph read the paths alone (a link's row becomes a `Link` only for a finding).
 #[pyfunction]
-pub fn link_targets(rows: &PyList, base: &str) -> PyResult<(Vec<usize>, Vec<Option<String>>)> {
+pub fn link_targets(rows: &Bound<'_, PyList>, base: &str) -> PyResult<(Vec<usize>, Vec<Option<String>>)> {
     let mut at = Vec::with_capacity(rows.len());
     let mut paths = Vec::with_capacity(rows.len());
     for (index, row) in rows.iter().enumerate() {
-        let row: &PyTuple = row.downcast()?;
-        let (target, text) = match (row.get_item(3)?.downcast::<PyString>()?.to_str(),
-                                    row.get_item(4)?.downcast::<PyString>()?.to_str()) {
+        let row = row.cast_into::<PyTuple>()?;
+        let (target, text) = (row.get_item(3)?.cast_into::<PyString>()?, row.get_item(4)?.cast_into::<PyString>()?);
+        let (target, text) = match (target.to_str(), text.to_str()) {
             (Ok(target), Ok(text)) => (target, text),
             _ => {
                 at.push(index);
@@ -941,17 +941,8 @@ impl Rows {
     }
 
     /// The index into the items of the top-level item each line is in, or -1.
-    fn tops<'py>(&self, py: Python<'py>) -> &'py PyList {
+    fn tops<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         PyList::new(py, &self.tops)
-    }
-}
-
-/// The one `Rows` of a record, in two places of the tuple (items, tops).
-pub struct BlockRows(Py<Rows>);
-
-impl IntoPy<PyObject> for BlockRows {
-    fn into_py(self, py: Python<'_>) -> PyObject {
-        self.0.into_py(py)
     }
 }
 
@@ -964,23 +955,22 @@ impl IntoPy<PyObject> for BlockRows {
 /// four verdicts: `check_summary` surely finds nothing in the file as an active one
 /// (`summary_clean`), no summary bullet can say the work is finished (`bullets_unconcluded`),
 /// the text may hold an absolute path (`absolute_hint`), PM401 finds nothing in the text
-/// (`secrets::clear`); and as one pair (a tuple of more than 12 is not a Python object in
-/// PyO3 0.17), the near-duplicate sketch's hashes (`sketch`) or None, and the lines PM404 must look at, as `instruction_lines` gives them (used while the text holds no
+/// (`secrets::clear`); and as one pair (PyO3 turns tuples of at most 12 into Python ones), the near-duplicate sketch's hashes (`sketch`) or None, and the lines PM404 must look at, as `instruction_lines` gives them (used while the text holds no
 /// disguised letter).
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 pub fn file_record<'py>(
     py: Python<'py>,
-    text: &'py PyString,
-    kinds: &'py PyTuple,
+    text: &Bound<'py, PyString>,
+    kinds: &Bound<'py, PyTuple>,
 ) -> PyResult<
     Option<(
         usize,
         Vec<HeadingRow>,
         Vec<FenceRow>,
-        BlockRows,
-        &'py PyList,
-        BlockRows,
+        Py<Rows>,
+        Bound<'py, PyList>,
+        Py<Rows>,
         Option<Preamble>,
         Vec<LinkRow>,
         Option<Section>,
@@ -1013,11 +1003,11 @@ pub fn file_record<'py>(
     let date_rows = dates(&d);
     let verdicts = (summary_clean(&found.headings, &section, &preamble), bullets_unconcluded(&section), absolute_hint(&strs),
                     super::secrets::clear(&strs));
-    let objs: Vec<&PyAny> = (0..6).map(|i| kinds.get_item(i)).collect::<PyResult<_>>()?;
-    let kind_list = PyList::new(py, found.kinds.iter().map(|&k| objs[k as usize]));
+    let objs: Vec<Bound<'py, PyAny>> = (0..6).map(|i| kinds.get_item(i)).collect::<PyResult<_>>()?;
+    let kind_list = PyList::new(py, found.kinds.iter().map(|&k| &objs[k as usize]))?;
     let hashes = sketch(&strs);
     let rows = Py::new(py, Rows { items: found.items, tops })?;
-    let (items, tops) = (BlockRows(rows.clone_ref(py)), BlockRows(rows));
+    let (items, tops) = (rows.clone_ref(py), rows);
     let candidates = super::instruction_candidates(&strs);
     Ok(Some((fm_end, found.headings, found.fences, items, kind_list, tops, preamble, link_rows, section, date_rows, verdicts,
              (hashes, candidates))))

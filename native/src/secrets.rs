@@ -319,10 +319,11 @@ pub fn clear(lines: &[&str]) -> bool {
 /// `clear` for Python's lines (a file's lines, or `[path]` for a file's name). False for a line
 /// holding a line break (`find_secrets` reads it as a space) or a lone surrogate.
 #[pyfunction]
-pub fn secrets_clear(lines: &PyList) -> PyResult<bool> {
-    let mut strs: Vec<&str> = Vec::with_capacity(lines.len());
-    for item in lines.iter() {
-        let s: &PyString = item.downcast()?;
+pub fn secrets_clear(lines: &Bound<'_, PyList>) -> PyResult<bool> {
+    // The strings held first, so that their UTF-8 views below live as long as the check.
+    let held: Vec<Bound<'_, PyString>> = lines.iter().map(|item| item.cast_into::<PyString>()).collect::<Result<_, _>>()?;
+    let mut strs: Vec<&str> = Vec::with_capacity(held.len());
+    for s in &held {
         match s.to_str() {
             Ok(line) if !line.contains('\n') && !line.contains('\r') => strs.push(line),
             _ => return Ok(false),

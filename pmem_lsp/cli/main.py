@@ -117,6 +117,14 @@ def build_parser() -> argparse.ArgumentParser:
         confirm.add_argument("-y", "--yes", action="store_true", help="apply without asking (for people and scripts)")
         confirm.add_argument("--token", help="apply exactly the preview that printed this token")
 
+    doctor = sub.add_parser("doctor", help="check that every agent on this machine reaches the same memory root")
+    doctor.add_argument("--format", choices=["text", "json"], default="text")
+    setup = sub.add_parser("setup", help="fix what `pmem doctor` finds for one agent (preview, then asks)")
+    setup.add_argument("agent", choices=["claude-code", "codex"])
+    setup.add_argument("--format", choices=["text", "json"], default="text")
+    setup.add_argument("-y", "--yes", action="store_true", help="apply without asking (for people and scripts)")
+    _add_history_commands(sub)
+
     hook = sub.add_parser("hook", help="agent hooks: check a write before or after it happens (JSON on stdin)")
     hook.add_argument("event", choices=["pre-write", "post-write", "pre-shell"])
 
@@ -134,6 +142,63 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_history_commands(sub: argparse._SubParsersAction) -> None:
+    """`history`, `diff`, `restore`, `undo`, `review` (docs/design.md §11; cli/history.py)."""
+    def confirm_options(cmd: argparse.ArgumentParser, token: bool = True) -> None:
+        cmd.add_argument("--format", choices=["text", "json"], default="text")
+        group = cmd.add_mutually_exclusive_group()
+        group.add_argument("-y", "--yes", action="store_true", help="apply without asking (for people and scripts)")
+        if token:
+            group.add_argument("--token", help="apply exactly the preview that printed this token")
+
+    history = sub.add_parser("history", help="the root's history: every change pmem saw, newest first")
+    history.add_argument("path", nargs="?", help="only the entries that changed this file")
+    history.add_argument("--since", metavar="WHEN", help="only entries since WHEN (`2h`, `3d`, `2026-01-31`)")
+    history.add_argument("--forget", metavar="PATH", help="drop every kept version of PATH from history")
+    confirm_options(history, token=False)
+
+    diff = sub.add_parser("diff", help="what an entry changed, or what changed since an entry or a time")
+    diff.add_argument("entry", nargs="?", help="an entry id from `pmem history`")
+    diff.add_argument("path", nargs="?", help="only this file")
+    diff.add_argument("--since", metavar="ENTRY|WHEN", help="everything changed since this entry or time")
+    diff.add_argument("--unreviewed", action="store_true", help="everything changed since the last review")
+    diff.add_argument("--format", choices=["text", "json"], default="text")
+
+    restore = sub.add_parser("restore", help="bring a file back as it was at an entry (a previewed save)")
+    restore.add_argument("path", help="the file, relative to the root")
+    restore.add_argument("--at", required=True, metavar="ENTRY", help="the entry id from `pmem history`")
+    confirm_options(restore)
+
+    undo = sub.add_parser("undo", help="revert what an entry changed, keeping every later change (previewed)")
+    review = sub.add_parser("review", help="what changed since you last accepted, by writer")
+    accepting = review.add_mutually_exclusive_group()
+    accepting.add_argument("--accept", nargs="+", metavar="ENTRY", help="mark these entries reviewed")
+    accepting.add_argument("--all", action="store_true", dest="accept_all", help="mark everything reviewed")
+    review.add_argument("--format", choices=["text", "json"], default="text")
+
+    undo.add_argument("entry", help="the entry id from `pmem history`")
+    undo.add_argument("paths", nargs="*", metavar="PATH", help="only these files of the entry")
+    confirm_options(undo)
+
+
+def _run_history_command(root: Path, args: argparse.Namespace, argv: list[str] | None) -> int:
+    from . import history
+
+    out, err = sys.stdout, sys.stderr
+    if args.command == "history":
+        if args.forget:
+            return history.run_forget(root, args.forget, args.format, args.yes, sys.stdin, out, err)
+        return history.run_history(root, args.path, args.since, args.format, out, err)
+    if args.command == "diff":
+        return history.run_diff(root, args.entry, args.path, args.since, args.format, out, err, args.unreviewed)
+    if args.command == "review":
+        return history.run_review(root, args.accept, args.accept_all, args.format, out, err)
+    if args.command == "restore":
+        return history.run_restore(root, args.path, args.at, args.format, args.yes, args.token, out, err, argv)
+    return history.run_undo(root, args.entry, args.paths, args.format, args.yes, args.token, sys.stdin, out, err,
+                            argv)
+
+
 def _add_serve_options(parser: argparse.ArgumentParser) -> None:
     # stdio is the only transport (docs/SECURITY.md: a TCP listener would serve the memory to
     # any local user); `--stdio` is accepted because language clients pass it.
@@ -147,8 +212,12 @@ def _fail(message: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     if (sys.argv[1:] if argv is None else argv) == ["--version"]:
-        # Asked by hooks, editors and scripts on every start: no parser, no redaction, no engine.
-        sys.stdout.write(f"pmem {__version__}\n")
+        # Asked by hooks, editors and scripts on every start: no parser, no redaction, no engine
+        # (engine/native.py imports only the extension and reads native_mirrors.json). One line:
+        # the version first, then which engine runs and, for the pure one, why.
+        from ..engine.native import describe
+
+        sys.stdout.write(f"pmem {__version__} ({describe()})\n")
         return exit_codes.OK
     args = sys.argv[1:] if argv is None else argv
     hook_text: str | None = None
@@ -232,12 +301,20 @@ def _main(argv: list[str] | None) -> int:
         return run_hook(root, args.event, sys.stdin, sys.stdout, sys.stderr, watchdog=True)
     if args.command in _WRITES and (args.command == "init" or root.is_dir()):
         return _write(root, args, argv)
+    if args.command in ("doctor", "setup"):  # a root that does not exist yet is one of its findings
+        from .doctor import run_doctor, run_setup
+
+        if args.command == "doctor":
+            return run_doctor(root, args.format, sys.stdout)
+        return run_setup(root, args.agent, args.format, args.yes, sys.stdin, sys.stdout, sys.stderr)
     if args.command == "mcp":  # started without a root too: its tools say how to create one
         from ..mcp.server import run
 
         return run(root)
     if not root.is_dir():
         return _fail(f"memory root {root} does not exist or is not a folder")
+    if args.command in ("history", "diff", "restore", "undo", "review"):
+        return _run_history_command(root, args, argv)
     if args.command == "status":
         from .status import run_status
 
@@ -260,12 +337,13 @@ def _write(root: Path, args: argparse.Namespace, argv: list[str] | None) -> int:
     request = Request(args.command, getattr(args, "path", None), reason, content,
                       getattr(args, "description", None), not getattr(args, "no_route", False),
                       add_route=getattr(args, "add_route", False))
-    status = run_write(root, request, fmt=args.format, yes=args.yes, token=args.token, argv=argv)
-    if status == exit_codes.OK and args.command == "save" and args.content_file is not None:
+    spent = None
+    if args.command == "save" and args.content_file is not None:
         from ..engine.pending_saves import forget_file
 
-        forget_file(args.content_file)  # a preview's kept text, applied by the person: spent
-    return status
+        def spent() -> None:  # a preview's kept text, applied by the person: spent
+            forget_file(args.content_file)
+    return run_write(root, request, fmt=args.format, yes=args.yes, token=args.token, argv=argv, applied=spent)
 
 
 def _read_content(content_file: str | None) -> str | None:

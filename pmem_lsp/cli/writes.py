@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -62,6 +63,7 @@ class _Output:
     def __init__(self, fmt: str, out: TextIO, err: TextIO) -> None:
         self.json = fmt == "json"
         self.out, self.err = out, err
+        self.applied = False  # a change reached the disk (`_done`)
 
     def data(self, value: dict[str, Any]) -> None:
         self.out.write(json.dumps(clean_data(value), indent=2, ensure_ascii=False) + "\n")  # any name: writable
@@ -129,10 +131,21 @@ def _held_for_token(root: Path, request: Request) -> str | None:
 
 def run_write(root: Path, request: Request, *, fmt: str = "text", yes: bool = False, token: str | None = None,
               stdin: TextIO | None = None, out: TextIO | None = None, err: TextIO | None = None,
-              argv: list[str] | None = None) -> int:
+              argv: list[str] | None = None, applied: Callable[[], None] | None = None) -> int:
+    """Preview, confirm, apply (docs/design.md §6.1). `applied` runs once the change is on disk
+    (not after a "no", a preview, a refusal or a change with nothing to do)."""
     # Looked up at call time, so a caller (or a test) that swaps sys.stdin is honoured.
     stdin, out, err = stdin or sys.stdin, out or sys.stdout, err or sys.stderr
     io = _Output(fmt, out, err)
+    status = _run_write(root, request, io, yes, token, stdin, argv)
+    if io.applied and applied is not None:
+        applied()
+    return status
+
+
+def _run_write(root: Path, request: Request, io: _Output, yes: bool, token: str | None, stdin: TextIO,
+               argv: list[str] | None) -> int:
+    out, err = io.out, io.err
     # A change the user declined in an agent's session is theirs to apply, at a terminal: no
     # token, no --yes, nothing without a prompt (docs/decisions.md, "A declined change stays
     # declined"). The words give an agent no step of its own to take.
@@ -199,6 +212,7 @@ def _apply_token(root: Path, request: Request, token: str, io: _Output) -> int:
 
 
 def _done(io: _Output, plan: Plan, done: list[str]) -> int:
+    io.applied = True
     if io.json:
         io.data(applied_data(plan, done))
     else:

@@ -60,6 +60,7 @@ class MalformedLine:
     start: int
     end: int
     reason: str
+    route: str | None = None  # the route line's text that says what the line meant, for its fix
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +135,37 @@ def _match_target(text: str) -> tuple[str, str, int, int, int] | Unreadable | No
     if m:
         return BARE, m.group(0), 0, m.end(), m.end()
     return None
+
+
+# Words that make the text before a path a sentence (`Notes for the launch are in
+# projects/launch.md`), not a folder's name (`Plugins (core)/Daily notes.md`).
+_SENTENCE_WORDS = frozenset(
+    "is are was were be see read check in at under into inside from lives live kept stored moved found "
+    "goes go the for about of".split())
+_LEADING_VERBS = frozenset("see read check open".split())
+_TRAILING_GLUE = frozenset(
+    "is are was were in at under into inside from see read check of the lives live kept stored found".split())
+
+
+def prose_ending_in_path(written: str) -> tuple[str, str] | None:
+    """(the sentence, the path) when a bare target with spaces is a sentence that ends in a
+    path: the words before the path's folder read as prose — a verb first (`See …`), or a
+    sentence word among three words or more, or five words or more. None for a path whose
+    folder or file name holds spaces (`Plugins (core)/Daily notes.md`)."""
+    slash = written.find("/")
+    space = written.rfind(" ", 0, slash)
+    if slash == -1 or space == -1:
+        return None
+    words = written[:space].split() + [written[space + 1:slash]]
+    lowered = [w.lower().strip(",.;") for w in words]
+    prose = (lowered[0] in _LEADING_VERBS or len(words) >= 5
+             or (len(words) >= 3 and any(w in _SENTENCE_WORDS for w in lowered[:-1])))
+    if not prose:
+        return None
+    sentence = written[:space].split()
+    while sentence and sentence[-1].lower().strip(",.;:") in _TRAILING_GLUE:
+        sentence.pop()
+    return " ".join(sentence), written[space + 1:]
 
 
 def _unwrap_emphasis(text: str) -> tuple[str, int]:
@@ -224,7 +256,16 @@ def parse_index(doc: MemoryFile) -> IndexModel:
             content = line_text[item.content_col:]
             lead = len(content) - len(content.lstrip())
             route = parse_route_text(content.strip(), i, item.content_col + lead)
-            if isinstance(route, Unreadable):
+            prose = prose_ending_in_path(route.written) if isinstance(route, Route) and route.form == BARE else None
+            if prose is not None:
+                sentence, path = prose
+                target = f"`{path}`" if " " in path else path
+                suggestion = f"{target} — {sentence}" if sentence else target
+                malformed.append(MalformedLine(
+                    i, item.content_col, len(line_text.rstrip()),
+                    f"list item is a sentence that mentions `{path}` but does not start with it: "
+                    f"write the route as `{suggestion}`", suggestion))
+            elif isinstance(route, Unreadable):
                 malformed.append(MalformedLine(i, item.content_col, len(line_text.rstrip()), route))
             elif route is not None:
                 routes.append(route)

@@ -24,7 +24,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .native import CORE as _NATIVE
+from .native import core_for
+
+_NATIVE = core_for("blocks")  # only where the build was written for this Python code (docs/native.md)
 
 _CODE_INDENT = 4
 MAX_NESTING = 32  # open containers (block quotes, lists, list items); see the module docstring

@@ -13,7 +13,9 @@ from typing import Any, Generic, TypeVar, cast, overload
 
 from .line_index import LineIndex, split_keepends, split_lines
 from .markdown import _KINDS, CODE, HEADING, HTML, PARAGRAPH, BlockScan, Fence, Heading, ListItem, scan_blocks
-from .native import CORE as _NATIVE
+from .native import core_for
+
+_NATIVE = core_for("record", "blocks")  # only where the build was written for this Python code (docs/native.md)
 
 SUMMARY_TITLES = ("Summary", "摘要")
 

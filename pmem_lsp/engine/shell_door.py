@@ -63,9 +63,21 @@ def _confirms(word: str, migrate: bool) -> bool:
     return "--token".startswith(name) and not (migrate and name == "--to")
 
 
+def _is_option(word: str, name: str) -> bool:
+    """`word` is `name` or an abbreviation argparse takes for it (`--acc`), with or without `=…`."""
+    given = word.split("=", 1)[0]
+    return len(given) >= 4 and given.startswith("--") and name.startswith(given)
+
+
+def _reviews(rest: list[str]) -> bool:
+    """`pmem review --accept …` / `--all`: only the person accepts a review (docs/design.md §11),
+    with or without a confirmation."""
+    return "review" in rest and any(_is_option(w, "--accept") or _is_option(w, "--all") for w in rest)
+
+
 def confirmed_write(command: str) -> str | None:
     """The write subcommand when `command` runs a pmem write that is confirmed without the
-    person (or could be); None for every other command."""
+    person (or could be), or accepts a review; None for every other command."""
     if "pmem" not in command:
         return None  # the common case, in one substring test
     words = _words(command)
@@ -73,7 +85,11 @@ def confirmed_write(command: str) -> str | None:
         if not _PMEM_WORD.search(word):
             continue
         rest = words[i + 1:]
+        if _reviews(rest):
+            return "review"
         write = next((w for w in rest if w in WRITES), None)
+        if write is None and "history" in rest and any(_is_option(w, "--forget") for w in rest):
+            write = "history --forget"
         if write is None:
             continue
         migrate = "migrate" in rest

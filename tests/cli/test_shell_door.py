@@ -36,6 +36,12 @@ BLOCKED = [
     "echo y | unbuffer pmem archive projects/x.md",
     "x=$(pmem archive projects/x.md --yes)",
     "`pmem archive projects/x.md --yes`",
+    "pmem undo 3f2a9c --yes",
+    "pmem restore notes/a.md --at 3f2a9c -y",
+    "pmem history --forget notes/a.md --yes",
+    "pmem review --accept 3f2a9c",  # no agent accepts a review, confirmed or not
+    "pmem review --all",
+    "pmem review --acc=3f2a9c",
 ]
 PASSED = [
     "pmem archive projects/x.md --reason done",  # the preview: exit 3, nothing written
@@ -52,6 +58,10 @@ PASSED = [
     "echo pmem is installed",
     "pmem --version",
     "pmem rules PM202",
+    "pmem review",
+    "pmem history notes/a.md",
+    "pmem diff --unreviewed",
+    "pmem undo 3f2a9c",  # its preview
     "",
     "'unbalanced",
 ]

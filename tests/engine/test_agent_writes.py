@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine_helpers import TODAY
+from pmem_lsp.engine.lifecycle.execute import Tokened, execute
 from pmem_lsp.engine.lifecycle.operations import context
 from pmem_lsp.engine.lifecycle.preview import (
     Request,
     StalePreview,
-    apply_previewed,
     changes,
     preview,
     proposed_findings,
@@ -50,27 +50,27 @@ def test_saving_a_new_file_previews_it_and_its_route_and_applies_exactly_that(tm
     assert route == "- [Kiln firing log](projects/kiln.md) — Bisque firings run to cone 04."
     assert [c["kind"] for c in changes(shown.plan)] == ["create", "update"]
 
-    plan, done = apply_previewed(root, request, shown.token, TODAY)
+    plan, done = execute(root, Tokened(request, shown.token), today=TODAY)
     assert (root / "projects/kiln.md").read_text(encoding="utf-8") == NOTE
     assert route in (root / "_index.md").read_text(encoding="utf-8").splitlines()
     assert done == ["created projects/kiln.md", "updated _index.md"]
     # The token is spent: the same preview cannot be applied twice.
     with pytest.raises(StalePreview):
-        apply_previewed(root, request, shown.token, TODAY)
+        execute(root, Tokened(request, shown.token), today=TODAY)
 
 
 def test_a_new_folder_is_made_and_a_core_file_is_saved_without_a_route(tmp_path):
     root = make_root(tmp_path, {})
     shown = preview(context(root, TODAY), Request("save", "clients/acme/brief.md", content=NOTE))
     assert [c["kind"] for c in changes(shown.plan)] == ["create-folder", "create", "update"]
-    apply_previewed(root, shown.request, shown.token, TODAY)
+    execute(root, Tokened(shown.request, shown.token), today=TODAY)
     assert (root / "clients/acme/brief.md").read_text(encoding="utf-8") == NOTE
 
     index = (root / "_index.md").read_text(encoding="utf-8")
     core = "# Profile\n\n## Identity\n- Name: Test Person\n- Based in Malmö now.\n"
     shown = preview(context(root, TODAY), Request("save", "_core/profile.md", content=core))
     assert "never routed" in shown.plan.preview
-    apply_previewed(root, shown.request, shown.token, TODAY)
+    execute(root, Tokened(shown.request, shown.token), today=TODAY)
     assert (root / "_core/profile.md").read_text(encoding="utf-8") == core
     assert (root / "_index.md").read_text(encoding="utf-8") == index
 
@@ -83,7 +83,7 @@ def test_saving_an_existing_file_shows_a_diff_and_keeps_its_route(tmp_path):
     assert "+The work moved to Malmö." in shown.plan.preview
     assert "routed already" in shown.plan.preview
     assert [c["path"] for c in changes(shown.plan)] == ["projects/alpha.md"]
-    apply_previewed(root, shown.request, shown.token, TODAY)
+    execute(root, Tokened(shown.request, shown.token), today=TODAY)
     assert (root / "projects/alpha.md").read_text(encoding="utf-8") == new
 
 
@@ -92,7 +92,7 @@ def test_no_route_leaves_the_index_alone(tmp_path):
     index = (root / "_index.md").read_bytes()
     shown = preview(context(root, TODAY), Request("save", "notes/loose.md", content=NOTE, route=False))
     assert "no route" in shown.plan.preview
-    apply_previewed(root, shown.request, shown.token, TODAY)
+    execute(root, Tokened(shown.request, shown.token), today=TODAY)
     assert (root / "_index.md").read_bytes() == index and (root / "notes/loose.md").is_file()
 
 
@@ -123,7 +123,7 @@ def test_a_secret_shape_the_person_allowed_can_be_saved_again_but_not_newly_allo
     root = make_root(tmp_path, {"notes/aws-docs.md": text})
     shown = preview(context(root, TODAY), Request("save", "notes/aws-docs.md", content=text + "More.\n"))
     assert shown.token is not None
-    apply_previewed(root, shown.request, shown.token, TODAY)
+    execute(root, Tokened(shown.request, shown.token), today=TODAY)
     assert (root / "notes/aws-docs.md").read_text(encoding="utf-8") == text + "More.\n"
     assert "notes/aws-docs.md" in (root / "_index.md").read_text(encoding="utf-8")
     # A saved text cannot mark a value as not secret: that is the person's, in their editor.
@@ -144,7 +144,7 @@ def test_a_change_between_preview_and_apply_makes_the_token_stale(tmp_path):
     (root / "projects/alpha.md").write_text(active_file("Alpha", body="## Context\nTheir edit.\n"), encoding="utf-8")
     edited = digest(root)
     with pytest.raises(StalePreview) as stale:
-        apply_previewed(root, request, shown.token, TODAY)
+        execute(root, Tokened(request, shown.token), today=TODAY)
     assert stale.value.rule == "stale-preview"
     assert digest(root) == edited, "nothing written"
 
@@ -158,7 +158,7 @@ def test_the_token_binds_the_arguments(tmp_path):
                   Request("save", "notes/a.md", content=NOTE, description="another description"),
                   Request("save", "notes/a.md", content=NOTE, route=False)):
         with pytest.raises(StalePreview):
-            apply_previewed(root, other, shown.token, TODAY)
+            execute(root, Tokened(other, shown.token), today=TODAY)
     assert digest(root) == before
 
 
@@ -166,7 +166,7 @@ def test_lifecycle_operations_take_tokens_too(tmp_path):
     root = make_root(tmp_path, {"projects/alpha.md": active_file("Alpha")})
     request = Request("archive", "projects/alpha.md", reason="shipped")
     shown = preview(context(root, TODAY), request)
-    apply_previewed(root, request, shown.token, TODAY)
+    execute(root, Tokened(request, shown.token), today=TODAY)
     assert (root / "_archive/projects/alpha.md").is_file() and not (root / "projects/alpha.md").exists()
 
 
@@ -177,7 +177,7 @@ def test_route_add_routes_an_unrouted_file_once(tmp_path):
     # An index with no route yet and no archive record shows no dialect: the v0.10 line, which
     # the format's reference CLI reads (docs/decisions.md, "Dialects").
     assert shown.plan.facts["route"] == "- projects/alpha.md — the alpha work"
-    apply_previewed(root, shown.request, shown.token, TODAY)
+    execute(root, Tokened(shown.request, shown.token), today=TODAY)
     assert (root / "_index.md").read_text(encoding="utf-8") == (
         "# Memory index\n\n## Projects\n- projects/alpha.md — the alpha work\n")
     again = preview(context(root, TODAY), Request("route", "projects/alpha.md"))
@@ -226,9 +226,9 @@ def test_any_change_to_a_file_the_write_reads_or_touches_makes_it_stale(tmp_path
         os.utime(path, ns=(st_.st_atime_ns, st_.st_mtime_ns))
     if where is not None and where in involved:
         with pytest.raises(StalePreview):
-            apply_previewed(root, request, shown.token, TODAY)
+            execute(root, Tokened(request, shown.token), today=TODAY)
     else:
-        apply_previewed(root, request, shown.token, TODAY)
+        execute(root, Tokened(request, shown.token), today=TODAY)
 
 
 @pytest.mark.parametrize("request_", [

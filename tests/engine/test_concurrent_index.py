@@ -25,7 +25,7 @@ import pytest
 
 from engine_helpers import findings
 from pmem_lsp.cli.writes import run_write
-from pmem_lsp.engine.lifecycle.fs_applier import ApplyError, apply_plan, apply_step
+from pmem_lsp.engine.lifecycle.fs_applier import ApplyError, apply_step, run_steps
 from pmem_lsp.engine.lifecycle.operations import context, make_plan, replan
 from pmem_lsp.engine.lifecycle.plan import Move, WriteText
 from pmem_lsp.engine.lifecycle.preview import Request
@@ -139,7 +139,7 @@ def assert_archived(root: Path, agent_text: str) -> None:
 def test_unrelated_lines_survive_between_preview_and_execution(root: Path, edit):
     plan = make_plan(context(root, TODAY), "archive", "projects/old.md", "done")
     text = agent_edits(root / "_index.md", edit)
-    apply_plan(root, replan(context(root, TODAY), plan, "projects/old.md", "done"))
+    run_steps(root, replan(context(root, TODAY), plan, "projects/old.md", "done"))
     assert_archived(root, text)
     assert findings(root, today=TODAY) == []
 
@@ -148,7 +148,7 @@ def test_unrelated_lines_survive_between_preview_and_execution(root: Path, edit)
 def test_a_stale_plan_applied_directly_keeps_the_agents_lines_too(root: Path, edit):
     plan = make_plan(context(root, TODAY), "archive", "projects/old.md", "done")
     text = agent_edits(root / "_index.md", edit)
-    apply_plan(root, plan)  # no replan: the applier makes each write on the current text itself
+    run_steps(root, plan)  # no replan: the applier makes each write on the current text itself
     assert_archived(root, text)
 
 
@@ -165,7 +165,7 @@ def test_a_changed_route_line_refuses_and_nothing_moves(root: Path, edit):
     assert "the route line to `projects/old.md` was changed or removed" in exc.value.message
     assert ROUTE not in exc.value.message  # named, not quoted: a route line can hold a secret
     with pytest.raises(ApplyError) as applied:
-        apply_plan(root, plan)  # the stale plan itself stops before the first step
+        run_steps(root, plan)  # the stale plan itself stops before the first step
     assert applied.value.rule == CHANGED and applied.value.done == ()
     assert tree(root) == before
 
@@ -206,10 +206,10 @@ def test_a_route_changed_between_the_move_and_the_index_write_stops_there_and_ch
 
 
 def test_recover_puts_the_route_back_among_the_agents_lines(root: Path):
-    apply_plan(root, make_plan(context(root, TODAY), "archive", "projects/old.md", "done"))
+    run_steps(root, make_plan(context(root, TODAY), "archive", "projects/old.md", "done"))
     plan = make_plan(context(root, TODAY), "recover", "projects/old.md")
     text = agent_edits(root / "_index.md", lambda t: t.replace("gamma things\n", "gamma things\n" + AGENT + "\n"))
-    apply_plan(root, replan(context(root, TODAY), plan, "projects/old.md"))
+    run_steps(root, replan(context(root, TODAY), plan, "projects/old.md"))
     after = (root / "_index.md").read_text(encoding="utf-8")
     # Back where it was (after Alpha, its old neighbour above), the agent's line kept (issue 26).
     alpha = "- [Alpha](projects/alpha.md) — the alpha project\n"
@@ -218,7 +218,7 @@ def test_recover_puts_the_route_back_among_the_agents_lines(root: Path):
 
 
 def test_recover_adds_no_second_route_when_an_agent_added_one_during_the_move(root: Path):
-    apply_plan(root, make_plan(context(root, TODAY), "archive", "projects/old.md", "done"))
+    run_steps(root, make_plan(context(root, TODAY), "archive", "projects/old.md", "done"))
     plan = make_plan(context(root, TODAY), "recover", "projects/old.md")
     apply_step(root, plan.steps[0])
     text = agent_edits(root / "_index.md", lambda t: t + "- [Old](projects/old.md) — routed by the agent\n")
@@ -229,12 +229,12 @@ def test_recover_adds_no_second_route_when_an_agent_added_one_during_the_move(ro
 
 
 def test_records_an_agent_adds_survive_and_an_edited_record_refuses(root: Path):
-    apply_plan(root, make_plan(context(root, TODAY), "archive", "projects/old.md", "done"))
+    run_steps(root, make_plan(context(root, TODAY), "archive", "projects/old.md", "done"))
     ai = root / AI
     plan = make_plan(context(root, TODAY), "delete", "projects/old.md")
     other = "\n## notes/gone.md\n- status: archived\n- original: notes/gone.md\n- location: _archive/notes/gone.md\n"
     agent_edits(ai, lambda t: t + other)
-    apply_plan(root, replan(context(root, TODAY), plan, "projects/old.md"))
+    run_steps(root, replan(context(root, TODAY), plan, "projects/old.md"))
     assert other in ai.read_text(encoding="utf-8") and "- status: trashed" in ai.read_text(encoding="utf-8")
 
     plan = make_plan(context(root, TODAY), "recover", "projects/old.md")
@@ -244,7 +244,7 @@ def test_records_an_agent_adds_survive_and_an_edited_record_refuses(root: Path):
         replan(context(root, TODAY), plan, "projects/old.md")
     assert exc.value.rule == CHANGED and "`_archive/_index.md` changed" in exc.value.message
     with pytest.raises(ApplyError):
-        apply_plan(root, plan)
+        run_steps(root, plan)
     assert tree(root) == before
 
 

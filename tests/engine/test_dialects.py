@@ -21,7 +21,7 @@ from pmem_lsp.engine.archive_index import NO_ROUTE, PMEM, V010, parse_archive_in
 from pmem_lsp.engine.catalogue import quick_fixes
 from pmem_lsp.engine.health import memory_health
 from pmem_lsp.engine.index_edit import append_record, format_record, root_dialect
-from pmem_lsp.engine.lifecycle.fs_applier import apply_plan
+from pmem_lsp.engine.lifecycle.fs_applier import run_steps
 from pmem_lsp.engine.lifecycle.operations import context, make_plan
 from pmem_lsp.engine.lifecycle.safety import Refusal
 from pmem_lsp.engine.line_index import LineIndex
@@ -51,7 +51,7 @@ def v010_root(tmp_path: Path, archive: str = "# Archive Index\n\n", index: str =
 
 def pmem(root: Path, op: str, path: str | None = None, reason: str | None = None, today: dt.date = DAY):
     plan = make_plan(context(root, today), op, path, reason)
-    apply_plan(root, plan)
+    run_steps(root, plan)
     return plan
 
 
@@ -340,7 +340,7 @@ def test_migrate_previews_then_converts_every_record_keeping_every_field(tmp_pat
     plan = make_plan(context(root, DAY), "migrate", target)
     assert text(root, AI) == MIXED  # a plan changes nothing
     assert "rewrite 1 record(s)" in plan.preview
-    apply_plan(root, plan)
+    run_steps(root, plan)
     after = parse_archive_index(MemoryFile(text(root, AI)))
     assert {r.dialect for r in after} == {target}
     if target == V010:  # a saved line becomes the one the reference CLI reads (issue 40)
@@ -362,7 +362,7 @@ def test_migrate_to_v010_rewrites_route_lines_the_reference_reads(tmp_path: Path
     index = "# Memory index\n\n- [A](projects/a.md) — the a project\n* `projects/b.md`: b\n- [C](<notes/c d.md>) — spaced\n"
     root = v010_root(tmp_path, index=index)
     write_root(root, {"notes/c d.md": "# CD\n"})
-    apply_plan(root, make_plan(context(root, DAY), "migrate", V010))
+    run_steps(root, make_plan(context(root, DAY), "migrate", V010))
     assert text(root, "_index.md") == ("# Memory index\n\n- projects/a.md — the a project\n- projects/b.md — b\n"
                                        "- [C](<notes/c d.md>) — spaced\n")
     assert ref.status_routes(root)[:2] == [("projects/a.md", True), ("projects/b.md", True)]
@@ -375,7 +375,7 @@ def test_migrate_refuses_an_unknown_dialect(tmp_path: Path) -> None:
 
 def test_a_root_made_by_init_is_written_in_v010(tmp_path: Path) -> None:
     root = tmp_path / "new"
-    apply_plan(root, make_plan(context(root, DAY), "init"))
+    run_steps(root, make_plan(context(root, DAY), "init"))
     write_root(root, {"projects/a.md": "# A\n\n## Summary\n- one\n- two\n- three\n"})
     pmem(root, "route", "projects/a.md")
     assert ref.status_routes(root) == [("projects/a.md", True)]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from engine_helpers import findings
 from pmem_lsp.engine.lifecycle.consequences import links_broken_by, prune_emptied
-from pmem_lsp.engine.lifecycle.fs_applier import apply_plan
+from pmem_lsp.engine.lifecycle.fs_applier import run_steps
 from pmem_lsp.engine.lifecycle.operations import context, make_plan
 from pmem_lsp.engine.lifecycle.preview import Request, preview, save_findings
 from roots import base_files, demo_copy, summary_file, write_root
@@ -37,7 +37,7 @@ def test_the_links_an_archive_breaks_are_those_pm402_reports_after_it(tmp_path: 
         ("notes/a.md", 13, "projects/old.md"), ("notes/a.md", 13, "projects/old.md")]
     # The oracle: archive it and ask PM402 (links in archived files and fences are not read).
     plan = make_plan(context(root, TODAY), "archive", "projects/old.md")
-    apply_plan(root, plan)
+    run_steps(root, plan)
     after = sorted((f.path, f.line, f.col) for f in findings(root) if f.code == "PM402")
     assert after == sorted((b.path, b.line, b.start) for b in broken)
 
@@ -85,7 +85,7 @@ def test_the_demo_archive_of_airflow_tips_names_both_broken_links(tmp_path: Path
 
 def test_a_delete_lists_links_to_the_archived_copy(tmp_path: Path):
     root = linked_root(tmp_path)
-    apply_plan(root, make_plan(context(root, TODAY), "archive", "notes/c.md"))
+    run_steps(root, make_plan(context(root, TODAY), "archive", "notes/c.md"))
     (root / "notes/b.md").write_text(summary_file("B", extra="[archived c](../_archive/notes/c.md)\n"), encoding="utf-8")
     shown = preview(context(root, TODAY), Request("delete", "notes/c.md"))
     assert "    notes/b.md:14 → _archive/notes/c.md" in shown.plan.preview
@@ -99,12 +99,12 @@ def test_recover_removes_the_folders_it_emptied_in_the_archive(tmp_path: Path):
     files["projects/x/kept.md"] = summary_file("Kept")
     root = write_root(tmp_path / "memory", files)
     for rel in ("projects/x/y/deep.md", "projects/x/kept.md"):
-        apply_plan(root, make_plan(context(root, TODAY), "archive", rel))
-    apply_plan(root, make_plan(context(root, TODAY), "recover", "projects/x/y/deep.md"))
+        run_steps(root, make_plan(context(root, TODAY), "archive", rel))
+    run_steps(root, make_plan(context(root, TODAY), "recover", "projects/x/y/deep.md"))
     # `y/` emptied and removed; `x/` still holds an archived file.
     assert not (root / "_archive/projects/x/y").exists()
     assert (root / "_archive/projects/x/kept.md").is_file()
-    apply_plan(root, make_plan(context(root, TODAY), "recover", "projects/x/kept.md"))
+    run_steps(root, make_plan(context(root, TODAY), "recover", "projects/x/kept.md"))
     assert sorted(p.name for p in (root / "_archive").iterdir()) == ["_index.md", "_trash"]
     assert (root / "projects/x/y/deep.md").is_file() and (root / "projects/x/kept.md").is_file()
 
@@ -138,8 +138,8 @@ def _trashed_long_ago(tmp_path: Path, rel: str) -> Path:
     files["_index.md"] += f"- [Deep]({rel}) — d\n"
     files[rel] = summary_file("Deep")
     root = write_root(tmp_path / "memory", files)
-    apply_plan(root, make_plan(context(root, TODAY), "archive", rel))
-    apply_plan(root, make_plan(context(root, TODAY), "delete", rel))
+    run_steps(root, make_plan(context(root, TODAY), "archive", rel))
+    run_steps(root, make_plan(context(root, TODAY), "delete", rel))
     index = root / "_archive/_index.md"
     index.write_text(index.read_text().replace((TODAY + dt.timedelta(days=30)).isoformat(), "2020-01-01"))
     return root
@@ -148,7 +148,7 @@ def _trashed_long_ago(tmp_path: Path, rel: str) -> Path:
 def test_purge_removes_the_folders_it_emptied_in_the_trash(tmp_path: Path):
     from pmem_lsp.engine.lifecycle.fs_applier import run_steps
 
-    for runner, name in ((apply_plan, "plain"), (lambda r, p: run_steps(r, p, undo=True), "with-undo")):
+    for runner, name in ((run_steps, "plain"), (lambda r, p: run_steps(r, p, undo=True), "with-undo")):
         root = _trashed_long_ago(tmp_path / name, "projects/x/y/deep.md")
         assert (root / "_archive/_trash/projects/x/y/deep.md").is_file()
         runner(root, make_plan(context(root, TODAY), "purge", "projects/x/y/deep.md"))

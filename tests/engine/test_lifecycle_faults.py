@@ -26,7 +26,7 @@ import pytest
 
 import pmem_lsp.engine.lifecycle.fs_applier as fs_applier
 from engine_helpers import findings
-from pmem_lsp.engine.lifecycle.fs_applier import ApplyError, apply_plan, apply_step
+from pmem_lsp.engine.lifecycle.fs_applier import ApplyError, apply_step, run_steps
 from pmem_lsp.engine.lifecycle.operations import context, make_plan
 from pmem_lsp.engine.lifecycle.plan import Move
 from roots import active_file, make_root
@@ -185,7 +185,7 @@ def test_each_step_failing_in_turn(tmp_path, scenario, monkeypatch):
 
         monkeypatch.setattr(fs_applier, "apply_step", failing)
         with pytest.raises(ApplyError) as exc:
-            apply_plan(root, plan)
+            run_steps(root, plan)
         monkeypatch.setattr(fs_applier, "apply_step", real)
         assert exc.value.rule == "filesystem" and len(exc.value.done) == k
         assert "injected I/O error" in exc.value.message
@@ -211,7 +211,7 @@ def test_each_index_write_failing_in_turn(tmp_path, scenario, monkeypatch):
 
         monkeypatch.setattr(fs_applier, "write_atomic", failing)
         with pytest.raises(ApplyError) as exc:
-            apply_plan(root, plan)
+            run_steps(root, plan)
         monkeypatch.setattr(fs_applier, "write_atomic", real)
         assert "No space left" in exc.value.message
         state = "moved" if k == 0 else "step2"
@@ -262,7 +262,7 @@ class Faults:
     def run(self, root, plan) -> Exception | None:
         self.active = True
         try:
-            apply_plan(root, plan)
+            run_steps(root, plan)
         except (ApplyError, Killed) as exc:
             return exc
         finally:

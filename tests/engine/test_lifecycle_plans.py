@@ -1,6 +1,6 @@
 """Lifecycle plans carried out by the filesystem applier (docs/design.md §2.3, §2.4, §3).
 
-Each test plans on a real root (`context(root, today)`), applies with `apply_plan`, and looks
+Each test plans on a real root (`context(root, today)`), applies through the one door (`execute`; the applier alone, `run_steps`, where a test is about the applier), and looks
 at the bytes on disk: records, route lines, line endings, what is left untouched.
 """
 
@@ -15,9 +15,11 @@ import pytest
 
 from engine_helpers import findings, problems, rows
 from pmem_lsp.engine.archive_index import parse_archive_index
-from pmem_lsp.engine.lifecycle.fs_applier import ApplyError, apply_plan
+from pmem_lsp.engine.lifecycle.execute import Confirmed, Tokened, execute
+from pmem_lsp.engine.lifecycle.fs_applier import ApplyError, run_steps
 from pmem_lsp.engine.lifecycle.operations import context, make_plan, replan
 from pmem_lsp.engine.lifecycle.plan import MakeDir, Move, Remove, WriteText
+from pmem_lsp.engine.lifecycle.preview import Request
 from pmem_lsp.engine.lifecycle.safety import CHANGED, COLLISION, SETTINGS, STATE, STRUCTURE, Refusal
 from pmem_lsp.engine.memory_file import MemoryFile
 from roots import active_file, make_root
@@ -48,8 +50,9 @@ def root_with(tmp_path: Path, changes: dict | None = None, index: str = INDEX) -
 
 
 def run(root: Path, op: str, path: str | None = None, reason: str | None = None, today: dt.date = ARCHIVED_ON):
+    """Plan `op`, then apply it through the one door (`execute`: the lock, a re-plan, undo)."""
     plan = make_plan(context(root, today), op, path, reason)
-    apply_plan(root, plan)
+    execute(root, Confirmed(Request(op, path, reason), plan), today=today)
     return plan
 
 
@@ -222,7 +225,7 @@ def test_recover_of_a_legacy_record_proposes_a_route_in_the_house_style_and_show
     assert plan.facts["proposed"] == "yes" and plan.facts["route"] == expected
     assert "PROPOSED" in plan.preview
     assert f"    {expected}" in plan.preview.splitlines()
-    apply_plan(root, plan)
+    run_steps(root, plan)
     index = (root / "_index.md").read_text(encoding="utf-8")
     assert section_lines(index, "## Projects")[-1] == expected  # at the end of the matching section
     assert section_lines(index, "## Notes") == ["- `notes/beta.md` — about beta"]
@@ -303,7 +306,7 @@ def test_a_file_archived_without_a_route_comes_back_without_one_unless_asked(tmp
     assert "add this PROPOSED route (asked for: the file had none when archived)" in asked.preview
     assert [(type(s), getattr(s, "path", None)) for s in asked.steps] == [
         (Move, None), (WriteText, "_index.md"), (WriteText, AI)]
-    apply_plan(root, plan)
+    run_steps(root, plan)
     assert (root / "_index.md").read_text(encoding="utf-8") == index
 
 
@@ -392,7 +395,7 @@ def test_a_collision_that_appears_after_the_preview_stops_before_anything_moves(
     with pytest.raises(Refusal):
         replan(context(root, ARCHIVED_ON), plan, "projects/alpha.md")
     with pytest.raises(ApplyError) as exc:
-        apply_plan(root, plan)  # even without the re-plan, the applier never overwrites
+        run_steps(root, plan)  # even without the re-plan, the applier never overwrites
     assert exc.value.rule == COLLISION and exc.value.done == ()
     assert digest(root) == before
 
@@ -478,7 +481,7 @@ def test_replan_refuses_when_the_route_line_was_edited_after_the_preview(tmp_pat
         replan(context(root, ARCHIVED_ON), plan, "projects/alpha.md", "done")
     assert exc.value.rule == CHANGED
     with pytest.raises(ApplyError) as exc2:
-        apply_plan(root, plan)  # the stale plan itself is refused before anything moves
+        run_steps(root, plan)  # the stale plan itself is refused before anything moves
     assert exc2.value.rule == CHANGED and exc2.value.done == ()
     assert digest(root) == before
 
@@ -505,7 +508,7 @@ def test_replan_keeps_lines_an_agent_appended_meanwhile(tmp_path):
     ai = root / AI
     ai.write_text(ai.read_text(encoding="utf-8") + "\n<!-- an agent's comment -->\n", encoding="utf-8")
     fresh = replan(context(root, ARCHIVED_ON), plan, "projects/alpha.md", "done")
-    apply_plan(root, fresh)
+    run_steps(root, fresh)
     after = index.read_text(encoding="utf-8")
     assert after == text.replace("- [Alpha project](projects/alpha.md) — the alpha work\n", "")
     assert "<!-- an agent's comment -->" in ai.read_text(encoding="utf-8")
@@ -564,7 +567,7 @@ def test_an_index_pmem_cannot_decode_exactly_is_never_rewritten_and_nothing_move
         pass
     else:
         with pytest.raises(ApplyError) as exc:
-            apply_plan(root, plan)
+            run_steps(root, plan)
         assert exc.value.done == ()
     assert digest(root) == before
 
@@ -576,7 +579,7 @@ def test_an_invalid_index_is_left_alone_on_recover_too(tmp_path):
     before = digest(root)
     plan = make_plan(context(root, ARCHIVED_ON), "recover", "projects/alpha.md")
     with pytest.raises(ApplyError) as exc:
-        apply_plan(root, plan)
+        run_steps(root, plan)
     assert exc.value.done == () and "UTF-8" in exc.value.message
     assert digest(root) == before
 
@@ -627,7 +630,7 @@ def test_no_write_is_planned_on_settings_that_cannot_be_used(tmp_path, broken, o
 def test_a_token_is_stale_once_the_settings_change(tmp_path):
     """The token binds `.pmem.toml`: a dialect changed after the preview would write a record
     other than the one the user saw."""
-    from pmem_lsp.engine.lifecycle.preview import Request, StalePreview, apply_previewed, preview
+    from pmem_lsp.engine.lifecycle.preview import StalePreview, preview
 
     root = root_with(tmp_path, {"projects/alpha.md": ALPHA})
     (root / ".pmem.toml").write_text('dialect = "v0.10"\n', encoding="utf-8")
@@ -637,10 +640,10 @@ def test_a_token_is_stale_once_the_settings_change(tmp_path):
     (root / ".pmem.toml").write_text('dialect = "pmem"\n', encoding="utf-8")
     before = digest(root)
     with pytest.raises(StalePreview):
-        apply_previewed(root, request, shown.token)
+        execute(root, Tokened(request, shown.token))
     assert digest(root) == before
     (root / ".pmem.toml").write_text('dialect = "v0.10"\n', encoding="utf-8")  # as previewed: applies
-    apply_previewed(root, request, shown.token)
+    execute(root, Tokened(request, shown.token))
     assert (root / "_archive/projects/alpha.md").is_file()
 
 
@@ -668,7 +671,7 @@ def test_a_plan_reads_the_settings_once(tmp_path, monkeypatch, op, path):
                      content="# New\n\n## Summary\n- a\n- b\n- c\n", description="a new note")
     assert reads == ["pmem"]
     monkeypatch.undo()
-    apply_plan(root, plan)
+    run_steps(root, plan)
     if op == "archive":  # the record in the dialect read: pmem's own `## path` block
         assert "## projects/alpha.md\n- status: archived\n" in (root / AI).read_text(encoding="utf-8")
     else:  # the route line in pmem's own form, `- [Title](path) — description`

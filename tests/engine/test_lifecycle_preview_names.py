@@ -12,7 +12,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pmem_lsp.engine.lifecycle.fs_applier import apply_plan
+from pmem_lsp.engine.lifecycle.fs_applier import run_steps
 from pmem_lsp.engine.lifecycle.operations import context, make_plan
 from pmem_lsp.engine.lifecycle.safety import Refusal
 from pmem_lsp.engine.names import shown
@@ -63,7 +63,7 @@ def _previews(base: Path, name: str) -> dict[str, int]:
             return
         out[key] = len(plan.preview.splitlines())
         if key in ("archive", "delete"):
-            apply_plan(root, plan)
+            run_steps(root, plan)
 
     count("save", "save", f"notes/{name}-new.md", content="# New\n\nText.\n")
     count("self", "archive", named)

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from pmem_lsp.cli.writes import run_write
-from pmem_lsp.engine.lifecycle.fs_applier import apply_plan
+from pmem_lsp.engine.lifecycle.fs_applier import run_steps
 from pmem_lsp.engine.lifecycle.operations import context, make_plan
 from pmem_lsp.engine.lifecycle.plan import MakeDir, Move, Remove, WriteText
 from pmem_lsp.engine.lifecycle.preview import Request
@@ -532,13 +532,13 @@ def test_archive_accepts_every_valid_active_path_and_moves_it_inside_the_root(fo
         moves = plan.moves()
         assert moves == [Move(rel, "_archive/" + rel)]
         assert_plan_safe(root, plan)
-        apply_plan(root, plan)
+        run_steps(root, plan)
         assert not os.path.lexists(path)
         assert (root / "_archive" / rel).read_bytes() == data
         assert f"- original: {rel}\n" in (root / "_archive/_index.md").read_text(encoding="utf-8")
         recover = make_plan(context(root, TODAY), "recover", rel)
         assert recover.moves() == [Move("_archive/" + rel, rel)]
-        apply_plan(root, recover)
+        run_steps(root, recover)
         assert path.read_bytes() == data
 
 

@@ -14,8 +14,6 @@ without its anchors) fails instead.
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import json
 import os
 import random
@@ -33,7 +31,7 @@ from test_markdown_oracle import TRICKY_LINES, WORDS, documents, soup_line
 from test_native_secrets import assert_nothing_to_find
 
 from engine_helpers import findings
-from pmem_lsp.engine import markdown, memory_file, native, paths
+from pmem_lsp.engine import markdown, memory_file, native, native_mirrors, paths
 from pmem_lsp.engine.line_index import split_lines
 from pmem_lsp.engine.markdown import _fast_part, _native_part, _Scanner, scan_blocks
 from pmem_lsp.engine.rules import concluded, duplicates, instructions, links, route_facts, source_paths, summary
@@ -57,12 +55,12 @@ pytestmark = pytest.mark.skipif(pmem_native is None, reason="the native core is 
 
 def test_the_core_is_used_when_installed_and_off_with_pmem_native_0() -> None:
     missing = [name for name in native.FUNCTIONS if not hasattr(pmem_native, name)]
-    assert native.load({}) is pmem_native, (
+    assert native.load({})[0] is pmem_native, (
         f"pmem_native {pmem_native.VERSION} is installed but not used: the shim expects {native.EXPECTED}"
         f"{f' and lacks {missing} (make native)' if missing else ''}")
     for off in ("0", "off", "false", "no", " 0 "):
-        assert native.load({"PMEM_NATIVE": off}) is None
-    assert native.load({"PMEM_NATIVE": "1"}) is pmem_native
+        assert native.load({"PMEM_NATIVE": off}) == (None, "turned off by PMEM_NATIVE")
+    assert native.load({"PMEM_NATIVE": "1"})[0] is pmem_native
 
 
 def test_pm404s_prefilter_was_written_for_these_patterns() -> None:
@@ -77,47 +75,16 @@ def test_pm404s_prefilter_was_written_for_these_patterns() -> None:
     assert links._NATIVE is native.CORE
 
 
-def python_sources() -> dict[str, str]:
-    """SHA-256 of the Python code the core's functions follow (native/src/lib.rs,
-    WRITTEN_FOR_*): a change there is a change the Rust twin must follow."""
-    m, ins = markdown, instructions
-    blocks = [inspect.getsource(f) for f in (m._fast_part, m._cut, m._inline_start, m._thematic, m._fence_open)]
-    blocks += [r.pattern for r in (m._RE_ATX, m._RE_FENCE_RUN, m._RE_CLOSING_FENCE, m._RE_SETEXT, m._RE_THEMATIC_LINE,
-                                   m._RE_ORDERED, m._RE_ATX_TRAILING_ONLY, m._RE_ATX_TRAILING)]
-    blocks += ["".join(sorted(m._SPECIAL_START))] + [m._HTML_OPEN[t].pattern for t in range(1, 8)]
-    pm404 = [inspect.getsource(f) for f in (ins.instruction_kinds, ins._blank, ins.mask_code_spans)]
-    pm404 += [ins._LINK_TEXT.pattern, ins._QUOTED.pattern]
-    dup = [inspect.getsource(f) for f in (duplicates._ascii_hashes, duplicates._build_sketch)]
-    dup += [repr((duplicates.MIN_LINE, duplicates.SKETCH, duplicates._ODD_ASCII_SPACE))]
-    mf, doc = memory_file, memory_file.MemoryFile
-    record = [inspect.getsource(f) for f in (mf._front_matter_end, doc._preamble, doc._leads_in,
-                                                doc._skip_blank_and_comments, mf.parse_metadata_line, doc.links.func,
-                                                mf.find_links, mf.reference_definition, mf.mask_code_spans)]
-    record += [inspect.getsource(f) for f in (doc.section_of, doc.section_end, doc.summary_headings.func,
-                                                  doc.date_fields.func, summary.check_summary, summary.is_placeholder)]
-    record += [repr((mf.SUMMARY_TITLES, sorted(summary._PLACEHOLDERS))), summary._RE_PLACEHOLDER_PREFIX.pattern,
-               summary._RE_ANGLE_PLACEHOLDER.pattern]
-    record += [inspect.getsource(f) for f in (concluded.concluded_line, concluded._concluded_bullet,
-                                                source_paths.source_pointers)]
-    record += [r.pattern for r in (concluded._EN_BULLET, concluded._ZH_BULLET, source_paths._ABSOLUTE_HINT)]
-    record += [inspect.getsource(f) for f in (links._link_paths, links._python_path, links.is_wikilink_text, paths.normalize_target,
-                                                paths.strip_fragment)] + [paths._SCHEME.pattern, paths._DRIVE.pattern]
-    record += [r.pattern for r in (mf._RE_METADATA, mf.RE_INLINE_LINK, mf._RE_REFDEF, mf._RE_FRONT_DATE,
-                                   mf._RE_LEGACY_DATE)]
-    pm208 = [inspect.getsource(f) for f in (route_facts.volatile_kinds, route_facts._route_facts)]
-    return {"pm208": hashlib.sha256("\n".join(pm208).encode()).hexdigest(),
-            "blocks": hashlib.sha256("\n".join(blocks).encode()).hexdigest(),
-            "pm404": hashlib.sha256("\n".join(pm404).encode()).hexdigest(),
-            "sketch": hashlib.sha256("\n".join(dup).encode()).hexdigest(),
-            "record": hashlib.sha256("\n".join(record).encode()).hexdigest()}
-
-
 def test_the_core_was_written_for_this_python_code() -> None:
-    """The Python twin of a native function changed: check the Rust (native/src/lib.rs) against
-    it, then update WRITTEN_FOR_* there to these digests and rebuild (make native)."""
-    assert python_sources() == {"blocks": pmem_native.WRITTEN_FOR_BLOCKS, "pm404": pmem_native.WRITTEN_FOR_PM404,
-                                "sketch": pmem_native.WRITTEN_FOR_SKETCH, "record": pmem_native.WRITTEN_FOR_RECORD,
-                                "pm208": pmem_native.WRITTEN_FOR_PM208}
+    """Per group of native_mirrors.json, the build was written for the committed Python code
+    (test_native_mirrors.py holds the JSON to the source, without Rust). A group listed here
+    runs the pure-Python path: check its Rust twin against the Python, then set
+    WRITTEN_FOR_<GROUP> (native/src/lib.rs) to the committed digest and rebuild (make native)."""
+    entries = json.loads(native_mirrors.JSON_PATH.read_text(encoding="utf-8"))
+    stale = {group: entry["rust"] for group, entry in entries.items()
+             if getattr(pmem_native, f"WRITTEN_FOR_{group.upper()}", None) != entry["digest"]}
+    assert stale == {}, f"the build was written for other Python code here: {stale}"
+    assert native.stale_groups(pmem_native) == []
 
 
 # -- PM404: the lines the core names hold every line the patterns match ----------------------

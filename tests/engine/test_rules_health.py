@@ -642,3 +642,34 @@ def test_pm501_and_health_date_a_file_of_1970_like_any_other(tmp_path, when):
     report = health_report(Analysis(scan(root), TODAY))
     assert [(i.path, i.proposal) for i in report.items] == [("notes/beta.md", ARCHIVE)]
     assert report.items[0].reason == f"stale: unchanged since {day.isoformat()}"
+
+
+# -- PM403 on prose (issue 44) -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("line, pointer", [
+    ("Source: /opt/pmem-test-gone-d41d/bin。", "/opt/pmem-test-gone-d41d/bin"),  # a full stop after the path
+    ("来源：~/pmem-test-gone-d41d/笔记，", "~/pmem-test-gone-d41d/笔记"),  # CJK letters stay, the comma goes
+    ("Path: ~/pmem-test-gone-d41d/x（旧）", "~/pmem-test-gone-d41d/x"),
+])
+def test_pm403_stops_a_path_at_cjk_punctuation(tmp_path, line, pointer):
+    root = make_root(tmp_path, {"notes/src.md": active_file("Sources", body=line + "\n")})
+    found = only(findings(root), "PM403")
+    assert [f.data["pointer"] for f in found] == [pointer]
+
+
+@pytest.mark.parametrize("line", [
+    "路径：CNI 插件默认装在 /opt/pmem-test-gone-d41d/bin。",
+    "Path: on every node the plugins are installed under /opt/pmem-test-gone-d41d/bin",
+    "## Sources\n- the server keeps its logs in /var/pmem-test-gone-d41d/log for a week",
+])
+def test_pm403_takes_no_server_path_in_a_sentence_for_a_source_pointer(tmp_path, line):
+    root = make_root(tmp_path, {"notes/src.md": active_file("Sources", body=line + "\n")})
+    assert only(findings(root), "PM403") == []
+
+
+def test_pm403_a_short_label_before_a_plain_path_still_counts(tmp_path):
+    body = "## Sources\n- Raw exports ~/pmem-test-gone-d41d/exports\n\nRepo: ~/pmem-test-gone-d41d/repo\n"
+    root = make_root(tmp_path, {"notes/src.md": active_file("Sources", body=body)})
+    assert [f.data["pointer"] for f in only(findings(root), "PM403")] == [
+        "~/pmem-test-gone-d41d/exports", "~/pmem-test-gone-d41d/repo"]

@@ -193,3 +193,30 @@ def test_the_source_path_hint_finds_what_the_plain_pattern_finds(text):
     from pmem_lsp.engine.rules.source_paths import _ABSOLUTE_HINT
 
     assert bool(_ABSOLUTE_HINT.search(text)) == bool(re.search(_HINT_ORACLE, text))
+
+
+# -- Windows paths (issue 44) -------------------------------------------------------------------
+
+
+def test_a_backslash_path_says_the_backslash_is_the_problem_and_offers_the_slash_form(tmp_path):
+    import datetime as dt
+
+    from engine_helpers import scan
+    from pmem_lsp.engine.catalogue import quick_fixes
+
+    root = make_root(tmp_path, {F: note("![top](images\\3-top.png) and [plan](<images\\图 (1).md>)\n"),
+                                "notes/images/3-top.png": "png", "notes/images/图 (1).md": "# 图\n"})
+    found = only(findings(root), "PM402")
+    assert len(found) == 2
+    for f, slashed in zip(found, ("images/3-top.png", "images/图 (1).md"), strict=True):
+        assert "backslash" in f.message and f"`notes/{slashed}` exists" in f.message
+        assert "does not exist in the memory root" not in f.message
+    fixes = quick_fixes(scan(root), found[0], dt.date(2026, 12, 1))
+    assert [e.new_text for fx in fixes for e in fx.edits] == ["images/3-top.png"]
+
+
+def test_a_backslash_path_whose_slash_form_is_missing_too_says_both(tmp_path):
+    found = link_findings(tmp_path, "![top](images\\gone.png)\n")
+    assert len(found) == 1 and "backslash" in found[0].message
+    assert "`notes/images/gone.png` does not exist either" in found[0].message
+    assert found[0].data["slash_target"] is None

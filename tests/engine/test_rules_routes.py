@@ -637,3 +637,63 @@ def test_pm201_names_the_file_whose_literal_name_holds_the_escape(tmp_path, line
 def test_pm201_without_a_literal_twin_keeps_its_message(tmp_path):
     found = [f for f in route_findings(tmp_path, "- `notes/19%22 Rack.md` — the rack") if f.code == "PM201"]
     assert [f.message for f in found] == ['`notes/19" Rack.md` does not exist']
+
+
+# -- issue 44: notes named with `?` and `#`; a sentence that ends in a path -----------------------
+
+
+@pytest.mark.parametrize("name, written, escaped", [
+    ("notes/Rust ?.md", "- <notes/Rust ?.md> — a question about Rust", "notes/Rust %3F.md"),
+    ("notes/$?.md", "- [exit code](notes/$?.md) — the shell's last status", "notes/$%3F.md"),
+    ("notes/# Lambda.md", "- `notes/# Lambda.md` — lambdas", "notes/%23 Lambda.md"),
+    ("$?.md", "- [exit code]($?.md) — the shell's last status", "./$%3F.md"),  # read as `$`: "absolute"
+    ("# Lambda.md", "- <# Lambda.md> — lambdas", "%23 Lambda.md"),  # read as empty
+])
+def test_pm204_on_a_name_with_query_or_fragment_marks_says_how_to_write_it(tmp_path, name, written, escaped):
+    found = only(route_findings(tmp_path, written, files={name: X}), "PM204")
+    assert len(found) == 1
+    message = found[0].message
+    assert "only Markdown files" not in message
+    assert "%3F" in message and "%23" in message and escaped in message and f"`{name}` is there" in message
+    assert found[0].data["escaped"] == escaped
+
+
+def test_a_sentence_ending_in_a_path_is_malformed_with_the_route_as_its_fix(tmp_path):
+    import datetime as dt
+
+    from pmem_lsp.engine.catalogue import quick_fixes
+
+    root = index_root(tmp_path, "- Notes for the launch are in projects/launch.md",
+                      "- The launch plan lives in projects/launch plan.md",
+                      files={"projects/launch.md": X, "projects/launch plan.md": X})
+    found = [f for f in findings(root) if f.code.startswith("PM2") and f.path == INDEX]
+    assert [(f.code, f.line) for f in found] == [("PM206", 6), ("PM206", 7)], rows(found)
+    assert "projects/launch.md" in found[0].message and found[0].severity.value == "warning"
+    state = scan(root)
+    fixes = [e.new_text for f in found for fx in quick_fixes(state, f, dt.date(2026, 12, 1)) for e in fx.edits]
+    assert fixes == ["projects/launch.md — Notes for the launch", "`projects/launch plan.md` — The launch plan"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["notes", "for", "the", "launch", "are", "in", "kept", "plan", "draft", "see"]),
+                min_size=3, max_size=8),
+       st.sampled_from(["projects/launch.md", "notes/a.md", "areas/home/plan.md"]))
+def test_prose_then_a_path_never_becomes_a_route_to_a_sentence(words, path):
+    """Generated sentences that end in a path: never a route whose path holds the sentence."""
+    text = "# Memory index\n\n- " + " ".join(words) + " in " + path + "\n"
+    model = parse_index(doc(text))
+    assert all(" " not in (r.path or "").split("/")[0] for r in model.routes), (text, model.routes)
+
+
+def test_a_folder_with_spaces_stays_a_route(tmp_path):
+    assert route_findings(tmp_path, "- Plugins (core)/Daily notes.md — daily notes",
+                          files={"Plugins (core)/Daily notes.md": X}) == []
+
+
+@pytest.mark.parametrize("name, route", [
+    ("notes/Rust ?.md", "- <notes/Rust %3F.md> — a question about Rust"),
+    ("$?.md", "- [exit code](./$%3F.md) — the shell's last status"),
+    ("notes/# Lambda.md", "- `notes/%23 Lambda.md` — lambdas"),
+])
+def test_the_escaped_form_pm204_suggests_routes_the_note(tmp_path, name, route):
+    assert route_findings(tmp_path, route, files={name: X}) == []

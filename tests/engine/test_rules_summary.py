@@ -262,6 +262,32 @@ def test_pm106_variants(tmp_path, heading):
     assert found[0].severity.value == "warning"
 
 
+@pytest.mark.parametrize("title, heading, suggested", [
+    ("# 開発メモ", "## TL;DR", "## Summary"),  # Japanese, the heading in Latin letters
+    ("# 開発メモ", "## 概要", "## Summary"),  # Japanese kanji that Chinese shares
+    ("# 开发笔记", "## 总结", "## 摘要"),  # Chinese: the format's own Chinese heading
+    ("# 开发笔记", "## TL;DR", "## 摘要"),
+    ("# Dev notes", "## TL;DR", "## Summary"),
+])
+def test_pm106_suggests_the_heading_of_the_notes_language_only_where_the_format_has_one(
+        tmp_path, title, heading, suggested):
+    """Issue 44: Japanese notes were told to use the Chinese `## 摘要`."""
+    import datetime as dt
+
+    from engine_helpers import scan
+    from pmem_lsp.engine.catalogue import quick_fixes
+
+    body = "- これはテストです。\n- 二つ目。\n- 三つ目。\n" if "メモ" in title else BULLETS3
+    text = f"{title}\n\nStatus: active\n\n{heading}\n{body}"
+    root = make_root(tmp_path, {F: text})
+    found = only(findings(root), "PM106")
+    assert len(found) == 1 and found[0].message.endswith(f"rename it to `{suggested}`")
+    other = "## 摘要" if suggested == "## Summary" else "## Summary"
+    assert other not in found[0].message
+    fixes = quick_fixes(scan(root), found[0], dt.date(2026, 12, 1))
+    assert [e.new_text for fx in fixes for e in fx.edits] == [suggested]
+
+
 def test_pm106_not_for_a_variant_far_from_the_top(tmp_path):
     # Only the first section after the preamble is a candidate; later ones are ordinary.
     text = "# T\n\n## Context\nProse.\n\n## TL;DR\n" + BULLETS3

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from engine_helpers import findings
-from pmem_lsp.engine.lifecycle.execute import carry_out
+from pmem_lsp.engine.lifecycle.execute import Confirmed, execute
 from pmem_lsp.engine.lifecycle.fs_applier import write_index
 from pmem_lsp.engine.lifecycle.lock import RootLock, lock_target
 from pmem_lsp.engine.lifecycle.operations import context, make_plan
 from pmem_lsp.engine.lifecycle.plan import WriteText
+from pmem_lsp.engine.lifecycle.preview import Request
 from roots import base_files, summary_file, write_root
 
 N = 100  # notes each process archives
@@ -38,7 +39,8 @@ def archive_all(root: str, side: str, start_gate) -> None:
     for i in range(N):
         rel = f"notes/{side}{i:03}.md"
         ctx = context(Path(root))
-        carry_out(ctx, make_plan(ctx, "archive", rel, f"by {side}"), rel, f"by {side}")
+        execute(ctx.root, Confirmed(Request("archive", rel, f"by {side}"), make_plan(ctx, "archive", rel, f"by {side}")),
+                ctx=ctx)
 
 
 @pytest.mark.slow

@@ -30,6 +30,8 @@ from dataclasses import dataclass, fields, replace
 from functools import partial
 from pathlib import Path
 
+from ..history.recording import record_quietly
+from ..history.store import Writer
 from ..index_edit import routes_to
 from ..root_state import decode
 from ..zones import ARCHIVE_INDEX, INDEX
@@ -133,9 +135,24 @@ def execute(root: Path, confirmation: Confirmation, *, today: dt.date | None = N
     ctx = ctx or context(root, today)
     if confirmation.op == "init" and not root.is_dir():
         # The root itself is being made: nothing to lock yet (every creation is no-overwrite).
-        return _run(root, ctx, confirmation, move, guard)
+        done = _run(root, ctx, confirmation, move, guard)
+        _record_after(root, confirmation, done[0])
+        return done
     with RootLock(root):
-        return _run(root, ctx, confirmation, move, guard)
+        # History (docs/design.md §11): what others wrote since the last entry, then this write,
+        # each an entry; under the lock, so no other pmem write falls between them.
+        record_quietly(root, Writer("outside"), "changed outside pmem")
+        done = _run(root, ctx, confirmation, move, guard)
+        _record_after(root, confirmation, done[0])
+        return done
+
+
+def _record_after(root: Path, confirmation: Confirmation, plan: Plan) -> None:
+    """The entry of this write: the operation and its arguments, titled with what it did."""
+    request = confirmation.request
+    words = [request.op, *([request.path] if isinstance(request.path, str) else [])]
+    detail = " ".join(words) + (f" — {request.reason}" if request.reason else "")
+    record_quietly(root, Writer("pmem", detail), plan.done or detail)
 
 
 def readings(confirmation: Confirmation) -> dict[str, str | None]:
@@ -213,9 +230,3 @@ def goal_missed(root: Path, plan: Plan, deadline: float) -> str | None:
     return None
 
 
-def carry_out(ctx: LifecycleContext, confirmed: Plan, path: object = None, reason: str | None = None, *,
-              content: object = None, description: str | None = None,
-              route: bool = True, add_route: bool = False) -> tuple[Plan, list[str]]:
-    """`execute` for a plan the user confirmed (the CLI's prompt and `--yes`)."""
-    request = Request(confirmed.op, path, reason, content, description, route, add_route)
-    return execute(ctx.root, Confirmed(request, confirmed), ctx=ctx)

@@ -609,14 +609,6 @@ def preflight(root: Path, plan: Plan) -> None:
             wait_for_writers(path, deadline)
 
 
-def apply_plan(root: Path, plan: Plan) -> list[str]:
-    """Run every step in order; stop at the first failure and say what was already done (no
-    undo: what a crash leaves, which `pmem check` reports with fixes). The executor
-    (`execute.py`) runs plans with `run_steps(..., undo=True)` instead. The caller holds the
-    root's lock (`lock.RootLock`) from re-validation to here."""
-    return run_steps(root, plan)
-
-
 Mover = Callable[[Path, Move], None]  # how a move reaches the disk (the server's goes through the editor)
 
 

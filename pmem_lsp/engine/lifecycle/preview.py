@@ -11,7 +11,6 @@ different token, so what is applied is what the user saw.
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 import os
@@ -144,15 +143,6 @@ def _preview_once(ctx: LifecycleContext, request: Request, exact: bool = True) -
                "arguments": request.arguments(), "files": states}
     digest = hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=True).encode()).hexdigest()
     return Preview(request, plan, f"{request.op}-{digest[:24]}", tuple(read))
-
-
-def apply_previewed(root: Path, request: Request, token: str, today: dt.date | None = None) -> tuple[Plan, list[str]]:
-    """Apply the preview `token` names, through the one door (`execute.execute`): plan again
-    under the root's lock and write only if the token is the same. Raises StalePreview
-    (nothing written), a Refusal, or an ApplyError."""
-    from .execute import Tokened, execute  # which imports this module
-
-    return execute(root, Tokened(request, token), today=today)
 
 
 # -- the preview as data ------------------------------------------------------------------

@@ -16,9 +16,14 @@ from typing import TYPE_CHECKING
 
 from ..findings import Finding, at_line
 from ..memory_file import MemoryFile, parse_metadata_line
+from ..native import core_for
 from ..rule import I, Rule, TextCheck
 from ..secrets import mask_secrets
 from ..zones import Zone
+
+# The record's verdict for this rule, only where the build was written for its Python code
+# (docs/native.md; native_mirrors.py, group "concluded").
+_CORE_VERDICT = core_for("concluded") is not None
 
 if TYPE_CHECKING:  # the settings model (pydantic) is not needed to run a check: hooks start fast
     from ..settings import Settings
@@ -89,7 +94,7 @@ def concluded_line(doc: MemoryFile) -> int | None:
     for meta in doc.metadata:
         if meta.key.strip("*_ ").lower() in STATUS_KEYS and concluded_value(meta.value):
             return meta.line
-    if doc.bullets_unconcluded:
+    if doc.bullets_unconcluded and _CORE_VERDICT:
         return None  # the native core: no Summary bullet can say so (docs/native.md)
     section = doc.summary
     if section is not None:

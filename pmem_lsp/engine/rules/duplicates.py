@@ -43,10 +43,12 @@ from zlib import crc32
 
 from ..findings import Finding, entry_finding
 from ..lazy_re import lazy
-from ..native import CORE as _NATIVE
+from ..native import core_for
 from ..root_state import FileEntry
 from ..rule import FileCheck, I, Rule
 from ..zones import Zone
+
+_NATIVE = core_for("sketch")  # only where the build was written for this Python code (docs/native.md)
 
 if TYPE_CHECKING:
     from ..analysis import Analysis

@@ -22,7 +22,7 @@ from ..lazy_re import lazy
 from ..line_index import split_lines
 from ..markdown import CODE
 from ..memory_file import MemoryFile, mask_code_spans
-from ..native import CORE
+from ..native import core_for
 from ..rule import Rule, TextCheck, W
 from ..zones import Zone
 
@@ -280,7 +280,8 @@ def instruction_kinds(line: str, veiled: bool = True) -> list[tuple[str, int, in
 
 
 # The native core's prefilter, while it was written for exactly these patterns (docs/native.md).
-_NATIVE = CORE if CORE is not None and "\n".join(p.pattern for _, p in _PATTERNS) == CORE.PM404_PATTERNS else None
+_CORE = core_for("pm404")  # only where the build was written for this Python code
+_NATIVE = _CORE if _CORE is not None and "\n".join(p.pattern for _, p in _PATTERNS) == _CORE.PM404_PATTERNS else None
 
 
 def candidate_lines(lines: list[str], veiled: bool | None = None) -> range | list[int]:
@@ -302,6 +303,23 @@ def candidate_lines(lines: list[str], veiled: bool | None = None) -> range | lis
     return _NATIVE.instruction_lines(lines)
 
 
+_NEW_SYSTEM_PROMPT = _PATTERNS[1][0]
+_PROMPT_LABEL = re.compile(r"(?i)\s*#+\s*system\s+prompt\s*:")
+
+
+def _heading_lines(doc: MemoryFile) -> frozenset[int]:
+    return frozenset(h.line for h in doc.headings)
+
+
+def _titles_a_stored_prompt(line: str, found: tuple[str, int, int]) -> bool:
+    """A heading `# System Prompt: Code reviewer` titles a prompt the person keeps, as the
+    "You are a …" line under it begins one: both are data about their prompts, and neither
+    is reported (docs/decisions.md, "PM404: a stored prompt is data"). A `System prompt:`
+    line that is not a heading, a *new* system prompt and a system override still are."""
+    what, start, end = found
+    return what == _NEW_SYSTEM_PROMPT and start == 0 and _PROMPT_LABEL.match(line[:end]) is not None
+
+
 def check_instructions(rel: str, zone: Zone, doc: MemoryFile, settings: Settings) -> list[Finding]:
     out: list[Finding] = []
     veiled = disguised(doc.text)  # a text of ordinary letters (nearly all): no line is unveiled
@@ -317,6 +335,8 @@ def check_instructions(rel: str, zone: Zone, doc: MemoryFile, settings: Settings
         if not line.strip() or doc.line_kind(i) == CODE:
             continue
         found = instruction_kinds(line, veiled)
+        if found and i in _heading_lines(doc):
+            found = [f for f in found if not _titles_a_stored_prompt(line, f)]
         if found:
             what = "; ".join(w for w, _, _ in found)
             out.append(at_line(rel, doc.lines, i, "PM404",

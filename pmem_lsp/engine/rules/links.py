@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import posixpath
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..findings import Finding
-from ..native import CORE as _NATIVE
+from ..fixes import Fix, TextEdit, text_of
+from ..line_index import split_keepends
+from ..memory_file import Link
+from ..names import clean, one_line, shown
+from ..native import core_for
 from ..paths import normalize_target
 from ..root_state import FileEntry, RootState
 from ..rule import FileCheck, Rule, W
 from ..zones import Zone
+
+_NATIVE = core_for("link_targets")  # only where the build was written for this Python code (docs/native.md)
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
@@ -141,9 +148,38 @@ def check_links(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     out: list[Finding] = []
     for i in _broken(state, found):
         link, path = doc.link_at(found.at[i]), found.paths[i]
-        out.append(Finding(entry.rel, link.line, link.start, link.line, link.end, "PM402",
-                           f"link target `{path}` does not exist in the memory root"))
+        out.append(_broken_link_finding(state, entry.rel, link, path))
     return out
+
+
+def _broken_link_finding(state: RootState, rel: str, link: Link, path: str) -> Finding:
+    """A broken link's finding. A Windows path (`images\\3-top.png`) is broken because of its
+    backslashes, which a Markdown link does not read as folders: the message says so, and
+    where the `/` form names a file that is there, the fix writes it (issue 44)."""
+    if "\\" not in link.target:
+        return Finding(rel, link.line, link.start, link.line, link.end, "PM402",
+                       f"link target `{path}` does not exist in the memory root")
+    slashed = link.target.replace("\\", "/")
+    slashed_path, problem = _normalize(slashed, posixpath.dirname(rel))
+    exists = problem is None and slashed_path is not None and not state.missing(slashed_path)
+    there = f"`{slashed_path}` exists" if exists else f"`{slashed_path}` does not exist either"
+    return Finding(rel, link.line, link.start, link.line, link.end, "PM402",
+                   f"link target `{one_line(clean(link.target))}` uses backslashes, which a Markdown link does not "
+                   f"read as folders: write `/` ({there})",
+                   data={"backslash": True, "slash_target": slashed if exists else None})
+
+
+def fix_backslash(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
+    """Write the link's target with `/` where that names a file that is there."""
+    slashed = (finding.data or {}).get("slash_target")
+    text = text_of(state, finding.path)
+    if not slashed or text is None:
+        return []
+    lines = split_keepends(text)
+    if finding.line >= len(lines) or "\\" not in lines[finding.line][finding.col:finding.end_col]:
+        return []  # the text changed since the finding
+    edit = TextEdit(finding.path, finding.line, finding.col, finding.line, finding.end_col, slashed)
+    return [Fix(f"Write the link with `/`: {shown(slashed)}", "PM402", (edit,), preferred=True)]
 
 
 def _broken_links(analysis: Analysis, entry: FileEntry) -> tuple[int, ...]:
@@ -153,3 +189,4 @@ def _broken_links(analysis: Analysis, entry: FileEntry) -> tuple[int, ...]:
 
 
 FILE_CHECKS = (FileCheck(("PM402",), LINK_ZONES, check_links, depends=_broken_links),)
+FIXES = {"PM402": fix_backslash}

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..findings import Finding, at_line
 from ..index_routes import index_model
 from ..lazy_re import lazy
-from ..native import CORE
+from ..native import core_for
 from ..rule import FileCheck, I, Rule
 from ..zones import Zone
 
@@ -73,8 +73,9 @@ def _core_prefilter() -> ModuleType | None:
     global _NATIVE_CHECKED, _NATIVE
     if not _NATIVE_CHECKED:
         _NATIVE_CHECKED = True
-        joined = "\n".join(p.pattern for _, p in VOLATILE) if CORE is not None else None
-        _NATIVE = CORE if CORE is not None and joined == CORE.PM208_PATTERNS else None
+        core = core_for("pm208")  # only where the build was written for this Python code
+        joined = "\n".join(p.pattern for _, p in VOLATILE) if core is not None else None
+        _NATIVE = core if core is not None and joined == core.PM208_PATTERNS else None
     return _NATIVE
 
 

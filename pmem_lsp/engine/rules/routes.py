@@ -18,7 +18,9 @@ from ..index_edit import (
     routes_to,
     state_dialect,
 )
-from ..index_routes import LINK, NO_DESCRIPTION, WIKI, IndexModel, Route, parse_index
+from ..index_routes import ANGLE, LINK, NO_DESCRIPTION, WIKI, IndexModel, Route, parse_index
+from ..line_index import split_keepends
+from ..names import one_line
 from ..paths import ABSOLUTE, EMPTY, OUTSIDE, URL, normalize_target
 from ..root_state import FileEntry, RootState
 from ..rule import E, FileCheck, I, Rule, W
@@ -115,6 +117,32 @@ def literal_targets(route: Route) -> list[str]:
     return out
 
 
+def _escaped_route(route: Route) -> str | None:
+    """A route to a note whose name holds `?` or `#` (`notes/Rust ?.md`, `notes/# Lambda.md`):
+    a link reads them as the start of a query and a fragment, so the path ends before them.
+    The target written with `%3F` and `%23`, when that names a Markdown file; else None."""
+    written = route.written
+    if route.form == WIKI or not ("?" in written or "#" in written):
+        return None  # a wiki link's `#` is its heading: it cannot name such a file at all
+    escaped = written.replace("?", "%3F").replace("#", "%23")
+    if escaped.startswith("$"):
+        escaped = "./" + escaped  # a leading `$` reads as an environment variable, not a name
+    path, problem = normalize_target(escaped)
+    return escaped if problem is None and path is not None and is_markdown(path) else None
+
+
+def _query_or_fragment_finding(state: RootState, route: Route, r: tuple[int, int, int, int],
+                               escaped: str) -> Finding:
+    path, _ = normalize_target(escaped)
+    marks = " and ".join(f"`{c}`" for c in "?#" if c in route.written)
+    there = "" if path is None or state.missing(path) else f" (`{path}` is there)"
+    shown_target = f"<{escaped}>" if " " in escaped and route.form in (LINK, ANGLE) else escaped
+    return Finding(INDEX, *r, "PM204",
+                   f"the route's target ends where its {marks} starts (a link reads `?` as a query and `#` as "
+                   f"a fragment): write them as `%3F` and `%23`, `{shown_target}`{there}",
+                   data={"escaped": escaped, "path": path})
+
+
 def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], set[str], set[str]]:
     """Findings on `_index.md` itself, the set of routed paths (for PM202 per file), and the
     file names of the routes to nothing (a file of that name appearing or vanishing changes
@@ -129,12 +157,17 @@ def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], se
     for route in model.routes:
         r = _range(route)
         if route.path is None:
-            out.append(Finding(INDEX, *r, "PM204", f"invalid route target: {_PROBLEM_TEXT[route.problem or EMPTY]}"))
+            # `$?.md` read up to its `?` is `$`, an environment variable's form: say what it is.
+            escaped = _escaped_route(route)
+            out.append(_query_or_fragment_finding(state, route, r, escaped) if escaped is not None else
+                       Finding(INDEX, *r, "PM204", f"invalid route target: {_PROBLEM_TEXT[route.problem or EMPTY]}"))
             continue
         path = route.path
         zone = zone_of(path)
         if zone is not Zone.ACTIVE:
             out.append(Finding(INDEX, *r, "PM204", f"invalid route target `{path}`: {_ZONE_TEXT[zone]}"))
+        elif (escaped := _escaped_route(route)) is not None and (not is_markdown(path) or path in state.dirs):
+            out.append(_query_or_fragment_finding(state, route, r, escaped))
         elif not is_markdown(path):
             out.append(Finding(INDEX, *r, "PM204",
                                f"invalid route target `{path}`: only Markdown files are memory files"))
@@ -175,7 +208,8 @@ def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], se
             out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM209",
                                "route has no description: add a short one after the target (` — what it is`)"))
         else:
-            out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM206", bad.reason))
+            data = {"route": bad.route} if bad.route is not None else None
+            out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM206", bad.reason, data=data))
 
     return out, set(seen), dangling_names
 
@@ -340,4 +374,19 @@ def fix_duplicate(state: RootState, finding: Finding, today: dt.date) -> list[Fi
     return _remove_route(state, finding, "Remove duplicate route", True)
 
 
-FIXES = {"PM201": fix_dangling, "PM202": add_route, "PM203": fix_duplicate, "PM205": fix_archived}
+def fix_prose_route(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
+    """A sentence ending in a path (`Notes for the launch are in projects/launch.md`): write
+    it as the route it meant, the path first and the sentence as its description."""
+    route = (finding.data or {}).get("route")
+    text = text_of(state, INDEX)
+    if not route or text is None:
+        return []
+    lines = split_keepends(text)
+    if finding.line >= len(lines) or route.split(" — ")[0].strip("`") not in lines[finding.line]:
+        return []  # the line changed since the finding
+    edit = TextEdit(INDEX, finding.line, finding.col, finding.line, finding.end_col, route)
+    return [Fix(f"Write it as a route: {one_line(route)}", "PM206", (edit,), preferred=True)]
+
+
+FIXES = {"PM201": fix_dangling, "PM202": add_route, "PM203": fix_duplicate, "PM205": fix_archived,
+         "PM206": fix_prose_route}

@@ -12,12 +12,14 @@ from ..findings import Finding, Severity
 from ..fixes import Fix, TextEdit, text_of
 from ..line_index import split_keepends
 from ..memory_file import MemoryFile
-from ..native import CORE as _NATIVE
+from ..native import core_for
 from ..root_state import RootState
 from ..rule import ALL_ZONES, E, Rule, TextCheck
 from ..secrets import ALLOW_MARKER, REDACTED, SecretMatch, find_in_name, find_secrets
 from ..secrets._generic import PREFILTER
 from ..zones import Zone
+
+_NATIVE = core_for("secrets")  # only where the build was written for this Python code (docs/native.md)
 
 if TYPE_CHECKING:  # the settings model (pydantic) is not needed to run a check: hooks start fast
     from ..settings import Settings
@@ -82,7 +84,7 @@ def check_secrets(path: str, zone: Zone, doc: MemoryFile, settings: Settings) ->
                            "so rename the file to say what it is about", None if m.strong else Severity.WARNING,
                            {"kind": m.kind, "evidence": "strong" if m.strong else "weak", "reason": m.reason,
                             "in": "name"}))
-    if doc.secrets_clear:
+    if doc.secrets_clear and _NATIVE is not None:
         return out
     found = find_secrets(doc.lines, secrets.allow_patterns, in_sentences=False)
     found += _in_linked_paths(doc.lines, found, secrets.allow_patterns)

@@ -31,10 +31,15 @@ from urllib.parse import unquote
 from ..findings import Finding
 from ..markdown import PARAGRAPH
 from ..memory_file import MemoryFile, mask_code_spans, parse_metadata_line
+from ..native import core_for
 from ..paths import strip_fragment
 from ..root_state import FileEntry, RootState
 from ..rule import FileCheck, I, Rule
 from .links import LINK_ZONES
+
+# The record's verdict for this rule, only where the build was written for its Python code
+# (docs/native.md; native_mirrors.py, group "pointers").
+_CORE_VERDICT = core_for("pointers") is not None
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
@@ -57,7 +62,29 @@ FILE_ROOTS = {"Users", "home", "Volumes", "mnt", "media", "opt", "srv", "data", 
 # trying the class at every character: 17 → 2 µs on a 2.5 KB note, the same answer.
 _ABSOLUTE_HINT = re.compile(r"/(?<=[\s`(:：]/)[A-Za-z]")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
-_PLAIN_PATH = re.compile(r"(?<![\w/~.])(?:~|(?=/[A-Za-z]))/?[^\s`'\"<>()\[\]{},;|*]*")
+# A path stops at CJK punctuation (`/opt/cni/bin。`, `~/x，`): the ideographic full stop and
+# comma, brackets and quotes, and the fullwidth forms of ASCII punctuation. CJK letters stay
+# (`~/笔记/x.md` is a path).
+_CJK_PUNCTUATION = "\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
+_PLAIN_PATH = re.compile(rf"(?<![\w/~.])(?:~|(?=/[A-Za-z]))/?[^\s`'\"<>()\[\]{{}},;|*{_CJK_PUNCTUATION}]*")
+_RE_CJK_TEXT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_LABEL_WORDS = 3  # `Source: ~/x`, `- Raw exports ~/x`: a label; more words before the path is a sentence
+
+
+def _in_a_sentence(plain: str, start: int) -> bool:
+    """Is the plain path at `start` a mention inside a sentence (`路径：CNI 插件默认装在
+    /opt/cni/bin。`, `Source: the cluster keeps its plugins in /opt/cni/bin`) rather than the
+    value of a source line? What comes between the key (or the item's marker) and the path
+    must be a short label: a few words, no CJK prose (issue 44)."""
+    before = plain[:start]
+    for sep in (":", "："):
+        cut = before.rfind(sep)
+        if cut != -1:
+            before = before[cut + 1:]
+            break
+    else:
+        before = before.lstrip(" \t>").lstrip("-*+0123456789.)").strip()
+    return _RE_CJK_TEXT.search(before) is not None or len(before.split()) > _LABEL_WORDS
 _NOT_A_PATH = re.compile(r"[\s*?$<>{}\[\]|…]|\.\.\.")
 _LINE_SUFFIX = re.compile(r"(?::\d+){1,2}$")  # `~/app/main.py:42` points at a line
 # Words that declare a source: a key's or a heading's last word, or in CJK anywhere in it.
@@ -147,7 +174,8 @@ def source_pointers(doc: MemoryFile) -> list[SourcePointer]:
             link = doc.link_at(index)
             add(link.line, link.start, link.end, written, _pointer(unquote(strip_fragment(written))))
     text = doc.text
-    hint = doc.absolute_hint  # the native core's answer to the question below (docs/native.md)
+    # The native core's answer to the question below (docs/native.md).
+    hint = doc.absolute_hint if _CORE_VERDICT else None
     if hint is None:
         hint = "~/" in text or text.startswith("/") or _ABSOLUTE_HINT.search(text) is not None
     if hint:
@@ -164,7 +192,7 @@ def source_pointers(doc: MemoryFile) -> list[SourcePointer]:
                 plain = plain[:s] + " " * (e - s) + plain[e:]
             for m in _PLAIN_PATH.finditer(plain):
                 written = m.group(0).rstrip(".:：,;!?")
-                if len(written) > 1:
+                if len(written) > 1 and not _in_a_sentence(plain, m.start()):
                     add(n, m.start(), m.start() + len(written), written, _pointer(written))
     out.sort(key=lambda p: (p.line, p.start))
     return out

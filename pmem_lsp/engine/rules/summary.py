@@ -13,9 +13,14 @@ from ..lazy_re import lazy
 from ..line_index import LineIndex, newline_of, split_keepends
 from ..markdown import HTML, Heading
 from ..memory_file import MemoryFile
+from ..native import core_for
 from ..root_state import RootState
 from ..rule import H, I, Rule, TextCheck, W
 from ..zones import Zone
+
+# The record's verdict for this rule, only where the build was written for its Python code
+# (docs/native.md; native_mirrors.py, group "summary").
+_CORE_VERDICT = core_for("summary") is not None
 
 if TYPE_CHECKING:  # the settings model (pydantic) is not needed to run a check: hooks start fast
     from ..settings import Settings
@@ -121,7 +126,7 @@ def content_runs(doc: MemoryFile, runs: tuple[tuple[int, int], ...]) -> list[tup
 
 
 def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | None = None) -> list[Finding]:
-    if zone is Zone.ACTIVE and doc.summary_clean:
+    if zone is Zone.ACTIVE and doc.summary_clean and _CORE_VERDICT:
         return []  # the native core's verdict: one well-placed summary of 3 to 6 facts (docs/native.md)
     lines = doc.lines
     out: list[Finding] = []
@@ -139,7 +144,7 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | N
         if variant is not None:
             out.append(at_line(path, lines, variant.line, "PM106",
                                f"'{variant.text}' is not a recognised summary heading: "
-                               "rename it to `## Summary` (or `## 摘要`)"))
+                               f"rename it to `{_summary_heading_for(doc, variant.text)}`"))
         else:
             out.append(file_finding(path, doc, "PM100",
                                     "no `## Summary`: add 3 to 6 bullets after the title "
@@ -209,6 +214,22 @@ def _active_doc(state: RootState, rel: str) -> tuple[str, MemoryFile] | None:
 
 def _blank(line: str) -> bool:
     return not line.strip()
+
+
+# Kana: a text with hiragana or katakana is Japanese, whose kanji `_RE_CJK` also matches.
+_RE_KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+_LANGUAGE_SAMPLE = 40  # lines of a note read to tell its language
+
+
+def _summary_heading_for(doc: MemoryFile, heading_text: str) -> str:
+    """The summary heading to suggest: the format knows `## Summary` and, for Chinese,
+    `## 摘要` (issue 44: a Japanese note's `## 概要` or `## TL;DR` was told to become the
+    Chinese `## 摘要`). Chinese only where the heading or the note's first lines are written
+    in CJK ideographs without kana; every other language gets `## Summary`."""
+    sample = "\n".join([heading_text, doc.title.text if doc.title else "", *doc.lines[:_LANGUAGE_SAMPLE]])
+    if _RE_KANA.search(sample):
+        return "## Summary"
+    return "## 摘要" if _chinese(heading_text) or _chinese(sample) else "## Summary"
 
 
 def _chinese(text: str | None) -> bool:
@@ -304,7 +325,7 @@ def rename_heading(state: RootState, finding: Finding, today: dt.date) -> list[F
     heading = summary_variant(doc)
     if heading is None or heading.line != finding.line or doc.summary_headings:
         return []
-    new = "## 摘要" if _chinese(heading.text) else "## Summary"
+    new = _summary_heading_for(doc, heading.text)
     last = doc.lines[heading.end_line]
     edit = TextEdit(finding.path, heading.line, 0, heading.end_line, len(last), new)
     return [Fix(f"Rename to `{new}`", finding.code, (edit,), True)]

@@ -121,9 +121,21 @@ def has_marker(value: str) -> bool:
     return any(w in low for w in _NAMES_ITSELF)
 
 
+# A format verb standing alone in the value (`%v@tcp(%s)`, `%-10s`, `%08x`, `{}`, `{0}`): the
+# value is a format string a program fills in (Go's `Printf("user:%v,pwd:%v")`, C, Python),
+# not a value. Standing alone: at the start or after a character that is not a letter or a
+# digit, and followed by one that is not either, so that a random `…k%dQ…` is not one.
+_FORMAT_VERB = re.compile(
+    r"(?:^|(?<=[^A-Za-z0-9]))(?:%[-+ #0]*\d*(?:\.\d+)?[vsdqxXfegTtpbcoU]|\{\d*\})(?![A-Za-z0-9])")
+
+
+def has_format_verb(value: str) -> bool:
+    return ("%" in value or "{" in value) and _FORMAT_VERB.search(value) is not None
+
+
 def is_template(value: str) -> bool:
-    """A template, variable or code reference rather than a value."""
-    return _TEMPLATE_AT.match(value) is not None or (
+    """A template, variable, format string or code reference rather than a value."""
+    return _TEMPLATE_AT.match(value) is not None or has_format_verb(value) or (
         any(h in value for h in _TEMPLATE_HINTS) and _TEMPLATE_IN.search(value) is not None
     )
 
@@ -268,7 +280,11 @@ _OPTION = re.compile(r"--?[A-Za-z][a-z0-9]*(?:-[a-z0-9]+)*(?:=[\w./-]*)?")
 # reference), `{{ .Values.token }}`. A chain of identifiers followed by `(`, `[`, `::`, `->`.
 _CODE_CHAIN = re.compile(
     r"[$@]?[A-Za-z_][\w$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][\w$]*)*(?P<op>\(|\[|::|->)")
-_REFERENCE = re.compile(r"@[A-Za-z_][\w.-]*|\$[A-Za-z_][\w]*(?:->|\.)[\w>.-]+")
+# Ruby's safe navigation (`proxy_uri&.password`), and Go's address of a composite literal
+# (`&MaxPass{}`, `&cfg.Pass`): member access and construction, not a value.
+_REFERENCE = re.compile(
+    r"@[A-Za-z_][\w.-]*|\$[A-Za-z_][\w]*(?:->|\.)[\w>.-]+|[A-Za-z_]\w*(?:&\.[A-Za-z_]\w*)+[?!]?|"
+    r"&[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|&[A-Za-z_][\w.]*\{.*\}")
 # A password hash in crypt format (bcrypt `$2b$10$…`, sha512-crypt `$6$…`, argon2, scrypt):
 # what a database keeps instead of the password, not the password.
 _CRYPT_HASH = re.compile(r"\$(?:2[abxy]?|1|5|6|y|gy|7|argon2(?:id|i|d)|scrypt|pbkdf2[\w-]*|sha\d+)\$")

@@ -10,6 +10,8 @@ a hash, a version or a placeholder is not a secret.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import string
 from collections.abc import Iterable, Iterator
@@ -338,6 +340,47 @@ def _value_after(line: str, pos: int, scan: _LineScan | None = None) -> tuple[in
 
 
 _NEXT_PARAM = re.compile(r"&[A-Za-z_][\w.\-]*=")
+# A quoted piece joined to more (`"MaxPass_" + id`): a fragment of a string a program builds.
+_CONCATENATED = re.compile(r"[\"']\s*(?:\+|\.\.)\s*[\w\"'(]")
+# A product's default login (`Default password: …`, `默认密码：…`, `初期パスワード: …`) is
+# published in its manual for everyone to read: a fact about the product, not a secret.
+_DEFAULT_LOGIN = re.compile(r"(?i:default|factory)|默认|缺省|初始|出厂|初期|デフォルト|既定")
+_DEFAULT_REACH = 16  # characters before the key: `Default admin password:`, `router's default password`
+
+
+def _default_login(line: str, sep_start: int, key: str) -> bool:
+    """Is the key a default login's in prose or a label (`Default password:`, `默认密码：`)?
+    Not a config key (`DEFAULT_PASSWORD=…`, `default_password: …`): a deployment's own
+    default is whatever its owner set, so only words before an ASCII key count."""
+    key_start = _key_end(line, sep_start) - len(key)
+    if _is_cjk(key[-1]) and _DEFAULT_LOGIN.search(key):
+        return True
+    words = key.split()
+    if len(words) > 1 and any(_DEFAULT_LOGIN.fullmatch(w) for w in words[:-1]):
+        return True  # `Default password`, `default admin password`: the key's own words
+    window = line[max(0, key_start - _DEFAULT_REACH):key_start]
+    return window[-1:].isspace() and _DEFAULT_LOGIN.search(window) is not None
+
+
+_BASIC_SCHEME = re.compile(r"\bBasic[ \t]+$", re.IGNORECASE)
+_BASE64_CHARS = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+
+
+def basic_credentials_weak(value: str) -> bool:
+    """For the value of `Authorization: Basic …`: it is `user:password` in base64 (RFC 7617),
+    so judge the password inside, not the base64 (which always looks random). RFC 9110's own
+    example (`Aladdin:open sesame`) and `user:password` are no secret. A value that does not
+    decode to `user:password` is judged as it is."""
+    if _BASE64_CHARS.fullmatch(value) is None or len(value) % 4:
+        return False
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    user, sep, password = decoded.partition(":")
+    if not sep or not decoded.isprintable():
+        return False
+    return not looks_random(password) or password == user
 _SEP_AT = re.compile(r":=|=>|[:：=]|(?:is|are)[ \t]|是|为")
 
 
@@ -455,6 +498,12 @@ def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None,
             continue  # `check('password', 'Password is required').exists()`: a message in code
         if _ambiguous_key(key) and sep in (":", "：") and (wordy(value) or line[b:].strip(" \t*_`'\".,;!?|")):
             continue  # `Pass: all tests green`, `Pass: Test_Run#42 bestanden`: a label, not a password
+        if sep not in ("=", ":=") and _default_login(line, s, key):
+            continue
+        if b < len(line) and _CONCATENATED.match(line, b):
+            continue
+        if _BASIC_SCHEME.search(line, 0, a) and basic_credentials_weak(value):
+            continue
         if looks_random(value):
             yield a, b, kind
 
@@ -552,8 +601,20 @@ _DB_SCHEMES = frozenset(
 _WEAK_URL_PASSWORDS = _PLACEHOLDER_WORDS | frozenset("pass pw pwd user username login guest".split())
 
 
+# Passwords that are a service's fixed convention, not a secret: GitHub documents
+# `https://TOKEN:x-oauth-basic@github.com/…` (the token is the user part, which the token
+# rules judge by its shape).
+_CONVENTIONAL_URL_PASSWORDS = frozenset(("x-oauth-basic", "x-oauth-token", "x-access-token"))
+
+
 def url_password_ok(user: str, pw: str) -> bool:
     if len(pw) < 4 or pw == user or is_template(pw) or is_example(pw):
+        return False
+    if pw.lower() in _CONVENTIONAL_URL_PASSWORDS:
+        return False
+    # Words of a language written in (`https://パーソナルアクセストークン:…@`): a placeholder a
+    # person reads and replaces, not a credential, which is ASCII in every URL that works.
+    if not (user.isascii() and pw.isascii()):
         return False
     if pw.startswith(("$", "%", "{", "<")) or set(pw) <= set("*x.X•…-_0"):
         return False

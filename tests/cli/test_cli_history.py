@@ -1,0 +1,169 @@
+"""`pmem history`, `diff`, `restore`, `undo`, `history --forget` as the user runs them: a real
+`pmem` process, a real `git`, and the store in the test's own state folder."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from roots import make_root
+
+pytestmark = [pytest.mark.e2e,
+              pytest.mark.skipif(shutil.which("git") is None, reason="history keeps its entries with the git command")]
+
+SECRET = "ghp_" + "J7QX2M4RZ8KD5N3VJ7QX2M4RZ8KD5N3Vabcd"  # a GitHub token's shape
+NOTE = "".join(f"line {n}\n" for n in range(1, 13))
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    return make_root(tmp_path, {"notes/n.md": NOTE})
+
+
+def pmem(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), *args],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60, env=os.environ)
+
+
+def entries(root: Path, *args: str) -> list[dict]:
+    done = pmem(root, "history", "--format", "json", *args)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["entries"]
+
+
+def digest(top: Path) -> dict[str, str]:
+    return {p.relative_to(top).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(top.rglob("*")) if p.is_file()}
+
+
+def edit(root: Path, rel: str, old: str, new: str) -> None:
+    path = root / rel
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_an_outside_write_then_a_pmem_archive_each_get_their_writer(root: Path):
+    entries(root)
+    edit(root, "projects/alpha.md", "Fact number 1", "Fact number one")
+    done = pmem(root, "archive", "projects/alpha.md", "--reason", "shipped", "--yes")
+    assert done.returncode == 0, done.stderr
+    newest, before = entries(root)[:2]
+    assert before["writer"] == {"kind": "outside", "detail": ""}
+    assert before["files"] == [{"path": "projects/alpha.md", "change": "changed"}]
+    assert newest["writer"] == {"kind": "pmem", "detail": "archive projects/alpha.md — shipped"}
+    assert {"path": "_archive/projects/alpha.md", "change": "added"} in newest["files"]
+    # PATH filters: only the entries that changed that file.
+    assert [e["id"] for e in entries(root, "projects/alpha.md")][:2] == [newest["id"], before["id"]]
+
+
+def test_diff_masks_a_secret(root: Path):
+    entries(root)
+    edit(root, "notes/n.md", "line 3\n", f"line 3\ntoken = {SECRET}\n")
+    entry = entries(root)[0]["id"]
+    for args in (["diff", entry], ["diff", "--since", "1d"], ["diff", entry, "notes/n.md", "--format", "json"]):
+        done = pmem(root, *args)
+        assert done.returncode == 0, done.stderr
+        assert "+token = " in done.stdout
+        assert SECRET not in done.stdout and SECRET[4:] not in done.stdout
+
+
+def test_restore_brings_a_deleted_file_back_byte_for_byte(root: Path):
+    original = (root / "notes/n.md").read_bytes()
+    entry = entries(root)[0]["id"]
+    (root / "notes/n.md").unlink()
+    previewed = pmem(root, "restore", "notes/n.md", "--at", entry)
+    assert previewed.returncode == 3 and not (root / "notes/n.md").exists()
+    done = pmem(root, "restore", "notes/n.md", "--at", entry, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert (root / "notes/n.md").read_bytes() == original
+    assert entries(root)[0]["writer"]["kind"] == "pmem"
+
+
+def test_undo_of_an_old_entry_keeps_later_changes_to_other_lines(root: Path):
+    entries(root)
+    edit(root, "notes/n.md", "line 2\n", "line two\n")
+    old = entries(root)[0]["id"]
+    edit(root, "notes/n.md", "line 11\n", "line eleven\n")
+    entries(root)
+    previewed = pmem(root, "undo", old, "--format", "json")
+    assert previewed.returncode == 3
+    token = json.loads(previewed.stdout)["token"]
+    assert "line two" in (root / "notes/n.md").read_text()
+    done = pmem(root, "undo", old, "--token", token)
+    assert done.returncode == 0, done.stderr
+    assert (root / "notes/n.md").read_text() == NOTE.replace("line 11\n", "line eleven\n")
+
+
+def test_undo_that_conflicts_is_refused_with_the_lines_and_nothing_changes(root: Path):
+    entries(root)
+    edit(root, "notes/n.md", "line 5\n", "line five\n")
+    old = entries(root)[0]["id"]
+    edit(root, "notes/n.md", "line five\n", "line FIVE\n")
+    before = digest(root)
+    done = pmem(root, "undo", old, "--yes")
+    assert done.returncode == 2
+    assert "notes/n.md" in done.stderr and "line 5" in done.stderr and "nothing was changed" in done.stderr
+    assert digest(root) == before
+
+
+@pytest.mark.parametrize("args", [["undo", "0123456789ab", "--yes"], ["diff", "0123456789ab"],
+                                  ["restore", "/etc/hosts", "--at", "HEAD"], ["history", "../outside.md"],
+                                  ["undo", "--yes", "HEAD"], ["restore", "_index.md", "--at", "0123456789ab"]])
+def test_bad_input_exits_2_and_changes_nothing(root: Path, args: list[str]):
+    entries(root)
+    before = digest(root)
+    done = pmem(root, *args)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("pmem: ")
+    assert digest(root) == before
+
+
+def test_forget_leaves_no_object_holding_the_text(root: Path, tmp_path: Path):
+    leaked = f"an agent wrote this 9c1e5d\ntoken = {SECRET}\n"
+    (root / "notes/leak.md").write_text(leaked)
+    entries(root)
+    (root / "notes/leak.md").unlink()
+    entries(root)
+    assert pmem(root, "history", "--forget", "notes/leak.md").returncode == 3  # not confirmed
+    done = pmem(root, "history", "--forget", "notes/leak.md", "--yes")
+    assert done.returncode == 0, done.stderr
+    blob = subprocess.run(["git", "hash-object", "--stdin"], input=leaked, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    stores = list((tmp_path / "state" / "pmem" / "history").iterdir())
+    assert len(stores) == 1
+    objects = subprocess.run(["git", "--git-dir", str(stores[0] / "repo.git"), "cat-file", "--batch-all-objects",
+                              "--batch-check"], capture_output=True, text=True, check=True).stdout
+    assert blob not in objects
+    assert entries(root, "notes/leak.md") == []
+
+
+def test_history_says_why_it_is_off_without_git(root: Path):
+    env = dict(os.environ, PATH="/nonexistent")
+    done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "history"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 2
+    assert "history is off" in done.stderr and "git" in done.stderr
+
+
+def test_review_lists_what_changed_since_the_last_accept_and_accepting_touches_no_file(root: Path):
+    done = pmem(root, "review", "--all")
+    assert done.returncode == 0, done.stderr
+    edit(root, "notes/n.md", "line 1\n", "line one\n")
+    done = pmem(root, "review", "--format", "json")
+    report = json.loads(done.stdout)
+    assert [e["files"] for e in report["unreviewed"]] == [[{"path": "notes/n.md", "change": "changed"}]]
+    assert list(report["by_writer"]) == ["outside"]
+    assert "+line one" in pmem(root, "diff", "--unreviewed").stdout
+    before = digest(root)
+    assert pmem(root, "review", "--accept", report["unreviewed"][0]["id"]).returncode == 0
+    assert json.loads(pmem(root, "review", "--format", "json").stdout)["unreviewed"] == []
+    assert digest(root) == before
