@@ -1,10 +1,13 @@
 """`pmem mcp`: the memory root as MCP tools, over stdio (docs/design.md §10).
 
-Built on the official MCP Python SDK, 1.x (`FastMCP`), an optional extra: `pip install
-'pmem-lsp[mcp]'`. The tools' work is in `tools.py` (no SDK there); this module declares them
-with their annotations, turns every failure into a tool error (never an exception that ends
-the session, never a message that could quote memory), and asks the user to confirm a write
-where the client can ask (elicitation) — in addition to the preview's token, never instead.
+Built on the official MCP Python SDK, 2.x (`MCPServer`), an optional extra: `pip install
+'pmem-lsp[mcp]'`. It serves both protocol revisions: 2025-11-25 (an `initialize` handshake; the
+confirmation is an `elicitation/create` request) and 2026-07-28 (stateless; the confirmation is
+an `input_required` result the client answers by calling again), from one declaration. The
+tools' work is in `tools.py` (no SDK there); this module declares them with their annotations,
+turns every failure into a tool error (never an exception that ends the session, never a
+message that could quote memory), and asks the user to confirm a write where the client can
+ask — in addition to the preview's token, never instead.
 
 `PMEM_MCP_ELICITATION=off` in the server's environment stops it asking: for clients that
 advertise elicitation but decline every request on their own (the token then decides alone).
@@ -30,12 +33,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import __version__
 from ..engine.names import clean_data
 
 if TYPE_CHECKING:  # the SDK is an optional extra: imported at run time where it is used
-    from mcp.server.fastmcp import Context, FastMCP
-    from mcp.server.fastmcp.exceptions import ToolError
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import CallToolResult
+
+    from .early import Handover
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +79,8 @@ def _warm_up() -> None:
         _warming.append(threading.Thread(target=_import_tools, name="pmem-mcp-warm-up", daemon=True))
         _warming[0].start()
 
-SDK_MISSING = "pmem mcp needs the MCP Python SDK 1.x: pip install 'pmem-lsp[mcp]'"
+SDK_MISSING = "pmem mcp needs the MCP Python SDK 2.x: pip install 'pmem-lsp[mcp]'"
+SDK_RANGE = "mcp>=2.3,<3"
 ELICITATION_ENV = "PMEM_MCP_ELICITATION"  # "off": never ask; anything else: ask where the client can
 
 INSTRUCTIONS = (
@@ -158,25 +165,28 @@ def _internal(name: str, exc: BaseException) -> "CallToolResult":
                                 "the server's log on stderr has the details")
 
 
-def _sdk() -> "tuple[type[Context], type[FastMCP], type[ToolError]]":
-    """The SDK's parts this module uses; ImportError when the extra is not installed."""
+def _sdk() -> "tuple[type[Context], type[MCPServer], type[ToolError]]":
+    """The SDK's parts this module uses; ImportError when the extra is not installed (or is
+    the 1.x line, which has no `mcp.server.mcpserver`)."""
     import mcp.types as types  # noqa: F401
-    from mcp.server.fastmcp import Context, FastMCP
-    from mcp.server.fastmcp.exceptions import ToolError
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
 
-    return Context, FastMCP, ToolError
+    return Context, MCPServer, ToolError
 
 
-def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
-    """The FastMCP server for `root` (not started). `elicitation`: ask the user to confirm a
+def build_server(root: Path, *, elicitation: bool | None = None) -> "MCPServer":
+    """The MCPServer for `root` (not started). `elicitation`: ask the user to confirm a
     write where the client can (default: unless $PMEM_MCP_ELICITATION is `off`)."""
     from typing import Annotated, Literal
 
     import anyio
     import pydantic
-    from mcp.server.fastmcp import Context, FastMCP
-    from mcp.server.fastmcp.exceptions import ToolError
-    from mcp.shared.exceptions import McpError
+    from mcp.server.elicitation import ElicitationResult
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.resolve import Elicit, Resolve
+    from mcp.shared.exceptions import MCPError
     from mcp.types import CallToolResult, ToolAnnotations
     from pydantic import BaseModel, Field
     if elicitation is None:
@@ -189,20 +199,31 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
             kept.append(tools.Previews())
         return kept[0]
 
-    class Server(FastMCP):
+    class Server(MCPServer):
         async def list_tools(self) -> Any:
             listed = await super().list_tools()
             _warm_up()
             return listed
 
         # Any: CallToolResult too, which the low-level server takes and the SDK's annotation omits.
-        async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
             # What the SDK would turn into an error text that quotes the arguments (a
             # pydantic error shows the value it rejected): a clean tool error instead.
             try:
-                return await super().call_tool(name, arguments)
+                return await super().call_tool(name, arguments, context)
+            except MCPError:
+                if name != "memory_apply":
+                    raise
+                # The confirmation could not be asked (the client failed the request):
+                # no yes, and no no either (nobody said it), so nothing is recorded.
+                return _error(name, _unanswered(arguments.get("token")))
             except ToolError as exc:
                 cause = exc.__cause__
+                if name == "memory_apply" and str(exc).startswith("Resolver"):
+                    # The client's answer to the confirmation was not a yes or no.
+                    previews().discard(arguments.get("token"))
+                    return _failure(name, "not-confirmed", "the client's answer was not a yes or no; nothing "
+                                                           "was written. Preview again.")
                 if isinstance(cause, pydantic.ValidationError):
                     detail = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
                                        for e in cause.errors())
@@ -211,7 +232,9 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
                     return _failure(name, "unknown-tool", f"there is no tool `{name}`")
                 return _internal(name, cause or exc)
 
-    server = Server("pmem", instructions=INSTRUCTIONS, log_level="WARNING")
+    # pmem's version, not the SDK's: the early answer (listing.json) says the same whichever
+    # SDK release is installed.
+    server = Server("pmem", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     async def run_tool(name: str, work: Callable[[], dict[str, Any]], needs_root: bool = True) -> CallToolResult:
         """`work` in a worker thread (a large root must not stall the session), as a result.
@@ -310,28 +333,34 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
         confirm: bool = Field(title="Apply this change",
                               description="Yes writes exactly the change shown; no leaves memory as it is.")
 
-    async def confirmed(ctx: Context, pending: "tools.Pending") -> None:
-        """Ask the user, where the client can; raise ToolFailure unless they said yes."""
-        if not elicitation or not _can_elicit(ctx):
-            # Nobody is asked here: a change the user declined (in another session) stays theirs.
+    def _unanswered(token: Any) -> "tools.ToolFailure":
+        pending = previews().discard(token)
+        advice = tools.unanswered_advice(pending) if pending else "Preview again."
+        # Never how to switch the question off: the agent reads this (the setting is for
+        # people, documented in agents/README.md). A question that got no answer is no yes,
+        # and no no either: nobody said it, so nothing is recorded (issue 43); the shell door
+        # (`pmem hook pre-shell`) keeps the agent from applying it itself.
+        return tools.ToolFailure("not-confirmed", "the client could not ask the user to confirm; nothing was "
+                                                  f"written. {advice}", command=pending.command if pending else None)
+
+    def ask_to_confirm(token: str, ctx: Context) -> Elicit[Confirm] | None:
+        """The question to the user, where the client can be asked; None: nobody is asked.
+        The SDK asks it as the client's revision says: an `elicitation/create` request
+        (2025-11-25), or an `input_required` result answered by a second call (2026-07-28).
+        The token is not spent here: the second call carries it again."""
+        pending = previews().peek(token)
+        if pending is None or not elicitation or not _can_elicit(ctx):
+            return None
+        return Elicit(f"{pending.preview}\n\nApply this change to your memory?", Confirm)
+
+    async def confirmed(pending: "tools.Pending", answer: Any) -> None:
+        """Raise ToolFailure unless the user said yes (or nobody could be asked, and the user
+        declined nothing in another session)."""
+        if answer is None:  # nobody was asked: a change the user declined stays theirs
             if await anyio.to_thread.run_sync(tools.was_declined, pending):
                 raise tools.ToolFailure("declined", "the user declined this change in an agent's session; nothing "
                                                     f"was written. {tools.no_advice(pending)}", command=pending.command)
             return
-        message = f"{pending.preview}\n\nApply this change to your memory?"
-        try:
-            answer = await ctx.elicit(message=message, schema=Confirm)
-        except McpError:
-            # Never how to switch the question off: the agent reads this (the setting is for
-            # people, documented in agents/README.md). A question that got no answer is no yes,
-            # and no no either: nobody said it, so nothing is recorded (issue 43); the shell
-            # door (`pmem hook pre-shell`) keeps the agent from applying it itself.
-            raise tools.ToolFailure(
-                "not-confirmed", "the client could not ask the user to confirm; nothing was written. "
-                                 f"{tools.unanswered_advice(pending)}", command=pending.command) from None
-        except (ValueError, pydantic.ValidationError):
-            raise tools.ToolFailure("not-confirmed", "the client's answer was not a yes or no; nothing was "
-                                                     "written. Preview again.") from None
         if answer.action == "accept" and answer.data.confirm is True:
             await anyio.to_thread.run_sync(tools.record_yes, pending)
             return
@@ -354,11 +383,13 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
     async def memory_apply(
         token: Annotated[str, Field(description="The token memory_preview returned with the preview the user "
                                                 "said yes to.")],
-        ctx: Context,
+        answer: Annotated[ElicitationResult[Confirm], Resolve(ask_to_confirm)],
     ) -> CallToolResult:
         try:
             pending = previews().take(token)  # spent now, whatever happens next
-            await confirmed(ctx, pending)
+            # A resolver that asks nothing comes back as an accepted answer without data.
+            nobody_asked = answer.action == "accept" and answer.data is None
+            await confirmed(pending, None if nobody_asked else answer)
         except tools.ToolFailure as exc:
             return _error("memory_apply", exc)
         except Exception as exc:
@@ -371,12 +402,11 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "FastMCP":
 
 def _can_elicit(ctx: "Context") -> bool:
     """The client declared form elicitation (an empty `elicitation: {}` means form, as before
-    the modes existed)."""
+    the modes existed), in its `initialize` or, stateless, in the request's `_meta`."""
     try:
-        params = ctx.session.client_params
+        caps = ctx.client_capabilities
     except Exception:  # no session information: do not ask
         return False
-    caps = getattr(params, "capabilities", None) if params is not None else None
     found = getattr(caps, "elicitation", None) if caps is not None else None
     if found is None:
         return False
@@ -393,24 +423,88 @@ def _sdk_problem(exc: ImportError) -> str:
     except PackageNotFoundError:
         return SDK_MISSING
     return (f"pmem mcp cannot use the installed MCP SDK (mcp {found}: {type(exc).__name__}); it needs "
-            f"mcp>=1.22,<2: pip install -U 'pmem-lsp[mcp]'")
+            f"{SDK_RANGE}: pip install -U 'pmem-lsp[mcp]'")
 
 
 def run(root: Path) -> int:
     """Serve `root` over stdio until the client closes it, whether or not the root exists yet
-    (each tool then says so and how to create it). 2 when the SDK is missing."""
+    (each tool then says so and how to create it). 2 when the SDK is missing.
+
+    The session's first messages are answered by the early loop (early.py) while the SDK is
+    imported and the server built in a thread; the server then takes the session over."""
+    from . import early
+
+    listing = early.load_listing() if early.enabled() else None
+    if listing is None or not _sdk_line_installed():
+        return _run_plain(Path(root))  # which says what is missing
+    built: list[Any] = []
+    ready = threading.Event()
+
+    def build() -> None:
+        try:
+            _sdk()
+            built.append(build_server(Path(root)))
+        except BaseException as exc:  # reported below, in the main thread
+            built.append(exc)
+        finally:
+            ready.set()
+
+    threading.Thread(target=build, name="pmem-mcp-build", daemon=True).start()
+    try:
+        handover = early.answer_early(ready, listing)
+        ready.wait()
+    except KeyboardInterrupt:
+        return 130
+    server = built[0]
+    if isinstance(server, BaseException):
+        if isinstance(server, ImportError):
+            sys.stderr.write(f"{_sdk_problem(server)}\n")
+            return 2
+        raise server
+    return _serve(server, handover)
+
+
+def _sdk_line_installed() -> bool:
+    """The SDK's 2.x line is there, looked for without importing it (its import is what the
+    early path saves): the package's `server/mcpserver` folder, which 1.x lacks."""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec("mcp")
+    except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules
+        return False
+    return spec is not None and any(Path(where, "server", "mcpserver").is_dir()
+                                    for where in spec.submodule_search_locations or ())
+
+
+def _run_plain(root: Path) -> int:
+    """The server alone, from the session's first byte (no early path)."""
     try:
         _sdk()
     except ImportError as exc:
         sys.stderr.write(f"{_sdk_problem(exc)}\n")
         return 2
-    root = Path(root)
-    server = build_server(root)
+    return _serve(build_server(root), None)
+
+
+def _serve(server: "MCPServer", handover: "Handover | None") -> int:
+    import anyio
+    from mcp.server.stdio import stdio_server
+
     from ..engine.redaction import install as install_redaction
+    from .handover import streams
 
     install_redaction()  # after the SDK configured its log handlers, so they are covered too
+
+    async def serve() -> None:
+        stdin, stdout = streams(handover) if handover is not None else (None, None)
+        async with stdio_server(anyio.wrap_file(stdin) if stdin else None,
+                                anyio.wrap_file(stdout) if stdout else None) as (read, write):
+            low = server._lowlevel_server
+            await low.run(read, write, low.create_initialization_options())
+
     try:
-        server.run("stdio")
+        anyio.run(serve)
     except KeyboardInterrupt:
         return 130
     return 0

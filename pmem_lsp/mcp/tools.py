@@ -452,6 +452,15 @@ class Previews:
         while len(self._by_token) > self._limit:
             self._by_token.popitem(last=False)
 
+    def peek(self, token: object) -> Pending | None:
+        """The preview `token` names, left unspent (the confirmation is asked before the token
+        is taken: in protocol revision 2026-07-28 the client answers by calling again with it)."""
+        return self._by_token.get(token) if isinstance(token, str) else None
+
+    def discard(self, token: object) -> Pending | None:
+        """Spend `token` without applying it (its confirmation failed); its preview, if any."""
+        return self._by_token.pop(token, None) if isinstance(token, str) else None
+
     def take(self, token: object) -> Pending:
         """The preview `token` names, forgotten at once: a token is spent by its first use."""
         pending = self._by_token.pop(token, None) if isinstance(token, str) else None

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp.server.fastmcp", reason="the mcp extra is not installed: pip install -e '.[mcp]'")
+pytest.importorskip("mcp.server.mcpserver", reason="the mcp extra is not installed: pip install -e '.[mcp]'")
 
 from mcp import types
 from test_mcp_server import NOTE, call, digest, session
@@ -98,7 +98,7 @@ async def test_nothing_the_model_reads_says_how_to_suppress_a_check(tmp_path, lo
     async with session(root, log, headless("cancel")) as client:
         init_tools = (await client.list_tools()).tools
         seen += [t.description or "" for t in init_tools]
-        seen += [json.dumps(t.inputSchema) for t in init_tools]
+        seen += [json.dumps(t.input_schema) for t in init_tools]
         for name, arguments in [("memory_check", {}), ("memory_check", {"path": "notes/new.md", "content": f"token: {TOKEN}"}),
                                 ("memory_preview", {"operation": "save", "path": "notes/new.md",
                                                     "content": f"# New\n\ntoken: {TOKEN}\n"}),

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp.server.fastmcp", reason="the mcp extra is not installed: pip install -e '.[mcp]'")
+pytest.importorskip("mcp.server.mcpserver", reason="the mcp extra is not installed: pip install -e '.[mcp]'")
 
 from mcp import types
 from test_mcp_server import NOTE, call, digest, session

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp.server.fastmcp", reason="the mcp extra is not installed: pip install -e '.[mcp]'")
+pytest.importorskip("mcp.server.mcpserver", reason="the mcp extra is not installed: pip install -e '.[mcp]'")
 
 from test_mcp_server import call, session
 

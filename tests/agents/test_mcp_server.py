@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp.server.fastmcp", reason="the mcp extra is not installed: pip install -e '.[mcp]'")
+pytest.importorskip("mcp.server.mcpserver", reason="the mcp extra is not installed: pip install -e '.[mcp]'")
 
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import get_default_environment, stdio_client
@@ -68,8 +68,8 @@ async def call(client: ClientSession, name: str, arguments: dict[str, Any] | Non
     """(is it an error, the structured result, the text the model reads)."""
     result = await client.call_tool(name, arguments or {})
     text = "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
-    assert result.structuredContent == json.loads(text), "the text and the structured result are the same JSON"
-    return bool(result.isError), result.structuredContent, text
+    assert result.structured_content == json.loads(text), "the text and the structured result are the same JSON"
+    return bool(result.is_error), result.structured_content, text
 
 
 @pytest.fixture
@@ -85,19 +85,19 @@ async def test_the_tools_are_listed_with_their_annotations(tmp_path, log):
     assert set(listed) == ALL_TOOLS
     for name in READ_ONLY:
         hints = listed[name].annotations
-        assert (hints.readOnlyHint, hints.destructiveHint, hints.idempotentHint, hints.openWorldHint) == \
+        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint) == \
             (True, False, True, False), name
     apply = listed["memory_apply"].annotations
-    assert (apply.readOnlyHint, apply.destructiveHint, apply.idempotentHint) == (False, True, False)
+    assert (apply.read_only_hint, apply.destructive_hint, apply.idempotent_hint) == (False, True, False)
     # A preview writes no memory, but keeps a save's text in the user's cache and mints a new
     # token each call: neither read-only nor idempotent (issue 43).
     preview = listed["memory_preview"].annotations
-    assert (preview.readOnlyHint, preview.destructiveHint, preview.idempotentHint, preview.openWorldHint) == \
+    assert (preview.read_only_hint, preview.destructive_hint, preview.idempotent_hint, preview.open_world_hint) == \
         (False, False, False, False)
-    assert set(listed["memory_apply"].inputSchema["required"]) == {"token"}
-    assert set(listed["memory_read"].inputSchema["properties"]) == {"path", "full", "archived", "offset"}
-    assert listed["memory_read"].inputSchema["required"] == ["path"]
-    operation = listed["memory_preview"].inputSchema["properties"]["operation"]
+    assert set(listed["memory_apply"].input_schema["required"]) == {"token"}
+    assert set(listed["memory_read"].input_schema["properties"]) == {"path", "full", "archived", "offset"}
+    assert listed["memory_read"].input_schema["required"] == ["path"]
+    operation = listed["memory_preview"].input_schema["properties"]["operation"]
     assert operation["enum"] == ["save", "route", "upgrade", "archive", "delete", "recover", "purge", "init"]
     for tool in listed.values():
         assert tool.description and len(tool.description) < 1200, tool.name
@@ -109,7 +109,7 @@ async def test_the_instructions_tell_an_agent_to_preview_and_ask_before_applying
     with open(log, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as client:
             init = await client.initialize()
-    assert init.serverInfo.name == "pmem"
+    assert init.server_info.name == "pmem"
     head = init.instructions[:512]  # Codex keeps the first 512 characters
     assert "memory_load" in head and "memory_preview" in head and "memory_apply" in head and "yes" in head
 
@@ -426,11 +426,11 @@ async def test_an_unexpected_failure_names_its_kind_only(tmp_path, monkeypatch):
     monkeypatch.setattr(logging.getLogger(), "level", logging.getLogger().level)
     app = server.build_server(make_root(tmp_path))
     result = await app.call_tool("memory_status", {})
-    assert result.isError
-    assert result.structuredContent["error"]["kind"] == "internal"
+    assert result.is_error
+    assert result.structured_content["error"]["kind"] == "internal"
     assert "RuntimeError" in result.content[0].text and FAKE_KEY not in result.content[0].text
     result = await app.call_tool("memory_load", {})  # the server goes on
-    assert not result.isError
+    assert not result.is_error
 
 
 def test_without_the_sdk_run_says_how_to_install_it(tmp_path):
@@ -440,7 +440,7 @@ def test_without_the_sdk_run_says_how_to_install_it(tmp_path):
     done = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stdout == ""
     # The package is installed here but cannot be imported: the message names the version.
-    assert "pip install -U 'pmem-lsp[mcp]'" in done.stderr and "mcp 1." in done.stderr
+    assert "pip install -U 'pmem-lsp[mcp]'" in done.stderr and "mcp 2." in done.stderr
 
 
 def test_a_missing_sdk_is_named_as_missing(monkeypatch):
@@ -453,7 +453,7 @@ def test_a_missing_sdk_is_named_as_missing(monkeypatch):
 
     monkeypatch.setattr(importlib.metadata, "version", not_installed)
     assert server._sdk_problem(ImportError("No module named 'mcp'")) == \
-        "pmem mcp needs the MCP Python SDK 1.x: pip install 'pmem-lsp[mcp]'"
+        "pmem mcp needs the MCP Python SDK 2.x: pip install 'pmem-lsp[mcp]'"
 
 
 # -- any name, reads inside, bounded replies (issue 23) ------------------------------------------
