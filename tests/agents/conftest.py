@@ -4,6 +4,9 @@
   version-pinned, installed once into `.cache/agent-clients` (as the editors' tools are
   installed by the tests' set-up); the test is skipped, saying why, where npm or the registry
   is missing. (Claude Code's install script puts its binary for this platform in place.)
+- `mcp1_python` — an interpreter with the MCP SDK's 1.x line (what clients built before the
+  2.x SDK run), in a venv of its own under `.cache/mcp1` made once from PyPI; skipped, saying
+  why, where it cannot be made.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,3 +40,24 @@ def agent_clients() -> dict[str, Path]:
             if done.returncode != 0 or not all(b.exists() for b in bins.values()):
                 pytest.skip(f"npm could not install {', '.join(CLIENTS.values())}: {done.stderr[-500:]}")
     return bins
+
+
+MCP1 = REPO / ".cache" / "mcp1"
+
+
+@pytest.fixture(scope="session")
+def mcp1_python() -> Path:
+    python = MCP1 / "bin" / "python"
+    MCP1.parent.mkdir(parents=True, exist_ok=True)
+    with open(MCP1.parent / ".mcp1.lock", "w") as lock:  # two test workers make it once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        ready = MCP1 / ".installed"
+        if not ready.exists():
+            made = subprocess.run([sys.executable, "-m", "venv", "--clear", str(MCP1)], capture_output=True, text=True,
+                                  timeout=300)
+            pip = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "mcp<2"], capture_output=True,
+                                 text=True, timeout=600) if made.returncode == 0 else made
+            if pip.returncode != 0:
+                pytest.skip(f"the MCP SDK 1.x client could not be installed: {(pip.stderr or '')[-500:]}")
+            ready.touch()
+    return python

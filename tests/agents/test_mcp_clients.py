@@ -1,10 +1,8 @@
 """A client of the SDK's 1.x line (what clients built before the 2.x SDK run) against `pmem mcp`
 on the 2.x line: the handshake, the tool list, and a confirmed apply through elicitation.
 
-The 1.x client lives in a venv of its own (the project's has the 2.x SDK); the test is skipped
-without it. Make it with:
-
-    python -m venv .cache/mcp1 && .cache/mcp1/bin/pip install 'mcp<2'
+The 1.x client lives in a venv of its own (the project's has the 2.x SDK), made once by the
+`mcp1_python` fixture (tests/agents/conftest.py) under `.cache/mcp1`.
 """
 
 from __future__ import annotations
@@ -21,7 +19,6 @@ from roots import make_root
 
 pytestmark = pytest.mark.e2e  # the server runs as a subprocess
 
-OLD_CLIENT = Path(__file__).resolve().parents[2] / ".cache" / "mcp1" / "bin" / "python"
 NOTE = "# Kiln\n\n## Summary\n\n- Bisque to cone 04.\n- Glaze to cone 6.\n- The kiln is in the garage.\n"
 
 # Run by the 1.x venv's interpreter: argv = server python, root, note text, cache folder.
@@ -55,10 +52,9 @@ asyncio.run(main())
 '''
 
 
-@pytest.mark.skipif(not OLD_CLIENT.exists(), reason="no 1.x client venv at .cache/mcp1 (see the docstring)")
-def test_a_1x_client_lists_the_tools_and_applies_after_its_yes(tmp_path):
+def test_a_1x_client_lists_the_tools_and_applies_after_its_yes(tmp_path, mcp1_python: Path):
     root = make_root(tmp_path)
-    done = subprocess.run([str(OLD_CLIENT), "-c", CLIENT, sys.executable, str(root), NOTE, os.environ["XDG_CACHE_HOME"]],
+    done = subprocess.run([str(mcp1_python), "-c", CLIENT, sys.executable, str(root), NOTE, os.environ["XDG_CACHE_HOME"]],
                           capture_output=True,
                           text=True, timeout=120, env={**os.environ, "PYTHONPATH": ""})
     assert done.returncode == 0, done.stderr[-2000:]
