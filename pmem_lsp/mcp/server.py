@@ -123,6 +123,15 @@ DESCRIPTIONS = {
         "Check memory files for problems (as `pmem check --format json`): all files, or `paths`; or check "
         "a proposed text before saving it, with `path` (where it would be saved) and `content`. Nothing "
         "is written. Findings name a likely secret's kind, never its value." + PAGED),
+    "memory_history": (
+        "What changed in the memory, by whom (as `pmem history --format json`): entries newest first, "
+        "each with its id, time, writer (pmem, agent, editor, outside), title and files; for one `path`, "
+        "or `since` a time (`2h`, `3d`, `2026-01-31`). Changes nothing in the memory. At the end of a "
+        "task, show the user what changed; only they keep or undo it." + PAGED),
+    "memory_diff": (
+        "A unified diff of what changed (as `pmem diff --format json`, secrets masked): one `entry`, or "
+        "everything `since` an entry or a time, or everything `unreviewed` since the user last reviewed; "
+        "`path` for one file. Changes nothing. A long diff comes in pieces: `page.next_offset`."),
     "memory_preview": (
         "Preview a change to memory; nothing is written. Operations: save (`path`, the whole new "
         "`content`; `description` for its route, `route: false` for none), route (add the `_index.md` "
@@ -281,6 +290,30 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "MCPServer":
                                                        "from (the reply's `page.next_offset`).")] = 0,
     ) -> CallToolResult:
         return await run_tool("memory_read", lambda: tools.read(root, path, full, archived, offset))
+
+    @tool("memory_history", "Memory history", **_READ_ONLY)
+    async def memory_history(
+        path: Annotated[str | None, Field(description="Only the entries that changed this file "
+                                                      "(relative to the root).")] = None,
+        since: Annotated[str | None, Field(description="Only entries since this time (`2h`, `3d`, "
+                                                       "`2026-01-31`).")] = None,
+        offset: Offset = 0, limit: Limit = None,
+    ) -> CallToolResult:
+        return await run_tool("memory_history", lambda: tools.history(root, path, since, offset, limit))
+
+    @tool("memory_diff", "What changed, as a diff", **_READ_ONLY)
+    async def memory_diff(
+        entry: Annotated[str | None, Field(description="An entry id from memory_history: what it "
+                                                       "changed.")] = None,
+        path: Annotated[str | None, Field(description="Only this file (relative to the root).")] = None,
+        since: Annotated[str | None, Field(description="Everything changed since this entry id or time "
+                                                       "(`2h`, `3d`).")] = None,
+        unreviewed: Annotated[bool, Field(description="Everything changed since the user last "
+                                                      "reviewed.")] = False,
+        offset: Annotated[int, Field(ge=0, description="A long diff comes in pieces: the character to "
+                                                       "start from (the reply's `page.next_offset`).")] = 0,
+    ) -> CallToolResult:
+        return await run_tool("memory_diff", lambda: tools.diff(root, entry, path, since, unreviewed, offset))
 
     @tool("memory_status", "Memory status", **_READ_ONLY)
     async def memory_status(offset: Offset = 0, limit: Limit = None) -> CallToolResult:

@@ -393,6 +393,50 @@ def health(root: Path, offset: int = 0, limit: int | None = None) -> dict[str, A
     return mask_data(paged(data, ("items",), "memory_health", "items", offset, limit))
 
 
+def _history_json(run: Any, root: Path, *args: Any) -> dict[str, Any]:
+    """A history command's `--format json` answer (cli/history.py: one implementation for the
+    CLI and the agent), or its refusal as a tool error."""
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    code = run(root, *args, "json", out, err)
+    text = out.getvalue().strip()
+    data = json.loads(text) if text else {}
+    if code != 0:
+        error = data.get("error") or {}
+        raise ToolFailure(error.get("kind", "history"), error.get("message") or err.getvalue().strip()
+                          or "the history command failed")
+    return data
+
+
+def history(root: Path, path: str | None = None, since: str | None = None, offset: int = 0,
+            limit: int | None = None) -> dict[str, Any]:
+    """`pmem history [PATH] [--since WHEN] --format json`, its entries a page at a time."""
+    from ..cli.history import run_history
+
+    require_root(root)
+    data = _history_json(run_history, root, path, since)
+    return mask_data(paged(data, ("entries",), "memory_history", "entries", offset, limit))
+
+
+def diff(root: Path, entry: str | None = None, path: str | None = None, since: str | None = None,
+         unreviewed: bool = False, offset: int = 0) -> dict[str, Any]:
+    """`pmem diff … --format json` (secrets masked there), a long diff in pieces."""
+    from ..cli.history import run_diff
+
+    require_root(root)
+
+    def run(root: Path, fmt: str, out: Any, err: Any) -> int:
+        return run_diff(root, entry, path, since, fmt, out, err, unreviewed=unreviewed)
+
+    data = _history_json(run, root)
+    piece, page = text_piece(data.get("diff", ""), offset, "memory_diff")
+    data["diff"] = piece
+    if page is not None:
+        data["page"] = page
+    return data
+
+
 def _check_path(root: Path, raw: object) -> str:
     if not isinstance(raw, str) or not raw:
         raise ToolFailure("relative-path", "a path must be a non-empty string")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from pmem_lsp.mcp.server import DESCRIPTIONS
 from roots import make_root
 
 pytestmark = pytest.mark.e2e  # the server runs as a subprocess
@@ -60,6 +61,6 @@ def test_a_1x_client_lists_the_tools_and_applies_after_its_yes(tmp_path, mcp1_py
     assert done.returncode == 0, done.stderr[-2000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got["version"] == "2025-11-25" and got["server"] == "pmem"
-    assert len(got["tools"]) == 7 and "memory_apply" in got["tools"]
+    assert len(got["tools"]) == len(DESCRIPTIONS) and "memory_apply" in got["tools"]
     assert got["asked"] == 1 and got["applied"]["applied"] is True
     assert (root / "projects/kiln.md").read_text(encoding="utf-8") == NOTE

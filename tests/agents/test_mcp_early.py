@@ -20,6 +20,7 @@ import pytest
 pytest.importorskip("mcp.server.mcpserver", reason="the mcp extra is not installed: pip install -e '.[mcp]'")
 
 from pmem_lsp.mcp import early, make_listing
+from pmem_lsp.mcp.server import DESCRIPTIONS
 from roots import make_root
 
 pytestmark = pytest.mark.e2e  # the server runs as a subprocess
@@ -105,7 +106,7 @@ def test_discover_and_the_stateless_list_are_the_sdk_servers_answers(tmp_path, d
     batches = [[DISCOVER], [LIST_STATELESS]] if discover else [[LIST_STATELESS]]
     fast, plain = answers(exchange(root, batches, True)), answers(exchange(root, batches, False))
     assert fast == plain and all(len(v) == 1 for v in fast.values())
-    assert len(fast[2][0]["result"]["tools"]) == 7
+    assert len(fast[2][0]["result"]["tools"]) == len(DESCRIPTIONS)
 
 
 @pytest.mark.parametrize("stateless", [False, True], ids=["2025-11-25", "2026-07-28"])

@@ -23,6 +23,7 @@ from mcp import types
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, get_default_environment
 
+from pmem_lsp.mcp.server import DESCRIPTIONS
 from roots import make_root
 
 pytestmark = pytest.mark.e2e  # the server runs as a subprocess
@@ -66,7 +67,7 @@ async def preview_save(client: Client) -> dict:
 async def test_the_tools_are_listed_in_either_revision(tmp_path, revision):
     async with connected(make_root(tmp_path), revision) as client:
         names = {t.name for t in (await client.list_tools()).tools}
-    assert len(names) == 7 and "memory_apply" in names
+    assert len(names) == len(DESCRIPTIONS) and "memory_apply" in names
 
 
 @pytest.mark.parametrize("revision", list(MODES))

@@ -36,7 +36,8 @@ pytestmark = pytest.mark.e2e  # every test here runs `pmem mcp` as a subprocess
 FAKE_KEY = "AKIA" + "J7QX2M4RZ8KD5N3V"  # the shape of an AWS access key id
 NOTE = ("# Kiln firing log\n\n## Summary\n\n- Bisque firings run to cone 04.\n- Glaze firings run to cone 6.\n"
         "- The kiln sits in the garage.\n\n## Details\nTimes and temperatures.\n")
-READ_ONLY = ("memory_load", "memory_read", "memory_status", "memory_health", "memory_check")
+READ_ONLY = ("memory_load", "memory_read", "memory_status", "memory_health", "memory_check", "memory_history",
+             "memory_diff")
 ALL_TOOLS = {*READ_ONLY, "memory_preview", "memory_apply"}
 
 
