@@ -41,7 +41,7 @@ BURST_EDITS, BURST_GAP = 50, 0.01  # a paste or key repeat
 class Session:
     """One server over stdio with the bench note open and the root's scan landed."""
 
-    def __init__(self, root: Path, env: dict) -> None:
+    def __init__(self, root: Path, env: dict, tree: Path | None = None) -> None:
         self.root = root
         self.note = root / "notes/bench-note.md"
         # The disk holds three bullets and the edits two or four: no edit is back in sync with
@@ -49,7 +49,9 @@ class Session:
         self.note.write_text(note_20kb("Bench note", 3), encoding="utf-8")
         self.uri = self.note.as_uri()
         self.version = 1
-        self.client = Client([sys.executable, "-m", "pmem_lsp"], env=env)
+        if tree is not None:  # another checkout's server, for a before/after in the same run
+            env = {**env, "PYTHONPATH": str(tree)}
+        self.client = Client([sys.executable, "-m", "pmem_lsp"], env=env, cwd=tree)
         client = self.client
         rid = client.request("initialize", {
             "processId": os.getpid(), "rootUri": root.as_uri(),
@@ -146,12 +148,13 @@ def summary(latencies: list[float]) -> dict:
 
 
 def run(root: Path, edits: int = 120, modes: tuple[str, ...] = ("native", "pure"),
-        patterns: tuple[str, ...] = PATTERNS, env: dict | None = None) -> dict:
-    """{mode: {pattern: {edits, p50_ms, p95_ms, max_ms}}}; `pure` is `PMEM_NATIVE=0`."""
+        patterns: tuple[str, ...] = PATTERNS, env: dict | None = None, tree: Path | None = None) -> dict:
+    """{mode: {pattern: {edits, p50_ms, p95_ms, max_ms}}}; `pure` is `PMEM_NATIVE=0`. `tree`: the
+    server of another checkout (its folder is put first on the server's path)."""
     base = {**(env or os.environ), "PMEM_NO_CACHE": "1"}
     out: dict = {}
     for mode in modes:
-        session = Session(root, {**base, "PMEM_NATIVE": "0"} if mode == "pure" else base)
+        session = Session(root, {**base, "PMEM_NATIVE": "0"} if mode == "pure" else base, tree)
         try:
             out[mode] = {}
             for pattern in patterns:
@@ -188,17 +191,20 @@ def main() -> None:
     parser.add_argument("--modes", default="native,pure")
     parser.add_argument("--patterns", default=",".join(PATTERNS))
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--before", type=Path, help="another checkout (a git worktree) measured in the same rounds")
     args = parser.parse_args()
     root = args.work / f"root-{args.files}"
     if not (root / "_index.md").exists():
         generate(root, args.files)
     rounds = []
+    trees = {"before": args.before, "this tree": None} if args.before else {"this tree": None}
     for r in range(args.rounds):
-        results = run(root, args.edits, tuple(args.modes.split(",")), tuple(args.patterns.split(",")))
-        rounds.append(results)
-        print(f"round {r + 1}, load average {os.getloadavg()[0]:.2f}")
-        for row in rows(results):
-            print(" | ".join(row))
+        for name, tree in trees.items():  # interleaved: a drift in load hits both alike
+            results = run(root, args.edits, tuple(args.modes.split(",")), tuple(args.patterns.split(",")), tree=tree)
+            rounds.append({"round": r + 1, "tree": name, "load": os.getloadavg()[0], "results": results})
+            print(f"round {r + 1}, {name}, load average {os.getloadavg()[0]:.2f}")
+            for row in rows(results):
+                print(" | ".join(row))
     if args.json:
         args.json.write_text(json.dumps(rounds, indent=2) + "\n")
 
