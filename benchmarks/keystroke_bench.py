@@ -51,7 +51,7 @@ class Session:
         self.version = 1
         if tree is not None:  # another checkout's server, for a before/after in the same run
             env = {**env, "PYTHONPATH": str(tree)}
-        self.client = Client([sys.executable, "-m", "pmem_lsp"], env=env, cwd=tree)
+        self.client = Client([sys.executable, "-m", "pmem_lsp"], env=env, cwd=tree or Path("/tmp"))
         client = self.client
         rid = client.request("initialize", {
             "processId": os.getpid(), "rootUri": root.as_uri(),
