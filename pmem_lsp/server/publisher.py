@@ -143,9 +143,9 @@ class Publisher:
         the last `grace` seconds) the change is analysed and published at once, whatever the
         pace of typing: a keystroke's diagnostics come back immediately. A change handled
         right after an analysis ended most likely waited in the pipe while it ran (a paste, key
-        repeat, a client sending edits back to back): its analysis waits `grace` so that the
-        changes queued behind it are read first and analysed once, with the latest text. The
-        near-duplicate search waits for a longer pause."""
+        repeat, a client sending edits back to back): its analysis waits out what is left of
+        `grace`, so that the changes queued behind it are read first and analysed once, with
+        the latest text. The near-duplicate search waits for a longer pause."""
         loop = asyncio.get_running_loop()
         feed = self._feed(root)
         if feed.settle_timer is not None:
@@ -165,9 +165,9 @@ class Publisher:
         feed.analysis_timer = loop.call_later(grace - since_last, queued)
 
     def _analyse_keystroke(self, root: MemoryRoot, feed: _Feed) -> None:
-        if root.pending:
+        if root.pending:  # nothing pending (an edit that changed nothing): no analysis ran
             self.refresh(root, keystroke=True)
-        feed.analysed_at = asyncio.get_running_loop().time()
+            feed.analysed_at = asyncio.get_running_loop().time()
 
     def _settle(self, root: MemoryRoot) -> None:
         feed = self._feeds.get(root)
