@@ -41,7 +41,10 @@ from .diagnostics import ChangesScope, ReadProblemLog
 if TYPE_CHECKING:
     from .app import PmemServer
 
-ANALYSIS_DEBOUNCE = 0.03  # seconds of quiet typing before a buffer is re-analysed
+# Seconds after an analysis ended during which a change is taken to have queued up while it
+# ran: the time the server needs to read the messages waiting behind it (a few event-loop
+# turns through pygls' reader thread), far below what a person notices.
+QUEUED_GRACE = 0.002
 SETTLE_DELAY = 0.75  # seconds of quiet typing before the near-duplicate search (PM503) runs
 
 Findings = tuple[Finding, ...]
@@ -90,7 +93,8 @@ class _Feed:
     dirty: bool = False  # `current` or `shown` changed since `view` was frozen
     scope: ChangesScope = field(default_factory=ChangesScope)
     problems: ReadProblemLog | None = None
-    analysis_timer: asyncio.TimerHandle | None = None
+    analysis_timer: asyncio.TimerHandle | None = None  # an analysis of queued changes is due
+    analysed_at: float = float("-inf")  # loop time when the last keystroke analysis ended
     settle_timer: asyncio.TimerHandle | None = None
 
 
@@ -134,26 +138,36 @@ class Publisher:
                           for d in diagnostics)
             self._sent[uri] = Publication(version, diags, None)
 
-    def changed(self, root: MemoryRoot, delay: float = ANALYSIS_DEBOUNCE) -> None:
-        """A buffer of `root` changed. The first change after a quiet spell is analysed and
-        published at once (a keystroke's diagnostics come back immediately); changes that
-        follow within `delay` are coalesced into one analysis when typing pauses; the
-        near-duplicate search waits for a longer pause."""
+    def changed(self, root: MemoryRoot, grace: float = QUEUED_GRACE) -> None:
+        """A buffer of `root` changed. When the analysis has been idle (no analysis ended in
+        the last `grace` seconds) the change is analysed and published at once, whatever the
+        pace of typing: a keystroke's diagnostics come back immediately. A change handled
+        right after an analysis ended most likely waited in the pipe while it ran (a paste, key
+        repeat, a client sending edits back to back): its analysis waits out what is left of
+        `grace`, so that the changes queued behind it are read first and analysed once, with
+        the latest text. The near-duplicate search waits for a longer pause."""
         loop = asyncio.get_running_loop()
         feed = self._feed(root)
         if feed.settle_timer is not None:
             feed.settle_timer.cancel()
         feed.settle_timer = loop.call_later(SETTLE_DELAY, self._settle, root)
         if feed.analysis_timer is not None:
-            return  # a trailing analysis is already due and will see this change
-        self.refresh(root, keystroke=True)
+            return  # an analysis is already due and will see this change
+        since_last = loop.time() - feed.analysed_at
+        if since_last >= grace:
+            self._analyse_keystroke(root, feed)
+            return
 
-        def trailing() -> None:
+        def queued() -> None:
             feed.analysis_timer = None
-            if root.pending:
-                self.refresh(root, keystroke=True)
+            self._analyse_keystroke(root, feed)
 
-        feed.analysis_timer = loop.call_later(delay, trailing)
+        feed.analysis_timer = loop.call_later(grace - since_last, queued)
+
+    def _analyse_keystroke(self, root: MemoryRoot, feed: _Feed) -> None:
+        if root.pending:  # nothing pending (an edit that changed nothing): no analysis ran
+            self.refresh(root, keystroke=True)
+            feed.analysed_at = asyncio.get_running_loop().time()
 
     def _settle(self, root: MemoryRoot) -> None:
         feed = self._feeds.get(root)
@@ -183,7 +197,11 @@ class Publisher:
                 feed.current.pop(rel, None)
         feed.dirty |= bool(changed)
         forced = set(always)
-        self._publish(root, feed, changed | forced, forced)
+        # An open document whose text changed gets the version it now holds even when its
+        # findings did not change (coalesced edits that came back to an earlier text): the
+        # client learns the diagnostics reflect its latest edit. `_send` holds what it has.
+        edited = {rel for rel in read if self._is_open(root, rel)}
+        self._publish(root, feed, changed | forced | edited, forced)
         self._freeze(feed)
         if read:
             self._problems(root, feed).update(root, read)

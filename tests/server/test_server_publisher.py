@@ -214,3 +214,22 @@ async def test_typing_before_the_scan_lands_replaces_the_early_path_s_diagnostic
     assert [[d["code"] for d in ds] for _, ds in session.publications("notes/gamma.md")] == [["PM102"]]
     session.scan()
     assert [(v, [d["code"] for d in ds]) for v, ds in session.publications("notes/gamma.md")][-1] == (5, ["PM102"])
+
+
+async def test_coalesced_edits_that_end_on_unchanged_findings_still_publish_their_version(tmp_path: Path):
+    """Edits queued behind an analysis are analysed once, with the latest text; when that text's
+    findings equal what the client holds (a burst that came back to an earlier text), the
+    client is still sent the latest version, so it knows its diagnostics reflect its last edit."""
+    session = Session(make_root(tmp_path))
+    session.scan()
+    session.open("notes/beta.md", bullets(2), version=1)
+    session.change("notes/beta.md", bullets(3), version=2)  # after a quiet spell: analysed at once
+    assert [v for v, _ in session.publications("notes/beta.md")][-1] == 2
+    # As if an analysis had just ended: the next edits queued behind it and are coalesced.
+    feed = session.server.publisher._feed(session.root)
+    feed.analysed_at = asyncio.get_running_loop().time() + 0.2
+    session.change("notes/beta.md", bullets(2), version=3)
+    session.change("notes/beta.md", bullets(3), version=4)  # the findings of version 2 again
+    await until(lambda: session.publications("notes/beta.md")[-1][0] == 4, "version 4's diagnostics")
+    assert [(v, [d["code"] for d in ds]) for v, ds in session.publications("notes/beta.md")] == [
+        (1, ["PM102"]), (2, []), (4, [])]
