@@ -187,7 +187,7 @@ class TextArgs(BaseModel):
 
 class UndoArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    entry: str
+    entry: str | None = None  # default: the newest unreviewed change of the one path given
     paths: list[str] = []
     root: str | None = None
 
@@ -236,13 +236,12 @@ async def history(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
     root = await session_root(ls, "history", parsed.root)
     rel = _rel(root, parsed.path) if parsed.path else None
 
-    def read() -> tuple[list[dict[str, Any]], list[str]]:
+    def read() -> list[dict[str, Any]]:
         store = _store(root.path)
         unreviewed = {e.commit for e in review.unreviewed(store)}
-        entries = store.entries(rel)
-        return [e.data() | {"reviewed": e.commit not in unreviewed} for e in entries], []
+        return [e.data() | {"reviewed": e.commit not in unreviewed} for e in store.entries(rel)]
 
-    entries, _ = await _in_store(ls, read)
+    entries = await _in_store(ls, read)
     lines = []
     for entry in entries:
         writer = entry["writer"]
@@ -356,12 +355,26 @@ def _undo_previews(root: Path, entry: str, wanted: list[str]) -> tuple[str, list
     return commit, [preview(ctx, request, exact=True) for request in requests]
 
 
+def _newest_unreviewed(root: Path, rel: str) -> str:
+    store = _store(root)
+    for entry in review.unreviewed(store):
+        if entry.parent is not None and any(path == rel for path, _ in entry.files):
+            return entry.commit
+    raise UsageError(f"no unreviewed change of {rel} to undo (see pmem.history)")
+
+
 async def undo(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
     parsed = command_args(UndoArgs, "undo", args, '{"entry": "1a2b3c4d5e6f"}')
     root = await session_root(ls, "undo", parsed.root)
     wanted = [_rel(root, p) for p in parsed.paths]
+    entry = parsed.entry
+    if entry is None:
+        if len(wanted) != 1:
+            raise JsonRpcInvalidParams(message='pmem.undo needs "entry", or one path in "paths" (its newest '
+                                               'unreviewed change is undone)')
+        entry = await _in_store(ls, _newest_unreviewed, root.path, wanted[0])
     try:
-        commit, previews = await _in_store(ls, _undo_previews, root.path, parsed.entry, wanted)
+        commit, previews = await _in_store(ls, _undo_previews, root.path, entry, wanted)
     except Refusal as exc:
         raise refuse(ls, exc.message) from None
     if not previews:

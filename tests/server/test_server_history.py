@@ -105,8 +105,9 @@ async def test_agent_change_gets_a_lens_diff_undo_and_keep(client: LanguageClien
     assert "projects/alpha.md" in ui.requests[-1].message
     assert alpha.read_text(encoding="utf-8") == changed
 
-    ui.answer = "Undo"
-    undone = await command(client, "undo", {"entry": entry, "paths": [ALPHA]})
+    ui.answer = "Undo"  # without an entry: the file's newest unreviewed change, the agent's
+    undone = await command(client, "undo", {"paths": [ALPHA]})
+    assert entry in undone["message"]
     assert undone["applied"] is True, undone
     assert alpha.read_text(encoding="utf-8") == original
     # The undo is the user's own write: the agent's entry is still unreviewed, nothing more.
@@ -152,5 +153,6 @@ async def test_undo_conflict_and_bad_arguments_are_refused(client: LanguageClien
         await command(client, "undo", {"entry": "0123456789ab"})
     with pytest.raises(JsonRpcException, match="needs"):
         await command(client, "review.accept", {})
-    with pytest.raises(JsonRpcException, match="entry"):
+    with pytest.raises(JsonRpcException, match="needs"):
         await command(client, "undo", {})
+
