@@ -274,9 +274,10 @@ def _text_before(root: Path, rel: str, entry: str) -> tuple[str, str | None]:
 
 
 def _current_text(ls: PmemServer, path: Path) -> str | None:
-    """What the editor shows: the open buffer, else the disk."""
+    """The text the diff compares with: the open buffer while it holds unsaved edits, else the
+    disk (an unmodified buffer is stale once an agent wrote the file: docs/design.md §5.1)."""
     buffer = ls.host.buffers.get(path)
-    return buffer.text if buffer is not None else read_disk_text(path)
+    return buffer.text if buffer is not None and buffer.modified else read_disk_text(path)
 
 
 async def diff(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
