@@ -31,6 +31,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from ..cli.history import UsageError, _reverted, root_relative
 from ..engine.history import review
 from ..engine.history.git import HistoryOff
+from ..engine.history.location import store_dir
 from ..engine.history.recording import history_disabled, record_quietly
 from ..engine.history.store import HistoryStore, Writer, open_store
 from ..engine.host import MemoryRoot
@@ -65,6 +66,9 @@ class _RootReview:
     state: ReviewState | None = None
     own: set[str] = field(default_factory=set)  # entries this session wrote (its own undo, archive…)
     reading: asyncio.Task | None = None
+    # The client asked for this root's lenses: only then is it asked to fetch them again (a
+    # client that never shows lenses may not even answer `workspace/codeLens/refresh`).
+    lenses_asked: bool = False
     settle: asyncio.TimerHandle | None = None
     writer: str = "editor"  # of the changes waiting to settle: "outside" as soon as one is not a save
 
@@ -80,8 +84,10 @@ def lenses_for(ls: PmemServer, root: MemoryRoot, rel: str) -> list[HistoryLens]:
     """The history lenses of `rel`, from the cache only. The first request of a root reads the
     store in the background (its lenses come with the refresh that follows)."""
     kept = _review(ls, root)
+    kept.lenses_asked = True
     if kept.state is None and kept.reading is None and not history_disabled():
-        _read_again(ls, root, record=Writer("outside", ""), title="changed outside pmem")
+        # History starts here for a root that has none yet: its first entry is the baseline.
+        _read_again(ls, root, record=Writer("outside", ""), title="changed outside pmem", start=True)
     return history_lenses(kept.state, rel)
 
 
@@ -110,13 +116,17 @@ def _saved_by_editor(ls: PmemServer, path: Path) -> bool:
     return buffer is not None and buffer.disk is not None and buffer.text == buffer.disk
 
 
-def _read_again(ls: PmemServer, root: MemoryRoot, record: Writer | None = None, title: str = "") -> None:
+def _read_again(ls: PmemServer, root: MemoryRoot, record: Writer | None = None, title: str = "",
+                start: bool = False) -> None:
+    """Read the review state again off the loop, after recording what changed (`record`). A root
+    without a store yet is recorded only when `start`: the watcher of a session that never used
+    history does not make a first entry (a 10k-file root's costs seconds of hashing)."""
     kept = _review(ls, root)
 
     async def read() -> None:
         old = kept.state
-        kept.state = await asyncio.to_thread(_record_and_read, root.path, record, title, frozenset(kept.own))
-        if old is None or old.files != kept.state.files:
+        kept.state = await asyncio.to_thread(_record_and_read, root.path, record, title, frozenset(kept.own), start)
+        if kept.lenses_asked and (old is None or old.files != kept.state.files):
             _refresh_lenses(ls)
 
     task = asyncio.ensure_future(read())
@@ -124,8 +134,9 @@ def _read_again(ls: PmemServer, root: MemoryRoot, record: Writer | None = None, 
     task.add_done_callback(lambda _t: setattr(kept, "reading", None) if kept.reading is task else None)
 
 
-def _record_and_read(root: Path, record: Writer | None, title: str, own: frozenset[str]) -> ReviewState:
-    if record is not None and not history_disabled():
+def _record_and_read(root: Path, record: Writer | None, title: str, own: frozenset[str],
+                     start: bool = False) -> ReviewState:
+    if record is not None and not history_disabled() and (start or store_dir(root).is_dir()):
         lock = RootLock(root, wait=LOCK_WAIT)
         try:
             # Under the root's lock: a pmem write half-way through (the client moved a file, the
@@ -141,7 +152,9 @@ def _refresh_lenses(ls: PmemServer) -> None:
     workspace = ls.client_capabilities.workspace
     lens_caps = workspace.code_lens if workspace is not None else None
     if lens_caps is not None and lens_caps.refresh_support:
-        ls.workspace_code_lens_refresh(None)
+        asked = ls.workspace_code_lens_refresh(None)
+        # A client that fails it still shows the lenses when it next asks: nothing to tell the user.
+        asked.add_done_callback(lambda done: done.cancelled() or done.exception())
 
 
 async def made_here(ls: PmemServer, root: MemoryRoot) -> None:
@@ -437,8 +450,10 @@ async def accept(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
 
     count = await _in_store(ls, mark)
     state = await asyncio.to_thread(review_state, root.path, own)
-    _review(ls, root).state = state
-    _refresh_lenses(ls)
+    kept = _review(ls, root)
+    kept.state = state
+    if kept.lenses_asked:
+        _refresh_lenses(ls)
     return {"accepted": count, "unreviewed": sorted(state.files)}
 
 

@@ -62,9 +62,12 @@ def changed_by(titles: list[str]) -> list[str]:
     return [t for t in titles if t.startswith("changed by ")]
 
 
-async def test_agent_change_gets_a_lens_diff_undo_and_keep(client: LanguageClient, root: Path):
-    await start(client, root)
+@pytest.mark.parametrize("profile", ["neovim", "visual-studio-code"])
+async def test_agent_change_gets_a_lens_diff_undo_and_keep(client: LanguageClient, root: Path, profile: str):
+    await start(client, root, profile=profile)
     ui = DiskClient(client, answer=None)
+    refreshes: list[None] = []
+    client.feature(lsp.WORKSPACE_CODE_LENS_REFRESH)(lambda _params: refreshes.append(None))
     alpha = root / ALPHA
     original = alpha.read_text(encoding="utf-8")
 
@@ -82,6 +85,8 @@ async def test_agent_change_gets_a_lens_diff_undo_and_keep(client: LanguageClien
     titles = await until_lens(client, alpha, lambda t: bool(changed_by(t)))
     assert changed_by(titles) == ["changed by an agent (Claude Code) just now"]
     assert {"diff", "undo", "keep"} <= set(titles)
+    if profile == "visual-studio-code":  # it shows lenses without asking: it is told when they change
+        assert refreshes
 
     # pmem.history: the entries of the file as data, newest first, unreviewed marked.
     listed = await command(client, "history", {"path": ALPHA, "show": False})
