@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from lsp_helpers import DiskClient, start, uri
+from lsp_helpers import DiskClient, open_doc, replace_all, start, uri
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
@@ -161,3 +161,23 @@ async def test_undo_conflict_and_bad_arguments_are_refused(client: LanguageClien
     with pytest.raises(JsonRpcException, match="needs"):
         await command(client, "undo", {})
 
+
+
+async def test_a_save_in_the_editor_is_the_users_own_change(client: LanguageClient, root: Path):
+    await start(client, root)
+    alpha = root / ALPHA
+    await command(client, "history", {"show": False})  # the baseline
+    await until_lens(client, alpha, lambda t: "no route" in t or "routed" in t)
+    text = open_doc(client, alpha)
+    edited = text + "\nTyped in the editor.\n"
+    replace_all(client, alpha, edited, version=2)
+    alpha.write_text(edited, encoding="utf-8")  # the editor writes the buffer, then says so
+    client.text_document_did_save(lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri(alpha))))
+    deadline = time.monotonic() + 30
+    while True:  # read the store without recording (pmem.history would record the save as `outside`)
+        entries = open_store(root).entries(ALPHA)
+        if len(entries) == 2 or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.1)
+    assert [e.writer.kind for e in entries] == ["editor", "outside"]
+    assert changed_by(await lens_titles(client, alpha)) == []
