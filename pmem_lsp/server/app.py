@@ -25,6 +25,7 @@ from . import (
     completion,
     configuration,
     documents,
+    history_commands,
     hover,
     lifecycle_commands,
     links,
@@ -186,6 +187,7 @@ FEATURES = (
     lifecycle_commands,  # pmem.upgrade|archive|delete|recover|purge
     reports,  # pmem.status, pmem.health
     add_route,  # pmem.addRoute
+    history_commands,  # pmem.history, pmem.diff, pmem.historyText, pmem.undo, pmem.review.accept
     hover, links, references, completion, symbols, rename, code_lens,  # navigation
 )
 

@@ -1,5 +1,8 @@
 """Code lenses on each active file's first line — routed or not, references, last change —
-listed for free and resolved lazily (`codeLens/resolve`)."""
+listed for free and resolved lazily (`codeLens/resolve`); and on any file of the root an agent
+or another program changed since the last review, the history lenses (`changed by an agent 3
+min ago · diff · undo · keep`), resolved already, from the cached review state
+(history_commands.py: no git call here)."""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from ..engine.navigation import lens_kinds, lens_title
+from . import history_commands
+from .convert import history_code_lens
 from .nav_common import after_first_scan, locate
 
 if TYPE_CHECKING:
@@ -20,9 +25,10 @@ def lenses(ls: PmemServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
     found = locate(ls, params.text_document.uri)
     if found is None:
         return []
-    _root, state, rel = found
+    root, state, rel = found
     uri = params.text_document.uri
-    return [lsp.CodeLens(range=_LINE_0, data={"uri": uri, "kind": kind}) for kind in lens_kinds(state, rel)]
+    changed = [history_code_lens(lens) for lens in history_commands.lenses_for(ls, root, rel)]
+    return changed + [lsp.CodeLens(range=_LINE_0, data={"uri": uri, "kind": kind}) for kind in lens_kinds(state, rel)]
 
 
 def resolve(ls: PmemServer, lens: lsp.CodeLens) -> lsp.CodeLens:

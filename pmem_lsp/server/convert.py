@@ -24,6 +24,7 @@ from ..engine.line_index import LineIndex, client_column, client_lines, engine_c
 from ..engine.names import clean
 from ..engine.navigation import Completion, DocLink, DocSymbol, HoverText, Location, WorkspaceSymbol
 from ..engine.navigation.completion import FOLDER
+from ..engine.navigation.history_lens import HistoryLens
 from ..engine.navigation.symbols import FILE, ROUTE, SECTION, SUMMARY, TITLE
 from ..engine.root_state import RootState
 from .session import path_to_uri
@@ -189,6 +190,14 @@ def document_symbol(at: Positions, sym: DocSymbol) -> lsp.DocumentSymbol:
 def workspace_symbol(root: MemoryRoot, sym: WorkspaceSymbol) -> lsp.WorkspaceSymbol:
     return lsp.WorkspaceSymbol(name=sym.name, kind=_SYMBOL_KINDS[sym.kind], container_name=sym.container or None,
                                location=line_location(root, sym.path, sym.line))
+
+
+def history_code_lens(lens: HistoryLens) -> lsp.CodeLens:
+    """A history lens, resolved already (its title is computed from the cached review state):
+    on the first line, where the other lenses are."""
+    line_0 = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+    return lsp.CodeLens(range=line_0, command=lsp.Command(title=lens.title, command=lens.command,
+                                                          arguments=[lens.arguments]))
 
 
 def _snippet_text(text: str) -> str:

@@ -73,7 +73,9 @@ BASE_CAPABILITIES: dict[str, Any] = {
     "documentLinkProvider": {"resolveProvider": False},
     "workspaceSymbolProvider": {"resolveProvider": False},
     "executeCommandProvider": {"commands": ["pmem.upgrade", "pmem.archive", "pmem.delete", "pmem.recover",
-                                            "pmem.purge", "pmem.status", "pmem.health", "pmem.addRoute"]},
+                                            "pmem.purge", "pmem.status", "pmem.health", "pmem.addRoute",
+                                            "pmem.history", "pmem.diff", "pmem.historyText", "pmem.undo",
+                                            "pmem.review.accept"]},
 }
 WILL_RENAME = {"filters": [{"pattern": {"glob": "**/*.md", "matches": "file"}, "scheme": "file"},
                            {"pattern": {"glob": "**", "matches": "folder"}, "scheme": "file"}]}

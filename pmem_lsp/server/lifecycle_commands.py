@@ -22,6 +22,7 @@ from ..engine.lifecycle.operations import LifecycleContext, disk_reader, make_pl
 from ..engine.lifecycle.preview import Request
 from ..engine.lifecycle.safety import Refusal
 from ..engine.redaction import redact_text
+from . import history_commands
 from .commands import command_args, refuse, session_root
 from .lifecycle_applier import carry_out, refuse_unsaved, unsaved_in
 
@@ -96,6 +97,7 @@ async def run(ls: PmemServer, op: str, args: tuple[Any, ...]) -> dict:
         raise refuse(ls, exc.message) from None
     ls.show(lsp.MessageType.Info if outcome.applied else lsp.MessageType.Error, f"pmem: {outcome.message}")
     ls.publisher.refresh(root)
+    await history_commands.made_here(ls, root)  # the user's own action: no "changed by" lens for it
     return outcome.as_result()
 
 

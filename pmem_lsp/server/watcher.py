@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from ..engine import names
 from ..engine.host import MemoryRoot
 from ..engine.root_state import stat_sig
+from . import history_commands
 
 if TYPE_CHECKING:
     from .app import PmemServer
@@ -205,6 +206,8 @@ async def _watch(server: PmemServer, root: MemoryRoot, stop: asyncio.Event) -> N
                 for _change, path in changes:
                     server.host.disk_changed(Path(path))
                 server.publisher.refresh(root)
+                # History: the burst becomes one entry once it settles, and the lens follows.
+                history_commands.changes_settled(server, root, [Path(path) for _change, path in changes])
                 changes = await batches.__anext__()
         except StopAsyncIteration:
             return

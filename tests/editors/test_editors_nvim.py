@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -29,7 +30,8 @@ def test_plugin_attaches_only_to_markdown_inside_the_root(nvim, tmp_path: Path, 
                       PMEM_USE_LSP_CONFIG="1" if use_lsp_config else "0")
     assert result["enabled"] is use_lsp_config
     assert result["commands"] == {"PmemStatus": "0", "PmemHealth": "0", "PmemArchive": "?", "PmemUpgrade": "0",
-                                  "PmemDelete": "?", "PmemRecover": "?"}
+                                  "PmemDelete": "?", "PmemRecover": "?", "PmemHistory": "?", "PmemDiff": "?",
+                                  "PmemUndo": "?", "PmemReviewAccept": "0"}
 
     assert result["virtual_text"] == "PM102 the summary has 2 bullets; it needs 3 to 6"
     note = result["buffers"]["note"]["clients"]
@@ -206,3 +208,38 @@ def test_plugin_on_a_neovim_older_than_0_10_says_what_it_needs_and_sets_nothing_
     assert "needs Neovim 0.10 or later" in message["msg"] and "nothing was set up" in message["msg"]
     assert "https://github.com/neovim/neovim/releases" in message["msg"] and "Debian 13" in message["msg"]
     assert result["commands"] == [] and result["autocmds"] == 0
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="history keeps its entries with the `git` command")
+def test_plugin_history_lens_diff_undo_and_review_accept(nvim, tmp_path: Path):
+    root = demo_root(tmp_path)
+    rel = "projects/garden-sensors.md"
+    original = (root / rel).read_bytes()
+    result = nvim("history.lua", root)
+    sent = result["sent"]
+    assert [s["command"] for s in sent] == ["pmem.history", "pmem.diff", "pmem.undo", "pmem.review.accept"]
+    assert all(s["err"] is None for s in sent), sent
+    assert result["history_buffer"] == "pmem://history"
+
+    # The lens: who changed the file and when, then what can be done about it.
+    changed = [t for t in result["lenses"] if t.startswith("changed by ")]
+    assert changed == ["changed by another program just now"], result["lenses"]
+    assert {"diff", "undo", "keep"} <= set(result["lenses"])
+
+    # :PmemDiff: the text before the change beside the file now, both in diff mode.
+    before, now = result["diff"]
+    assert before["name"].startswith("pmem://before/") and before["name"].endswith(rel)
+    assert before["diff"] is True and now["diff"] is True
+    assert before["lines"] == result["original"]
+    assert now["lines"][-1] == "Rewritten by another program."
+
+    # :PmemUndo asked first (Undo/Cancel), then saved the file back; the buffer followed.
+    assert sent[2]["arguments"] == [{"paths": [rel]}]
+    assert sent[2]["result"]["applied"] is True, sent[2]
+    assert result["selects"][-1]["choices"] == ["Undo", "Cancel"]
+    assert (root / rel).read_bytes() == original
+    assert result["buffer_after_undo"] == result["original"]
+
+    # :PmemReviewAccept: the lens is gone, the navigation lenses stay.
+    assert sent[3]["arguments"] == [{"path": rel}]
+    assert not [t for t in result["lenses_after_accept"] if t.startswith("changed by ")]

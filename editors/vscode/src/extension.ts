@@ -17,6 +17,7 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import { pipeStderr, traceChannel } from './channel';
+import { argumentObject, clientCommandFor, HISTORY_SCHEME, historyTextArgs } from './history';
 import { answerFor, dialogFor, noticeFor, severityOf, ShowMessageRequestParams, splitMessage } from './messages';
 import { locate, markdownPattern, memoryRoots } from './roots';
 import {
@@ -169,6 +170,12 @@ async function start(): Promise<void> {
       stderr: (input, out) => pipeStderr(input, out),
     },
     middleware: {
+      // History lenses run the extension's commands, which show what the server answers.
+      provideCodeLenses: async (document, token, next) => {
+        const lenses = await next(document, token);
+        for (const lens of lenses ?? []) if (lens.command) lens.command = clientCommandFor(lens.command);
+        return lenses;
+      },
       workspace: {
         // Only what the user set, without the extension's own keys (see settings.ts).
         configuration: async (params, token, next) => {
@@ -277,6 +284,61 @@ async function archive(): Promise<void> {
   await execute('pmem.archive', args); // the server asks to confirm, then moves the file
 }
 
+/** The file a history command is about: its `path` argument (from a lens), else the active file. */
+function historyTarget(args: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (typeof args.path === 'string') return args;
+  const doc = vscode.window.activeTextEditor?.document;
+  const where = doc?.uri.scheme === 'file' ? locate(roots, doc.uri.fsPath) : undefined;
+  if (!where) {
+    void vscode.window.showWarningMessage(`${TITLE}: the active file is not under a memory root.`);
+    return undefined;
+  }
+  return { ...args, path: where.relative, ...(roots.length > 1 ? { root: where.root } : {}) };
+}
+
+/** The file's history (every entry that changed it), in a read-only editor. */
+async function history(...raw: unknown[]): Promise<void> {
+  const args = historyTarget(argumentObject(raw));
+  if (!args) return;
+  const result = await execute('pmem.history', { ...args, show: false });
+  if (result && typeof result.text === 'string') await showReport(`History of ${String(args.path)}`, result.text);
+}
+
+/** VS Code's own diff editor: the text before the unreviewed change (a pmem-history: document) ↔ the file. */
+async function diff(...raw: unknown[]): Promise<void> {
+  const args = historyTarget(argumentObject(raw));
+  if (!args) return;
+  const result = await execute('pmem.diff', args);
+  if (!result || typeof result.oldUri !== 'string') return;
+  await vscode.commands.executeCommand('vscode.diff', vscode.Uri.parse(result.oldUri), vscode.Uri.parse(result.uri),
+    String(result.title));
+}
+
+/** Undo the file's newest unreviewed change (or the lens's entry): the server previews and asks first. */
+async function undo(...raw: unknown[]): Promise<void> {
+  const given = argumentObject(raw);
+  const args = Array.isArray(given.paths) ? given : historyTarget(given);
+  if (!args) return;
+  const { path, ...rest } = args;
+  await execute('pmem.undo', path === undefined ? rest : { ...rest, paths: [path] });
+}
+
+/** Keep the file's unreviewed changes: marked reviewed, the lens goes away. */
+async function reviewAccept(...raw: unknown[]): Promise<void> {
+  const args = historyTarget(argumentObject(raw));
+  if (!args) return;
+  const result = await execute('pmem.review.accept', args);
+  if (result) void vscode.window.showInformationMessage(`${TITLE}: ${String(args.path)}: changes kept (marked reviewed).`);
+}
+
+/** The text behind a pmem-history: URI, asked from the server (nothing is stored here). */
+async function historyText(uri: vscode.Uri): Promise<string> {
+  const args = historyTextArgs(uri.query);
+  if (!args) return '';
+  const result = await execute('pmem.historyText', { ...args });
+  return result && typeof result.text === 'string' ? result.text : '';
+}
+
 async function checkRoot(): Promise<void> {
   const root = await chooseRoot();
   const cli = cliFor(serverExecutable());
@@ -317,6 +379,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     command('archive', archive),
     command('checkRoot', checkRoot),
     command('restart', restart),
+    vscode.commands.registerCommand('persistentMemory.history', history),
+    vscode.commands.registerCommand('persistentMemory.diff', diff),
+    vscode.commands.registerCommand('persistentMemory.undo', undo),
+    vscode.commands.registerCommand('persistentMemory.reviewAccept', reviewAccept),
+    vscode.workspace.registerTextDocumentContentProvider(HISTORY_SCHEME, { provideTextDocumentContent: historyText }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (e.affectsConfiguration('pmem.trace.server')) trace.settingChanged();
       if (['pmem.server', 'pmem.root', 'python.defaultInterpreterPath'].some((s) => e.affectsConfiguration(s))) {

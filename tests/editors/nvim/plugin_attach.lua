@@ -23,7 +23,8 @@ pmem.setup({ cmd = { server }, use_lsp_config = use_lsp_config, settings = { ign
 result.enabled = vim.lsp.is_enabled and vim.lsp.is_enabled("pmem") or false
 local commands = vim.api.nvim_get_commands({})
 result.commands = {}
-for _, name in ipairs({ "PmemStatus", "PmemHealth", "PmemArchive", "PmemUpgrade", "PmemDelete", "PmemRecover" }) do
+for _, name in ipairs({ "PmemStatus", "PmemHealth", "PmemArchive", "PmemUpgrade", "PmemDelete", "PmemRecover",
+  "PmemHistory", "PmemDiff", "PmemUndo", "PmemReviewAccept" }) do
   result.commands[name] = commands[name] ~= nil and commands[name].nargs or vim.NIL
 end
 

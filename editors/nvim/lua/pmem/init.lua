@@ -1,7 +1,9 @@
 -- pmem.nvim: starts pmem-lsp for Markdown buffers under a Persistent Memory root and adds
 -- :PmemStatus, :PmemHealth, :PmemArchive [reason], :PmemDelete [path], :PmemRecover [path],
--- :PmemUpgrade. The server writes every change on disk itself; when it changed a file that is
--- open here it says so (`pmem/filesChanged`) and the unmodified buffer is reloaded.
+-- :PmemUpgrade, and history (docs/design.md §11): :PmemHistory [path], :PmemDiff [path], :PmemUndo
+-- [entry], :PmemReviewAccept[!] and the "changed by an agent · diff · undo · keep" code lens. The
+-- server writes every change on disk itself; when it changed a file that is open here it says so
+-- (`pmem/filesChanged`) and the unmodified buffer is reloaded.
 --
 --   vim.opt.runtimepath:append("/path/to/pmem-lsp/editors/nvim")
 --   require("pmem").setup({})
@@ -29,6 +31,9 @@ local defaults = {
     archive = "<localleader>pa",
     upgrade = "<localleader>pu",
   },
+  -- Show the server's code lenses (routed, references, last change, and "changed by an agent ·
+  -- diff · undo · keep" on a file changed outside this editor since the last review).
+  codelens = true,
   -- Show the rule code in virtual text ("PM102 the summary has 2 bullets…") when virtual text is on.
   code_in_virtual_text = true,
   -- nil: vim.lsp.config + vim.lsp.enable on Neovim 0.11+, vim.lsp.start before; false: always vim.lsp.start.
@@ -312,6 +317,99 @@ function M.recover(path)
   return lifecycle("pmem.recover", { path = rel })
 end
 
+-- -- History (docs/design.md §11) -------------------------------------------------------------
+
+--- Reload the unmodified buffers of `rels` (relative to `root`) after the server wrote them.
+local function reload(root, rels)
+  local uris = {}
+  for _, rel in ipairs(rels or {}) do table.insert(uris, vim.uri_from_fname(root .. "/" .. rel)) end
+  files_changed(nil, { uris = uris })
+end
+
+--- The file's history (or the root's, without a path and outside a memory file) in a scratch buffer.
+function M.history(path)
+  local rel = target(path)
+  return M.execute("pmem.history", { path = rel, show = false }, function(err, result)
+    if not err and type(result) == "table" and type(result.text) == "string" then
+      show_report("history", result.text)
+    end
+  end)
+end
+
+--- A diff split: the file as it was before its unreviewed changes (or before `entry`) beside it now.
+function M.diff(path, entry)
+  local rel = target(path)
+  if not rel then return notify("give a path, or open a memory file", vim.log.levels.WARN) end
+  local client = M.client()
+  local root = client and client.root_dir
+  return M.execute("pmem.diff", { path = rel, entry = entry }, function(err, result)
+    if err or type(result) ~= "table" then return end
+    local file = root .. "/" .. rel
+    if real(vim.api.nvim_buf_get_name(0)) ~= real(file) then vim.cmd("edit " .. vim.fn.fnameescape(file)) end
+    local file_win = vim.api.nvim_get_current_win()
+    vim.cmd("diffthis")
+    vim.cmd("leftabove vnew")
+    local buf = vim.api.nvim_get_current_buf()
+    vim.bo[buf].buftype, vim.bo[buf].bufhidden, vim.bo[buf].swapfile = "nofile", "wipe", false
+    pcall(vim.api.nvim_buf_set_name, buf, "pmem://before/" .. result.entry .. "/" .. rel)
+    local old = (type(result.old) == "string" and result.old or ""):gsub("\n$", "")
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(old, "\n", { plain = true }))
+    vim.bo[buf].modifiable = false
+    vim.bo[buf].filetype = "markdown"
+    vim.cmd("diffthis")
+    vim.api.nvim_set_current_win(file_win)
+  end)
+end
+
+--- Undo `entry` (else the current file's newest unreviewed change); the server shows the preview
+--- and asks to confirm, then saves the files back; their unmodified buffers are reloaded.
+function M.undo(entry, path)
+  local rel = target(path)
+  local client = M.client()
+  local root = client and client.root_dir
+  local args = { entry = (entry and entry ~= "") and entry or nil, paths = rel and { rel } or nil }
+  if not args.entry and not rel then return notify("give an entry, or open a memory file", vim.log.levels.WARN) end
+  return M.execute("pmem.undo", args, function(err, result)
+    if not err and type(result) == "table" and result.applied and root then reload(root, { rel }) end
+    if vim.lsp.codelens then vim.schedule(function() pcall(vim.lsp.codelens.refresh, { bufnr = 0 }) end) end
+  end)
+end
+
+--- Keep the current file's unreviewed changes (`all`: every change in the root); the lens goes away.
+function M.review_accept(all, path)
+  local args = all and { all = true } or { path = target(path) }
+  if not all and not args.path then return notify("give a path, or open a memory file", vim.log.levels.WARN) end
+  return M.execute("pmem.review.accept", args, function(err, result)
+    if err or type(result) ~= "table" then return end
+    notify("marked reviewed (" .. tostring(result.accepted) .. " change" .. (result.accepted == 1 and "" or "s") .. ")")
+    if vim.lsp.codelens then pcall(vim.lsp.codelens.refresh, { bufnr = 0 }) end
+  end)
+end
+
+--- The history lenses run these client-side: the server's commands return data (a diff, the
+--- entries), which only the plugin can show.
+local function lens_commands()
+  local function arg(command) return (command.arguments or {})[1] or {} end
+  vim.lsp.commands["pmem.history"] = function(command) M.history(arg(command).path) end
+  vim.lsp.commands["pmem.diff"] = function(command) M.diff(arg(command).path, arg(command).entry) end
+  vim.lsp.commands["pmem.undo"] = function(command)
+    local a = arg(command)
+    M.undo(a.entry, a.paths and a.paths[1])
+  end
+  vim.lsp.commands["pmem.review.accept"] = function(command) M.review_accept(false, arg(command).path) end
+end
+
+--- Lenses are pulled: on entering the buffer and after each save or pause.
+local function enable_codelens(bufnr)
+  if not vim.lsp.codelens then return end
+  local group = vim.api.nvim_create_augroup("pmem_codelens_" .. bufnr, { clear = true })
+  vim.api.nvim_create_autocmd({ "BufEnter", "BufWritePost", "CursorHold", "FocusGained" }, {
+    group = group, buffer = bufnr,
+    callback = function() pcall(vim.lsp.codelens.refresh, { bufnr = bufnr }) end,
+  })
+  pcall(vim.lsp.codelens.refresh, { bufnr = bufnr })
+end
+
 local function map_keys(bufnr)
   local keys = M.options.keymaps
   if not keys then return end
@@ -339,6 +437,14 @@ local function create_commands()
     { nargs = "?", complete = "file", desc = "Persistent Memory: move an archived file to the trash [path]" })
   cmd("PmemRecover", function(o) M.recover(o.args) end,
     { nargs = "?", complete = "file", desc = "Persistent Memory: recover an archived or trashed file [path]" })
+  cmd("PmemHistory", function(o) M.history(o.args) end,
+    { nargs = "?", complete = "file", desc = "Persistent Memory: the history of this file [path]" })
+  cmd("PmemDiff", function(o) M.diff(o.args) end,
+    { nargs = "?", complete = "file", desc = "Persistent Memory: diff this file with before its unreviewed changes [path]" })
+  cmd("PmemUndo", function(o) M.undo(o.args) end,
+    { nargs = "?", desc = "Persistent Memory: undo a history entry, confirmed first [entry]" })
+  cmd("PmemReviewAccept", function(o) M.review_accept(o.bang) end,
+    { nargs = 0, bang = true, desc = "Persistent Memory: keep this file's unreviewed changes (! every change)" })
 end
 
 local function start_for(bufnr)
@@ -418,6 +524,7 @@ function M.setup(opts)
   M.options = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
   if opts and opts.keymaps ~= nil and type(opts.keymaps) ~= "table" then M.options.keymaps = opts.keymaps end
   create_commands()
+  lens_commands()
   local group = vim.api.nvim_create_augroup("pmem", { clear = true })
   vim.api.nvim_create_autocmd("LspAttach", {
     group = group,
@@ -426,6 +533,7 @@ function M.setup(opts)
       if client and client.name == NAME then
         map_keys(args.buf)
         enable_completion(client, args.buf)
+        if M.options.codelens then enable_codelens(args.buf) end
         if M.options.code_in_virtual_text then show_codes(client) end
       end
     end,
