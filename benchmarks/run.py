@@ -3,7 +3,7 @@
 - `pmem check` wall time on generated 1k and 10k roots (median of several runs), beside a
   raw-read baseline (a Python process that only reads and decodes every file) and beside
   `mdsmith check` when mdsmith is installed;
-- server spawn → first diagnostics of an opened file, the early path (server/early.py) and the
+- server spawn → first diagnostics of an opened file, the early path (server/early_path.py) and the
   server without it in interleaved rounds;
 - the server, over stdio like an editor: start to first diagnostics of an opened file;
   keystroke to its diagnostics (p50/p95) on a 20 KB note; hover p95 (when served); one
@@ -272,7 +272,7 @@ def bench_server(root: Path, keystrokes: int = 60) -> dict:
 
 
 def one_file_changed(root: Path, work: Path, runs: int, env: dict, pmem: list[str]) -> dict:
-    """`pmem check` after one file of the big root changed (per-file records, engine/records.py:
+    """`pmem check` after one file of the big root changed (per-file records, engine/entry_cache.py:
     the whole-run record misses, every other file is restored), beside a cold check in the same
     rounds. On a copy of the root: the generated roots are shared and read-only."""
     copy = work / f"records-{root.name}"
@@ -388,7 +388,7 @@ def start_costs(work: Path, runs: int, env: dict) -> dict:
 def first_diagnostics(root: Path, runs: int, env: dict, servers: dict[str, list[str]] | None = None) -> dict:
     """Server spawn → the first publishDiagnostics of an opened file, as an editor starts it
     (initialize, initialized, the configuration answered, didOpen), in interleaved rounds: the
-    early path (server/early.py) and the same server with it off (`PMEM_NO_EARLY=1`), beside
+    early path (server/early_path.py) and the same server with it off (`PMEM_NO_EARLY=1`), beside
     the interpreter's own start. `servers`: other commands measured in the same rounds (another
     checkout's server, say), each run from outside this repository."""
     note = sorted((root / "notes").rglob("*.md"))[0]

@@ -22,7 +22,7 @@ from . import exit_codes
 from .terminal import lines, one_line, shown, visible
 
 if TYPE_CHECKING:  # the settings model only types them: a root without settings loads none
-    from ..engine.records import Records
+    from ..engine.entry_cache import Records
     from ..engine.settings import Settings
 
 

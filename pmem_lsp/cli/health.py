@@ -16,14 +16,14 @@ from . import exit_codes
 from .terminal import lines
 
 if TYPE_CHECKING:  # the settings model only types them: a root without settings loads none
-    from ..engine.records import Records
+    from ..engine.entry_cache import Records
     from ..engine.settings import Settings
 
 
 def run_health(root: Path, settings: Settings, fmt: str, out: TextIO, all_items: bool = False,
                states: list | None = None, records: Records | None = None) -> int:
     """`states` receives the root state read (the cache asks it which outside paths PM403
-    looked at, as for `pmem check`); `records`: the per-file records (`engine/records.py`)."""
+    looked at, as for `pmem check`); `records`: the per-file records (`engine/entry_cache.py`)."""
     state = RootState.scan(root, settings, restore=records.restore if records is not None else None)
     if states is not None:
         states.append(state)

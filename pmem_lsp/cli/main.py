@@ -424,7 +424,7 @@ def _check_or_health(root: Path, args: argparse.Namespace, cached: bool = False)
     states: list = []
     records = None
     if cached and not args.no_cache:
-        from ..engine.records import Records
+        from ..engine.entry_cache import Records
         from ..engine.user_cache import disabled_by_env as records_off
 
         if not records_off():
@@ -497,7 +497,7 @@ def _stdout_to_devnull() -> None:
 
 def _serve(args: argparse.Namespace) -> int:
     # The early path answers the editor's first messages before the full server is imported.
-    from ..server.early import serve
+    from ..server.early_path import serve
 
     return serve()
 

@@ -20,7 +20,7 @@ from .root_state import RootState
 from .zones import Containment
 
 if TYPE_CHECKING:  # the settings model only types them: a root without settings loads none
-    from .records import Records
+    from .entry_cache import Records
     from .settings import Settings
 
 
@@ -50,7 +50,7 @@ def check_files(root: Path, settings: Settings, paths: list[str] | None = None,
                 parallel: bool = False) -> CheckResult:
     """Findings of the root, narrowed to `paths` (root-relative; None: all). `proposed`:
     (path, text) checked in place of what the disk holds at that path. `records`: the
-    per-file records to restore unchanged files from (`records.py`). `parallel`: a large
+    per-file records to restore unchanged files from (`entry_cache.py`). `parallel`: a large
     root's per-file work may run in several processes (engine/pool.py; the same findings)."""
     state = RootState.scan(root, settings, restore=records.restore if records is not None else None)
     if proposed is not None:

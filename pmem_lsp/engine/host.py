@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .analysis import Analysis
-from .early import buffer_findings
 from .findings import Finding
+from .first_findings import buffer_findings
 from .line_index import strip_bom
 from .root_state import RootState
 from .root_state import read_regular_text as read_disk_text
@@ -300,10 +300,10 @@ class MemoryHost:
 def scan(path: Path, settings: Settings, use_records: bool = True) -> tuple[RootState, Analysis]:
     """A root's scan and first analysis (the server runs it in a worker thread, then `install`s
     the result). Files whose `lstat` matches their per-file record come back from it unread
-    (`records.py`: a warm start reads no unchanged file), and what this analysis learnt is
+    (`entry_cache.py`: a warm start reads no unchanged file), and what this analysis learnt is
     recorded for the next start, with the shapes of its findings' lines so that they are
     published without reading the files. `use_records` False, or `PMEM_NO_CACHE=1`: read all."""
-    from .records import Records
+    from .entry_cache import Records
     from .user_cache import disabled_by_env
 
     records = None

@@ -62,7 +62,7 @@ class FileEntry:
     @property
     def readable(self) -> bool:
         """A Markdown file whose text the analysis has (a restored entry has it on disk, to be
-        read when something asks for it: `records.py`)."""
+        read when something asks for it: `entry_cache.py`)."""
         return self.text is not None
 
     @property
@@ -351,7 +351,7 @@ _TEXT = cast(Any, FileEntry.__dict__["text"])  # the slot under RestoredEntry's 
 
 
 class RestoredEntry(FileEntry):
-    """An entry made from a per-file record (`records.py`) for a file whose `lstat` matches
+    """An entry made from a per-file record (`entry_cache.py`) for a file whose `lstat` matches
     the record's: its findings and parsed facts come from the record, and its text is read
     from disk only when something asks for it (a hover, a fix, a check the record could not
     answer). Read then, the file must still be the one recorded (same `stat_sig`); if it is

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import IO, Any, cast
 
-from .early import Handover, id_key
+from .early_answers import Handover, id_key
 
 
 class ReplayedInput(io.RawIOBase):

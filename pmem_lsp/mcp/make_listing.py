@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .early import LISTING, OFF, PROTOCOL_VERSION_KEY
+from .early_answers import LISTING, OFF, PROTOCOL_VERSION_KEY
 
 
 def sdk_answers(messages: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # the SDK is an optional extra: imported at run time where it
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import CallToolResult
 
-    from .early import Handover
+    from .early_answers import Handover
 
 log = logging.getLogger(__name__)
 
@@ -465,7 +465,7 @@ def run(root: Path) -> int:
 
     The session's first messages are answered by the early loop (early.py) while the SDK is
     imported and the server built in a thread; the server then takes the session over."""
-    from . import early
+    from . import early_answers as early
 
     listing = early.load_listing() if early.enabled() else None
     if listing is None or not _sdk_line_installed():

@@ -35,7 +35,7 @@ from . import (
     symbols,
     watcher,
 )
-from .early import Handover, Replayed
+from .early_path import Handover, Replayed
 from .framing import read_messages
 from .protocol import PmemProtocol
 from .publisher import Publisher

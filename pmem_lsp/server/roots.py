@@ -122,7 +122,7 @@ async def scan_all(server: PmemServer) -> None:
 
 
 def _scan_and_analyse(root_path: Path, settings: Settings) -> tuple[RootState, Analysis]:
-    return host_scan(root_path, settings)  # unchanged files from the per-file records (engine/records.py)
+    return host_scan(root_path, settings)  # unchanged files from the per-file records (engine/entry_cache.py)
 
 
 PROGRESS_AFTER = 0.5  # seconds: a scan that takes longer shows work-done progress

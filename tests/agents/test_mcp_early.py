@@ -1,4 +1,4 @@
-"""`pmem mcp`'s early path (pmem_lsp/mcp/early.py): `initialize` and `tools/list` answered from
+"""`pmem mcp`'s early path (pmem_lsp/mcp/early_answers.py): `initialize` and `tools/list` answered from
 the committed listing.json before the SDK is imported, then the session handed to the SDK
 server. The listing must be what the SDK server answers itself; the client must get exactly
 one answer per request, however its messages fall around the handover.
@@ -19,7 +19,8 @@ import pytest
 
 pytest.importorskip("mcp.server.mcpserver", reason="the mcp extra is not installed: pip install -e '.[mcp]'")
 
-from pmem_lsp.mcp import early, make_listing
+from pmem_lsp.mcp import early_answers as early
+from pmem_lsp.mcp import make_listing
 from pmem_lsp.mcp.server import DESCRIPTIONS
 from roots import make_root
 

@@ -6,7 +6,7 @@ renames, a file replaced by another of the same size and times, deletions, new f
 `.pmem.toml`, a source pointer's outside file appearing or vanishing, the per-file records
 damaged — and its stdout, stderr and exit status must be those of a cold run (`--no-cache`).
 An unchanged root is replayed. A changed one is checked with the per-file records
-(engine/records.py), which the property damages too; tests/engine/test_records.py holds the
+(engine/entry_cache.py), which the property damages too; tests/engine/test_records.py holds the
 records' own property, with settings, days and pmem versions changing as well.
 
 Every run gets its own XDG_CACHE_HOME (and PMEM_CACHE_DIR) in a temporary folder: nothing is

@@ -1,4 +1,4 @@
-"""`engine/early.py`: a buffer's first findings without the settings model equal the findings
+"""`engine/first_findings.py`: a buffer's first findings without the settings model equal the findings
 with the default settings, and the host's early findings are that function's."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pmem_lsp.engine.early import EARLY_RULES, buffer_findings
+from pmem_lsp.engine.first_findings import EARLY_RULES, buffer_findings
 from pmem_lsp.engine.host import MemoryHost
 from pmem_lsp.engine.settings import Settings, resolve_settings
 

@@ -144,7 +144,7 @@ class Sandbox:
         records = [p for p in cached if p not in locks and p != self.LOCKS and p not in per_file]
         assert all(p.endswith(".lock") for p in locks) and len(locks) <= 1, locks
         assert all(p.endswith(".check") and "/" not in p[len(self.CACHE) + 1:] for p in records), records
-        # The per-file records (engine/records.py): one file per root and settings, nothing else.
+        # The per-file records (engine/entry_cache.py): one file per root and settings, nothing else.
         assert all(p == self.RECORDS or (p.endswith(".records") and "/" not in p[len(self.RECORDS) + 1:])
                    for p in per_file), per_file
         listing["home"] = [p for p in listing["home"] if p not in (".cache", self.CACHE, *cached)]

@@ -1,4 +1,4 @@
-"""The early path (server/early.py) says what the full server says: the same answer to
+"""The early path (server/early_path.py) says what the full server says: the same answer to
 `initialize` for every client, the same diagnostic JSON for every finding and encoding, the
 same root for every file. In process: the full server's own code computes the other side."""
 
@@ -18,13 +18,20 @@ from hypothesis import strategies as st
 from lsprotocol import types as lsp
 from pygls.workspace.position_codec import PositionCodec
 
-from pmem_lsp.engine.early import buffer_findings
+from pmem_lsp.engine.first_findings import buffer_findings
 from pmem_lsp.engine.host import MemoryHost
 from pmem_lsp.engine.line_index import LineIndex
 from pmem_lsp.engine.settings import Settings
 from pmem_lsp.server.app import create_server
 from pmem_lsp.server.convert import Positions, to_diagnostic
-from pmem_lsp.server.early import Replayed, capabilities, diagnostic_json, initialize_result, locate, plain_initialize
+from pmem_lsp.server.early_path import (
+    Replayed,
+    capabilities,
+    diagnostic_json,
+    initialize_result,
+    locate,
+    plain_initialize,
+)
 
 PROFILES = sorted(p.name for p in files("pytest_lsp.clients").iterdir() if p.name.endswith(".json"))
 
@@ -165,7 +172,7 @@ def test_the_full_server_reads_the_replay_then_the_stream():
 def test_an_unanswered_configuration_hands_over_at_its_deadline(tmp_path: Path):
     """The loop waits for its configuration answer longer than for a quiet client, but not for
     ever: unanswered, it hands over (the full server asks again), having published nothing."""
-    from pmem_lsp.server.early import EarlyLoop, _Stream
+    from pmem_lsp.server.early_path import EarlyLoop, _Stream
 
     def message(body: dict) -> bytes:
         data = json.dumps({"jsonrpc": "2.0", **body}).encode()

@@ -1,4 +1,4 @@
-"""The early path end to end (server/early.py): real `pmem-lsp` processes over stdio. The early
+"""The early path end to end (server/early_path.py): real `pmem-lsp` processes over stdio. The early
 loop answers `initialize` and publishes the opened file before the full server is imported;
 then the full server reads the whole session from its first byte. Nothing is lost or answered
 twice, the first diagnostics are the full server's own, and the editor's settings decide them."""
@@ -217,7 +217,7 @@ def test_the_early_loop_imports_no_protocol_library_and_no_settings_model(root: 
     (tmp_path / "session.bin").write_bytes(stream)
     script = (
         "import io, os, sys\n"
-        "from pmem_lsp.server.early import EarlyLoop, _Stream\n"
+        "from pmem_lsp.server.early_path import EarlyLoop, _Stream\n"
         f"fd = os.open({str(tmp_path / 'session.bin')!r}, os.O_RDONLY)\n"
         "out = io.BytesIO()\n"
         "handover = EarlyLoop(_Stream(fd), out).run()\n"

@@ -1,4 +1,4 @@
-"""A warm server start publishes what a cold one does (issue 28, engine/records.py).
+"""A warm server start publishes what a cold one does (issue 28, engine/entry_cache.py).
 
 The second server on the same root restores every unchanged file from the per-file records
 (no file read: tests/engine/test_records.py counts that) and converts its findings' positions

@@ -143,7 +143,7 @@ def _build_shingles(entry: FileEntry) -> frozenset[int]:
 
 def _similarity(a: FileEntry, b: FileEntry) -> float:
     """`similarity`, kept with each entry by the other's `stat_sig`: the per-file records
-    (`records.py`) bring it back while neither file changed, so an unchanged pair is not read
+    (`entry_cache.py`) bring it back while neither file changed, so an unchanged pair is not read
     again. (The shingles themselves are not kept: `hash` differs from process to process.)"""
     if a.sig is None or b.sig is None or a.from_buffer or b.from_buffer:
         return similarity(a, b)

@@ -12,7 +12,7 @@ needs only the engine's summary rules:
    "The early path");
 3. publish each opened document's summary findings (`textDocument/didOpen`), the same findings
    and the same JSON the full server publishes for it before its first scan lands
-   (`engine/early.py`, `diagnostic_json`);
+   (`engine/first_findings.py`, `diagnostic_json`);
 4. hand over: import the full server (in a thread, while this one goes on reading and notes
    the disk's text of each document opened meanwhile) and give it every byte read
    (`Handover.replay`), except the client's answer to our own configuration request. pygls
@@ -196,7 +196,7 @@ def _position(lines: Sequence[str], line: int, col: int, encoding: str, bom: boo
 def diagnostic_json(finding: Any, lines: list[str], encoding: str, bom: bool = False) -> dict[str, Any]:
     """`convert.to_diagnostic` for the early rules, as the JSON pygls would write. `lines`: the
     lines of the text analysed, `bom`: the client's buffer began with a BOM that text lacks."""
-    from ..engine.early import EARLY_RULES
+    from ..engine.first_findings import EARLY_RULES
     from ..engine.line_index import client_lines
     from ..engine.names import clean
 
@@ -457,7 +457,7 @@ class EarlyLoop:
             return
         root, rel = found
         settings = _settings(root, editor)
-        from ..engine.early import buffer_findings
+        from ..engine.first_findings import buffer_findings
         from ..engine.line_index import split_lines, strip_bom
 
         text, bom = strip_bom(valid_unicode(doc.text))  # as the host takes a buffer

@@ -1,4 +1,4 @@
-"""Per-file records never hide a change, and spare the reads they promise (engine/records.py).
+"""Per-file records never hide a change, and spare the reads they promise (engine/entry_cache.py).
 
 The property: after any random series of changes to a small root — edits, edits of the same
 size with the mtime put back, touches, renames, a file replaced by another of the same size
@@ -23,10 +23,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pmem_lsp.engine import records as records_module
+from pmem_lsp.engine import entry_cache as records_module
 from pmem_lsp.engine import user_cache
 from pmem_lsp.engine.analysis import Analysis
-from pmem_lsp.engine.records import Records
+from pmem_lsp.engine.entry_cache import Records
 from pmem_lsp.engine.root_state import ReadCount, RestoredEntry, RootState
 from pmem_lsp.engine.settings import Settings, settings_from_text
 

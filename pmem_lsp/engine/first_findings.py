@@ -1,7 +1,7 @@
 """What one open buffer shows on its own, before its root is scanned: its summary's findings.
 
 The server publishes these first (`MemoryHost.early_findings`), and so does the early path
-(`server/early.py`), which answers the editor before the protocol libraries are imported. With
+(`server/early_path.py`), which answers the editor before the protocol libraries are imported. With
 `settings=None` it applies the defaults without importing the settings model (pydantic): a
 session with no `.pmem.toml` and no editor settings has nothing to validate, and the first
 diagnostics come sooner. `tests/engine/test_early_findings.py` holds the two forms equal.
