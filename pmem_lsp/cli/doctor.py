@@ -1,4 +1,4 @@
-"""`pmem doctor` and `pmem setup AGENT` (engine/doctor.py): the runtime contract checked, and
+"""`pmem doctor` and `pmem setup AGENT` (engine/runtime_contract.py): the runtime contract checked, and
 its fixable problems carried out as previewed, confirmed writes to the agents' configuration."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import TextIO
 
-from ..engine.doctor import FileChange, doctor, setup_changes
+from ..engine.runtime_contract import FileChange, doctor, setup_changes
 from . import exit_codes
 from .terminal import lines, one_line
 from .writes import _confirm, _tty

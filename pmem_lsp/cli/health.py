@@ -1,4 +1,4 @@
-"""`pmem health`: the engine's numbered proposal (engine/health.py), as text or JSON. Changes nothing."""
+"""`pmem health`: the engine's numbered proposal (engine/health_proposal.py), as text or JSON. Changes nothing."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ..engine.analysis import Analysis
-from ..engine.health import DEFAULT_PER_GROUP, health_report
+from ..engine.health_proposal import DEFAULT_PER_GROUP, health_report
 from ..engine.names import clean_data
 from ..engine.pool import jobs_for
 from ..engine.root_state import RootState

@@ -1,4 +1,4 @@
-"""`pmem status`: the engine's memory status (engine/status.py), as text or JSON. Changes nothing."""
+"""`pmem status`: the engine's memory status (engine/status_report.py), as text or JSON. Changes nothing."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TextIO
 from ..engine.names import clean_data
 from ..engine.secrets import mask_data
 from ..engine.settings_defaults import SettingsError, settings_for
-from ..engine.status import memory_status
+from ..engine.status_report import memory_status
 from . import exit_codes
 from .terminal import lines
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from .archive_index import TRASHED, ArchiveRecord, parse_date, record_location, records_of
 from .findings import Finding
-from .health import HEALTH_CODES, archive_reason
+from .health_proposal import HEALTH_CODES, archive_reason
 from .root_state import RootState
 from .zones import ARCHIVE_INDEX, Zone, is_markdown, zone_of
 

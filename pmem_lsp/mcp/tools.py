@@ -25,7 +25,7 @@ from typing import Any
 from ..engine import pending_saves
 from ..engine.checking import check_files, root_relative
 from ..engine.folders import walk
-from ..engine.health import memory_health
+from ..engine.health_proposal import memory_health
 from ..engine.index_routes import Route, parse_index
 from ..engine.lifecycle import declines
 from ..engine.lifecycle.execute import Tokened, execute
@@ -47,7 +47,7 @@ from ..engine.root_state import MAX_ANALYSED_BYTES, read_regular_text
 from ..engine.rules.summary import check_summary
 from ..engine.secrets import mask_data, mask_text
 from ..engine.settings import Settings, SettingsError, resolve_settings
-from ..engine.status import LEADS_OUT, memory_status
+from ..engine.status_report import LEADS_OUT, memory_status
 from ..engine.zones import CORE_DIR, INDEX, Containment, Zone, is_markdown, zone_of
 
 # The operations `memory_preview` takes (`init` creates the root the server is started for).

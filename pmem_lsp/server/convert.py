@@ -23,9 +23,9 @@ from ..engine.host import MemoryRoot
 from ..engine.line_index import LineIndex, client_column, client_lines, engine_column, strip_bom
 from ..engine.names import clean
 from ..engine.navigation import Completion, DocLink, DocSymbol, HoverText, Location, WorkspaceSymbol
-from ..engine.navigation.completion import FOLDER
 from ..engine.navigation.history_lens import HistoryLens
-from ..engine.navigation.symbols import FILE, ROUTE, SECTION, SUMMARY, TITLE
+from ..engine.navigation.path_completion import FOLDER
+from ..engine.navigation.symbol_tree import FILE, ROUTE, SECTION, SUMMARY, TITLE
 from ..engine.root_state import RootState
 from .session import path_to_uri
 from .session import uri_to_path as uri_to_path  # the feature modules import it from here

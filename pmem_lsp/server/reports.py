@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pydantic import BaseModel, ConfigDict
 
-from ..engine.health import health_report
-from ..engine.status import memory_status
+from ..engine.health_proposal import health_report
+from ..engine.status_report import memory_status
 from .commands import command_args, scanned_root, session_root
 
 if TYPE_CHECKING:

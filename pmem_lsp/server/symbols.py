@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from ..engine.navigation import document_symbols, workspace_symbols
-from ..engine.navigation.symbols import WORKSPACE_LIMIT
+from ..engine.navigation.symbol_tree import WORKSPACE_LIMIT
 from . import convert
 from .nav_common import after_first_scan, locate
 

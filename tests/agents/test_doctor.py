@@ -1,4 +1,4 @@
-"""`pmem doctor` and `pmem setup AGENT` (engine/doctor.py, docs/design.md §12) against the
+"""`pmem doctor` and `pmem setup AGENT` (engine/runtime_contract.py, docs/design.md §12) against the
 configuration folders the real clients write: Claude Code's `claude mcp add` and plugin install,
 Codex's `codex mcp add`; and what `setup` writes is read back by the real clients."""
 

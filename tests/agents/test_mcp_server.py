@@ -25,10 +25,10 @@ pytest.importorskip("mcp.server.mcpserver", reason="the mcp extra is not install
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import get_default_environment, stdio_client
 
-from pmem_lsp.engine.health import memory_health
+from pmem_lsp.engine.health_proposal import memory_health
 from pmem_lsp.engine.secrets import mask_text
 from pmem_lsp.engine.settings import resolve_settings
-from pmem_lsp.engine.status import memory_status
+from pmem_lsp.engine.status_report import memory_status
 from roots import active_file, make_root
 
 pytestmark = pytest.mark.e2e  # every test here runs `pmem mcp` as a subprocess

@@ -19,7 +19,7 @@ import reference_cli as ref
 from engine_helpers import findings, scan
 from pmem_lsp.engine.archive_index import NO_ROUTE, PMEM, V010, parse_archive_index, record_location
 from pmem_lsp.engine.catalogue import quick_fixes
-from pmem_lsp.engine.health import memory_health
+from pmem_lsp.engine.health_proposal import memory_health
 from pmem_lsp.engine.index_edit import append_record, format_record, root_dialect
 from pmem_lsp.engine.lifecycle.fs_applier import run_steps
 from pmem_lsp.engine.lifecycle.operations import context, make_plan
@@ -430,7 +430,7 @@ def test_records_under_a_grouping_heading_the_reference_never_finds_are_not_merg
 
 
 def test_a_v010_record_hovers_in_its_own_spelling() -> None:
-    from pmem_lsp.engine.navigation.hover import record_card
+    from pmem_lsp.engine.navigation.hover_text import record_card
 
     archive = ("### notes/x.md\n- original_path: notes/x.md\n- state: trashed\n- archived_at: 2026-11-01\n"
                "- reason: old\n- active_index_line: - notes/x.md — x\n- deleted_at: 2026-11-02\n"

@@ -412,7 +412,7 @@ def test_the_reference_graph_follows_buffer_changes(fresh: Demo):
 ])
 def test_rewritten_paths_keep_how_they_were_written(form, written, new_path, line, expected):
     from pmem_lsp.engine.navigation.refs import Ref
-    from pmem_lsp.engine.navigation.rename import rewrite
+    from pmem_lsp.engine.navigation.rename_edits import rewrite
 
     start = line.index(written)
     ref = Ref("x.md", 0, start, start + len(written), "link", form, written, "", "")

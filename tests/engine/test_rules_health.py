@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from engine_helpers import TODAY, findings, only, rows, scan
-from pmem_lsp.engine import status as status_module
+from pmem_lsp.engine import status_report as status_module
 from pmem_lsp.engine.analysis import Analysis
-from pmem_lsp.engine.health import ARCHIVE, DELETE, KEEP, archive_reason, health_report
+from pmem_lsp.engine.health_proposal import ARCHIVE, DELETE, KEEP, archive_reason, health_report
 from pmem_lsp.engine.rules import stale as stale_module
-from pmem_lsp.engine.status import memory_status
+from pmem_lsp.engine.status_report import memory_status
 from roots import BERTHS, CRANES, DEMO, TRASH_RECORDS, active_file, demo_copy, edited, git, make_root
 
 DAY = 86400.0
@@ -611,7 +611,7 @@ def test_pm403_only_pointers_not_every_path_in_prose(tmp_path):
 def test_a_health_command_names_the_real_path_or_there_is_none_and_a_note_says_why():
     import os
 
-    from pmem_lsp.engine.health import ARCHIVE, HealthItem
+    from pmem_lsp.engine.health_proposal import ARCHIVE, HealthItem
 
     def item(path: str) -> HealthItem:
         return HealthItem(1, path, ARCHIVE, "stale: unchanged since 2020-01-01", ("PM501",), "pmem.archive",

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import pmem_lsp.engine.root_state as root_state_module
 from engine_helpers import doc, findings, only, ranges, rows, scan
 from pmem_lsp.engine.index_routes import parse_index
-from pmem_lsp.engine.status import memory_status
+from pmem_lsp.engine.status_report import memory_status
 from roots import active_file, make_root
 
 INDEX = "_index.md"

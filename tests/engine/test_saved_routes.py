@@ -97,7 +97,7 @@ def test_a_saved_line_that_no_longer_reads_as_a_route_is_refused_never_replaced(
 
 
 def test_completion_in_the_index_offers_the_saved_line(tmp_path: Path):
-    from pmem_lsp.engine.navigation.completion import complete
+    from pmem_lsp.engine.navigation.path_completion import complete
 
     root, saved = _half_recovered(tmp_path)
     index = root / "_index.md"

@@ -2,14 +2,14 @@
 rename edits and code lenses. Plain data in editor vocabulary: root-relative paths, 0-based
 lines, Python character offsets; the server converts to LSP."""
 
-from .completion import Completion, Completions, complete
-from .hover import HoverText, hover
+from .destinations import DocLink, Location, definition, document_links
+from .hover_text import HoverText, hover
 from .lens import lens_kinds, lens_title
-from .links import DocLink, Location, definition, document_links
-from .references import references, references_to
+from .path_completion import Completion, Completions, complete
+from .referrers import references, references_to
 from .refs import Ref, ref_graph
-from .rename import RenameResult, rename_edits
-from .symbols import DocSymbol, WorkspaceSymbol, document_symbols, workspace_symbols
+from .rename_edits import RenameResult, rename_edits
+from .symbol_tree import DocSymbol, WorkspaceSymbol, document_symbols, workspace_symbols
 
 __all__ = [
     "Completion", "Completions", "DocLink", "DocSymbol", "HoverText", "Location", "Ref", "RenameResult",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..root_state import RootState
 from ..zones import Zone, zone_of
-from .hover import changed_date
+from .hover_text import changed_date
 from .refs import ref_graph, routes_of
 
 ROUTED, REFERENCES, CHANGED = "routed", "references", "changed"

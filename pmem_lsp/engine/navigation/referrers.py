@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..root_state import RootState
-from .links import Location
+from .destinations import Location
 from .refs import ref_graph
 from .spots import TITLE, spot_at
 

@@ -23,7 +23,7 @@ from ..root_state import FileEntry, RootState
 from ..saved_routes import saved_line
 from ..secrets import mask_secrets
 from ..zones import ARCHIVE_INDEX, INDEX, Zone
-from .hover import escape, has_secret
+from .hover_text import escape, has_secret
 from .refs import routes_of
 from .text import lines_of
 
