@@ -1,8 +1,7 @@
 """Any name, any output; reads that stay inside; bounded status (issue 23), through `pmem` as a
 subprocess: a name that is not UTF-8 is escaped in every format (never lost, never a
-traceback) and archived, recovered, routed and saved exactly, a line break in a name or title
-cannot add a line, a link out of the root is
-never read, and nothing recurses on deep folders."""
+traceback) and routed, saved, archived and recovered exactly, a line break in a name or title
+cannot add a line, a link out of the root is never read, and nothing recurses on deep folders."""
 
 from __future__ import annotations
 
