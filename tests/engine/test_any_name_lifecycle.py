@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import reference_cli
 from engine_helpers import findings
 from pmem_lsp.engine.archive_index import PMEM, V010, record_text
-from pmem_lsp.engine.index_edit import LINK, format_target
+from pmem_lsp.engine.index_edit import ANGLE, BARE, CODE_SPAN, LINK, WIKI, format_target, propose_route, reads_back
 from pmem_lsp.engine.lifecycle.execute import Confirmed, execute
 from pmem_lsp.engine.lifecycle.operations import context
 from pmem_lsp.engine.lifecycle.preview import Request
@@ -195,6 +195,17 @@ def test_a_name_that_is_not_utf8_is_written_escaped_and_restored_exactly(tmp_pat
     _run(root, "recover", name)
     assert (root / "_index.md").read_bytes() == index_before
     assert (root / name).read_bytes() == b"# Bad\n"
+
+
+@pytest.mark.parametrize("form", [BARE, WIKI, ANGLE, CODE_SPAN, LINK])
+def test_a_route_to_a_name_that_is_not_utf8_is_always_a_link_with_its_bytes(form: str):
+    """Only a link's `%` escapes carry bytes in UTF-8 text; a title made from the name (none
+    given) shows the byte as U+FFFD, words for a person (the target is exact)."""
+    path = os.fsdecode(b"notes/bad\xff name.md")
+    assert format_target(form, path, "Bad") == "[Bad](notes/bad%FF%20name.md)"
+    line = propose_route("", path, None, None, V010)
+    assert line == "- [bad\ufffd name](notes/bad%FF%20name.md) — bad\ufffd name" and reads_back(line, path)
+    line.encode("utf-8")  # writable into `_index.md`
 
 
 def test_a_surrogate_that_stands_for_no_byte_is_refused():
