@@ -20,11 +20,13 @@ nothing pmem writes is read as part of another record by it.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .memory_file import MemoryFile
+from .names import shown, unshown
 from .paths import record_path
 from .zones import archive_location, trash_location
 
@@ -138,13 +140,36 @@ def written_name(key: str, dialect: str) -> str:
     return V010_NAMES.get(key, key) if dialect == V010 else key
 
 
+# The fields that hold a path (the heading holds one too): written in `names.shown` form.
+PATH_KEYS = ("original", "location")
+
+
 def _clean_path(value: str) -> str:
     value = value.strip()
     if len(value) >= 2 and value[0] == value[-1] == "`":
         value = value[1:-1].strip()
     if value.startswith("./"):
         value = value[2:]
-    return value
+    # A record is UTF-8 text, so a name that is not UTF-8 is written as `names.shown` gives it
+    # (`notes/bad\xff.md`). The safety contract refuses a backslash in any path pmem acts on,
+    # so a backslash here is never part of a real name: reading it as an escape is unambiguous
+    # (docs/decisions.md, "Any name through the lifecycle").
+    return _as_file_system_name(unshown(value)) if "\\" in value else value
+
+
+def _as_file_system_name(name: str) -> str:
+    """`name`'s bytes read as the file system reads them: a hand-written `\\xc3\\xa9` is `é`, the
+    name of the file it means (as `validate_relative` makes a path given to pmem)."""
+    try:
+        return os.fsdecode(os.fsencode(name))
+    except UnicodeError:  # a surrogate that stands for no byte: left as read, it names no file
+        return name
+
+
+def record_text(path: str) -> str:
+    """How a record writes `path` (its heading, `original`/`original_path`, `location`): itself,
+    or, when it is not printable UTF-8 (or holds a backslash), its `names.shown` form."""
+    return shown(path)
 
 
 def parse_field(content: str, line: int) -> RecordField | None:

@@ -15,6 +15,7 @@ from urllib.parse import quote
 from .archive_index import (
     DIALECTS,
     NO_ROUTE,
+    PATH_KEYS,
     PMEM,
     TRASHED,
     V010,
@@ -22,11 +23,13 @@ from .archive_index import (
     ArchiveRecord,
     dialect_of_records,
     parse_archive_index,
+    record_text,
     written_name,
 )
 from .index_routes import ANGLE, BARE, CODE_SPAN, LINK, WIKI, Route, parse_index
 from .line_index import newline_of, split_keepends
 from .memory_file import MemoryFile
+from .names import uri_quote
 from .secrets import find_secrets
 from .zones import ARCHIVE_INDEX, INDEX
 
@@ -69,6 +72,13 @@ def link_destination(path: str) -> str:
     return out
 
 
+def readable(name: str) -> str:
+    """`name` as words for a route's title or description: a byte that is not UTF-8 as U+FFFD.
+    The route's target carries the exact bytes; this is text a person reads, and `names.shown`'s
+    `\\xff` would be taken for a path by `_label` (a backslash becomes `/`)."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace") if not_utf8(name) else name
+
+
 def _label(title: str, path: str) -> str:
     """Link text that cannot end the link early or escape: brackets become parentheses."""
     label = " ".join((title or "").split()) or path
@@ -93,10 +103,19 @@ def reads_back(line: str, path: str) -> bool:
     return len(model.routes) == 1 and model.routes[0].path == path and not model.malformed
 
 
+def not_utf8(path: str) -> bool:
+    """A name the file system gave as bytes that are not UTF-8 (held as lone surrogates)."""
+    return not path.isascii() and any("\udc80" <= c <= "\udcff" for c in path)
+
+
 def format_target(form: str, path: str, title: str) -> str:
     """`path` written as a route target of `form`, or as a link when that form cannot hold
     it (a wiki link cannot hold `[`, a code span `%20`, a bare path a space before its folder…):
     whatever pmem writes parses back to the same path."""
+    if not_utf8(path):
+        # `_index.md` is UTF-8 text: only a link's `%` escapes can carry the name's bytes
+        # (`notes/bad%FF.md`), which the route reader decodes back to them (issue 40).
+        return f"[{_label(title, readable(path))}]({uri_quote(path)})"
     target = _written_target(form, path, title)
     if not reads_back(f"- {target} — x", path):
         target = _written_target(LINK, path, title)
@@ -135,7 +154,7 @@ def propose_route(index_text: str, path: str, title: str | None, description: st
     when there is none. The description is the first Summary bullet, else the title. A title
     or bullet that holds a likely secret is not copied: the index is read by every agent."""
     marker, form, separator = route_style(index_text, dialect)
-    title = " ".join((_no_secret(title) or path.rsplit("/", 1)[-1].removesuffix(".md")).split())
+    title = " ".join((_no_secret(title) or readable(path.rsplit("/", 1)[-1].removesuffix(".md"))).split())
     desc = " ".join((_no_secret(description) or title).split())
     line = f"{marker} {format_target(form, path, title)}{separator}{desc}"
     if not reads_back(line, path):
@@ -257,17 +276,20 @@ def format_record(original: str, fields: list[tuple[str, str]], nl: str = "\n", 
     """A record for `original` with `fields` (pmem's key names) in `dialect`. A v0.10 record
     is the format's `### path` block, fields in its order and spelling; it has no `location`
     (kept only when it is not the one its path and state imply) and says
-    `(no active index line)` rather than leaving the route out."""
+    `(no active index line)` rather than leaving the route out. Paths are written as
+    `record_text` gives them (a name that is not UTF-8 escaped), the reader's inverse."""
+    fields = [(key, record_text(value) if key in PATH_KEYS else value) for key, value in fields]
+    heading = record_text(original)
     if dialect != V010:
         body = "".join(f"- {key}: {value}{nl}" if value else f"- {key}:{nl}" for key, value in fields)
-        return f"## {original}{nl}{body}"
+        return f"## {heading}{nl}{body}"
     values = dict(fields)
     values.setdefault("index-line", NO_ROUTE)
-    if values.get("location") == _derived_location(original, values.get("status")):
+    if values.get("location") == _derived_location(heading, values.get("status")):
         del values["location"]
     ordered = [k for k in V010_ORDER if k in values] + [k for k in values if k not in V010_ORDER]
     body = "".join(f"- {written_name(k, V010)}: {values[k]}{nl}" for k in ordered)
-    return f"### {original}{nl}{body}"
+    return f"### {heading}{nl}{body}"
 
 
 def _reference_heading(line: str) -> bool:
@@ -321,6 +343,10 @@ def find_records(archive_text: str) -> list[ArchiveRecord]:
     return parse_archive_index(MemoryFile(archive_text))
 
 
+def _field_text(key: str, value: str) -> str:
+    return record_text(value) if key in PATH_KEYS else value
+
+
 def update_record(archive_text: str, record: ArchiveRecord, values: dict[str, str]) -> str:
     """Set `values` on `record`: existing fields are rewritten in place (other fields, known or
     not, are kept as written); new ones are added after the record's last field."""
@@ -335,7 +361,7 @@ def update_record(archive_text: str, record: ArchiveRecord, values: dict[str, st
             indent = re.match(r"^\s*[-*+]\s+", lines[f.line])
             prefix = indent.group(0) if indent else "- "
             eol = lines[f.line][len(_strip_eol(lines[f.line])):] or nl
-            lines[f.line] = f"{prefix}{written_name(f.key, dialect)}: {pending.pop(f.key)}{eol}"
+            lines[f.line] = f"{prefix}{written_name(f.key, dialect)}: {_field_text(f.key, pending.pop(f.key))}{eol}"
             for continued in range(f.line + 1, f.end_line + 1):
                 lines[continued] = ""  # the old value's continuation lines go with it
     if pending:
@@ -343,7 +369,7 @@ def update_record(archive_text: str, record: ArchiveRecord, values: dict[str, st
         last = record.fields[-1].end_line if record.fields else record.heading_line
         if not lines[last].endswith(("\n", "\r")):
             lines[last] += nl
-        added = "".join(f"- {written_name(k, dialect)}: {v}{nl}" for k, v in pending.items())
+        added = "".join(f"- {written_name(k, dialect)}: {_field_text(k, v)}{nl}" for k, v in pending.items())
         lines.insert(last + 1, added)
     return "".join(lines)
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
-from urllib.parse import unquote
+from urllib.parse import unquote_to_bytes
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -21,6 +22,16 @@ def strip_fragment(target: str) -> str:
     return target
 
 
+def unescape_bytes(written: str) -> str:
+    """A link target's `%` escapes read as bytes, then as the file system reads a name: `%C3%A9`
+    is `é`, and `%FF` (a byte that is not UTF-8) the lone surrogate `\\udcff` that names the file
+    `bad\\xff.md` — where `urllib.parse.unquote` would give U+FFFD, a name no file has (issue 40)."""
+    if "%" not in written:
+        return written
+    # surrogateescape: a target read from a name (not from UTF-8 text) may already hold such bytes.
+    return os.fsdecode(unquote_to_bytes(written.encode("utf-8", "surrogateescape")))
+
+
 def normalize_target(target: str, base_dir: str = "") -> tuple[str | None, str | None]:
     """(root-relative path, None) or (None, reason). `base_dir` is the linking file's folder."""
     raw = target.strip()
@@ -28,7 +39,7 @@ def normalize_target(target: str, base_dir: str = "") -> tuple[str | None, str |
         return None, EMPTY
     if _SCHEME.match(raw):
         return None, URL
-    path = unquote(strip_fragment(raw))
+    path = unescape_bytes(strip_fragment(raw))
     if not path:
         return None, EMPTY
     if path.startswith(("/", "~", "\\")) or _DRIVE.match(path) or path.startswith("$"):

@@ -1,7 +1,7 @@
 """Any name, any output; reads that stay inside; bounded status (issue 23), through `pmem` as a
 subprocess: a name that is not UTF-8 is escaped in every format (never lost, never a
-traceback), a line break in a name or title cannot add a line, a link out of the root is
-never read, and nothing recurses on deep folders."""
+traceback) and routed, saved, archived and recovered exactly, a line break in a name or title
+cannot add a line, a link out of the root is never read, and nothing recurses on deep folders."""
 
 from __future__ import annotations
 
@@ -162,15 +162,56 @@ def _tree(root: Path) -> dict[bytes, bytes]:
     return out
 
 
-@pytest.mark.parametrize("command", [["archive"], ["route", "add"], ["save"]])
-def test_a_write_to_an_undecodable_name_is_refused_with_nothing_changed(root: Path, command: list[str]):
-    """Its route and record would have to be written into UTF-8 indexes: refused before any move."""
-    before = _tree(root)
+def _pmem_bytes(root: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    """`pmem` with arguments that may hold a name that is not UTF-8 (passed as its bytes)."""
+    return subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), *args],
+                          input=stdin, capture_output=True, timeout=120)
+
+
+@pytest.mark.parametrize("dialect", ["pmem", "v0.10"])
+def test_an_undecodable_name_is_routed_archived_and_recovered_exactly(root: Path, dialect: str):
+    """Its route is a link with the exact bytes (`%FF`), its record holds the shown name
+    (`bad\\xff`), and recover gives the file and the route line back exactly
+    (docs/decisions.md, "Any name through the lifecycle")."""
+    (root / ".pmem.toml").write_text(f'dialect = "{dialect}"\n', encoding="utf-8")
     name = os.fsdecode(b"notes/bad\xff name.md")
-    done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), *command, name, "--yes"],
-                          input=b"# New text\n\nWords.\n", capture_output=True, timeout=120)
+    content = (root / name).read_bytes()
+    routed = _pmem_bytes(root, "route", "add", name, "--yes")
+    assert routed.returncode == 0, routed.stderr
+    index = (root / "_index.md").read_text("utf-8")  # strict: the index stays UTF-8 text
+    assert "](notes/bad%FF%20name.md)" in index, index
+
+    archived = _pmem_bytes(root, "archive", name, "--reason", "done", "--yes")
+    assert archived.returncode == 0, archived.stderr
+    assert b"Archive notes/bad\\xff name.md" in archived.stdout and b"Traceback" not in archived.stderr
+    record = (root / "_archive/_index.md").read_text("utf-8")
+    assert "notes/bad\\xff name.md" in record and "%FF%20name.md)" in record, record
+    assert (root / "_archive" / name).read_bytes() == content and not os.path.lexists(root / name)
+
+    recovered = _pmem_bytes(root, "recover", name, "--yes")
+    assert recovered.returncode == 0, recovered.stderr
+    assert (root / name).read_bytes() == content
+    assert (root / "_index.md").read_text("utf-8") == index
+    assert "bad" not in (root / "_archive/_index.md").read_text("utf-8")
+    checked = _pmem_bytes(root, "check", "--no-cache", "--format", "json")
+    codes = {d["code"] for d in json.loads(checked.stdout)["diagnostics"]}
+    assert not codes & {"PM201", "PM202", "PM301", "PM302"}, codes
+
+
+def test_an_undecodable_name_is_saved_and_routed(root: Path):
+    name = os.fsdecode(b"notes/new\xfe.md")
+    saved = _pmem_bytes(root, "save", name, "--yes", stdin=b"# New\n\nWords.\n")
+    assert saved.returncode == 0, saved.stderr
+    assert (root / name).read_bytes() == b"# New\n\nWords.\n"
+    assert "](notes/new%FE.md)" in (root / "_index.md").read_text("utf-8")
+
+
+def test_a_name_whose_bytes_read_as_a_control_character_is_refused(root: Path):
+    """A path that decodes to a control character (`\\xc2\\x85` is NEL) is still refused."""
+    before = _tree(root)
+    done = _pmem_bytes(root, "save", os.fsdecode(b"notes/x\xc2\x85.md"), "--yes", stdin=b"# X\n")
     assert done.returncode == 2, done.stderr
-    assert b"not valid UTF-8" in done.stderr and b"Traceback" not in done.stderr
+    assert b"control characters" in done.stderr and b"Traceback" not in done.stderr
     assert _tree(root) == before
 
 

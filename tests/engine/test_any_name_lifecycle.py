@@ -4,6 +4,11 @@
 `original`, `original_path`, the heading) are plain paths, never links, so `?`, `#` and `%`
 are part of a name; the route line is written as a link that reads back as that name.
 
+A name that is not UTF-8 (bytes the file system holds, Python's lone surrogates) goes the same
+way: its route is a link with the exact bytes `%`-escaped (`notes/bad%FF.md`), its record
+paths are written in `names.shown` form (`notes/bad\\xff.md`) and read back through
+`names.unshown` (docs/decisions.md, "Any name through the lifecycle").
+
 A name with a part that starts with `.` is hidden (docs/design.md §3, point 4) and refused
 with a message that names that part (docs/decisions.md, "Any name through the lifecycle")."""
 
@@ -20,13 +25,14 @@ from hypothesis import strategies as st
 
 import reference_cli
 from engine_helpers import findings
-from pmem_lsp.engine.archive_index import PMEM, V010
-from pmem_lsp.engine.index_edit import LINK, format_target
+from pmem_lsp.engine.archive_index import PMEM, V010, record_text
+from pmem_lsp.engine.index_edit import ANGLE, BARE, CODE_SPAN, LINK, WIKI, format_target, propose_route, reads_back
 from pmem_lsp.engine.lifecycle.execute import Confirmed, execute
 from pmem_lsp.engine.lifecycle.operations import context
 from pmem_lsp.engine.lifecycle.preview import Request
 from pmem_lsp.engine.lifecycle.safety import Refusal, validate_relative
 from pmem_lsp.engine.names import shown
+from pmem_lsp.engine.paths import normalize_target
 from roots import base_files, summary_file, write_root
 
 TODAY = dt.date(2026, 12, 1)
@@ -53,6 +59,20 @@ def _contract_takes(name: str) -> bool:
 _PART = st.lists(st.one_of(_SPECIAL, _PRINTABLE), min_size=1, max_size=10).map("".join).map(str.strip).filter(
     lambda p: p and not p.startswith(".") and _contract_takes(p))
 NAMES = _PART
+
+
+def _byte_name(chunks: list[str | int]) -> str:
+    """Text and single bytes 80–ff joined as bytes, read as the file system reads a name."""
+    raw = b"".join(c.encode("utf-8") if isinstance(c, str) else bytes([c]) for c in chunks)
+    return os.fsdecode(raw).strip()
+
+
+# A name part that is not UTF-8: printable text with undecodable bytes between (a lone 0xff,
+# a cut-off `é` as 0xc3, Latin-1 `é` as 0xe9 …). Bytes that happen to form UTF-8 read as text.
+_UNDECODABLE = st.integers(min_value=0x80, max_value=0xFF)
+BYTE_NAMES = st.lists(st.one_of(_SPECIAL, _PRINTABLE, _UNDECODABLE), min_size=1, max_size=10).filter(
+    lambda chunks: any(isinstance(c, int) for c in chunks)).map(_byte_name).filter(
+    lambda p: p and not p.startswith(".") and _contract_takes(p))
 
 
 def _route(rel: str) -> str:
@@ -82,9 +102,12 @@ def lifecycle(base: Path, name: str, dialect: str) -> None:
     (root / "notes").mkdir(exist_ok=True)
     body = summary_file("Named note").encode("utf-8")
     try:
-        (root / rel).write_bytes(body)
+        # Created by its bytes, as another program would: no text encoding in between.
+        fd = os.open(os.fsencode(root / rel), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except OSError:
         return  # the file system does not take this name (too long, say)
+    with os.fdopen(fd, "wb") as out:
+        out.write(body)
     assert _name_problems(root, rel) == [], "the root is clean before"
     steps = (("archive", rel), ("recover", f"_archive/{rel}"), ("archive", rel), ("delete", rel), ("recover", rel))
     for op, path in steps:
@@ -97,11 +120,13 @@ def lifecycle(base: Path, name: str, dialect: str) -> None:
         archive_text = (root / "_archive/_index.md").read_text("utf-8", "surrogateescape")
         if op in ("archive", "delete"):
             # Both readers find the record by its original path.
-            assert rel in reference_cli.records(archive_text) or dialect == PMEM, archive_text
+            # (A name that is not UTF-8 is there in `names.shown` form: UTF-8 text cannot hold it.)
+            assert record_text(rel) in reference_cli.records(archive_text) or dialect == PMEM, archive_text
     assert (root / rel).read_bytes() == body, "the file is back byte for byte"
     index = (root / "_index.md").read_text("utf-8", "surrogateescape")
     assert index.splitlines().count(route) == 1, index
-    assert f"{name}.md" not in (root / "_archive/_index.md").read_text("utf-8", "surrogateescape"), "record gone"
+    archive_text = (root / "_archive/_index.md").read_text("utf-8", "surrogateescape")
+    assert f"{name}.md" not in archive_text and record_text(f"{name}.md") not in archive_text, "record gone"
 
 
 @pytest.mark.parametrize("dialect", [PMEM, V010])
@@ -129,18 +154,62 @@ def test_a_dot_part_makes_a_file_hidden_and_the_refusal_says_which(tmp_path: Pat
 
 
 @pytest.mark.parametrize("dialect", [PMEM, V010])
-def test_a_name_that_is_not_utf8_is_refused_and_nothing_changes(tmp_path: Path, dialect: str):
-    """The indexes are UTF-8 text, so no route or record can hold such a name: every operation
-    refuses it with the reason, before anything moves (docs/decisions.md, "Any name")."""
+# Fewer examples than printable names: the same five confirmed writes each, on top of those.
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=BYTE_NAMES)
+@example(name=os.fsdecode(b"bad\xff name"))
+@example(name=os.fsdecode(b"caf\xe9 100% ?#"))
+@example(name=os.fsdecode(b"\xc3 [x] (y)"))
+def test_a_name_that_is_not_utf8_survives_the_whole_lifecycle(dialect: str, name: str):
+    with tempfile.TemporaryDirectory() as d:
+        lifecycle(Path(d), name, dialect)
+
+
+def test_a_route_reads_percent_escapes_as_the_bytes_of_a_name():
+    """`%FF` is the byte 0xff (the name `bad\\xff.md`), not U+FFFD; UTF-8 escapes are text."""
+    assert normalize_target("notes/bad%FF.md") == (os.fsdecode(b"notes/bad\xff.md"), None)
+    assert normalize_target("notes/caf%C3%A9%20x.md") == ("notes/café x.md", None)
+    assert normalize_target("notes/é%FF.md") == (os.fsdecode("notes/é".encode() + b"\xff.md"), None)
+
+
+@pytest.mark.parametrize("dialect", [PMEM, V010])
+def test_a_name_that_is_not_utf8_is_written_escaped_and_restored_exactly(tmp_path: Path, dialect: str):
+    """The route is a link with the exact bytes; the record holds the shown form in every path
+    field and the heading, and the route line as written; recover gives both back exactly."""
     files = base_files()
     files[".pmem.toml"] = f'dialect = "{dialect}"\n'
+    files["_index.md"] += "\n## Notes\n- [Bad](notes/bad%FF%20name.md) — a note with a byte name\n"
     root = write_root(tmp_path / "memory", files)
     name = os.fsdecode(b"notes/bad\xff name.md")
     (root / "notes").mkdir()
     (root / name).write_bytes(b"# Bad\n")
-    before = {p: (root / p).read_bytes() for p in ("_index.md", "_archive/_index.md")}
-    with pytest.raises(Refusal) as refused:
-        _run(root, "archive", name)
-    assert "not valid UTF-8" in refused.value.message and "rename the file first" in refused.value.message
-    assert {p: (root / p).read_bytes() for p in before} == before
-    assert (root / name).is_file()
+    index_before = (root / "_index.md").read_bytes()
+    assert _name_problems(root, name) == []
+    _run(root, "archive", name)
+    record = (root / "_archive/_index.md").read_text("utf-8")  # strict: the record is UTF-8 text
+    heading, original = (("## ", "- original: ") if dialect == PMEM else ("### ", "- original_path: "))
+    assert f"{heading}notes/bad\\xff name.md\n" in record and f"{original}notes/bad\\xff name.md\n" in record
+    assert "[Bad](notes/bad%FF%20name.md) — a note with a byte name" in record
+    assert dialect == V010 or "- location: _archive/notes/bad\\xff name.md\n" in record
+    assert (root / "_archive" / name).read_bytes() == b"# Bad\n"
+    _run(root, "recover", name)
+    assert (root / "_index.md").read_bytes() == index_before
+    assert (root / name).read_bytes() == b"# Bad\n"
+
+
+@pytest.mark.parametrize("form", [BARE, WIKI, ANGLE, CODE_SPAN, LINK])
+def test_a_route_to_a_name_that_is_not_utf8_is_always_a_link_with_its_bytes(form: str):
+    """Only a link's `%` escapes carry bytes in UTF-8 text; a title made from the name (none
+    given) shows the byte as U+FFFD, words for a person (the target is exact)."""
+    path = os.fsdecode(b"notes/bad\xff name.md")
+    assert format_target(form, path, "Bad") == "[Bad](notes/bad%FF%20name.md)"
+    line = propose_route("", path, None, None, V010)
+    assert line == "- [bad\ufffd name](notes/bad%FF%20name.md) — bad\ufffd name" and reads_back(line, path)
+    line.encode("utf-8")  # writable into `_index.md`
+
+
+def test_a_surrogate_that_stands_for_no_byte_is_refused():
+    with pytest.raises(Refusal, match="stands for no byte"):
+        validate_relative("notes/\ud800.md")
+    with pytest.raises(Refusal, match="control characters"):  # bytes that decode to a C1 control (NEL)
+        validate_relative(os.fsdecode(b"notes/\xc2") + "\udc85.md")

@@ -73,16 +73,21 @@ def validate_relative(raw: object) -> str:
     """Point 1: a normalised relative POSIX path, or a refusal. Never touches the disk."""
     if not isinstance(raw, str):
         raise Refusal(NOT_RELATIVE, "the path must be a string")
+    path = raw
+    if any("\ud800" <= c <= "\udfff" for c in raw):
+        # A name that is not UTF-8 arrives as lone surrogates, one per byte (U+DC80–U+DCFF):
+        # pmem acts on it, writing its route with `%` escapes and its records in `names.shown`
+        # form (docs/decisions.md, "Any name through the lifecycle"). A surrogate that stands for
+        # no byte (JSON can carry "\ud800") names no file.
+        try:
+            # The bytes once more as the file system reads them: `\udcc3\udca9` is `é`.
+            path = os.fsdecode(os.fsencode(raw))
+        except UnicodeError:
+            raise Refusal(NOT_RELATIVE, "the path holds a lone surrogate that stands for no byte of a name") from None
     # Checked on the string as given: stripping first would let a trailing newline or NEL
     # through, and would silently name a different file than ` notes.md`.
-    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in raw):
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in path):
         raise Refusal(NOT_RELATIVE, "the path contains control characters")
-    if any("\ud800" <= c <= "\udfff" for c in raw):
-        # A name that is not UTF-8 (lone surrogates): the indexes it would be written into are
-        # UTF-8 text, so no record or route could hold it (docs/decisions.md, "Any name").
-        raise Refusal(NOT_RELATIVE, "the path is not valid UTF-8; its route and records could not be written "
-                                    "(the indexes are UTF-8 text): rename the file first")
-    path = raw
     if not path.strip():
         raise Refusal(NOT_RELATIVE, "the path is empty")
     if path != path.strip():
