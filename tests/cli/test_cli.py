@@ -296,6 +296,9 @@ def test_a_reader_that_goes_away_gets_no_traceback(tmp_path: Path, unbuffered: s
 
 def test_a_stream_that_cannot_show_cjk_gets_escapes_not_a_crash(tmp_path: Path):
     root = demo_copy(tmp_path / "root")
+    # A Chinese note with a near-miss heading: PM106 names the Chinese heading (issue 44: the
+    # note's own language), which an ASCII stream shows escaped.
+    (root / "notes" / "笔记.md").write_text("# 四川菜笔记\n\n## 总结\n\n- 一。\n- 二。\n- 三。\n", encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "check", "--no-cache"],
                           capture_output=True, env={**os.environ, "PYTHONIOENCODING": "ascii"}, timeout=60)
     assert done.returncode == 1 and b"Traceback" not in done.stderr, done.stderr

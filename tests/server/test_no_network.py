@@ -1,7 +1,8 @@
 """The process boundary (issue 9, docs/design.md §7): pmem opens no network connection and writes no
 file outside the memory root but its own user cache folder (`~/.cache/pmem`: the check
-records of `pmem check` and the writers' locks, engine/user_cache.py) — no log file, nothing
-else in HOME, the working folder or TMPDIR.
+records of `pmem check` and the writers' locks, engine/user_cache.py) and its history store
+in the user's state folder (`~/.local/state/pmem/history/`, docs/design.md §11) — no log
+file, nothing else in HOME, the working folder or TMPDIR.
 
 Every Python process the tests start gets a `sitecustomize.py` first on PYTHONPATH that adds
 an audit hook (PEP 578; it sees the C-level calls, whatever library makes them):
@@ -136,8 +137,13 @@ class Sandbox:
     LOCKS = ".cache/pmem/locks"
     RECORDS = ".cache/pmem/records"
 
+    STATE = ".local/state/pmem"  # the history store (engine/history/location.py), 0700
+
     def listing_but_user_cache(self) -> dict[str, list[str]]:
         listing = self.listing()
+        history = [p for p in listing["home"] if p == self.STATE or p.startswith(self.STATE + "/")]
+        assert all(p == self.STATE or p.startswith(self.STATE + "/history") for p in history), history
+        listing["home"] = [p for p in listing["home"] if p not in history and p not in (".local", ".local/state")]
         cached = [p for p in listing["home"] if p.startswith(self.CACHE + "/")]
         locks = [p for p in cached if p.startswith(self.LOCKS + "/")]
         per_file = [p for p in cached if p == self.RECORDS or p.startswith(self.RECORDS + "/")]
@@ -152,7 +158,10 @@ class Sandbox:
 
     def writes_outside(self, writes: list[str], root: Path) -> list[str]:
         cache = str(self.home / ".cache")  # the lock file, the check records and their folders
-        return [w for w in writes if str(root) not in w and not (cache in w and ("pmem" in w or w.endswith(".cache')")))]
+        state = str(self.home / ".local" / "state")  # the history store and its folders
+        return [w for w in writes if str(root) not in w
+                and not (cache in w and ("pmem" in w or w.endswith(".cache')")))
+                and not (state in w and ("pmem" in w or w.endswith((".local')", "state')"))))]
 
 
 def _find_unshare() -> tuple[list[str] | None, str]:
