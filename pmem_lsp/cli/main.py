@@ -126,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_write_commands(sub: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
     """The write commands the registry does not leave to a hand-written parser (save, route),
     each with the arguments its entry takes; the caller adds the confirmation options."""
-    from ..engine.lifecycle.registry import MIGRATE_TARGETS, PathArgument, Surface, WRITE_OPERATIONS
+    from ..engine.lifecycle.registry import MIGRATE_TARGETS, WRITE_OPERATIONS, PathArgument, Surface
 
     made = []
     for op in WRITE_OPERATIONS:
@@ -304,7 +304,8 @@ def _main(argv: list[str] | None) -> int:
         from .hook import run_hook
 
         return run_hook(root, args.event, sys.stdin, sys.stdout, sys.stderr, watchdog=True)
-    from ..engine.lifecycle.registry import BY_NAME as WRITES, needs_root
+    from ..engine.lifecycle.registry import BY_NAME as WRITES
+    from ..engine.lifecycle.registry import needs_root
 
     if args.command in WRITES and (not needs_root(args.command) or root.is_dir()):
         return _write(root, args, argv)
