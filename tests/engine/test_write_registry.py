@@ -22,6 +22,7 @@ from pmem_lsp.engine.archive_index import DIALECTS
 from pmem_lsp.engine.lifecycle import preview as preview_module
 from pmem_lsp.engine.lifecycle.execute import Confirmed, execute
 from pmem_lsp.engine.lifecycle.operations import PLANNERS, context, make_plan
+from pmem_lsp.engine.lifecycle.plan import MakeDir, Move, Plan, Remove, WriteText
 from pmem_lsp.engine.lifecycle.preview import Request
 from pmem_lsp.engine.lifecycle.registry import (
     BY_NAME,
@@ -29,6 +30,7 @@ from pmem_lsp.engine.lifecycle.registry import (
     NAMES,
     WRITE_OPERATIONS,
     PathArgument,
+    Safety,
     Surface,
     names_on,
 )
@@ -37,7 +39,7 @@ from pmem_lsp.mcp import tools as mcp_tools
 from pmem_lsp.mcp.early import LISTING
 from pmem_lsp.server import lifecycle_commands
 from pmem_lsp.server.early import BASE_CAPABILITIES
-from roots import active_file, make_root
+from roots import active_file, make_root, route_line, write_root
 
 # Previewed writes that are not the registry's: history's restore and undo are planned from the
 # history store (engine/history/, cli/history.py), not by `make_plan` (docs/design.md §11).
@@ -150,29 +152,38 @@ def test_every_operation_has_a_planner_and_a_token():
     assert preview_module.WRITE_OPERATIONS == NAMES
 
 
-def test_each_plan_asks_with_its_registry_action_word(tmp_path: Path):
-    """The confirmation button (`Plan.action`) is the registry's word: one root taken through
-    every operation, each planned at a point where it has something to say."""
+def test_each_plan_asks_with_its_registry_word_and_does_what_its_safety_class_says(tmp_path: Path):
+    """The confirmation button (`Plan.action`) is the registry's word, and the plan's steps fit
+    its safety class: one root taken through every operation, each planned where it has
+    something to do."""
     day = dt.date(2026, 11, 20)
-    actions: dict[str, str] = {}
+    plans: dict[str, Plan] = {}
 
     def plan(op: str, path: str | None = None, on: dt.date = day, root: Path | None = None, **kw) -> None:
-        actions[op] = make_plan(context(root or memory, on), op, path, **kw).action
+        plans[op] = make_plan(context(root or memory, on), op, path, **kw)
 
     def apply(op: str, path: str, on: dt.date) -> None:
-        made = make_plan(context(memory, on), op, path)
-        actions[op] = made.action
+        made = plans[op] = make_plan(context(memory, on), op, path)
         execute(memory, Confirmed(Request(op, path), made), today=on)
 
     plan("init", root=tmp_path / "fresh")
-    memory = make_root(tmp_path, {"projects/alpha.md": active_file("Alpha")})
-    plan("upgrade")
-    plan("save", "projects/beta.md", content=active_file("Beta"))
-    plan("route", "projects/alpha.md")
+    plan("upgrade", root=write_root(tmp_path / "before-lifecycle", {"_core/profile.md": "# Profile\n",
+                                                                    "_index.md": "# Memory index\n"}))
+    index = f"# Memory index\n\n{route_line('projects/alpha.md')}\n{route_line('notes/beta.md')}\n"
+    memory = make_root(tmp_path, {"projects/gamma.md": active_file("Gamma"), "_index.md": index})
+    plan("save", "projects/delta.md", content=active_file("Delta"))
+    plan("route", "projects/gamma.md")
     plan("archive", "projects/alpha.md", reason="done")
     plan("migrate", MIGRATE_TARGETS[0])
     apply("archive", "projects/alpha.md", day)
     plan("recover", "projects/alpha.md")
     apply("delete", "projects/alpha.md", day)
     plan("purge", "projects/alpha.md", on=day + dt.timedelta(days=365))
-    assert actions == {op.name: op.action for op in WRITE_OPERATIONS}
+    assert {name: made.action for name, made in plans.items()} == {op.name: op.action for op in WRITE_OPERATIONS}
+    for op in WRITE_OPERATIONS:
+        kinds = {type(step) for step in plans[op.name].steps}
+        assert kinds, f"{op.name}: planned with nothing to do"
+        if op.safety is Safety.CREATES_ONLY:
+            assert kinds <= {MakeDir, WriteText}, op.name
+        assert (Move in kinds) == (op.safety is Safety.MOVES), op.name
+        assert (Remove in kinds) == (op.safety is Safety.REMOVES_PERMANENTLY), op.name
