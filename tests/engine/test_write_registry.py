@@ -36,9 +36,9 @@ from pmem_lsp.engine.lifecycle.registry import (
 )
 from pmem_lsp.mcp import server as mcp_server
 from pmem_lsp.mcp import tools as mcp_tools
-from pmem_lsp.mcp.early import LISTING
+from pmem_lsp.mcp.early_answers import LISTING
 from pmem_lsp.server import lifecycle_commands
-from pmem_lsp.server.early import BASE_CAPABILITIES
+from pmem_lsp.server.early_path import BASE_CAPABILITIES
 from roots import active_file, make_root, route_line, write_root
 
 # Previewed writes that are not the registry's: history's restore and undo are planned from the
