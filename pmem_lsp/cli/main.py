@@ -14,9 +14,8 @@ if TYPE_CHECKING:  # argparse is imported where a parser is built: a hook inside
     import argparse
 
 # Imports of the engine happen inside the commands: `pmem --version` and a hook on a file
-# outside the root should not pay for pydantic and the rules (docs/design.md §7).
-_LIFECYCLE = ("upgrade", "archive", "delete", "recover", "purge", "init", "migrate")
-_WRITES = (*_LIFECYCLE, "save", "route")
+# outside the root should not pay for pydantic and the rules (docs/design.md §7). The write
+# commands come from engine/lifecycle/registry.py (standard library only), read where needed.
 _SEVERITIES = ["error", "warning", "information", "hint"]  # engine.findings.Severity, in order
 
 
@@ -93,25 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     route_add.add_argument("path", help="the active file, relative to the root")
     route_add.add_argument("--description", help="the route's description (default: the first Summary bullet)")
 
-    for op, text in (("upgrade", "create the missing lifecycle folders and archive index"),
-                     ("archive", "move an active file to _archive/ and record it"),
-                     ("delete", "move an archived file to the trash (recoverable for 30 days)"),
-                     ("recover", "bring an archived or trashed file back with its route"),
-                     ("purge", "permanently delete a trashed file past its recover-by date"),
-                     ("init", "create a new memory root"),
-                     ("migrate", "rewrite the archive records (and, for v0.10, the route lines) in one dialect")):
-        cmd = sub.add_parser(op, help=text)
-        if op == "migrate":
-            cmd.add_argument("--to", dest="path", choices=["v0.10", "pmem"],
-                             help="the dialect to write (default: the root's, docs/decisions.md \"Dialects\")")
-        elif op not in ("upgrade", "init"):
-            cmd.add_argument("path", help="path relative to the root (original path or current location)")
-        if op == "archive":
-            cmd.add_argument("--reason", help="why it is archived (kept in the record)")
-        if op == "recover":
-            cmd.add_argument("--add-route", action="store_true",
-                             help="also add the proposed route for a file that had none when it was archived")
-    for cmd in (save, route_add, *(sub.choices[op] for op in _LIFECYCLE)):
+    for cmd in (save, route_add, *_add_write_commands(sub)):
         cmd.add_argument("--format", choices=["text", "json"], default="text")
         confirm = cmd.add_mutually_exclusive_group()
         confirm.add_argument("-y", "--yes", action="store_true", help="apply without asking (for people and scripts)")
@@ -140,6 +121,30 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="start the language server (same as pmem-lsp)")
     _add_serve_options(serve)
     return parser
+
+
+def _add_write_commands(sub: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
+    """The write commands the registry does not leave to a hand-written parser (save, route),
+    each with the arguments its entry takes; the caller adds the confirmation options."""
+    from ..engine.lifecycle.registry import MIGRATE_TARGETS, WRITE_OPERATIONS, PathArgument, Surface
+
+    made = []
+    for op in WRITE_OPERATIONS:
+        if Surface.CLI not in op.surfaces or op.own_cli_parser:
+            continue
+        cmd = sub.add_parser(op.name, help=op.cli_help)
+        if op.path is PathArgument.DIALECT:
+            cmd.add_argument("--to", dest="path", choices=list(MIGRATE_TARGETS),
+                             help="the dialect to write (default: the root's, docs/decisions.md \"Dialects\")")
+        elif op.takes_path:  # one help for all: archive's active path is its "original path" too
+            cmd.add_argument("path", help="path relative to the root (original path or current location)")
+        if op.reason:
+            cmd.add_argument("--reason", help="why it is archived (kept in the record)")
+        if op.add_route:
+            cmd.add_argument("--add-route", action="store_true",
+                             help="also add the proposed route for a file that had none when it was archived")
+        made.append(cmd)
+    return made
 
 
 def _add_history_commands(sub: argparse._SubParsersAction) -> None:
@@ -299,7 +304,10 @@ def _main(argv: list[str] | None) -> int:
         from .hook import run_hook
 
         return run_hook(root, args.event, sys.stdin, sys.stdout, sys.stderr, watchdog=True)
-    if args.command in _WRITES and (args.command == "init" or root.is_dir()):
+    from ..engine.lifecycle.registry import BY_NAME as WRITES
+    from ..engine.lifecycle.registry import needs_root
+
+    if args.command in WRITES and (not needs_root(args.command) or root.is_dir()):
         return _write(root, args, argv)
     if args.command in ("doctor", "setup"):  # a root that does not exist yet is one of its findings
         from .doctor import run_doctor, run_setup

@@ -31,10 +31,19 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .. import __version__
+from ..engine.lifecycle.registry import WRITE_OPERATIONS, Surface, names_on
+from ..engine.lifecycle.registry import needs_root as operation_needs_root
 from ..engine.names import clean_data
+
+# memory_preview's `operation` enum is the registry's (engine/lifecycle/registry.py), made at
+# run time; the type checker reads it as the string it is.
+if TYPE_CHECKING:
+    Operation = str
+else:
+    Operation = Literal[names_on(Surface.MCP)]
 
 if TYPE_CHECKING:  # the SDK is an optional extra: imported at run time where it is used
     from mcp.server.mcpserver import Context, MCPServer
@@ -133,11 +142,9 @@ DESCRIPTIONS = {
         "everything `since` an entry or a time, or everything `unreviewed` since the user last reviewed; "
         "`path` for one file. Changes nothing. A long diff comes in pieces: `page.next_offset`."),
     "memory_preview": (
-        "Preview a change to memory; nothing is written. Operations: save (`path`, the whole new "
-        "`content`; `description` for its route, `route: false` for none), route (add the `_index.md` "
-        "route of an existing active file), upgrade (create the missing lifecycle folders), archive "
-        "(`path`, `reason`), delete (an archived file to the trash), recover, purge (expired trash only). "
-        "Returns the preview text, the changes, findings on saved text, and a token. Show the preview to "
+        "Preview a change to memory; nothing is written. Operations: "
+        + ", ".join(op.mcp_text for op in WRITE_OPERATIONS if Surface.MCP in op.surfaces and op.mcp_text)
+        + ". Returns the preview text, the changes, findings on saved text, and a token. Show the preview to "
         "the user; after their explicit yes call memory_apply with the token. Refused requests (a secret "
         "in the content, `_archive/` as a save target, a path outside the root, …) are errors that say why."),
     "memory_apply": (
@@ -187,7 +194,7 @@ def _sdk() -> "tuple[type[Context], type[MCPServer], type[ToolError]]":
 def build_server(root: Path, *, elicitation: bool | None = None) -> "MCPServer":
     """The MCPServer for `root` (not started). `elicitation`: ask the user to confirm a
     write where the client can (default: unless $PMEM_MCP_ELICITATION is `off`)."""
-    from typing import Annotated, Literal
+    from typing import Annotated
 
     import anyio
     import pydantic
@@ -341,8 +348,8 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "MCPServer":
     @tool("memory_preview", "Preview a change to memory", readOnlyHint=False, destructiveHint=False,
           idempotentHint=False, openWorldHint=False)
     async def memory_preview(
-        operation: Annotated[Literal["save", "route", "upgrade", "archive", "delete", "recover", "purge", "init"],
-                             Field(description="What to do (`init`: create the memory root when there is none).")],
+        operation: Annotated[Operation, Field(description="What to do (`init`: create the memory root when there "
+                                                          "is none).")],
         path: Annotated[str | None, Field(description="The file, relative to the memory root (all operations "
                                                       "but upgrade). delete, recover and purge take the "
                                                       "original path or the `_archive/…` location.")] = None,
@@ -360,7 +367,7 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "MCPServer":
     ) -> CallToolResult:
         return await run_tool("memory_preview", lambda: tools.make_preview(
             root, previews(), operation, path, content, description, reason, route, add_route),
-            needs_root=operation != "init")
+            needs_root=operation_needs_root(operation))
 
     class Confirm(BaseModel):
         confirm: bool = Field(title="Apply this change",
@@ -428,7 +435,7 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "MCPServer":
         except Exception as exc:
             return _internal("memory_apply", exc)
         return await run_tool("memory_apply", lambda: tools.apply(root, pending, token),
-                              needs_root=pending.request.op != "init")
+                              needs_root=operation_needs_root(pending.request.op))
 
     return server
 

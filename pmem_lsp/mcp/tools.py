@@ -39,6 +39,7 @@ from ..engine.lifecycle.preview import (
     refusal_data,
     save_findings,
 )
+from ..engine.lifecycle.registry import BY_NAME, Surface, names_on
 from ..engine.lifecycle.safety import Refusal, resolve_inside, validate_relative
 from ..engine.memory_file import MemoryFile
 from ..engine.names import shown
@@ -51,7 +52,7 @@ from ..engine.status_report import LEADS_OUT, memory_status
 from ..engine.zones import CORE_DIR, INDEX, Containment, Zone, is_markdown, zone_of
 
 # The operations `memory_preview` takes (`init` creates the root the server is started for).
-OPERATIONS = ("save", "route", "upgrade", "archive", "delete", "recover", "purge", "init")
+OPERATIONS = names_on(Surface.MCP)
 PENDING_DIR = pending_saves.FOLDER  # in the user's cache folder: a save's text, for the command a person runs
 # The codes that make a Summary invalid under the format's rule (3 to 6 factual bullets right
 # after the title and metadata, nothing else in it, one of it): the file is then read whole.
@@ -519,29 +520,37 @@ def _request(operation: str, path: str | None, content: str | None, description:
              reason: str | None, route: bool | str, add_route: bool = False) -> Request:
     if isinstance(route, str):
         # The CLI's `--route DESCRIPTION`: a route, with this description.
-        if operation != "save":
-            raise ToolFailure("arguments", f"`route` is for save only, not {operation}; a route's description "
-                                           "for the route operation is `description`")
+        if not (operation in BY_NAME and BY_NAME[operation].route):
+            raise ToolFailure("arguments", f"`route` is for {_takers('route')} only, not {operation}; "
+                                           "a route's description for the route operation is `description`")
         if description is not None and description != route:
             raise ToolFailure("arguments", "`route` (the description, as the CLI's --route) and `description` "
                                            "differ; give one")
         description, route = route, True
     if operation not in OPERATIONS:
         raise ToolFailure("arguments", f"unknown operation `{operation}`; one of: {', '.join(OPERATIONS)}")
-    if operation not in ("upgrade", "init") and path is None:
+    # What each operation takes is its registry entry's (engine/lifecycle/registry.py); an
+    # argument it does not take is dropped, except those whose presence says a mistake.
+    op = BY_NAME[operation]
+    if op.takes_path and path is None:
         raise ToolFailure("arguments", f"{operation} needs a `path`")
-    if operation == "save" and content is None:
-        raise ToolFailure("arguments", "save needs the file's whole new `content`")
-    if operation != "save" and content is not None:
-        raise ToolFailure("arguments", f"`content` is for save only, not {operation}")
-    if add_route and operation != "recover":
-        raise ToolFailure("arguments", f"`add_route` is for recover only, not {operation}")
-    if operation == "archive" and not (reason or "").strip():
+    if op.content and content is None:
+        raise ToolFailure("arguments", f"{operation} needs the file's whole new `content`")
+    if not op.content and content is not None:
+        raise ToolFailure("arguments", f"`content` is for {_takers('content')} only, not {operation}")
+    if add_route and not op.add_route:
+        raise ToolFailure("arguments", f"`add_route` is for {_takers('add_route')} only, not {operation}")
+    if op.reason and not (reason or "").strip():
         reason = DEFAULT_ARCHIVE_REASON
-    return Request(operation, path if operation not in ("upgrade", "init") else None,
-                   reason if operation == "archive" else None,
-                   content, description if operation in ("save", "route") else None,
-                   route if operation == "save" else True, add_route)
+    return Request(operation, path if op.takes_path else None,
+                   reason if op.reason else None,
+                   content, description if op.description else None,
+                   route if op.route else True, add_route)
+
+
+def _takers(argument: str) -> str:
+    """The MCP operations that take `argument` (a `WriteOperation` flag), for an error."""
+    return " and ".join(name for name in OPERATIONS if getattr(BY_NAME[name], argument))
 
 
 def make_preview(root: Path, previews: Previews, operation: str, path: str | None = None,

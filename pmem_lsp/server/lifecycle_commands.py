@@ -1,4 +1,5 @@
-"""`pmem.upgrade|archive|delete|recover|purge`: validate, confirm through
+"""`pmem.upgrade|archive|delete|recover|purge` (the registry's editor operations,
+engine/lifecycle/registry.py): validate, confirm through
 `window/showMessageRequest`, validate again under the root's lock, apply (docs/design.md §5, §5.1).
 
 Malformed arguments get invalid params (-32602); a well-formed request that the safety
@@ -20,6 +21,7 @@ from ..engine.host import MemoryRoot
 from ..engine.lifecycle.execute import Confirmed
 from ..engine.lifecycle.operations import LifecycleContext, disk_reader, make_plan
 from ..engine.lifecycle.preview import Request
+from ..engine.lifecycle.registry import BY_NAME, Safety, Surface, names_on
 from ..engine.lifecycle.safety import Refusal
 from ..engine.redaction import redact_text
 from . import history_commands
@@ -29,7 +31,7 @@ from .lifecycle_applier import carry_out, refuse_unsaved, unsaved_in
 if TYPE_CHECKING:
     from .app import PmemServer
 
-OPERATIONS = ("upgrade", "archive", "delete", "recover", "purge")
+OPERATIONS = names_on(Surface.EDITOR)
 CANCEL = "Cancel"
 
 
@@ -43,10 +45,11 @@ class LifecycleArgs(BaseModel):
 
 def parse_args(op: str, args: tuple[Any, ...]) -> LifecycleArgs:
     parsed = command_args(LifecycleArgs, op, args, '{"path": "projects/a.md"}')
-    if op != "upgrade" and parsed.path is None:
+    if BY_NAME[op].takes_path and parsed.path is None:
         raise JsonRpcInvalidParams(message=f'pmem.{op} needs "path", relative to the memory root')
-    if parsed.add_route and op != "recover":
-        raise JsonRpcInvalidParams(message=f'"add_route" is for pmem.recover, not pmem.{op}')
+    if parsed.add_route and not BY_NAME[op].add_route:
+        takers = ", ".join(f"pmem.{name}" for name in OPERATIONS if BY_NAME[name].add_route)
+        raise JsonRpcInvalidParams(message=f'"add_route" is for {takers}, not pmem.{op}')
     return parsed
 
 
@@ -80,8 +83,11 @@ async def run(ls: PmemServer, op: str, args: tuple[Any, ...]) -> dict:
         ls.show(lsp.MessageType.Info, f"pmem: {plan.preview}")
         return {"applied": False, "message": plan.preview, "done": []}
 
+    # The button is the plan's own word, which the registry names for every operation (a test
+    # holds them equal); what cannot be undone is asked as a warning.
+    permanent = BY_NAME[op].safety is Safety.REMOVES_PERMANENTLY
     choice = await ls.window_show_message_request_async(lsp.ShowMessageRequestParams(
-        type=lsp.MessageType.Warning if op == "purge" else lsp.MessageType.Info,
+        type=lsp.MessageType.Warning if permanent else lsp.MessageType.Info,
         message=redact_text(plan.preview),  # masked by the plan already; redacted as everywhere
         actions=[lsp.MessageActionItem(title=plan.action), lsp.MessageActionItem(title=CANCEL)],
     ))

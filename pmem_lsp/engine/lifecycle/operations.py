@@ -627,6 +627,46 @@ def plan_migrate(ctx: LifecycleContext, raw: object = None) -> Plan:
     return Plan("migrate", None, tuple(steps), "\n".join(lines), "Migrate", f"migrated the indexes to {target}")
 
 
+@dataclass(frozen=True)
+class PlanArguments:
+    """A request's arguments as `make_plan` received them: each planner takes those its
+    operation does (registry.py says which)."""
+
+    path: object
+    reason: str | None
+    content: object
+    description: str | None
+    route: bool
+    add_route: bool
+
+
+def _plan_save(ctx: LifecycleContext, args: PlanArguments) -> Plan:
+    from .save import plan_save  # save.py imports this module
+
+    return plan_save(ctx, args.path, args.content, args.description, args.route)
+
+
+def _plan_route(ctx: LifecycleContext, args: PlanArguments) -> Plan:
+    from .save import plan_route
+
+    return plan_route(ctx, args.path, args.description)
+
+
+# One planner per write operation of the registry (registry.py; a test holds the two to the
+# same names): adding an operation is its entry there and its planner here.
+PLANNERS: dict[str, Callable[[LifecycleContext, PlanArguments], Plan]] = {
+    "save": _plan_save,
+    "route": _plan_route,
+    "upgrade": lambda ctx, args: plan_upgrade(ctx),
+    "archive": lambda ctx, args: plan_archive(ctx, args.path, args.reason),
+    "delete": lambda ctx, args: plan_delete(ctx, args.path),
+    "recover": lambda ctx, args: plan_recover(ctx, args.path, args.add_route),
+    "purge": lambda ctx, args: plan_purge(ctx, args.path),
+    "init": lambda ctx, args: plan_init(ctx),
+    "migrate": lambda ctx, args: plan_migrate(ctx, args.path),  # `path` carries the target dialect
+}
+
+
 def make_plan(ctx: LifecycleContext, op: str, path: object = None, reason: str | None = None, *,
               content: object = None, description: str | None = None, route: bool = True,
               add_route: bool = False) -> Plan:
@@ -639,27 +679,10 @@ def make_plan(ctx: LifecycleContext, op: str, path: object = None, reason: str |
     refuse_nested(ctx.root)
     settings = usable_settings(ctx.root)
     ctx = replace(ctx, settings=settings, dialect=settings.dialect if ctx.dialect is None else ctx.dialect)
-    if op in ("save", "route"):
-        from .save import plan_route, plan_save
-
-        if op == "save":
-            return plan_save(ctx, path, content, description, route)
-        return plan_route(ctx, path, description)
-    if op == "upgrade":
-        return plan_upgrade(ctx)
-    if op == "archive":
-        return plan_archive(ctx, path, reason)
-    if op == "delete":
-        return plan_delete(ctx, path)
-    if op == "recover":
-        return plan_recover(ctx, path, add_route)
-    if op == "purge":
-        return plan_purge(ctx, path)
-    if op == "init":
-        return plan_init(ctx)
-    if op == "migrate":
-        return plan_migrate(ctx, path)  # `path` carries the target dialect
-    raise ValueError(f"unknown lifecycle operation {op!r}")
+    planner = PLANNERS.get(op)
+    if planner is None:
+        raise ValueError(f"unknown lifecycle operation {op!r}")
+    return planner(ctx, PlanArguments(path, reason, content, description, route, add_route))
 
 
 def _writes_by_path(plan: Plan) -> dict[str, tuple]:
