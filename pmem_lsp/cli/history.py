@@ -233,12 +233,31 @@ def _reverted(root: Path, store: HistoryStore, commit: str, wanted: list[str]) -
     return results
 
 
+def _touches_lifecycle_files(store: HistoryStore, commit: str, wanted: list[str]) -> bool:
+    """Whether the undo writes a path only the lifecycle writes (or the entry moved a file)."""
+    parent = store.parent_of(commit)
+    changed = wanted or [name for name, _ in _entry_files(store, commit, parent)]
+    return any(zone_of(rel) in UNSAVABLE or rel == ".pmem.toml" for rel in changed)
+
+
+def _entry_files(store: HistoryStore, commit: str, parent: str | None) -> list[tuple[str, str]]:
+    entry = next(e for e in store.entries(after=parent) if e.commit == commit) if parent else \
+        store.entries()[-1]
+    return entry.files
+
+
 def run_undo(root: Path, entry: str, paths: list[str], fmt: str, yes: bool, token: str | None,
              stdin: TextIO, out: TextIO, err: TextIO, argv: list[str] | None) -> int:
     try:
         wanted = [root_relative(root, p) for p in paths]
         store = _store(root)
         commit = store.resolve(entry)
+        if _touches_lifecycle_files(store, commit, wanted):
+            # The indexes, `_archive/` or `.pmem.toml`: one lifecycle plan (moves back, indexes
+            # merged three-way and written compare-and-swap), which a save cannot be.
+            request = Request("undo", commit, f"undo {commit[:12]}", "\n".join(wanted) or None)
+            return run_write(root, request, fmt=fmt, yes=yes, token=token, stdin=stdin, out=out, err=err,
+                             argv=argv)
         results = _reverted(root, store, commit, wanted)
     except HistoryOff as exc:
         return _fail(fmt, out, err, "history-off", str(exc))

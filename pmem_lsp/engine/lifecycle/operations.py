@@ -659,6 +659,10 @@ def make_plan(ctx: LifecycleContext, op: str, path: object = None, reason: str |
         return plan_init(ctx)
     if op == "migrate":
         return plan_migrate(ctx, path)  # `path` carries the target dialect
+    if op == "undo":
+        from .undo import plan_undo
+
+        return plan_undo(ctx, path, content)  # `path`: the entry; `content`: the chosen paths, one a line
     raise ValueError(f"unknown lifecycle operation {op!r}")
 
 
