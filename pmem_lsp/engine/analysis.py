@@ -45,6 +45,7 @@ from .rules.links import LINK_ZONES, link_paths, md_form
 from .rules.routes import check_routes
 from .rules.stale import GitDates, git_dates
 from .rules.structure import check_structure
+from .rules.vanished import check_vanished
 from .zones import ARCHIVE_INDEX, INDEX, Zone, zone_of
 
 if TYPE_CHECKING:  # the settings model (pydantic) is not needed to run a check: hooks start fast
@@ -166,7 +167,7 @@ class Analysis:
     # -- pieces -------------------------------------------------------------
     def _structure(self) -> list[Finding]:
         self.work["structure"] += 1
-        return check_structure(self.state) + check_leftovers(self.state)
+        return check_structure(self.state) + check_leftovers(self.state) + check_vanished(self.state)
 
     def _recheck_indexes(self) -> None:
         state = self.state
