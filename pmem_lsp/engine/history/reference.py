@@ -25,7 +25,7 @@ from ..memory_file import MemoryFile
 from .git import GIT_TIMEOUT, Git, HistoryOff
 from .location import store_dir
 from .recording import history_disabled
-from .store import REF
+from .store import newest_entry
 
 INDEX = "_index.md"
 ARCHIVE_INDEX = "_archive/_index.md"
@@ -49,24 +49,6 @@ class Reference:
 
 
 _cache: dict[Path, Reference] = {}
-
-
-def newest_entry(store: Path) -> str | None:
-    """The newest entry's commit, read from the ref itself (loose, else packed): no process."""
-    git_dir = store / "repo.git"
-    try:
-        return (git_dir / REF).read_text(encoding="ascii").strip() or None
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return None
-    try:
-        for line in (git_dir / "packed-refs").read_text(encoding="ascii").splitlines():
-            if line.endswith(" " + REF):
-                return line.split()[0]
-    except OSError:
-        return None
-    return None
 
 
 def reference(root: Path) -> Reference | None:
@@ -100,8 +82,11 @@ def _read(git: Git, head: str) -> Reference:
     texts = _index_texts(git, commits)
     routes: dict[str, KeptRoute] = {}
     records: dict[str, str] = {}
+    parsed: set[str | None] = {None}  # an index most entries share is parsed once
     for commit in commits:  # newest first: the newest text of a route or record wins
         index, archive = texts.get((commit, INDEX)), texts.get((commit, ARCHIVE_INDEX))
+        index, archive = (None if index in parsed else index), (None if archive in parsed else archive)
+        parsed |= {index, archive}
         if index is not None:
             lines = split_keepends(index)
             for route in parse_index(MemoryFile(index)).routes:
