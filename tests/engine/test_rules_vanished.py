@@ -102,3 +102,13 @@ def test_records_vanished_and_their_fix(root: Path):
     assert [line for line in before.splitlines() if line.startswith("- ")] == \
         [line for line in archive_index.read_text().splitlines() if line.startswith("- ")]
     assert "PM308" not in codes(root)
+
+
+def test_an_index_over_the_large_file_limit_is_kept(root: Path):
+    (root / ".pmem.toml").write_text("[largeFile]\nkb = 1\n")
+    index = root / "_index.md"
+    index.write_text(index.read_text() + "".join(f"<!-- padding {i} -->\n" for i in range(100)))
+    assert index.stat().st_size > 1024
+    store = open_store(root)
+    store.record(Writer("pmem"), "first")
+    assert store.text_at(store.head() or "", "_index.md") == index.read_bytes()

@@ -4,7 +4,9 @@ PM308 (`rules/vanished.py`) compare the root with, read from the history store.
 The reference is the newest entry a confirmed writer made (`pmem`, `editor`) and every entry
 after it (`outside`, `agent`): a wipe is recorded too — by the next pmem command, or by the
 hook right after the agent's write — and must not become the reference that hides it. A route
-or a record seen in any of these entries counts (the newest text of it wins).
+or a record seen in any of these entries counts (the newest text of it wins). Only the texts are
+kept here: the rule parses just the lines missing from the index now (a 10k-route index is
+not parsed again when nothing vanished).
 
 Cost: the rule runs in every check and in the language server, so the store is read once per
 newest entry: the ref read as a file (no process), then one `git log` and one `git cat-file
@@ -14,14 +16,9 @@ from __future__ import annotations
 
 import re
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..archive_index import record_location
-from ..index_edit import find_records, route_neighbours
-from ..index_routes import parse_index
-from ..line_index import split_keepends
-from ..memory_file import MemoryFile
 from .git import GIT_TIMEOUT, Git, HistoryOff
 from .location import store_dir
 from .recording import history_disabled
@@ -34,18 +31,12 @@ LOOK_BACK = 20  # entries: an agent's session of writes, not the whole history
 
 
 @dataclass(frozen=True)
-class KeptRoute:
-    target: str
-    line: str  # the route line exactly, without its line ending
-    above: str | None  # its neighbours then: where it goes back
-    below: str | None
-
-
-@dataclass(frozen=True)
 class Reference:
+    """The distinct texts of the two indexes over the reference entries, newest first."""
+
     head: str
-    routes: dict[str, KeptRoute] = field(default_factory=dict)  # target → its route line
-    records: dict[str, str] = field(default_factory=dict)  # location → the record's block
+    index_texts: tuple[str, ...] = ()
+    archive_texts: tuple[str, ...] = ()
 
 
 _cache: dict[Path, Reference] = {}
@@ -64,7 +55,7 @@ def reference(root: Path) -> Reference | None:
         return cached
     try:
         found = _read(Git(store), head)
-    except (HistoryOff, OSError, ValueError):
+    except (HistoryOff, OSError, ValueError, IndexError, subprocess.SubprocessError):
         return None
     _cache[store] = found
     return found
@@ -80,41 +71,35 @@ def _read(git: Git, head: str) -> Reference:
         if writer is not None and writer.group(1) in CONFIRMED_WRITERS:
             break
     texts = _index_texts(git, commits)
-    routes: dict[str, KeptRoute] = {}
-    records: dict[str, str] = {}
-    parsed: set[str | None] = {None}  # an index most entries share is parsed once
-    for commit in commits:  # newest first: the newest text of a route or record wins
-        index, archive = texts.get((commit, INDEX)), texts.get((commit, ARCHIVE_INDEX))
-        index, archive = (None if index in parsed else index), (None if archive in parsed else archive)
-        parsed |= {index, archive}
-        if index is not None:
-            lines = split_keepends(index)
-            for route in parse_index(MemoryFile(index)).routes:
-                if route.path and route.path not in routes and route.line < len(lines):
-                    above, below = route_neighbours(index, route.line)
-                    routes[route.path] = KeptRoute(route.path, lines[route.line].rstrip("\r\n"), above, below)
-        if archive is not None:
-            lines = split_keepends(archive)
-            for rec in find_records(archive):
-                location = record_location(rec)
-                if location and location not in records:
-                    records[location] = "".join(lines[rec.heading_line:rec.end])
-    return Reference(head, routes, records)
+
+    def distinct(rel: str) -> tuple[str, ...]:
+        found = [texts[(c, rel)] for c in commits if (c, rel) in texts]
+        return tuple(dict.fromkeys(found))  # an index most entries share, once
+
+    return Reference(head, distinct(INDEX), distinct(ARCHIVE_INDEX))
 
 
 def _index_texts(git: Git, commits: list[str]) -> dict[tuple[str, str], str]:
-    """The two index texts at each commit, by one `git cat-file --batch`."""
+    """The two index texts at each commit: their blob ids by one `git cat-file --batch-check`,
+    then each distinct blob once by one `--batch` (twenty entries of a 1 MB index that did not
+    change are one megabyte read, not twenty)."""
     specs = [(c, rel) for c in commits for rel in (INDEX, ARCHIVE_INDEX)]
-    query = "".join(f"{c}:{rel}\n" for c, rel in specs).encode()
-    done = subprocess.run([git.exe, "cat-file", "--batch"], input=query, capture_output=True, env=git.env,
-                          timeout=GIT_TIMEOUT, check=True)
-    out, pos, found = done.stdout, 0, {}
-    for spec in specs:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        pos = end + 1
+    listing = _cat_file(git, "--batch-check", "".join(f"{c}:{rel}\n" for c, rel in specs)).split(b"\n")
+    blob_of = {}
+    for spec, line in zip(specs, listing, strict=False):
+        header = line.split()
         if len(header) == 3 and header[1] == b"blob":
-            size = int(header[2])
-            found[spec] = out[pos:pos + size].decode("utf-8", "replace")
-            pos += size + 1
-    return found
+            blob_of[spec] = header[0].decode()
+    blobs = list(dict.fromkeys(blob_of.values()))
+    out, pos, text_of = _cat_file(git, "--batch", "".join(f"{b}\n" for b in blobs)), 0, {}
+    for blob in blobs:
+        end = out.index(b"\n", pos)
+        size = int(out[pos:end].split()[2])
+        text_of[blob] = out[end + 1:end + 1 + size].decode("utf-8", "replace")
+        pos = end + 1 + size + 1
+    return {spec: text_of[blob] for spec, blob in blob_of.items()}
+
+
+def _cat_file(git: Git, mode: str, query: str) -> bytes:
+    return subprocess.run([git.exe, "cat-file", mode], input=query.encode("utf-8", "surrogateescape"),
+                          capture_output=True, env=git.env, timeout=GIT_TIMEOUT, check=True).stdout

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .git import Git, HistoryOff
 from .location import make_private_dirs, store_dir
-from .snapshot import StatCache, large_limit, snapshot
+from .snapshot import StatCache, kept_size, large_limit, snapshot
 
 FORMAT_VERSION = 1
 REF = "refs/heads/entries"
@@ -143,7 +143,8 @@ class HistoryStore:
             if parent is None:
                 return None
             path = self.root / rel
-            kept = path.is_file() and not path.is_symlink() and path.stat().st_size <= large_limit(self.root)
+            kept = path.is_file() and not path.is_symlink() \
+                and kept_size(rel, path.stat().st_size, large_limit(self.root))
             blob = self.git.run("hash-object", "-w", "--no-filters", "--", str(path)).decode().strip() if kept \
                 else None
             then = self.git.run("rev-parse", "-q", "--verify", f"{parent}:{rel}", check=False).decode().strip() or None
