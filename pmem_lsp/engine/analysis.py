@@ -167,7 +167,9 @@ class Analysis:
     # -- pieces -------------------------------------------------------------
     def _structure(self) -> list[Finding]:
         self.work["structure"] += 1
-        return check_structure(self.state) + check_leftovers(self.state) + check_vanished(self.state)
+        # PM210/PM308 read the history store: only when one of them is enabled.
+        vanished = check_vanished(self.state) if self.enabled["PM210"] or self.enabled["PM308"] else []
+        return check_structure(self.state) + check_leftovers(self.state) + vanished
 
     def _recheck_indexes(self) -> None:
         state = self.state

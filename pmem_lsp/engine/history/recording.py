@@ -22,7 +22,13 @@ def record_quietly(root: Path, writer: Writer, title: str) -> str | None:
     if history_disabled() or not root.is_dir():
         return None
     try:
-        return open_store(root).record(writer, title)
+        store = open_store(root)
+        made = store.record(writer, title)
+        if made is not None:
+            from .retention import prune_daily
+
+            prune_daily(store)  # at most once a day; keeps the last 50 entries at least
+        return made
     except Exception as exc:  # a write never fails because history could not keep it
         log.debug("history: not recorded: %s", type(exc).__name__)
         return None
