@@ -29,6 +29,7 @@ from ..engine.lifecycle.fs_applier import ApplyError
 from ..engine.lifecycle.operations import context
 from ..engine.lifecycle.preview import Preview, Request, applied_data, preview, preview_data
 from ..engine.lifecycle.safety import Refusal, validate_relative
+from ..engine.lifecycle.undo import RESTORABLE_BY_PLAN
 from ..engine.names import clean_data
 from ..engine.secrets import mask_text
 from ..engine.zones import Zone, zone_of
@@ -188,6 +189,12 @@ def run_restore(root: Path, path: str, at: str, fmt: str, yes: bool, token: str 
     rel = path
     try:
         rel = root_relative(root, path)
+        if rel in RESTORABLE_BY_PLAN:
+            # The indexes and the settings: a plan that writes the old text compare-and-swap
+            # (a save cannot write them).
+            commit = _store(root).resolve(at)
+            return run_write(root, Request("restore", commit, f"restore as at {commit[:12]}", rel),
+                             fmt=fmt, yes=yes, token=token, out=out, err=err, argv=argv)
         _refuse_unsavable([rel], "restore")
         store = _store(root)
         commit = store.resolve(at)

@@ -97,3 +97,21 @@ def test_undo_of_an_outside_removal_brings_the_file_back_and_of_a_creation_refus
     done = pmem(root, "undo", creation, "--yes")
     assert done.returncode != 0 and "archiv" in done.stderr
     assert (root / "notes/new.md").exists()
+
+
+def test_restore_of_the_index_after_a_wipe_is_a_previewed_compare_and_swap_write(root: Path):
+    before = (root / "_index.md").read_bytes()
+    good = entries(root)[0]["id"]
+    (root / "_index.md").write_text("# Memory index\n")
+    entries(root)  # the wipe is recorded too
+    shown = pmem(root, "restore", "_index.md", "--at", good, "--format", "json")
+    assert shown.returncode == 3, shown.stderr
+    preview = json.loads(shown.stdout)
+    assert preview["changes"][0]["path"] == "_index.md" and "+- [Alpha]" in preview["changes"][0]["diff"]
+    assert (root / "_index.md").read_text() == "# Memory index\n"  # a preview changes nothing
+    (root / "_index.md").write_text("# Memory index\n\nwritten meanwhile\n")
+    stale = pmem(root, "restore", "_index.md", "--at", good, "--token", preview["token"])
+    assert stale.returncode != 0 and (root / "_index.md").read_text().endswith("written meanwhile\n")
+    done = pmem(root, "restore", "_index.md", "--at", good, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert (root / "_index.md").read_bytes() == before

@@ -663,6 +663,10 @@ def make_plan(ctx: LifecycleContext, op: str, path: object = None, reason: str |
         from .undo import plan_undo
 
         return plan_undo(ctx, path, content)  # `path`: the entry; `content`: the chosen paths, one a line
+    if op == "restore":
+        from .undo import plan_restore
+
+        return plan_restore(ctx, path, content)  # `path`: the entry; `content`: the index to restore
     raise ValueError(f"unknown lifecycle operation {op!r}")
 
 

@@ -132,3 +132,32 @@ def plan_undo(ctx: LifecycleContext, entry: object, chosen: object = None) -> Pl
     steps.sort(key=lambda s: 0 if isinstance(s, Move) else 1)
     return Plan(UNDO, None, tuple(steps), "\n".join(lines), "Undo", f"undid entry {commit[:12]}",
                 {"entry": commit})
+
+
+RESTORABLE_BY_PLAN = ("_index.md", "_archive/_index.md", ".pmem.toml")
+
+
+def plan_restore(ctx: LifecycleContext, entry: object, rel: object) -> Plan:
+    """`pmem restore PATH --at ENTRY` of an index or `.pmem.toml`, which a save cannot write: the
+    whole text as it was at ENTRY, written compare-and-swap on the text the preview showed (the
+    preview's diff says what a newer text loses)."""
+    if not isinstance(entry, str) or not isinstance(rel, str) or rel not in RESTORABLE_BY_PLAN:
+        raise Refusal(STATE, "restore by plan is for `_index.md`, `_archive/_index.md` and `.pmem.toml`")
+    store = _store(ctx)
+    try:
+        commit = store.resolve(entry)
+    except (ValueError, HistoryOff) as exc:
+        raise Refusal("usage", str(exc)) from None
+    data = store.text_at(commit, rel)
+    if data is None:
+        raise Refusal("usage", f"`{rel}` was not in the root at entry {commit[:12]}")
+    text = data.decode("utf-8", "replace")
+    current = ctx.read_text(rel)
+    if text == current:
+        return Plan("restore", rel, (), f"Restore {rel}: it is as at entry {commit[:12]} already.", "Restore",
+                    "nothing to restore")
+    change = CreateText(text) if current is None else ReplaceText(current, text)
+    lines = [f"Restore {shown(rel)} as at entry {commit[:12]}"]
+    lines += [f"    {line}" for line in diff_lines(rel, current or "", text)[2:]]
+    return Plan("restore", rel, (WriteText(rel, current, text, change),), "\n".join(lines), "Restore",
+                f"restored {shown(rel)} as at entry {commit[:12]}", {"entry": commit})
