@@ -193,7 +193,7 @@ def run_restore(root: Path, path: str, at: str, fmt: str, yes: bool, token: str 
             # The indexes and the settings: a plan that writes the old text compare-and-swap
             # (a save cannot write them).
             commit = _store(root).resolve(at)
-            return run_write(root, Request("restore", commit, f"restore as at {commit[:12]}", rel),
+            return run_write(root, Request("restore", commit, rel, rel),
                              fmt=fmt, yes=yes, token=token, out=out, err=err, argv=argv)
         _refuse_unsavable([rel], "restore")
         store = _store(root)
@@ -262,7 +262,7 @@ def run_undo(root: Path, entry: str, paths: list[str], fmt: str, yes: bool, toke
         if _touches_lifecycle_files(store, commit, wanted):
             # The indexes, `_archive/` or `.pmem.toml`: one lifecycle plan (moves back, indexes
             # merged three-way and written compare-and-swap), which a save cannot be.
-            request = Request("undo", commit, f"undo {commit[:12]}", "\n".join(wanted) or None)
+            request = Request("undo", commit, None, "\n".join(wanted) or None)  # history: "undo <entry>"
             return run_write(root, request, fmt=fmt, yes=yes, token=token, stdin=stdin, out=out, err=err,
                              argv=argv)
         results = _reverted(root, store, commit, wanted)

@@ -45,7 +45,8 @@ def test_undo_of_an_archive_brings_back_the_file_and_its_exact_route_and_removes
     assert (root / "_index.md").read_bytes() == index_before  # the route line exactly, where it was
     assert "projects/alpha.md" not in (root / "_archive/_index.md").read_text()  # the record is gone
     assert digest(root) == before
-    assert entries(root)[0]["writer"]["detail"].startswith(f"undo {entry}")
+    assert entries(root)[0]["writer"]["detail"].startswith("undo ")
+    assert entries(root)[0]["title"] == f"undid entry {entry}"
 
 
 def test_undo_of_an_archive_keeps_a_route_added_since(root: Path):
