@@ -29,6 +29,7 @@ from ..engine.lifecycle.fs_applier import ApplyError
 from ..engine.lifecycle.operations import context
 from ..engine.lifecycle.preview import Preview, Request, applied_data, preview, preview_data
 from ..engine.lifecycle.safety import Refusal, validate_relative
+from ..engine.lifecycle.undo import RESTORABLE_BY_PLAN
 from ..engine.names import clean_data
 from ..engine.secrets import mask_text
 from ..engine.zones import Zone, zone_of
@@ -188,6 +189,12 @@ def run_restore(root: Path, path: str, at: str, fmt: str, yes: bool, token: str 
     rel = path
     try:
         rel = root_relative(root, path)
+        if rel in RESTORABLE_BY_PLAN:
+            # The indexes and the settings: a plan that writes the old text compare-and-swap
+            # (a save cannot write them).
+            commit = _store(root).resolve(at)
+            return run_write(root, Request("restore", commit, rel, rel),
+                             fmt=fmt, yes=yes, token=token, out=out, err=err, argv=argv)
         _refuse_unsavable([rel], "restore")
         store = _store(root)
         commit = store.resolve(at)
@@ -233,12 +240,31 @@ def _reverted(root: Path, store: HistoryStore, commit: str, wanted: list[str]) -
     return results
 
 
+def _touches_lifecycle_files(store: HistoryStore, commit: str, wanted: list[str]) -> bool:
+    """Whether the undo writes a path only the lifecycle writes (or the entry moved a file)."""
+    parent = store.parent_of(commit)
+    changed = wanted or [name for name, _ in _entry_files(store, commit, parent)]
+    return any(zone_of(rel) in UNSAVABLE or rel == ".pmem.toml" for rel in changed)
+
+
+def _entry_files(store: HistoryStore, commit: str, parent: str | None) -> list[tuple[str, str]]:
+    entry = next(e for e in store.entries(after=parent) if e.commit == commit) if parent else \
+        store.entries()[-1]
+    return entry.files
+
+
 def run_undo(root: Path, entry: str, paths: list[str], fmt: str, yes: bool, token: str | None,
              stdin: TextIO, out: TextIO, err: TextIO, argv: list[str] | None) -> int:
     try:
         wanted = [root_relative(root, p) for p in paths]
         store = _store(root)
         commit = store.resolve(entry)
+        if _touches_lifecycle_files(store, commit, wanted):
+            # The indexes, `_archive/` or `.pmem.toml`: one lifecycle plan (moves back, indexes
+            # merged three-way and written compare-and-swap), which a save cannot be.
+            request = Request("undo", commit, None, "\n".join(wanted) or None)  # history: "undo <entry>"
+            return run_write(root, request, fmt=fmt, yes=yes, token=token, stdin=stdin, out=out, err=err,
+                             argv=argv)
         results = _reverted(root, store, commit, wanted)
     except HistoryOff as exc:
         return _fail(fmt, out, err, "history-off", str(exc))

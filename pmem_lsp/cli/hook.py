@@ -170,6 +170,7 @@ def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO, *,
             code = _pre_write_all(root, write, event, err)
             if code == exit_codes.OK:
                 _keep_before(root, data, write)
+                _record(root, data, write, before=True)
             return code
         finally:
             if timer is not None:
@@ -179,6 +180,7 @@ def run_hook(root: Path, event: str, stdin: TextIO, out: TextIO, err: TextIO, *,
         return exit_codes.OK
     if _zone(rel) == "hidden":
         return exit_codes.OK  # an editor's or a tool's own settings: not memory
+    _record(root, data, write, before=False)
     try:
         return _post_write(root, rel, data, write, out, err)
     except HookInputError as exc:
@@ -194,6 +196,23 @@ def _keep_before(root: Path, data: dict, write: ToolWrite) -> None:
         from ..engine.before_write import keep
 
         keep(root, data, _current(write.path))
+
+
+def _record(root: Path, data: dict, write: ToolWrite, before: bool) -> None:
+    """History (docs/design.md §11): before the agent's write, the file as it is (writer
+    `outside`) when it differs from the newest entry; after it, the file as written (writer
+    `agent`, with the tool, the client and the session). Only that one file: cheap on any
+    root, and the next pmem command records whatever else changed."""
+    rel = _inside(root, write.path)
+    if rel is None or not (rel.lower().endswith(".md") and _zone(rel) != "hidden" or rel == SETTINGS_FILE):
+        return
+    from ..engine.history.recording import agent_writer, record_file_quietly
+    from ..engine.history.store import Writer
+
+    if before:
+        record_file_quietly(root, rel, Writer("outside"), "changed outside pmem")
+    else:
+        record_file_quietly(root, rel, *agent_writer(data, write.tool, rel))
 
 
 def _pre_write_all(root: Path, write: ToolWrite, event: str, err: TextIO) -> int:

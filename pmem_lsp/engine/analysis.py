@@ -45,6 +45,7 @@ from .rules.links import LINK_ZONES, link_paths, md_form
 from .rules.routes import check_routes
 from .rules.stale import GitDates, git_dates
 from .rules.structure import check_structure
+from .rules.vanished import check_vanished
 from .zones import ARCHIVE_INDEX, INDEX, Zone, zone_of
 
 if TYPE_CHECKING:  # the settings model (pydantic) is not needed to run a check: hooks start fast
@@ -166,7 +167,9 @@ class Analysis:
     # -- pieces -------------------------------------------------------------
     def _structure(self) -> list[Finding]:
         self.work["structure"] += 1
-        return check_structure(self.state) + check_leftovers(self.state)
+        # PM210/PM308 read the history store: only when one of them is enabled.
+        vanished = check_vanished(self.state) if self.enabled["PM210"] or self.enabled["PM308"] else []
+        return check_structure(self.state) + check_leftovers(self.state) + vanished
 
     def _recheck_indexes(self) -> None:
         state = self.state

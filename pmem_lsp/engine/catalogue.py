@@ -27,6 +27,7 @@ from .rules import (
     stale,
     structure,
     summary,
+    vanished,
 )
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 # The rule modules. A new module is one line here; a new rule in a module, none.
 MODULES = (structure, leftovers, summary, routes, route_facts, archive, secrets, links, source_paths, instructions,
-           stale, concluded, duplicates, freshness)
+           stale, concluded, duplicates, freshness, vanished)
 
 RULES: dict[str, Rule] = {r.code: r for r in sorted((r for m in MODULES for r in m.RULES), key=lambda r: r.code)}
 TEXT_CHECKS: tuple[TextCheck, ...] = tuple(c for m in MODULES for c in getattr(m, "TEXT_CHECKS", ()))

@@ -384,6 +384,7 @@ def written_file_findings(root: Path, settings: Settings, rel: str,
     near-duplicates) is left to `pmem check` and the editor."""
     from .analysis import analyze
     from .root_state import RootState
+    from .rules.vanished import without_history_findings
     from .zones import ARCHIVE_INDEX, CORE_DIR, INDEX
 
     core = CORE_DIR + "/"
@@ -398,11 +399,14 @@ def written_file_findings(root: Path, settings: Settings, rel: str,
         # its PM202; the index's own findings are not this write's news. A 10k-route index
         # is then not parsed whole for one note.
         state.set_buffer(INDEX, _routing_lines(index.text, rel))
-    after = [f for f in analyze(state) if f.path == rel and f.code != "PM503"]
-    if before is None or rel not in state.files:
-        return after, None
-    state.set_buffer(rel, before)
-    return after, [f for f in analyze(state) if f.path == rel and f.code != "PM503"]
+    # PM210/PM308 are the indexes' own findings against history, never one file's news; on the
+    # narrowed index above they would parse every route history holds (10k on a 10k root).
+    with without_history_findings():
+        after = [f for f in analyze(state) if f.path == rel and f.code != "PM503"]
+        if before is None or rel not in state.files:
+            return after, None
+        state.set_buffer(rel, before)
+        return after, [f for f in analyze(state) if f.path == rel and f.code != "PM503"]
 
 
 def brought_in(after: list[Finding], before: list[Finding] | None) -> list[Finding]:

@@ -83,6 +83,11 @@ class SecretsSettings(_Section, SecretsBehaviour):
 
 
 
+class HistorySettings(_Section):
+    days: int = Field(90, ge=1, description="History: days an entry is kept (the last 50 entries are always kept); "
+                                            "older entries are pruned from the store, at most once a day.")
+
+
 class DiagnosticsSettings(_Section):
     scope: Literal["root", "changes"] = Field(
         "root", description="What the language server publishes. `root`: every file's findings (editors). "
@@ -109,6 +114,7 @@ class Settings(_Section, SettingsBehaviour):
     duplicates: DuplicatesSettings = Field(default_factory=DuplicatesSettings)
     secrets: SecretsSettings = Field(default_factory=SecretsSettings)
     diagnostics: DiagnosticsSettings = Field(default_factory=DiagnosticsSettings)
+    history: HistorySettings = Field(default_factory=HistorySettings)
     exclude: list[str] = Field(default_factory=list,
                                description="Globs of root-relative paths never read (`drafts/**`).")
     dialect: Literal["auto", "v0.10", "pmem"] = Field(

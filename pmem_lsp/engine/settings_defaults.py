@@ -47,6 +47,7 @@ DEFAULTS: dict[str, Any] = {
     "duplicates": {"threshold": 0.9},
     "secrets": {"enabled": True, "allow": []},
     "diagnostics": {"scope": "root"},
+    "history": {"days": 90},
     "exclude": [],
     "dialect": "auto",
 }

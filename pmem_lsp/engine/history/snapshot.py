@@ -15,6 +15,14 @@ from .git import Git
 SETTINGS_FILE = ".pmem.toml"
 DEFAULT_LARGE_KB = 256
 StatKey = tuple[int, int, int, int]  # mtime_ns, ctime_ns, size, inode
+# Kept whatever their size: a 10k root's `_index.md` is about 1 MB, far over `largeFile.kb`, and
+# it is what a wipe destroys and what undo and PM210/PM308 read back.
+INDEXES = ("_index.md", "_archive/_index.md")
+
+
+def kept_size(rel: str, size: int, limit: int) -> bool:
+    """Whether a file of `size` bytes at `rel` is kept (raw material over the limit is not)."""
+    return size <= limit or rel in INDEXES
 
 
 def large_limit(root: Path) -> int:
@@ -50,7 +58,7 @@ def kept_files(root: Path) -> dict[str, os.stat_result]:
                 st = os.lstat(os.path.join(folder, name))
             except OSError:
                 continue
-            if stat.S_ISREG(st.st_mode) and st.st_size <= limit:
+            if stat.S_ISREG(st.st_mode) and kept_size(rel, st.st_size, limit):
                 found[rel] = st
     return found
 

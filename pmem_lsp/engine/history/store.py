@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .git import Git, HistoryOff
 from .location import make_private_dirs, store_dir
-from .snapshot import StatCache, snapshot
+from .snapshot import StatCache, kept_size, large_limit, snapshot
 
 FORMAT_VERSION = 1
 REF = "refs/heads/entries"
@@ -131,6 +131,41 @@ class HistoryStore:
             cache.save(commit)  # after the entry: a crash before it only means hashing again
             return commit
 
+    def record_file(self, rel: str, writer: Writer, title: str, when: dt.datetime | None = None) -> str | None:
+        """An entry that is the newest one with only `rel` as it is now (its blob replaced, added
+        or removed): what a hook records around an agent's one-file write, without walking the
+        root (a 10k root's walk is over the hook's budget). Exact for that file; whatever else
+        changed meanwhile is found by the next whole recording. None: nothing recorded yet (the
+        first entry is a whole one) or `rel` is as the newest entry has it."""
+        when = when or dt.datetime.now(dt.timezone.utc).astimezone()
+        with self.locked():
+            parent = newest_entry(self.dir)
+            if parent is None:
+                return None
+            path = self.root / rel
+            kept = path.is_file() and not path.is_symlink() \
+                and kept_size(rel, path.stat().st_size, large_limit(self.root))
+            blob = self.git.run("hash-object", "-w", "--no-filters", "--", str(path)).decode().strip() if kept \
+                else None
+            then = self.git.run("rev-parse", "-q", "--verify", f"{parent}:{rel}", check=False).decode().strip() or None
+            if blob == then:
+                return None
+            index = self.dir / "index"
+            index.unlink(missing_ok=True)
+            self.git.run("read-tree", parent)
+            if blob is None:
+                self.git.run("update-index", "--force-remove", "--", rel)
+            else:
+                self.git.run("update-index", "--add", "--cacheinfo", f"100644,{blob},{rel}")
+            tree = self.git.run("write-tree").decode().strip()
+            stamp = f"{int(when.timestamp())} {when.strftime('%z') or '+0000'}"
+            commit = self.git.run("commit-tree", tree, "-p", parent, input=_message(writer, title, when),
+                                  env={"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}).decode().strip()
+            self.git.run("update-ref", REF, commit, parent)
+            # The stat cache still names `parent`: the next whole recording builds its tree and
+            # compares it with this entry's, so nothing is recorded twice nor missed.
+            return commit
+
     def blobs_of(self, commit: str) -> dict[str, str]:
         """path → blob id of every file kept in the entry `commit`."""
         raw = self.git.run("ls-tree", "-r", "-z", "--full-tree", commit).decode("utf-8", "surrogateescape")
@@ -198,6 +233,25 @@ class HistoryStore:
     def parent_of(self, commit: str) -> str | None:
         out = self.git.run("rev-parse", "--verify", "-q", f"{commit}^", check=False).decode().strip()
         return out or None
+
+
+def newest_entry(store: Path) -> str | None:
+    """The newest entry's commit, read from the ref itself (loose, else packed): no process,
+    for the callers that run on every check or every agent write."""
+    git_dir = store / "repo.git"
+    try:
+        return (git_dir / REF).read_text(encoding="ascii").strip() or None
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    try:
+        for line in (git_dir / "packed-refs").read_text(encoding="ascii").splitlines():
+            if line.endswith(" " + REF):
+                return line.split()[0]
+    except OSError:
+        return None
+    return None
 
 
 def open_store(root: Path, create: bool = True) -> HistoryStore:

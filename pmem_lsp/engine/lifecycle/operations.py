@@ -654,6 +654,18 @@ def _plan_route(ctx: LifecycleContext, args: PlanArguments) -> Plan:
 
 # One planner per write operation of the registry (registry.py; a test holds the two to the
 # same names): adding an operation is its entry there and its planner here.
+def _plan_undo(ctx: LifecycleContext, args: PlanArguments) -> Plan:
+    from .undo import plan_undo
+
+    return plan_undo(ctx, args.path, args.content)  # `path`: the entry; `content`: the chosen paths, one a line
+
+
+def _plan_restore(ctx: LifecycleContext, args: PlanArguments) -> Plan:
+    from .undo import plan_restore
+
+    return plan_restore(ctx, args.path, args.content)  # `path`: the entry; `content`: the index to restore
+
+
 PLANNERS: dict[str, Callable[[LifecycleContext, PlanArguments], Plan]] = {
     "save": _plan_save,
     "route": _plan_route,
@@ -664,6 +676,8 @@ PLANNERS: dict[str, Callable[[LifecycleContext, PlanArguments], Plan]] = {
     "purge": lambda ctx, args: plan_purge(ctx, args.path),
     "init": lambda ctx, args: plan_init(ctx),
     "migrate": lambda ctx, args: plan_migrate(ctx, args.path),  # `path` carries the target dialect
+    "undo": lambda ctx, args: _plan_undo(ctx, args),
+    "restore": lambda ctx, args: _plan_restore(ctx, args),
 }
 
 
