@@ -4,6 +4,9 @@
   version-pinned, installed once into `.cache/agent-clients` (as the editors' tools are
   installed by the tests' set-up); the test is skipped, saying why, where npm or the registry
   is missing. (Claude Code's install script puts its binary for this platform in place.)
+- `inspector` — the official MCP Inspector (its CLI mode), version-pinned, installed once into
+  `.cache/inspector` the same way; skipped, saying why, where npm, the registry or the
+  package's CLI is missing.
 - `mcp1_python` — an interpreter with the MCP SDK's 1.x line (what clients built before the
   2.x SDK run), in a venv of its own under `.cache/mcp1` made once from PyPI; skipped, saying
   why, where it cannot be made.
@@ -40,6 +43,33 @@ def agent_clients() -> dict[str, Path]:
             if done.returncode != 0 or not all(b.exists() for b in bins.values()):
                 pytest.skip(f"npm could not install {', '.join(CLIENTS.values())}: {done.stderr[-500:]}")
     return bins
+
+
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"  # 2.x: `--cli --protocol-era legacy|auto|modern`
+INSPECTOR_PREFIX = REPO / ".cache" / "inspector"
+
+
+@pytest.fixture(scope="session")
+def inspector() -> Path:
+    """The Inspector's launcher (`inspector --cli …`). Its own prefix: installing it beside the
+    agent clients would make npm re-resolve their tree."""
+    launcher = INSPECTOR_PREFIX / "node_modules" / ".bin" / "inspector"
+    npm = shutil.which("npm")
+    INSPECTOR_PREFIX.mkdir(parents=True, exist_ok=True)
+    with open(INSPECTOR_PREFIX / ".lock", "w") as lock:  # two test workers install once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not launcher.exists():
+            if npm is None:
+                pytest.skip(f"npm is not installed: the MCP Inspector ({INSPECTOR}) cannot be had")
+            done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(INSPECTOR_PREFIX),
+                                   INSPECTOR], capture_output=True, text=True, timeout=600)
+            if done.returncode != 0 or not launcher.exists():
+                pytest.skip(f"npm could not install {INSPECTOR}: {done.stderr[-500:]}")
+    # It declares node >= 22.19 but runs on 20; where it cannot run at all, say so.
+    ran = subprocess.run([str(launcher), "--cli", "--version"], capture_output=True, text=True, timeout=120)
+    if ran.returncode != 0:
+        pytest.skip(f"the MCP Inspector ({INSPECTOR}) does not run here: {(ran.stderr or ran.stdout)[-500:]}")
+    return launcher
 
 
 MCP1 = REPO / ".cache" / "mcp1"
