@@ -38,10 +38,10 @@ from .memory_file import MemoryFile
 from .root_state import FileEntry, RootState
 from .rule import FileCheck, TextCheck
 from .rules.archive import check_archive
+from .rules.broken_links import LINK_ZONES, link_paths, md_form
 from .rules.duplicates import DuplicateIndex, sketch_of
 from .rules.freshness import StatusSources, claims_status
-from .rules.leftovers import check_leftovers
-from .rules.links import LINK_ZONES, link_paths, md_form
+from .rules.interrupted_writes import check_leftovers
 from .rules.routes import check_routes
 from .rules.stale import GitDates, git_dates
 from .rules.structure import check_structure

@@ -14,12 +14,12 @@ from .findings import Finding, Severity
 from .rule import FileCheck, FixFn, Rule, TextCheck
 from .rules import (
     archive,
+    broken_links,
     concluded,
     duplicates,
     freshness,
     instructions,
-    leftovers,
-    links,
+    interrupted_writes,
     route_facts,
     routes,
     secrets,
@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from .root_state import RootState
 
 # The rule modules. A new module is one line here; a new rule in a module, none.
-MODULES = (structure, leftovers, summary, routes, route_facts, archive, secrets, links, source_paths, instructions,
-           stale, concluded, duplicates, freshness, vanished)
+MODULES = (structure, interrupted_writes, summary, routes, route_facts, archive, secrets, broken_links, source_paths,
+           instructions, stale, concluded, duplicates, freshness, vanished)
 
 RULES: dict[str, Rule] = {r.code: r for r in sorted((r for m in MODULES for r in m.RULES), key=lambda r: r.code)}
 TEXT_CHECKS: tuple[TextCheck, ...] = tuple(c for m in MODULES for c in getattr(m, "TEXT_CHECKS", ()))

@@ -73,9 +73,10 @@ MIRRORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
         (f"{_E}.rules.source_paths:source_pointers", f"{_E}.rules.source_paths:_ABSOLUTE_HINT")),
     "link_targets": (
         "native/src/record.rs: link_targets, normalize_target, normpath",
-        "engine/rules/links.py (PM402's link paths)",
-        (f"{_E}.rules.links:_link_paths", f"{_E}.rules.links:_python_path", f"{_E}.rules.links:is_wikilink_text",
-         f"{_E}.paths:normalize_target", f"{_E}.paths:strip_fragment", f"{_E}.paths:_SCHEME", f"{_E}.paths:_DRIVE")),
+        "engine/rules/broken_links.py (PM402's link paths)",
+        (f"{_E}.rules.broken_links:_link_paths", f"{_E}.rules.broken_links:_python_path",
+         f"{_E}.rules.broken_links:is_wikilink_text", f"{_E}.paths:normalize_target",
+         f"{_E}.paths:strip_fragment", f"{_E}.paths:_SCHEME", f"{_E}.paths:_DRIVE")),
     "pm404": (
         "native/src/lib.rs: has_anchor, instruction_candidate (instruction_lines, and file_record's candidates)",
         "engine/rules/instructions.py (PM404's candidate lines)",

@@ -18,7 +18,7 @@ from pmem_lsp.engine.catalogue import RULES
 from pmem_lsp.engine.paths import normalize_target
 from pmem_lsp.engine.root_state import FileEntry
 from pmem_lsp.engine.rules import duplicates
-from pmem_lsp.engine.rules.links import link_paths
+from pmem_lsp.engine.rules.broken_links import link_paths
 from pmem_lsp.engine.settings import Settings
 from pmem_lsp.engine.zones import Zone
 

@@ -63,3 +63,14 @@ def test_nothing_in_the_repository_cites_a_document_outside_it():
         if any(citation in text for citation in OUTSIDE):
             offenders.append(name)
     assert offenders == []
+
+
+def test_module_names_are_unique_across_the_package():
+    """A file name says what the module holds (docs/architecture.md, issue 41): no two modules of
+    the package share one, so `early.py` can never mean three things again."""
+    package = Path(__file__).resolve().parents[2] / "pmem_lsp"
+    seen: dict[str, list[str]] = {}
+    for path in package.rglob("*.py"):
+        if path.name not in ("__init__.py", "__main__.py"):
+            seen.setdefault(path.name, []).append(path.relative_to(package).as_posix())
+    assert {name: places for name, places in seen.items() if len(places) > 1} == {}

@@ -324,7 +324,7 @@ def test_a_file_no_route_names_does_not_walk_the_routes(tmp_path: Path):
 
 
 def test_a_link_without_md_follows_its_note_appearing_and_vanishing(tmp_path: Path):
-    """PM402 keeps what it asked of the root (engine/rules/links.py): a target named without
+    """PM402 keeps what it asked of the root (engine/rules/broken_links.py): a target named without
     `.md` is asked in its `.md` form only while the target itself is missing, and the kept
     answer still changes when that note, a file of the bare name, or a folder of it appears."""
     root = make_root(tmp_path)

@@ -34,7 +34,8 @@ from engine_helpers import findings
 from pmem_lsp.engine import markdown, memory_file, native, native_mirrors, paths
 from pmem_lsp.engine.line_index import split_lines
 from pmem_lsp.engine.markdown import _fast_part, _native_part, _Scanner, scan_blocks
-from pmem_lsp.engine.rules import concluded, duplicates, instructions, links, route_facts, source_paths, summary
+from pmem_lsp.engine.rules import broken_links as links
+from pmem_lsp.engine.rules import concluded, duplicates, instructions, route_facts, source_paths, summary
 from pmem_lsp.engine.rules import secrets as secrets_rule
 from pmem_lsp.engine.rules.instructions import instruction_kinds
 from pmem_lsp.engine.zones import Zone

@@ -47,7 +47,7 @@ def links_broken_by(root: Path, sources: list[str], state: RootState | None = No
     if not sources:
         return []
     from ..root_state import RootState
-    from ..rules.links import LINK_ZONES, link_paths, md_form
+    from ..rules.broken_links import LINK_ZONES, link_paths, md_form
     from ..zones import zone_of
     from .save import settings_or_defaults
 

@@ -35,7 +35,7 @@ from ..native import core_for
 from ..paths import strip_fragment
 from ..root_state import FileEntry, RootState
 from ..rule import FileCheck, I, Rule
-from .links import LINK_ZONES
+from .broken_links import LINK_ZONES
 
 # The record's verdict for this rule, only where the build was written for its Python code
 # (docs/native.md; native_mirrors.py, group "pointers").
