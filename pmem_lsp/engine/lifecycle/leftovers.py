@@ -5,7 +5,7 @@ pmem writes every index and note through a hidden temporary file beside its targ
 under a hidden name (`.<name>.<random>.purge.pmem-tmp`). A process killed at the wrong instant
 leaves that file: hidden, so no agent reads it as memory, but it can hold a whole index or note.
 
-- PM007 (`rules/leftovers.py`) reports each one, with what it is and what is safe to do;
+- PM007 (`rules/interrupted_writes.py`) reports each one, with what it is and what is safe to do;
 - the next pmem write, under the root's lock, clears those in the folders it writes
   (`clear_leftovers`): a write's temporary file once its target is there and readable (the
   target is intact: the rename either happened or the old text is still whole), a purge's set-aside
