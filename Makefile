@@ -88,10 +88,12 @@ vscode:
 test-vscode: $(STAMP_RUN) vscode
 	editors/vscode/e2e/run.sh
 
-# Generated 1k and 10k roots; prints a table and writes benchmarks/results.json.
+# Generated 1k and 10k roots; prints a table and writes benchmarks/results.json; then history's
+# recording costs on the 10k root (benchmarks/history-results.json).
 bench: $(STAMP_TEST) $(STAMP_NATIVE) bytecode
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/history_bench.py
 
 schemas: $(STAMP_RUN)
 	$(BIN)/pmem schema settings > schemas/settings.schema.json
