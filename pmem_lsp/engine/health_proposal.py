@@ -55,12 +55,17 @@ DEFAULT_PER_GROUP = 10
 def no_command(path: str) -> str | None:
     """Why no command can carry out an item on `path` (None: one can). A command names the real
     path, never its shown form (which names no file) nor a masked one; and a path that holds a
-    likely secret is not repeated in a command at all. The safety contract refuses names that
-    are not UTF-8 or hold control characters, and no JSON string could carry the first."""
+    likely secret is not repeated in a command at all. No JSON string can carry a name that is
+    not UTF-8, and the safety contract refuses control characters."""
     from .lifecycle.safety import Refusal, validate_relative
 
     if mask_text(path) != path:
         return "the file name holds a likely secret, so no command repeats it: rename the file, then run health again"
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:  # the lifecycle takes such a name now, but no JSON string can carry it
+        return ("no command can name this file (its name is not valid UTF-8, which no JSON string can carry): "
+                "run the command in your shell with the name as it is")
     try:
         validate_relative(path)
     except Refusal as exc:

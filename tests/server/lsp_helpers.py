@@ -24,6 +24,10 @@ def uri(path: Path) -> str:
 
 async def start(client: LanguageClient, root: Path, profile: str = "neovim",
                 settings: dict | None = None) -> lsp.InitializeResult:
+    # A client that says it supports lens refreshes (VS Code's profile) answers the server's
+    # `workspace/codeLens/refresh`, as VS Code does; a test that counts them registers its own.
+    if lsp.WORKSPACE_CODE_LENS_REFRESH not in client.protocol.fm.features:
+        client.feature(lsp.WORKSPACE_CODE_LENS_REFRESH)(lambda _params: None)
     return await client.initialize_session(lsp.InitializeParams(
         capabilities=client_capabilities(profile),
         workspace_folders=[lsp.WorkspaceFolder(uri=uri(root), name=root.name)],

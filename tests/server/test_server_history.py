@@ -64,10 +64,10 @@ def changed_by(titles: list[str]) -> list[str]:
 
 @pytest.mark.parametrize("profile", ["neovim", "visual-studio-code"])
 async def test_agent_change_gets_a_lens_diff_undo_and_keep(client: LanguageClient, root: Path, profile: str):
+    refreshes: list[None] = []
+    client.feature(lsp.WORKSPACE_CODE_LENS_REFRESH)(lambda _params: refreshes.append(None))  # before start's
     await start(client, root, profile=profile)
     ui = DiskClient(client, answer=None)
-    refreshes: list[None] = []
-    client.feature(lsp.WORKSPACE_CODE_LENS_REFRESH)(lambda _params: refreshes.append(None))
     alpha = root / ALPHA
     original = alpha.read_text(encoding="utf-8")
 
