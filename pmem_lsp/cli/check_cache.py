@@ -44,6 +44,7 @@ import tempfile
 import time
 
 from .. import __version__
+from ..engine.cache_writer import no_writer_busy, write_after_answer
 from ..engine.user_cache import (
     own_folder,
     package_stamp,
@@ -150,7 +151,7 @@ class CheckCache:
         if self.tree is None or not own_folder(os.path.dirname(self.file)):
             return None
         try:
-            with open(self.file, "rb") as fh:
+            with no_writer_busy(self.file), open(self.file, "rb") as fh:  # the last run's child may be writing it
                 head, tree, outside, state, out, err, status = marshal.load(fh)
         except (OSError, EOFError, ValueError, TypeError):
             return None
@@ -159,8 +160,13 @@ class CheckCache:
         return out, err, status
 
     def store(self, out: str, err: str, status: int, outside: list[str]) -> None:
+        """Keep this run's answer, written by a forked child once the answer is out (the walk
+        that proves the root did not change meanwhile is most of the cost: `cache_writer`)."""
         if self.tree is None or self.tree[1] / 1e9 > self.started - racy_seconds():
             return  # a file changed too recently before the run to trust its times
+        write_after_answer(self.file, lambda: self._write(out, err, status, outside))
+
+    def _write(self, out: str, err: str, status: int, outside: list[str]) -> None:
         after = walk(self.root)
         if after is None or after[0] != self.tree[0] or _read_toml(self.root) != self.toml:
             return  # the root or its settings changed while it was checked
