@@ -55,7 +55,7 @@ from ..engine.user_cache import (
 )
 
 FORMAT = 1
-_NOT_IN_KEY = ("PMEM_NO_CACHE", "PMEM_CACHE_DIR", "PMEM_CACHE_RACY_SECONDS")
+_NOT_IN_KEY = ("PMEM_NO_CACHE", "PMEM_CACHE_DIR", "PMEM_CACHE_RACY_SECONDS", "PMEM_CACHE_WRITE")
 
 
 def cache_dir() -> str:

@@ -120,3 +120,23 @@ def write_after_answer(record: str, write: Callable[[], None]) -> None:
         status = 0
     finally:
         os._exit(status)  # never back into the caller's code, its exit handlers or buffers
+
+
+def wait_for_writers(folder: str) -> None:
+    """Wait until no child is writing a record under `folder` (a caller about to look at the
+    cache files themselves, or to delete the folder: tests, benchmarks)."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    for here, _dirs, files in os.walk(folder):
+        for name in files:
+            if name.endswith(".lock"):
+                try:
+                    fd = os.open(os.path.join(here, name), os.O_RDONLY)
+                except OSError:
+                    continue
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH)
+                finally:
+                    os.close(fd)

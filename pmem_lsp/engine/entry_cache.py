@@ -79,7 +79,8 @@ def native_stamp() -> tuple | None:
 
 # The environment that cannot change a finding (where the caches live, which root, MCP's
 # confirmations); any other PMEM_ variable is in the key.
-_ENV_NOT_IN_KEY = ("PMEM_NO_CACHE", "PMEM_CACHE_DIR", "PMEM_CACHE_RACY_SECONDS", "PMEM_ROOT", "PMEM_MCP_ELICITATION")
+_ENV_NOT_IN_KEY = ("PMEM_NO_CACHE", "PMEM_CACHE_DIR", "PMEM_CACHE_RACY_SECONDS", "PMEM_CACHE_WRITE", "PMEM_ROOT",
+                   "PMEM_MCP_ELICITATION")
 
 
 def settings_key(settings: Settings) -> str:
