@@ -116,6 +116,8 @@ def write_after_answer(record: str, write: Callable[[], None]) -> None:
         null = os.open(os.devnull, os.O_RDWR)
         for target in (0, 1, 2):
             os.dup2(null, target)
+        with contextlib.suppress(OSError):
+            os.nice(10)  # work nobody waits for: the parent's exit and the caller's next command go first
         write()
         status = 0
     finally:
