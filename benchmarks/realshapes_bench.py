@@ -81,10 +81,12 @@ def _start_only(root: Path) -> Path:
     return root
 
 
-def roots(work: Path, shapes: list[str], files: int, big: int = 10_000) -> dict[str, Path]:
-    out = {START: _start_only(work / "start-only"), "generated 10k": work / "root10k"}
+def roots(work: Path, shapes: list[str], files: int, big_root: Path | None = None) -> dict[str, Path]:
+    """The start-only root, the generated 10k root (`big_root` when one is made already) and
+    each shape at about `files` files, all under `work`."""
+    out = {START: _start_only(work / "start-only"), "generated 10k": big_root or work / "root10k"}
     if not (out["generated 10k"] / "_index.md").exists():
-        generate_root(out["generated 10k"], big, 1)
+        generate_root(out["generated 10k"], 10_000, 1)
     for shape in shapes:
         out[shape] = generate_scaled(work / f"real-{shape}", shape, files)
     return out
