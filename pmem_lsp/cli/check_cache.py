@@ -164,14 +164,15 @@ class CheckCache:
         that proves the root did not change meanwhile is most of the cost: `cache_writer`)."""
         if self.tree is None or self.tree[1] / 1e9 > self.started - racy_seconds():
             return  # a file changed too recently before the run to trust its times
-        write_after_answer(self.file, lambda: self._write(out, err, status, outside))
+        tree = self.tree[0]
+        write_after_answer(self.file, lambda: self._write(tree, out, err, status, outside))
 
-    def _write(self, out: str, err: str, status: int, outside: list[str]) -> None:
+    def _write(self, tree: bytes, out: str, err: str, status: int, outside: list[str]) -> None:
         after = walk(self.root)
-        if after is None or after[0] != self.tree[0] or _read_toml(self.root) != self.toml:
+        if after is None or after[0] != tree or _read_toml(self.root) != self.toml:
             return  # the root or its settings changed while it was checked
         outside = sorted(set(outside))
-        record = (self.head, self.tree[0], outside, _outside_state(outside), out, err, status)
+        record = (self.head, tree, outside, _outside_state(outside), out, err, status)
         folder = os.path.dirname(self.file)
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)
