@@ -29,6 +29,9 @@ less than `RACY_SECONDS` before the run began, or when the root changed while it
 No replay at all when the root holds a symbolic link (its target can change without the link
 changing), a `.git` (PM501 then reads commit dates), or a folder that cannot be listed.
 
+The record is written by a forked child once the answer is out (`engine/cache_writer.py`:
+the second walk and the write are nobody's wait), and read only when no such child is busy.
+
 Off with `--no-cache` (on both commands) or `PMEM_NO_CACHE=1` (a setting of the process, not
 of the root: not in `.pmem.toml`).
 """

@@ -26,6 +26,10 @@ could not be told apart), an editor buffer, an unreadable file, a symbolic link,
 entry whose file turned out to be another when read. A record file that cannot be read or
 is not what this module writes is ignored: never an error, never a finding.
 
+**When it is written**: `pmem check` writes the record file from a forked child once its
+answer is out (`cache_writer.py`: the caller does not wait for the pickling), and a reader
+waits for such a child before it opens the file; the server and `host.scan` write in place.
+
 Off with `--no-cache` or `PMEM_NO_CACHE=1`, like the check cache.
 """
 
