@@ -201,6 +201,10 @@ def run_check_command(root: Path, settings: Settings, raw_paths: list[str], stdi
         except UnicodeDecodeError as exc:
             err.write(f"pmem: error: the text on stdin is not valid UTF-8 (byte {exc.start})\n")
             return exit_codes.ERROR
+    if records is not None:
+        # The `pmem` process ends right after its answer: the records are written by a child
+        # after it, so a first run that fills them costs no more than a cold one (issue 44).
+        records.write_after_answer = True
     result = check_files(root, settings, paths or None, proposed, records=records, parallel=True)
     if states is not None:
         states.append(result.state)

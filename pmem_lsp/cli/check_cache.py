@@ -29,6 +29,9 @@ less than `RACY_SECONDS` before the run began, or when the root changed while it
 No replay at all when the root holds a symbolic link (its target can change without the link
 changing), a `.git` (PM501 then reads commit dates), or a folder that cannot be listed.
 
+The record is written by a forked child once the answer is out (`engine/cache_writer.py`:
+the second walk and the write are nobody's wait), and read only when no such child is busy.
+
 Off with `--no-cache` (on both commands) or `PMEM_NO_CACHE=1` (a setting of the process, not
 of the root: not in `.pmem.toml`).
 """
@@ -44,6 +47,7 @@ import tempfile
 import time
 
 from .. import __version__
+from ..engine.cache_writer import no_writer_busy, write_after_answer
 from ..engine.user_cache import (
     own_folder,
     package_stamp,
@@ -54,7 +58,7 @@ from ..engine.user_cache import (
 )
 
 FORMAT = 1
-_NOT_IN_KEY = ("PMEM_NO_CACHE", "PMEM_CACHE_DIR", "PMEM_CACHE_RACY_SECONDS")
+_NOT_IN_KEY = ("PMEM_NO_CACHE", "PMEM_CACHE_DIR", "PMEM_CACHE_RACY_SECONDS", "PMEM_CACHE_WRITE")
 
 
 def cache_dir() -> str:
@@ -150,7 +154,7 @@ class CheckCache:
         if self.tree is None or not own_folder(os.path.dirname(self.file)):
             return None
         try:
-            with open(self.file, "rb") as fh:
+            with no_writer_busy(self.file), open(self.file, "rb") as fh:  # the last run's child may be writing it
                 head, tree, outside, state, out, err, status = marshal.load(fh)
         except (OSError, EOFError, ValueError, TypeError):
             return None
@@ -159,13 +163,19 @@ class CheckCache:
         return out, err, status
 
     def store(self, out: str, err: str, status: int, outside: list[str]) -> None:
+        """Keep this run's answer, written by a forked child once the answer is out (the walk
+        that proves the root did not change meanwhile is most of the cost: `cache_writer`)."""
         if self.tree is None or self.tree[1] / 1e9 > self.started - racy_seconds():
             return  # a file changed too recently before the run to trust its times
+        tree = self.tree[0]
+        write_after_answer(self.file, lambda: self._write(tree, out, err, status, outside))
+
+    def _write(self, tree: bytes, out: str, err: str, status: int, outside: list[str]) -> None:
         after = walk(self.root)
-        if after is None or after[0] != self.tree[0] or _read_toml(self.root) != self.toml:
+        if after is None or after[0] != tree or _read_toml(self.root) != self.toml:
             return  # the root or its settings changed while it was checked
         outside = sorted(set(outside))
-        record = (self.head, self.tree[0], outside, _outside_state(outside), out, err, status)
+        record = (self.head, tree, outside, _outside_state(outside), out, err, status)
         folder = os.path.dirname(self.file)
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)

@@ -26,6 +26,10 @@ could not be told apart), an editor buffer, an unreadable file, a symbolic link,
 entry whose file turned out to be another when read. A record file that cannot be read or
 is not what this module writes is ignored: never an error, never a finding.
 
+**When it is written**: `pmem check` writes the record file from a forked child once its
+answer is out (`cache_writer.py`: the caller does not wait for the pickling), and a reader
+waits for such a child before it opens the file; the server and `host.scan` write in place.
+
 Off with `--no-cache` or `PMEM_NO_CACHE=1`, like the check cache.
 """
 
@@ -45,6 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from .cache_writer import no_writer_busy, write_after_answer
 from .findings import Finding
 from .root_state import LINE_SHAPES, FileEntry, RestoredEntry, RootState, line_shape, sig_times, stat_sig
 from .user_cache import own_folder, package_stamp, pmem_cache_dir, racy_seconds, time_zone, top_folders
@@ -78,7 +83,8 @@ def native_stamp() -> tuple | None:
 
 # The environment that cannot change a finding (where the caches live, which root, MCP's
 # confirmations); any other PMEM_ variable is in the key.
-_ENV_NOT_IN_KEY = ("PMEM_NO_CACHE", "PMEM_CACHE_DIR", "PMEM_CACHE_RACY_SECONDS", "PMEM_ROOT", "PMEM_MCP_ELICITATION")
+_ENV_NOT_IN_KEY = ("PMEM_NO_CACHE", "PMEM_CACHE_DIR", "PMEM_CACHE_RACY_SECONDS", "PMEM_CACHE_WRITE", "PMEM_ROOT",
+                   "PMEM_MCP_ELICITATION")
 
 
 def settings_key(settings: Settings) -> str:
@@ -115,15 +121,19 @@ class Records:
         self.file = os.path.join(self.folder, name + SUFFIX)
         self.hits = 0  # entries restored
         self.misses = 0  # files with no usable record (new, changed, or never stored)
+        # `pmem check` sets it: the records are written by a forked child after the answer is
+        # out (`cache_writer.write_after_answer`); the server and `host.scan` write in place.
+        self.write_after_answer = False
         self._entries = self._load()
 
     def _load(self) -> dict[str, _Record]:
         if not own_folder(self.folder):
             return {}
-        try:
-            fd = os.open(self.file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except (OSError, ValueError):
-            return {}
+        with no_writer_busy(self.file):  # a child of the last run may still be writing it
+            try:
+                fd = os.open(self.file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            except (OSError, ValueError):
+                return {}
         try:
             if not _own_file(fd):
                 return {}
@@ -174,6 +184,13 @@ class Records:
             # A few files changed: reading them again next time costs less than writing every
             # record again now (0.2-0.4 s on the 10k root). Nothing kept is wrong meanwhile.
             return
+        if self.write_after_answer:
+            write_after_answer(self.file, lambda: self._write(state))
+        else:
+            self._write(state)
+
+    def _write(self, state: RootState) -> None:
+        """Every record that may be kept, pickled into one file put in place by a rename."""
         newest_safe = (self.started - racy_seconds()) * 1e9
         entries: dict[str, _Record] = {}
         for rel, entry in state.files.items():
@@ -198,7 +215,6 @@ class Records:
                 raise
         except OSError:
             pass  # no cache folder: the check ran, which is all that matters
-
 
     def _learnt(self, state: RootState) -> int:
         """How many files' records would change: new or changed files, files whose checks ran

@@ -36,6 +36,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pmem_lsp.cli.main import main
+from pmem_lsp.engine.cache_writer import wait_for_writers
 from pmem_lsp.engine.root_state import ReadCount
 
 e2e = pytest.mark.e2e  # runs `pmem` as a process (tests/conftest.py)
@@ -67,6 +68,7 @@ def run(root: Path, cache: Path, *extra: str, racy: float = RACY, env_extra: dic
     env.pop("PMEM_NO_CACHE", None)
     done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "check",
                            "--format", "json", *extra], capture_output=True, text=True, env=env, cwd=root, timeout=120)
+    wait_for_writers(str(cache))  # the records are written by a child after the answer (cache_writer.py)
     return done.stdout, done.stderr, done.returncode
 
 
@@ -87,6 +89,7 @@ def run_in_process(root: Path, cache: Path, *extra: str) -> tuple[str, str, int]
         sys.argv = ["pmem", "--root", str(root), "check", "--format", "json", *extra]
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             status = main()
+        wait_for_writers(str(cache))
     finally:
         sys.argv, sys.excepthook, threading.excepthook, thresholds, cwd = saved
         gc.set_threshold(*thresholds)
@@ -300,6 +303,7 @@ def run_health(root: Path, cache: Path, *extra: str) -> tuple[str, str, int]:
     env.pop("PMEM_NO_CACHE", None)
     done = subprocess.run([sys.executable, "-m", "pmem_lsp.cli.main", "--root", str(root), "health", *extra],
                           capture_output=True, text=True, env=env, cwd=root, timeout=120)
+    wait_for_writers(str(cache))
     return done.stdout, done.stderr, done.returncode
 
 
