@@ -37,6 +37,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # no test records into the real ~/.local/state.
     os.environ["XDG_STATE_HOME"] = os.path.join(cache, "state")
     os.environ.pop("PMEM_CACHE_DIR", None)
+    # The check's cache records are written after the answer by a forked child
+    # (engine/cache_writer.py); tests that count or read what a finished pmem wrote would race
+    # it, so they run with the records written in place. tests/engine/test_cache_writer.py
+    # takes this out and tests the child itself.
+    os.environ["PMEM_CACHE_WRITE"] = "foreground"
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -107,7 +107,10 @@ class Sandbox:
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(("PMEM", "PYTHON", "XDG_"))}
         self.env.update(PYTHONPATH=os.pathsep.join([str(hook), *filter(None, [os.environ.get("PYTHONPATH")])]),
                         PMEM_SANDBOX_LOG=str(self.log), HOME=str(self.home), TMPDIR=str(self.tmp),
-                        PYTHONDONTWRITEBYTECODE="1")  # the interpreter's bytecode cache is not pmem's
+                        PYTHONDONTWRITEBYTECODE="1",  # the interpreter's bytecode cache is not pmem's
+                        # The cache records written in place, so the log holds every write when
+                        # the command returns (tests/conftest.py; engine/cache_writer.py).
+                        PMEM_CACHE_WRITE="foreground")
         self.prefix = list(UNSHARE or []) if isolate_network else []
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
@@ -149,10 +152,13 @@ class Sandbox:
         per_file = [p for p in cached if p == self.RECORDS or p.startswith(self.RECORDS + "/")]
         records = [p for p in cached if p not in locks and p != self.LOCKS and p not in per_file]
         assert all(p.endswith(".lock") for p in locks) and len(locks) <= 1, locks
-        assert all(p.endswith(".check") and "/" not in p[len(self.CACHE) + 1:] for p in records), records
+        # Each record may have its `.lock` beside it: readers wait on it for a busy writer
+        # (engine/cache_writer.py).
+        assert all(p.endswith((".check", ".check.lock")) and "/" not in p[len(self.CACHE) + 1:]
+                   for p in records), records
         # The per-file records (engine/entry_cache.py): one file per root and settings, nothing else.
-        assert all(p == self.RECORDS or (p.endswith(".records") and "/" not in p[len(self.RECORDS) + 1:])
-                   for p in per_file), per_file
+        assert all(p == self.RECORDS or (p.endswith((".records", ".records.lock"))
+                                         and "/" not in p[len(self.RECORDS) + 1:]) for p in per_file), per_file
         listing["home"] = [p for p in listing["home"] if p not in (".cache", self.CACHE, *cached)]
         return listing
 
