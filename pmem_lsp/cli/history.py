@@ -22,8 +22,8 @@ from ..engine.history import review
 from ..engine.history.forget import forget_path
 from ..engine.history.git import HistoryOff
 from ..engine.history.merge import Reverted, revert_file
-from ..engine.history.recording import history_disabled
-from ..engine.history.store import HistoryStore, Writer, open_store
+from ..engine.history.recording import caught_up_store
+from ..engine.history.store import HistoryStore
 from ..engine.lifecycle.execute import Tokened, Unattended, execute
 from ..engine.lifecycle.fs_applier import ApplyError
 from ..engine.lifecycle.operations import context
@@ -91,11 +91,7 @@ def root_relative(root: Path, given: str) -> str:
 
 def _store(root: Path) -> HistoryStore:
     """The root's store, after recording what changed since its last entry (writer `outside`)."""
-    if history_disabled():
-        raise HistoryOff("history is off: PMEM_HISTORY is set to off")
-    store = open_store(root)
-    store.record(Writer("outside"), "changed outside pmem")
-    return store
+    return caught_up_store(root)
 
 
 # A restore or an undo is a save, and a save writes neither the indexes nor `_archive/` (their

@@ -32,7 +32,7 @@ from ..cli.history import UsageError, _reverted, root_relative
 from ..engine.history import review
 from ..engine.history.git import HistoryOff
 from ..engine.history.location import store_dir
-from ..engine.history.recording import history_disabled, record_quietly
+from ..engine.history.recording import caught_up_store, history_disabled, record_quietly
 from ..engine.history.store import HistoryStore, Writer, open_store
 from ..engine.host import MemoryRoot
 from ..engine.lifecycle.execute import Confirmed, execute
@@ -225,11 +225,7 @@ def _rel(root: MemoryRoot, given: str) -> str:
 
 def _store(root: Path) -> HistoryStore:
     """The root's store, after recording what changed since its last entry (as `pmem history` does)."""
-    if history_disabled():
-        raise HistoryOff("history is off: PMEM_HISTORY is set to off")
-    store = open_store(root)
-    store.record(Writer("outside"), "changed outside pmem")
-    return store
+    return caught_up_store(root)
 
 
 async def _in_store(ls: PmemServer, call: Any, *args: Any) -> Any:

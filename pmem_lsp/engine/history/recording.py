@@ -7,7 +7,8 @@ import logging
 import os
 from pathlib import Path
 
-from .store import Writer, open_store
+from .git import HistoryOff
+from .store import HistoryStore, Writer, open_store
 
 log = logging.getLogger(__name__)
 
@@ -15,6 +16,17 @@ log = logging.getLogger(__name__)
 def history_disabled() -> bool:
     """`PMEM_HISTORY=off`: nothing is recorded (a benchmark, a throwaway root)."""
     return os.environ.get("PMEM_HISTORY", "").strip().lower() in ("off", "0", "no", "false")
+
+
+def caught_up_store(root: Path) -> HistoryStore:
+    """The root's store, after recording what changed since its last entry (writer `outside`):
+    what `pmem history`, `diff`, `undo`, the server's history commands and `memory_history` read.
+    Raises HistoryOff (with why) when history is off or the store cannot be used."""
+    if history_disabled():
+        raise HistoryOff("history is off: PMEM_HISTORY is set to off")
+    store = open_store(root)
+    store.record(Writer("outside"), "changed outside pmem")
+    return store
 
 
 def record_quietly(root: Path, writer: Writer, title: str) -> str | None:
