@@ -125,11 +125,14 @@ def _scan_and_analyse(root_path: Path, settings: Settings) -> tuple[RootState, A
     return host_scan(root_path, settings)  # unchanged files from the per-file records (engine/entry_cache.py)
 
 
-PROGRESS_AFTER = 0.5  # seconds: a scan that takes longer shows work-done progress
+PROGRESS_AFTER = 0.5  # seconds: a scan that takes longer shows work-done progress (PMEM_PROGRESS_AFTER)
 
 
 async def _progress_after_delay(server: PmemServer, root: MemoryRoot, token: str) -> None:
-    await asyncio.sleep(PROGRESS_AFTER)
+    from ..engine.env_seconds import env_seconds
+
+    # Read when the scan starts: a test shows progress for any scan (0), whatever the machine's speed.
+    await asyncio.sleep(env_seconds("PMEM_PROGRESS_AFTER", PROGRESS_AFTER))
     caps = server.client_capabilities.window
     if caps is None or not caps.work_done_progress:
         return
