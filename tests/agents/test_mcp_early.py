@@ -11,6 +11,7 @@ import os
 import select
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -191,8 +192,22 @@ def test_after_the_handover_a_stray_print_goes_to_stderr_never_into_the_session(
     proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in (INITIALIZE, INITIALIZED, LIST, STATUS)))
     proc.stdin.flush()
     lines = [json.loads(proc.stdout.readline()) for _ in range(3)]  # each line is a message
+    # The noisy thread prints once it sees the swap: wait for its output (a generous bound) before
+    # ending the session, else a fast server ends first and the race decides, not the server.
+    err = bytearray()
+    stderr_fd = proc.stderr.fileno()
+
+    def pump() -> None:
+        while chunk := os.read(stderr_fd, 4096):
+            err.extend(chunk)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 60
+    while not (b"STRAY-PRINT" in err and b"STRAY-CHILD" in err) and time.monotonic() < deadline:
+        time.sleep(0.05)
     proc.stdin.close()
-    err = proc.stderr.read()
     proc.wait(timeout=30)
+    reader.join(timeout=30)
     assert sorted(m["id"] for m in lines) == [1, 2, 3]
-    assert b"STRAY-PRINT" in err and b"STRAY-CHILD" in err
+    assert b"STRAY-PRINT" in err and b"STRAY-CHILD" in err, bytes(err)
