@@ -28,24 +28,14 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "engine"))
 import realnotes as rn  # noqa: E402
 
-UNLABELLED = ("PM100", "PM501")  # the fixtures plant neither (tests/engine/test_real_notes.py: ALLOWED)
-
-FIXTURES: dict[str, Callable[[Path], rn.RealRoot]] = {
-    "obsidian": rn.obsidian_vault,
-    "cline-en": lambda d: rn.cline_memory_bank(d, "en"),
-    "cline-zh": lambda d: rn.cline_memory_bank(d, "zh"),
-    "cline-ja": lambda d: rn.cline_memory_bank(d, "ja"),
-    "templates": lambda d: rn.template_collection(d, 60),
-    "journal-500": lambda d: rn.templated_journal(d, 500),
-    "foam": rn.foam_vault,
-}
+UNLABELLED = rn.UNLABELLED  # the fixtures plant neither
+FIXTURES = rn.BUILDERS
 
 
 def pmem_command() -> list[str]:

@@ -1830,3 +1830,18 @@ def similar_pairs(root: Path, folder: str, threshold: float = 0.9) -> list[tuple
             if s >= threshold:
                 out.append((rels[i], rels[j], s))
     return out
+
+
+# Every real-shaped fixture root by name: what tests/engine/test_real_notes.py checks and
+# benchmarks/precision.py counts (one table, so the two always speak of the same roots).
+BUILDERS = {
+    "obsidian": obsidian_vault,
+    "cline-en": lambda d: cline_memory_bank(d, "en"),
+    "cline-zh": lambda d: cline_memory_bank(d, "zh"),
+    "cline-ja": lambda d: cline_memory_bank(d, "ja"),
+    "templates": lambda d: template_collection(d, 60),
+    "journal-500": lambda d: templated_journal(d, 500),
+    "foam": foam_vault,
+}
+# The codes no fixture plants or labels: allowed anywhere, counted apart.
+UNLABELLED = ("PM100", "PM501")

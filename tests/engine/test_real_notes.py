@@ -24,17 +24,8 @@ from engine_helpers import TODAY, findings, scan
 from pmem_lsp.engine.analysis import Analysis
 from pmem_lsp.engine.findings import Finding
 
-ALLOWED = ("PM100", "PM501")
-
-BUILDERS: dict[str, Callable[[Path], rn.RealRoot]] = {
-    "obsidian": rn.obsidian_vault,
-    "cline-en": lambda d: rn.cline_memory_bank(d, "en"),
-    "cline-zh": lambda d: rn.cline_memory_bank(d, "zh"),
-    "cline-ja": lambda d: rn.cline_memory_bank(d, "ja"),
-    "templates": lambda d: rn.template_collection(d, 60),
-    "journal-500": lambda d: rn.templated_journal(d, 500),
-    "foam": rn.foam_vault,
-}
+ALLOWED = rn.UNLABELLED
+BUILDERS = rn.BUILDERS
 
 # Rule families, each its own test per fixture so a failure says which rule is wrong where.
 FAMILIES: dict[str, tuple[str, ...]] = {

@@ -19,7 +19,6 @@ import pytest
 
 from pmem_lsp.cli.main import build_parser
 from pmem_lsp.engine.archive_index import DIALECTS
-from pmem_lsp.engine.lifecycle import preview as preview_module
 from pmem_lsp.engine.lifecycle.execute import Confirmed, execute
 from pmem_lsp.engine.lifecycle.operations import PLANNERS, context, make_plan
 from pmem_lsp.engine.lifecycle.plan import MakeDir, Move, Plan, Remove, WriteText
@@ -150,7 +149,6 @@ def test_the_server_commands_are_exactly_the_registry_editor_operations():
 
 def test_every_operation_has_a_planner_and_a_token():
     assert set(PLANNERS) == set(NAMES) | HISTORY_WRITES
-    assert preview_module.WRITE_OPERATIONS == NAMES
 
 
 def test_each_plan_asks_with_its_registry_word_and_does_what_its_safety_class_says(tmp_path: Path):

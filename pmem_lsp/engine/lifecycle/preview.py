@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from ..settings import Settings
 
 STALE = "stale-preview"
-WRITE_OPERATIONS = ("save", "route", "upgrade", "archive", "delete", "recover", "purge", "init", "migrate")
 TOKEN_VERSION = 1
 
 
