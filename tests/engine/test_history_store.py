@@ -196,3 +196,15 @@ def test_any_name_is_kept_under_its_own_name(root: Path):
     for name in names:
         assert store.text_at(commit, name) == (root / name).read_bytes()
         assert name in kept
+
+
+def test_a_home_without_a_state_folder_gets_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # A fresh account (or a Mac) has no ~/.local: history must not be off for that.
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    store = open_store(make_root(tmp_path))
+    assert store.dir.is_relative_to(home / ".local" / "state" / "pmem" / "history")
+    for folder in (store.dir, store.dir.parent, home / ".local" / "state"):
+        assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700

@@ -27,8 +27,15 @@ def store_dir(root: Path) -> Path:
 
 
 def make_private_dirs(path: Path) -> None:
-    """`path` and the pmem folders above it, 0700: the store holds what agents once wrote."""
-    for folder in reversed([path, *list(path.parents)[:3]]):  # …/pmem, …/history, <id>
-        if not folder.exists():
-            folder.mkdir(mode=0o700, exist_ok=True)
+    """`path` and the pmem folders above it, 0700: the store holds what agents once wrote.
+    A missing state folder itself (`~/.local/state` on a fresh account or a Mac) is made too,
+    0700 as the XDG Base Directory specification asks of a folder it makes; a folder that
+    exists keeps its mode."""
+    missing = [path]
+    for folder in path.parents:  # <id>, …/history, …/pmem, the state home, ~/.local
+        if folder.exists():
+            break
+        missing.append(folder)
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
     os.chmod(path, 0o700)
