@@ -89,6 +89,14 @@ def hook_call(argv: list[str]) -> tuple[str | None] | None:
 SHELL_REFUSAL = ("pmem applies a change to the memory only after the user's own yes, and the user is not asked "
                  "when an agent runs it with a confirmation of its own; nothing was run. Show the user the preview "
                  "(the same command without it) and let them apply it themselves, at their terminal.")
+# Accepting a review says the person has seen what the agents changed (docs/design.md §11):
+# an agent accepting it would hide its own changes from them.
+REVIEW_REFUSAL = ("accepting a review is the user's own word that they have seen what changed, so only they "
+                  "can give it; nothing was run. Tell the user what you changed and let them look at it with "
+                  "`pmem review`, at their terminal or in their editor.")
+# Forgetting drops every stored version of a file: the way back from any later mistake.
+FORGET_REFUSAL = ("forgetting a file drops every version of it that history keeps, which only the user can "
+                  "decide; nothing was run. If a secret was written to memory, tell the user which file holds it.")
 
 
 def answer_shell(text: str, err: TextIO) -> int:
@@ -109,7 +117,12 @@ def answer_shell(text: str, err: TextIO) -> int:
     write = confirmed_write(command)
     if write is None:
         return exit_codes.OK
-    err.write(f"pmem: blocked: `pmem {write}` with the agent's own confirmation: {SHELL_REFUSAL}\n")
+    if write == "review":
+        err.write(f"pmem: blocked: `pmem review --accept` run by an agent: {REVIEW_REFUSAL}\n")
+    elif write == "history --forget":
+        err.write(f"pmem: blocked: `pmem history --forget` run by an agent: {FORGET_REFUSAL}\n")
+    else:
+        err.write(f"pmem: blocked: `pmem {write}` with the agent's own confirmation: {SHELL_REFUSAL}\n")
     return BLOCK
 
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from pmem_lsp.cli.hook import SHELL_REFUSAL, run_hook
+from pmem_lsp.cli.hook import FORGET_REFUSAL, REVIEW_REFUSAL, SHELL_REFUSAL, run_hook
 from pmem_lsp.engine.shell_door import confirmed_write
 
 BLOCKED = [
@@ -87,7 +87,21 @@ def test_the_hook_blocks_with_a_message_that_names_no_way_around():
     code = run_hook(None, "pre-shell", io.StringIO(bash(BLOCKED[0])), io.StringIO(), err)  # type: ignore[arg-type]
     assert code == 2 and SHELL_REFUSAL in err.getvalue()
     for hint in ("--yes", "--token", "-y", "PMEM_", "hook", "settings"):
-        assert hint not in SHELL_REFUSAL
+        for refusal in (SHELL_REFUSAL, REVIEW_REFUSAL, FORGET_REFUSAL):
+            assert hint not in refusal
+
+
+@pytest.mark.parametrize(("command", "refusal", "not_said"), [
+    ("pmem review --accept", REVIEW_REFUSAL, "confirmation"),
+    ("pmem --root ~/m review --all --accept", REVIEW_REFUSAL, "confirmation"),
+    ("pmem history --forget notes/a.md --yes", FORGET_REFUSAL, "confirmation"),
+])
+def test_each_refusal_says_whose_decision_it_is(command: str, refusal: str, not_said: str):
+    # Accepting a review or forgetting a file takes no confirmation option: the words must not
+    # talk of one ("with the agent's own confirmation"), but of whose decision it is.
+    err = io.StringIO()
+    assert run_hook(None, "pre-shell", io.StringIO(bash(command)), io.StringIO(), err) == 2  # type: ignore[arg-type]
+    assert refusal in err.getvalue() and not_said not in err.getvalue() and "only" in refusal
 
 
 @pytest.mark.parametrize("payload", [bash(PASSED[0]), bash(42), "not json", "[" * 100_000, json.dumps({"x": 1})])
