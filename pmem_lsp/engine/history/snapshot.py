@@ -29,12 +29,11 @@ def large_limit(root: Path) -> int:
     """`largeFile.kb` in bytes, read without the settings model (recording must stay cheap and
     must not fail on a settings file pmem cannot use)."""
     try:
-        if sys.version_info >= (3, 11):
-            import tomllib
-        else:  # pragma: no cover
-            import tomli as tomllib
-
-        with open(root / SETTINGS_FILE, "rb") as fh:
+        with open(root / SETTINGS_FILE, "rb") as fh:  # most roots have none: no TOML parser then (~15 ms)
+            if sys.version_info >= (3, 11):
+                import tomllib
+            else:  # pragma: no cover
+                import tomli as tomllib
             kb = tomllib.load(fh).get("largeFile", {}).get("kb", DEFAULT_LARGE_KB)
         return int(kb) * 1024 if isinstance(kb, int) and kb > 0 else DEFAULT_LARGE_KB * 1024
     except (OSError, ValueError, AttributeError, ImportError):
