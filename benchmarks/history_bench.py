@@ -64,7 +64,8 @@ def main() -> None:
             store.record_file(rel, Writer("agent", "Edit · bench"), f"burst {i}")
         burst = time.perf_counter() - start
         loose = size_of(store.dir)
-        subprocess.run(["git", f"--git-dir={store.dir}", "gc", "--quiet"], check=False, capture_output=True)
+        # The store's repository is `repo.git` inside its folder (engine/history/git.py).
+        subprocess.run(["git", f"--git-dir={store.git.git_dir}", "gc", "--quiet"], check=True, capture_output=True)
         packed = size_of(store.dir)
         root_bytes = sum(p.stat().st_size for p in root.rglob("*.md"))
     results = {

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
+from pmem_lsp.engine.history import retention
 from pmem_lsp.engine.history.retention import KEEP_AT_LEAST, prune, prune_daily, retention_days
 from pmem_lsp.engine.history.store import Writer, open_store
 from pmem_lsp.engine.settings import Settings
@@ -66,3 +68,29 @@ def test_days_come_from_the_settings_and_pruning_runs_once_a_day(root: Path):
     stamp = (store.dir / "pruned").stat().st_mtime
     prune_daily(store)
     assert (store.dir / "pruned").stat().st_mtime == stamp
+
+
+def loose_objects(store) -> int:
+    counted = dict(line.split(": ") for line in store.git.run("count-objects", "-v").decode().splitlines())
+    return int(counted["count"])
+
+
+def test_a_day_with_nothing_to_prune_packs_the_loose_objects(root: Path, monkeypatch: pytest.MonkeyPatch):
+    # No entry is old enough to prune, yet every entry left objects loose: without a pack the
+    # store grows by its loose objects for as long as the root is busy.
+    store = fill(root, old=0, recent=30)
+    before = loose_objects(store)
+    assert before > 40
+    monkeypatch.setattr(retention, "LOOSE_LIMIT", 40)
+    assert prune_daily(store) == 0
+    deadline = time.monotonic() + 60  # the pack runs in the background; bounded, not timed
+    while loose_objects(store) >= before // 4 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert loose_objects(store) < before // 4
+    entries = store.entries()
+    assert len(entries) == 30 and store.text_at(entries[0].commit, "notes/log.md") == b"# Log\n\nversion 29\n"
+
+
+def test_few_loose_objects_are_left_alone(root: Path):
+    store = fill(root, old=0, recent=3)
+    assert not retention.pack_loose_objects(store)

@@ -7,10 +7,12 @@ most once a day (`pruned` in the store: when it last ran)."""
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
 import sys
 import time
 from pathlib import Path
 
+from .git import HistoryOff
 from .review import renamed
 from .snapshot import SETTINGS_FILE, StatCache
 from .store import REF, HistoryStore
@@ -19,6 +21,12 @@ DEFAULT_DAYS = 90
 KEEP_AT_LEAST = 50
 ONCE_A_DAY = 86400.0
 STAMP = "pruned"
+# Every entry leaves its objects loose (a blob per changed file, a tree per folder on its path:
+# ~19 KB an entry on the 10k root), and only a prune packs them: a busy root whose entries are
+# all recent would grow by megabytes a day. Past this many loose objects (git's own `gc.auto`
+# default) the day's prune packs them instead. Counted exactly (`count-objects`): `gc --auto`
+# estimates from one of 256 object folders, too coarse to test.
+LOOSE_LIMIT = 6700
 
 
 def retention_days(root: Path) -> int:
@@ -73,7 +81,8 @@ def prune(store: HistoryStore, days: int, now: dt.datetime | None = None) -> int
 
 
 def prune_daily(store: HistoryStore) -> int:
-    """`prune` when it has not run for a day (its cost, a gc, is paid once a day at most)."""
+    """`prune` when it has not run for a day (its cost, a gc, is paid once a day at most); on a
+    day with nothing to prune, the loose objects are packed when there are many."""
     stamp = store.dir / STAMP
     try:
         if time.time() - stamp.stat().st_mtime < ONCE_A_DAY:
@@ -81,4 +90,24 @@ def prune_daily(store: HistoryStore) -> int:
     except FileNotFoundError:
         pass
     stamp.touch()
-    return prune(store, retention_days(store.root))
+    pruned = prune(store, retention_days(store.root))
+    if not pruned:
+        pack_loose_objects(store)
+    return pruned
+
+
+def pack_loose_objects(store: HistoryStore) -> bool:
+    """Start `git gc` in the background when the store holds more than LOOSE_LIMIT loose
+    objects; whether it was started. Nobody waits for it (a pack of the 10k root's store takes
+    seconds); git's own lock keeps two from running at once, and objects written meanwhile are
+    kept (gc prunes only loose objects older than two weeks)."""
+    try:
+        counted = dict(line.split(": ", 1) for line in store.git.run("count-objects", "-v").decode().splitlines()
+                       if ": " in line)
+        if int(counted.get("count", "0")) <= LOOSE_LIMIT:
+            return False
+        subprocess.Popen([store.git.exe, "gc", "--quiet"], env=store.git.env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        return True
+    except (OSError, ValueError, HistoryOff):
+        return False
