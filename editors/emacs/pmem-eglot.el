@@ -20,6 +20,12 @@
 ;;   back to its old path.
 ;; - Commands: `pmem-status', `pmem-health', `pmem-archive', `pmem-delete', `pmem-recover',
 ;;   `pmem-purge', `pmem-upgrade'.
+;; - History (docs/design.md §11): `pmem-history', `pmem-diff' (a `diff-mode' buffer),
+;;   `pmem-ediff', `pmem-undo' (the server asks first), `pmem-review-accept'.  eglot has no
+;;   code lens (1.9 up to Emacs 30's), so the server's history lens — "changed by … · diff ·
+;;   undo · keep" — is shown in the buffer's header line, its words clickable; it is fetched
+;;   when eglot starts managing the buffer, after a revert or a save, and whenever the server
+;;   asks (`workspace/codeLens/refresh', which this client declares it supports).
 
 ;;; Code:
 
@@ -170,6 +176,180 @@ shows with `completing-read', for as long as the user needs, and shows its outco
   "Create the missing lifecycle folders and archive index; the server asks first."
   (interactive)
   (pmem-eglot-execute (pmem-eglot--server) "pmem.upgrade" (vector (list))))
+
+;;; History (docs/design.md §11)
+
+(defun pmem-eglot--command (command arguments &optional then)
+  "Send COMMAND with the one argument object ARGUMENTS; call THEN with its result, if it answers."
+  (let ((server (pmem-eglot--server)))
+    (if (null then)
+        (pmem-eglot-execute server command (vector arguments))
+      (jsonrpc-async-request
+       server :workspace/executeCommand `(:command ,command :arguments ,(vector arguments))
+       :success-fn (lambda (result) (pmem-eglot--answered command result) (funcall then result))
+       :error-fn (lambda (err)
+                   (let ((msg (or (plist-get err :message) (format "%S" err))))
+                     (pmem-eglot--answered command (list :error msg))
+                     (unless (eql (plist-get err :code) -32803) (message "pmem: %s: %s" command msg))))
+       :timeout nil))
+    nil))
+
+(defun pmem-eglot--show (name text mode)
+  "Show TEXT in the read-only buffer NAME, in MODE; return the buffer."
+  (let ((buffer (get-buffer-create name)))
+    (with-current-buffer buffer
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert text)
+        (goto-char (point-min))
+        (funcall mode)
+        (setq buffer-read-only t)))
+    (display-buffer buffer)
+    buffer))
+
+(defun pmem-history (&optional path)
+  "The history of PATH (default: the current file): every entry that changed it, newest first."
+  (interactive)
+  (let ((path (or path (pmem-eglot--relative))))
+    (pmem-eglot--command "pmem.history" (list :path path :show :json-false)
+                         (lambda (result)
+                           (pmem-eglot--show (format "*pmem-history %s*" path)
+                                             (concat (plist-get result :text) "\n") #'special-mode)))))
+
+(defun pmem-diff (&optional path entry)
+  "A `diff-mode' buffer: PATH (default: the current file) before its oldest unreviewed change
+\(or before ENTRY) against now — the buffer's text while it has unsaved edits, else the disk."
+  (interactive)
+  (let ((path (or path (pmem-eglot--relative))))
+    (pmem-eglot--command "pmem.diff" (append (list :path path) (and entry (list :entry entry)))
+                         (lambda (result)
+                           (let ((diff (plist-get result :diff)))
+                             (pmem-eglot--show (format "*pmem-diff %s*" path)
+                                               (if (string-empty-p diff)
+                                                   (format "%s: no difference\n" (plist-get result :title))
+                                                 diff)
+                                               #'diff-mode))))))
+
+(defun pmem-ediff (&optional path entry)
+  "`ediff' of PATH (default: the current file) before its oldest unreviewed change (or ENTRY)
+against the file's buffer."
+  (interactive)
+  (let* ((path (or path (pmem-eglot--relative)))
+         (root (pmem-root (if buffer-file-name (file-name-directory buffer-file-name) default-directory)))
+         (file (expand-file-name path root)))
+    (pmem-eglot--command "pmem.diff" (append (list :path path) (and entry (list :entry entry)))
+                         (lambda (result)
+                           (let ((old (get-buffer-create (format "*pmem before %s %s*" (plist-get result :entry) path))))
+                             (with-current-buffer old
+                               (let ((inhibit-read-only t))
+                                 (erase-buffer)
+                                 (insert (or (plist-get result :old) ""))
+                                 (setq buffer-read-only t)))
+                             (ediff-buffers old (find-file-noselect file)))))))
+
+(defun pmem-undo (&optional path entry)
+  "Undo the newest unreviewed change of PATH (default: the current file), or ENTRY; the server
+previews it and asks first."
+  (interactive)
+  (let ((path (or path (pmem-eglot--relative))))
+    (pmem-eglot--command "pmem.undo" (append (list :paths (vector path)) (and entry (list :entry entry)))
+                         (lambda (result)
+                           (when (eq (plist-get result :applied) t)
+                             (pmem-eglot--revert-unmodified path))))))
+
+(defun pmem-review-accept (&optional path)
+  "Keep the unreviewed changes of PATH (default: the current file): marked reviewed, the header
+line's history lens goes away."
+  (interactive)
+  (let ((path (or path (pmem-eglot--relative))))
+    (pmem-eglot--command "pmem.review.accept" (list :path path)
+                         (lambda (_result) (message "pmem: %s: changes kept (marked reviewed)" path)))))
+
+(defun pmem-eglot--revert-unmodified (path)
+  "Revert the unmodified buffer of PATH (relative to the current root) to the disk."
+  (let* ((root (pmem-root default-directory))
+         (buffer (and root (find-buffer-visiting (expand-file-name path root)))))
+    (when (and buffer (not (buffer-modified-p buffer)))
+      (with-current-buffer buffer (revert-buffer t t t)))))
+
+;;; The history lens, in the header line
+
+(defconst pmem-eglot--lens-commands
+  '(("pmem.history" . pmem-history) ("pmem.diff" . pmem-diff) ("pmem.undo" . pmem-undo)
+    ("pmem.review.accept" . pmem-review-accept))
+  "The server's history lens commands, and what runs them here.")
+
+(defvar-local pmem-history-lens nil
+  "The history lens of this buffer, as the header line shows it (nil: no unreviewed change).")
+
+(defun pmem-eglot--run-lens (command arguments)
+  "Run the lens COMMAND (a `pmem.*' name) with its ARGUMENTS object, as a click does."
+  (pcase command
+    ("pmem.history" (pmem-history (plist-get arguments :path)))
+    ("pmem.diff" (pmem-diff (plist-get arguments :path) (plist-get arguments :entry)))
+    ("pmem.undo" (pmem-undo (elt (plist-get arguments :paths) 0) (plist-get arguments :entry)))
+    ("pmem.review.accept" (pmem-review-accept (plist-get arguments :path)))))
+
+(defun pmem-eglot--lens-button (title command arguments)
+  (let ((map (make-sparse-keymap))
+        (run (lambda () (interactive) (pmem-eglot--run-lens command arguments))))
+    (define-key map [header-line mouse-1] run)
+    (define-key map [mouse-1] run)
+    (propertize title 'face 'link 'mouse-face 'highlight 'local-map map
+                'help-echo (format "mouse-1: %s" command) 'pmem-lens (list command arguments))))
+
+(defun pmem-eglot--lens-line (lenses)
+  "The header line of LENSES (the server's `textDocument/codeLens' answer): its history lens."
+  (let ((parts (cl-loop for lens across lenses
+                        for cmd = (plist-get lens :command)
+                        for name = (and cmd (plist-get cmd :command))
+                        when (assoc name pmem-eglot--lens-commands)
+                        collect (pmem-eglot--lens-button (plist-get cmd :title) name
+                                                         (elt (plist-get cmd :arguments) 0)))))
+    (and parts (mapconcat #'identity parts " · "))))
+
+(defun pmem-eglot-lens-fetch (&optional buffer)
+  "Ask the server for BUFFER's (default: the current one's) lenses; show its history lens."
+  (let ((buffer (or buffer (current-buffer))))
+    (with-current-buffer buffer
+      (let ((server (eglot-current-server)))
+        (when (and buffer-file-name (cl-typep server 'pmem-eglot-lsp-server))
+          (jsonrpc-async-request
+           server :textDocument/codeLens `(:textDocument ,(eglot--TextDocumentIdentifier))
+           :success-fn (lambda (lenses)
+                         (when (buffer-live-p buffer)
+                           (with-current-buffer buffer
+                             (setq pmem-history-lens (pmem-eglot--lens-line (or lenses [])))
+                             (force-mode-line-update))))
+           :error-fn #'ignore
+           :timeout nil))))))
+
+(defun pmem-eglot--lens-setup ()
+  "In a buffer eglot manages for pmem: the header line shows the history lens, kept current."
+  (when (cl-typep (eglot-current-server) 'pmem-eglot-lsp-server)
+    (if (not eglot--managed-mode)
+        (setq pmem-history-lens nil)
+      (unless (member '(:eval pmem-history-lens) (ensure-list header-line-format))
+        (setq header-line-format (append (list '(:eval pmem-history-lens))
+                                         (and header-line-format (ensure-list header-line-format)))))
+      (add-hook 'after-revert-hook #'pmem-eglot-lens-fetch nil t)
+      (add-hook 'after-save-hook #'pmem-eglot-lens-fetch nil t)
+      (pmem-eglot-lens-fetch))))
+
+(add-hook 'eglot-managed-mode-hook #'pmem-eglot--lens-setup)
+
+(cl-defmethod eglot-client-capabilities ((server pmem-eglot-lsp-server))
+  "eglot's, and `workspace/codeLens/refresh': the history lens follows the server's entries."
+  (let* ((caps (copy-tree (cl-call-next-method server)))
+         (workspace (plist-get caps :workspace)))
+    (plist-put caps :workspace (plist-put workspace :codeLens '(:refreshSupport t)))))
+
+(cl-defmethod eglot-handle-request
+  ((server pmem-eglot-lsp-server) (_method (eql workspace/codeLens/refresh)) &rest _)
+  "The server recorded or reviewed history: fetch the lenses of its buffers again."
+  (dolist (buffer (eglot--managed-buffers server))
+    (pmem-eglot-lens-fetch buffer))
+  nil)
 
 ;;; Files pmem changed on disk
 

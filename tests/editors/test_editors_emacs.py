@@ -107,3 +107,50 @@ def test_readme_setup_keeps_a_confirmation_open_past_eglots_timeout_and_follows_
                             "json", "--select", "PM202,PM305"], capture_output=True, text=True, timeout=60)
     assert not [d for d in json.loads(check.stdout)["diagnostics"] if "garden-sensors" in d["path"]
                 or re.search("garden-sensors", d["message"])]
+
+
+def test_history_lens_diff_undo_keep_in_emacs(emacs: str, installed_server: Path, tmp_path: Path):
+    """Issue 42: history in Emacs with the README's set-up. eglot shows no code lenses, so the
+    history lens is in the header line; after another program rewrote an open note it appears,
+    `M-x pmem-diff` (and its "diff", clicked) shows a diff-mode buffer of the removed and added
+    lines, `M-x pmem-undo` with its confirmation puts the text back on disk, "keep" takes the
+    lens away."""
+    if subprocess.run([emacs, "--batch", "--eval", "(progn (package-initialize) (require 'markdown-mode))"],
+                      capture_output=True, timeout=60).returncode != 0:
+        pytest.skip("markdown-mode is not installed (Debian: elpa-markdown-mode)")
+    init = tmp_path / "init.el"
+    init.write_text(readme_elisp(), encoding="utf-8")
+    root = demo_copy(tmp_path / "memory")
+    original = (root / "notes/reading-list.md").read_text(encoding="utf-8")
+    out = tmp_path / "result.json"
+    env = {**os.environ, "HOME": str(tmp_path), "PMEM_INIT": str(init), "PMEM_ROOT_UNDER_TEST": str(root),
+           "PMEM_OUT": str(out)}
+    for key in ("PMEM_ROOT", "PMEM_HISTORY"):
+        env.pop(key, None)
+    done = subprocess.run([emacs, "--batch", "-l", str(SCRIPTS / "history.el")], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert out.exists(), done.stdout + done.stderr
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["error"] is None, (result, done.stderr)
+    assert result["server_class"] == "pmem-eglot-lsp-server" and result["header_line_has_lens"] is True
+    assert "notes/reading-list.md" in result["history_first"] and result["lens_before"] is None, result
+    # The lens, in the header line: who changed the note, and its three actions.
+    assert result["lens"].startswith("changed by another program just now"), result["lens"]
+    assert result["lens"].endswith(" · diff · undo · keep"), result["lens"]
+    # pmem-diff: a unified diff in diff-mode, the line removed and the lines added.
+    for shown in (result["diff"], result["diff_clicked"]):
+        assert '\n-- "Company of One" — Paul Jarvis.\n' in shown, shown
+        assert '\n+- "Company of Two" — an agent rewrote this line.\n' in shown, shown
+        assert "\n+- Appended by another program.\n" in shown, shown
+        assert shown.startswith("--- a/notes/reading-list.md (before ") and "+++ b/notes/reading-list.md (now)" in shown
+    assert result["diff_mode"] == "diff-mode"
+    # pmem-undo: the server's preview, answered "Undo"; the text is back on disk and in the buffer.
+    assert result["undo_choices"] == ["Undo", "Cancel"], result
+    assert "Undo entry " in result["undo_prompt"] and "notes/reading-list.md" in result["undo_prompt"], result
+    assert result["undo_result"]["applied"] is True, result["undo_result"]
+    assert result["restored_on_disk"] is True and result["buffer_is_disk"] is True
+    assert (root / "notes/reading-list.md").read_text(encoding="utf-8") == original
+    # keep: the outside change is marked reviewed, and the lens goes away.
+    assert result["lens_after_undo"] and result["lens_after_undo"].startswith("changed by another program")
+    assert result["keep_result"]["accepted"] >= 1 and "notes/reading-list.md" not in result["keep_result"]["unreviewed"]
+    assert result["lens_after_keep"] is None, result
