@@ -75,6 +75,17 @@ def test_a_new_folder_is_made_and_a_core_file_is_saved_without_a_route(tmp_path)
     assert (root / "_index.md").read_text(encoding="utf-8") == index
 
 
+def test_rewriting_an_unrouted_file_without_a_route_names_no_option(tmp_path):
+    # An undo or a restore is a save with `route=False` and no `--no-route` of the user's: its
+    # preview must not say that option was given, only that the index stays as it is.
+    root = make_root(tmp_path, {"notes/unrouted-log.md": active_file("Log")})
+    shown = preview(context(root, TODAY), Request("save", "notes/unrouted-log.md", content=active_file("Log", body="x\n"),
+                                                   route=False))
+    assert "_index.md: unchanged" in shown.plan.preview and "--no-route" not in shown.plan.preview
+    new = preview(context(root, TODAY), Request("save", "notes/new.md", content=active_file("New"), route=False))
+    assert "no route (--no-route)" in new.plan.preview
+
+
 def test_saving_an_existing_file_shows_a_diff_and_keeps_its_route(tmp_path):
     root = make_root(tmp_path, {"projects/alpha.md": active_file("Alpha")})
     new = active_file("Alpha", body="## Context\nThe work moved to Malmö.\n")

@@ -244,6 +244,10 @@ def plan_save(ctx: LifecycleContext, raw: object, content: object, description: 
         routed = index_text is not None and bool(routes_to(index_text, rel))
         if routed:
             lines.append("  _index.md: it is routed already; the route is kept")
+        elif not route and before is not None:
+            # An existing file left unrouted: the words must fit an undo or a restore (which
+            # keep the index as it is) as well as `save --no-route`.
+            lines.append("  _index.md: unchanged; the file has no route, so agents will not load it on demand (PM202)")
         elif not route:
             lines.append("  _index.md: no route (--no-route): agents will not load it on demand (PM202)")
         else:
