@@ -78,7 +78,8 @@ def test_a_new_folder_is_made_and_a_core_file_is_saved_without_a_route(tmp_path)
 def test_rewriting_an_unrouted_file_without_a_route_names_no_option(tmp_path):
     # An undo or a restore is a save with `route=False` and no `--no-route` of the user's: its
     # preview must not say that option was given, only that the index stays as it is.
-    root = make_root(tmp_path, {"notes/unrouted-log.md": active_file("Log")})
+    root = make_root(tmp_path)
+    (root / "notes/unrouted-log.md").write_text(active_file("Log"), encoding="utf-8")  # no route for it
     shown = preview(context(root, TODAY), Request("save", "notes/unrouted-log.md", content=active_file("Log", body="x\n"),
                                                    route=False))
     assert "_index.md: unchanged" in shown.plan.preview and "--no-route" not in shown.plan.preview
