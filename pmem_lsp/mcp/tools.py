@@ -628,7 +628,7 @@ def make_preview(root: Path, previews: Previews, operation: str, path: str | Non
         data["next"] = "Nothing to do: there is nothing to apply."
     else:
         command = command or cli_command(root, request)
-        key = declines.decline_key(root, shown.plan.op, shown.plan.target)
+        key = declines.plan_key(root, shown.plan)
         previews.remember(shown.token, Pending(request, data["preview"], command, key))
         data["command"] = command
         data["next"] = ("Show the user this preview (and any findings) and ask them to confirm. Only after "

@@ -86,15 +86,30 @@ async def test_undo_is_previewed_then_applied_after_the_users_yes(root: Path, lo
     assert newest.writer.kind == "pmem" and newest.title == f"undid entry {entry['id']}"
 
 
-async def test_a_declined_undo_writes_nothing(root: Path, log: Path):
+async def test_a_declined_undo_writes_nothing_and_holds_only_that_entry(root: Path, log: Path):
     edit(root, "notes/beta.md", "line 3\n", "line 3 changed\n")
+    caught_up_store(root)
+    edit(root, "notes/beta.md", "line 9\n", "line 9 changed\n")
     async with session(root, log, answering("decline", None, []), env=STATE) as client:
         entry = await newest_entry(client)
         _, shown, _ = await call(client, "memory_preview", {"operation": "undo", "entry": entry["id"],
                                                             "paths": ["notes/beta.md"]})
         before = digest(root)
         error, data, _ = await call(client, "memory_apply", {"token": shown["token"]})
-    assert error and data["error"]["kind"] == "declined" and digest(root) == before
+        assert error and data["error"]["kind"] == "declined" and digest(root) == before
+        error, data, _ = await call(client, "memory_history", {"path": "notes/beta.md"})
+        older = data["entries"][1]["id"]
+    # Without a question (no elicitation), the declined undo stays declined; another entry's
+    # undo is another change (an undo is matched by its entry, not by its missing target).
+    async with session(root, log, env=STATE) as client:
+        _, shown, _ = await call(client, "memory_preview", {"operation": "undo", "entry": entry["id"]})
+        error, data, _ = await call(client, "memory_apply", {"token": shown["token"]})
+        assert error and data["error"]["kind"] == "declined" and digest(root) == before
+        _, shown, _ = await call(client, "memory_preview", {"operation": "undo", "entry": older})
+        error, done, _ = await call(client, "memory_apply", {"token": shown["token"]})
+        assert not error and done["applied"] is True, done
+    text = (root / "notes/beta.md").read_text(encoding="utf-8")
+    assert "line 3\n" in text and "line 9 changed\n" in text
 
 
 async def test_restore_brings_back_a_deleted_file_and_an_archived_files_text(root: Path, log: Path):
