@@ -29,7 +29,7 @@ from ..engine.lifecycle.fs_applier import ApplyError
 from ..engine.lifecycle.operations import context
 from ..engine.lifecycle.preview import Preview, Request, applied_data, preview, preview_data
 from ..engine.lifecycle.safety import Refusal, validate_relative
-from ..engine.lifecycle.undo import RESTORABLE_BY_PLAN
+from ..engine.lifecycle.undo import restorable_by_plan
 from ..engine.names import clean_data
 from ..engine.secrets import mask_text
 from ..engine.zones import Zone, zone_of
@@ -94,8 +94,9 @@ def _store(root: Path) -> HistoryStore:
     return caught_up_store(root)
 
 
-# A restore or an undo is a save, and a save writes neither the indexes nor `_archive/` (their
-# lifecycle operations do, with their records); said here in history's words, not the save's.
+# A restore or an undo of a memory file is a save, and a save writes neither the indexes nor
+# `_archive/`: those are written by a plan (undo's, and restore's for the indexes, `.pmem.toml`
+# and archived files: `restorable_by_plan`). What is left here is refused in history's words.
 UNSAVABLE = (Zone.INDEX, Zone.ARCHIVE_INDEX, Zone.ARCHIVE, Zone.TRASH, Zone.HIDDEN)
 
 
@@ -103,9 +104,9 @@ def _refuse_unsavable(rels: list[str], what: str) -> None:
     blocked = [rel for rel in rels if zone_of(rel) in UNSAVABLE or rel == ".pmem.toml"]
     if blocked:
         named = ", ".join(f"`{rel}`" for rel in blocked)
-        raise UsageError(f"{what} cannot write {named} yet (only memory files outside `_archive/`: the indexes "
-                         "and the archive change through archive, delete, recover and route); see the old text "
-                         "with `pmem diff`; nothing was changed")
+        raise UsageError(f"{what} cannot write {named}: the trash and hidden files are pmem's own (a trashed file "
+                         "comes back with `pmem recover PATH`), and only Markdown files are memory; see the old "
+                         "text with `pmem diff`; nothing was changed")
 
 
 def _decode(data: bytes) -> str:
@@ -180,31 +181,35 @@ def run_diff(root: Path, entry: str | None, path: str | None, since: str | None,
 
 # -- pmem restore -----------------------------------------------------------------------------
 
+def restore_request(root: Path, rel: str, at: str) -> Request:
+    """The write `pmem restore REL --at AT` is (and `memory_preview`'s restore): a `restore` plan
+    for what a save cannot write (the indexes, `.pmem.toml`, an archived file), else a `save` of
+    the old text. Raises UsageError, HistoryOff, ValueError (an unknown entry)."""
+    if restorable_by_plan(rel):
+        # Written compare-and-swap as the whole old text (engine/lifecycle/undo.plan_restore).
+        commit = _store(root).resolve(at)
+        return Request("restore", commit, rel, rel)
+    _refuse_unsavable([rel], "restore")
+    store = _store(root)
+    commit = store.resolve(at)
+    data = store.text_at(commit, rel)
+    if data is None:
+        raise UsageError(f"`{rel}` was not in the root at entry {commit[:12]}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"`{rel}` at that entry is not UTF-8 text; it cannot be saved back") from None
+    return Request("save", rel, f"restore as at {commit[:12]}", text, route=True)
+
+
 def run_restore(root: Path, path: str, at: str, fmt: str, yes: bool, token: str | None,
                 out: TextIO, err: TextIO, argv: list[str] | None) -> int:
-    rel = path
     try:
-        rel = root_relative(root, path)
-        if rel in RESTORABLE_BY_PLAN:
-            # The indexes and the settings: a plan that writes the old text compare-and-swap
-            # (a save cannot write them).
-            commit = _store(root).resolve(at)
-            return run_write(root, Request("restore", commit, rel, rel),
-                             fmt=fmt, yes=yes, token=token, out=out, err=err, argv=argv)
-        _refuse_unsavable([rel], "restore")
-        store = _store(root)
-        commit = store.resolve(at)
-        data = store.text_at(commit, rel)
-        if data is None:
-            raise UsageError(f"`{rel}` was not in the root at entry {commit[:12]}")
-        text = data.decode("utf-8")
+        request = restore_request(root, root_relative(root, path), at)
     except HistoryOff as exc:
         return _fail(fmt, out, err, "history-off", str(exc))
     except (UsageError, ValueError) as exc:
         return _fail(fmt, out, err, "usage", str(exc))
-    except UnicodeDecodeError:
-        return _fail(fmt, out, err, "usage", f"`{rel}` at that entry is not UTF-8 text; it cannot be saved back")
-    request = Request("save", rel, f"restore as at {commit[:12]}", text, route=True)
     return run_write(root, request, fmt=fmt, yes=yes, token=token, out=out, err=err, argv=argv)
 
 
@@ -249,6 +254,14 @@ def _entry_files(store: HistoryStore, commit: str, parent: str | None) -> list[t
     return entry.files
 
 
+def undo_request(root: Path, entry: str, wanted: list[str]) -> Request:
+    """The one lifecycle plan that undoes `entry` (only `wanted` of its files, when given):
+    moves back, indexes merged three-way, every file written compare-and-swap
+    (engine/lifecycle/undo.plan_undo). Raises UsageError, HistoryOff, ValueError."""
+    commit = _store(root).resolve(entry)
+    return Request("undo", commit, None, "\n".join(wanted) or None)  # history: "undo <entry>"
+
+
 def run_undo(root: Path, entry: str, paths: list[str], fmt: str, yes: bool, token: str | None,
              stdin: TextIO, out: TextIO, err: TextIO, argv: list[str] | None) -> int:
     try:
@@ -258,9 +271,8 @@ def run_undo(root: Path, entry: str, paths: list[str], fmt: str, yes: bool, toke
         if _touches_lifecycle_files(store, commit, wanted):
             # The indexes, `_archive/` or `.pmem.toml`: one lifecycle plan (moves back, indexes
             # merged three-way and written compare-and-swap), which a save cannot be.
-            request = Request("undo", commit, None, "\n".join(wanted) or None)  # history: "undo <entry>"
-            return run_write(root, request, fmt=fmt, yes=yes, token=token, stdin=stdin, out=out, err=err,
-                             argv=argv)
+            return run_write(root, undo_request(root, commit, wanted), fmt=fmt, yes=yes, token=token, stdin=stdin,
+                             out=out, err=err, argv=argv)
         results = _reverted(root, store, commit, wanted)
     except HistoryOff as exc:
         return _fail(fmt, out, err, "history-off", str(exc))

@@ -149,6 +149,8 @@ def _add_write_commands(sub: argparse._SubParsersAction) -> list[argparse.Argume
 
 def _add_history_commands(sub: argparse._SubParsersAction) -> None:
     """`history`, `diff`, `restore`, `undo`, `review` (docs/design.md §11; cli/history.py)."""
+    from ..engine.lifecycle.registry import BY_NAME
+
     def confirm_options(cmd: argparse.ArgumentParser, token: bool = True) -> None:
         cmd.add_argument("--format", choices=["text", "json"], default="text")
         group = cmd.add_mutually_exclusive_group()
@@ -169,12 +171,12 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
     diff.add_argument("--unreviewed", action="store_true", help="everything changed since the last review")
     diff.add_argument("--format", choices=["text", "json"], default="text")
 
-    restore = sub.add_parser("restore", help="bring a file back as it was at an entry (a previewed save)")
+    restore = sub.add_parser("restore", help=BY_NAME["restore"].cli_help)
     restore.add_argument("path", help="the file, relative to the root")
     restore.add_argument("--at", required=True, metavar="ENTRY", help="the entry id from `pmem history`")
     confirm_options(restore)
 
-    undo = sub.add_parser("undo", help="revert what an entry changed, keeping every later change (previewed)")
+    undo = sub.add_parser("undo", help=BY_NAME["undo"].cli_help)
     review = sub.add_parser("review", help="what changed since you last accepted, by writer")
     accepting = review.add_mutually_exclusive_group()
     accepting.add_argument("--accept", nargs="+", metavar="ENTRY", help="mark these entries reviewed")
@@ -307,7 +309,9 @@ def _main(argv: list[str] | None) -> int:
     from ..engine.lifecycle.registry import BY_NAME as WRITES
     from ..engine.lifecycle.registry import needs_root
 
-    if args.command in WRITES and (not needs_root(args.command) or root.is_dir()):
+    # History's writes (undo, restore) are made from the history store: `_run_history_command`.
+    if args.command in WRITES and WRITES[args.command].entry is None and (not needs_root(args.command)
+                                                                          or root.is_dir()):
         return _write(root, args, argv)
     if args.command in ("doctor", "setup"):  # a root that does not exist yet is one of its findings
         from .doctor import run_doctor, run_setup

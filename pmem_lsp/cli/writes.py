@@ -113,7 +113,7 @@ def _held(root: Path, shown: Preview) -> tuple[str, str] | None:
     if it is."""
     if shown.empty:
         return None
-    key = declines.decline_key(root, shown.plan.op, shown.plan.target)
+    key = declines.plan_key(root, shown.plan)
     why = declines.held_because(key)
     return None if why is None else (key, why)
 

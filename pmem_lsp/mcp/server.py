@@ -351,8 +351,10 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "MCPServer":
         operation: Annotated[Operation, Field(description="What to do (`init`: create the memory root when there "
                                                           "is none).")],
         path: Annotated[str | None, Field(description="The file, relative to the memory root (all operations "
-                                                      "but upgrade). delete, recover and purge take the "
-                                                      "original path or the `_archive/…` location.")] = None,
+                                                      "but upgrade, init and undo). delete, recover and purge "
+                                                      "take the original path or the `_archive/…` location; "
+                                                      "restore an archived file by its `_archive/…` "
+                                                      "location.")] = None,
         content: Annotated[str | None, Field(description="save: the file's whole new text.")] = None,
         description: Annotated[str | None, Field(description="save, route: the route's description "
                                                              "(default: the first summary bullet).")] = None,
@@ -364,9 +366,15 @@ def build_server(root: Path, *, elicitation: bool | None = None) -> "MCPServer":
                                                        "first summary bullet).")] = True,
         add_route: Annotated[bool, Field(description="recover: a file archived with no route comes back with "
                                                      "none; true adds the route the preview proposes.")] = False,
+        entry: Annotated[str | None, Field(description="undo: the entry id (from memory_history) whose "
+                                                       "changes are taken back.")] = None,
+        at: Annotated[str | None, Field(description="restore: the entry id (from memory_history) at which "
+                                                    "`path` is brought back.")] = None,
+        paths: Annotated[list[str] | None, Field(description="undo: only these files of the entry (default: "
+                                                             "all it changed).")] = None,
     ) -> CallToolResult:
         return await run_tool("memory_preview", lambda: tools.make_preview(
-            root, previews(), operation, path, content, description, reason, route, add_route),
+            root, previews(), operation, path, content, description, reason, route, add_route, entry, at, paths),
             needs_root=operation_needs_root(operation))
 
     class Confirm(BaseModel):

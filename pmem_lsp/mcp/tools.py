@@ -516,8 +516,20 @@ class Previews:
         return pending
 
 
+@dataclass(frozen=True)
+class HistoryWrite:
+    """undo or restore as the agent asked for it: made into a `Request` from the history store
+    (`_from_history`), as the CLI makes it."""
+
+    op: str
+    entry: str  # the entry id as given (`entry` for undo, `at` for restore)
+    path: str | None  # restore: the file
+    paths: tuple[str, ...] = ()  # undo: only these files of the entry
+
+
 def _request(operation: str, path: str | None, content: str | None, description: str | None,
-             reason: str | None, route: bool | str, add_route: bool = False) -> Request:
+             reason: str | None, route: bool | str, add_route: bool = False, entry: str | None = None,
+             at: str | None = None, paths: list[str] | None = None) -> Request | HistoryWrite:
     if isinstance(route, str):
         # The CLI's `--route DESCRIPTION`: a route, with this description.
         if not (operation in BY_NAME and BY_NAME[operation].route):
@@ -540,6 +552,24 @@ def _request(operation: str, path: str | None, content: str | None, description:
         raise ToolFailure("arguments", f"`content` is for {_takers('content')} only, not {operation}")
     if add_route and not op.add_route:
         raise ToolFailure("arguments", f"`add_route` is for {_takers('add_route')} only, not {operation}")
+    given = {"entry": entry, "at": at}
+    for name, value in given.items():
+        if value is not None and op.entry != name:
+            raise ToolFailure("arguments", f"`{name}` is for {_entry_takers(name)} only, not {operation}")
+    if op.paths and path is not None:
+        raise ToolFailure("arguments", f"{operation} takes `paths` (a list of the entry's files), not `path`")
+    if paths is not None and not op.paths:
+        raise ToolFailure("arguments", f"`paths` is for {_takers('paths')} only, not {operation}")
+    if op.entry is not None:
+        # History's writes: the entry as given, and (undo) the chosen files; `make_preview` turns
+        # them into the request the CLI makes, from the history store.
+        value = given[op.entry]
+        if not isinstance(value, str) or not value.strip():
+            raise ToolFailure("arguments", f"{operation} needs `{op.entry}`: an entry id from memory_history")
+        chosen = [p for p in paths or [] if isinstance(p, str)]
+        if len(chosen) != len(paths or []) or any(not p for p in chosen):
+            raise ToolFailure("arguments", "`paths` must be file paths (non-empty strings)")
+        return HistoryWrite(operation, value.strip(), path if op.takes_path else None, tuple(chosen))
     if op.reason and not (reason or "").strip():
         reason = DEFAULT_ARCHIVE_REASON
     return Request(operation, path if op.takes_path else None,
@@ -553,10 +583,41 @@ def _takers(argument: str) -> str:
     return " and ".join(name for name in OPERATIONS if getattr(BY_NAME[name], argument))
 
 
+def _entry_takers(argument: str) -> str:
+    """The MCP operations whose history entry is named `argument` (`entry`, `at`)."""
+    return " and ".join(name for name in OPERATIONS if BY_NAME[name].entry == argument)
+
+
+def _from_history(root: Path, asked: HistoryWrite) -> tuple[Request, str]:
+    """A history write as given (`_request`) made into the request the CLI makes of it
+    (cli/history.py), and the command a person runs for it: the same preview, the same door.
+    undo is always one lifecycle plan here (engine/lifecycle/undo.py): one preview, one token,
+    where the CLI applies an undo of memory files only as saves, one by one."""
+    from ..cli.history import UsageError, restore_request, root_relative, undo_request
+    from ..engine.history.git import HistoryOff
+
+    try:
+        if asked.op == "undo":
+            chosen = [root_relative(root, p) for p in asked.paths]
+            request = undo_request(root, asked.entry, chosen)
+            args = ["undo", asked.entry, *chosen]
+        else:
+            rel = root_relative(root, str(asked.path))
+            request = restore_request(root, rel, asked.entry)
+            args = ["restore", rel, "--at", asked.entry]
+    except HistoryOff as exc:
+        raise ToolFailure("history-off", str(exc)) from None
+    except (UsageError, ValueError) as exc:
+        raise ToolFailure("usage", f"{exc}; nothing was changed") from None
+    return request, mask_text(shlex.join(["pmem", "--root", str(root), *args]))
+
+
 def make_preview(root: Path, previews: Previews, operation: str, path: str | None = None,
                  content: str | None = None, description: str | None = None, reason: str | None = None,
-                 route: bool | str = True, add_route: bool = False) -> dict[str, Any]:
-    request = _request(operation, path, content, description, reason, route, add_route)
+                 route: bool | str = True, add_route: bool = False, entry: str | None = None,
+                 at: str | None = None, paths: list[str] | None = None) -> dict[str, Any]:
+    asked = _request(operation, path, content, description, reason, route, add_route, entry, at, paths)
+    request, command = _from_history(root, asked) if isinstance(asked, HistoryWrite) else (asked, None)
     try:
         shown = preview(context(root), request)
     except Refusal as exc:
@@ -566,8 +627,8 @@ def make_preview(root: Path, previews: Previews, operation: str, path: str | Non
     if shown.token is None:
         data["next"] = "Nothing to do: there is nothing to apply."
     else:
-        command = cli_command(root, request)
-        key = declines.decline_key(root, shown.plan.op, shown.plan.target)
+        command = command or cli_command(root, request)
+        key = declines.plan_key(root, shown.plan)
         previews.remember(shown.token, Pending(request, data["preview"], command, key))
         data["command"] = command
         data["next"] = ("Show the user this preview (and any findings) and ask them to confirm. Only after "

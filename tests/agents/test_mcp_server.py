@@ -99,7 +99,8 @@ async def test_the_tools_are_listed_with_their_annotations(tmp_path, log):
     assert set(listed["memory_read"].input_schema["properties"]) == {"path", "full", "archived", "offset"}
     assert listed["memory_read"].input_schema["required"] == ["path"]
     operation = listed["memory_preview"].input_schema["properties"]["operation"]
-    assert operation["enum"] == ["save", "route", "upgrade", "archive", "delete", "recover", "purge", "init"]
+    assert operation["enum"] == ["save", "route", "upgrade", "archive", "delete", "recover", "purge", "init",
+                                 "undo", "restore"]
     for tool in listed.values():
         assert tool.description and len(tool.description) < 1200, tool.name
 

@@ -88,6 +88,67 @@ def test_restore_brings_a_deleted_file_back_byte_for_byte(root: Path):
     assert entries(root)[0]["writer"]["kind"] == "pmem"
 
 
+def _archived(root: Path) -> tuple[str, bytes, str]:
+    """notes/n.md archived by pmem: (the entry that archived it, its bytes, the archive index)."""
+    entries(root)
+    done = pmem(root, "archive", "notes/n.md", "--reason", "done", "--yes")
+    assert done.returncode == 0, done.stderr
+    return (entries(root)[0]["id"], (root / "_archive/notes/n.md").read_bytes(),
+            (root / "_archive/_index.md").read_text())
+
+
+def test_restore_puts_back_an_archived_files_text_an_agent_changed_keeping_its_record(root: Path):
+    entry, original, records = _archived(root)
+    with open(root / "_archive/notes/n.md", "a") as fh:
+        fh.write("An agent's line in the archive.\n")
+    previewed = pmem(root, "restore", "_archive/notes/n.md", "--at", entry)
+    assert previewed.returncode == 3, previewed.stderr
+    assert "-An agent's line in the archive." in previewed.stdout and "record" in previewed.stdout
+    done = pmem(root, "restore", "_archive/notes/n.md", "--at", entry, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert (root / "_archive/notes/n.md").read_bytes() == original
+    assert (root / "_archive/_index.md").read_text() == records
+    assert pmem(root, "check").returncode == 0
+
+
+def test_restore_brings_back_an_archived_file_deleted_outside_pmem_with_its_folder(root: Path):
+    entry, original, records = _archived(root)
+    shutil.rmtree(root / "_archive/notes")
+    done = pmem(root, "restore", "_archive/notes/n.md", "--at", entry, "--yes", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert '"operation": "restore"' in done.stdout and '"created _archive/notes/n.md"' in done.stdout
+    assert (root / "_archive/notes/n.md").read_bytes() == original
+    assert (root / "_archive/_index.md").read_text() == records
+    assert pmem(root, "check").returncode == 0
+
+
+def test_restore_of_an_archived_file_without_its_record_or_in_the_trash_is_refused(root: Path):
+    entry, _, _ = _archived(root)
+    assert pmem(root, "recover", "notes/n.md", "--yes").returncode == 0  # the record goes with it
+    before = digest(root)
+    done = pmem(root, "restore", "_archive/notes/n.md", "--at", entry, "--yes")
+    assert done.returncode == 2
+    assert "no record in `_archive/_index.md`" in done.stderr and "nothing was changed" in done.stderr
+    done = pmem(root, "restore", "_archive/_trash/notes/n.md", "--at", entry, "--yes")
+    assert done.returncode == 2 and "trash" in done.stderr
+    assert digest(root) == before
+
+
+def test_restore_of_an_archived_file_refuses_a_secret_it_held(root: Path):
+    entries(root)
+    with open(root / "notes/n.md", "a") as fh:
+        fh.write(f"token {SECRET}\n")
+    entries(root)  # recorded with the secret; pmem's archive refuses nothing it moves
+    with_secret = pmem(root, "archive", "notes/n.md", "--reason", "done", "--yes")
+    assert with_secret.returncode == 0, with_secret.stderr
+    entry = entries(root)[0]["id"]
+    (root / "_archive/notes/n.md").write_text(NOTE)  # the person took the secret out
+    before = digest(root)
+    done = pmem(root, "restore", "_archive/notes/n.md", "--at", entry, "--yes")
+    assert done.returncode == 2 and "no-secrets" in done.stderr and SECRET not in done.stderr, done.stderr
+    assert digest(root) == before
+
+
 def test_undo_of_an_old_entry_keeps_later_changes_to_other_lines(root: Path):
     entries(root)
     edit(root, "notes/n.md", "line 2\n", "line two\n")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import shutil
 import typing
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import pytest
 
 from pmem_lsp.cli.main import build_parser
 from pmem_lsp.engine.archive_index import DIALECTS
+from pmem_lsp.engine.history.recording import caught_up_store
 from pmem_lsp.engine.lifecycle.execute import Confirmed, execute
 from pmem_lsp.engine.lifecycle.operations import PLANNERS, context, make_plan
 from pmem_lsp.engine.lifecycle.plan import MakeDir, Move, Plan, Remove, WriteText
@@ -39,11 +41,6 @@ from pmem_lsp.mcp.early_answers import LISTING
 from pmem_lsp.server import lifecycle_commands
 from pmem_lsp.server.early_path import BASE_CAPABILITIES
 from roots import active_file, make_root, route_line, write_root
-
-# Previewed writes that are not the registry's: history's restore and undo, planned from the
-# history store (engine/lifecycle/undo.py through `make_plan`'s PLANNERS) and parsed with the
-# history commands (cli/history.py; docs/design.md §11).
-HISTORY_WRITES = {"restore", "undo"}
 
 
 def test_the_table_is_well_formed():
@@ -71,10 +68,10 @@ def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
 
 def test_the_cli_confirms_exactly_the_registry_operations():
     """A CLI subcommand that applies a previewed write takes `--token`: those are the registry's
-    operations (route's is `route add`) and history's own."""
+    operations (route's is `route add`; history's undo and restore among them)."""
     confirmed = {name.removesuffix(" add"): parser for name, parser in _subcommands(build_parser()).items()
                  if "--token" in _options(parser)}
-    assert set(confirmed) - HISTORY_WRITES == set(names_on(Surface.CLI))
+    assert set(confirmed) == set(names_on(Surface.CLI))
     for name in names_on(Surface.CLI):
         op, options = BY_NAME[name], _options(confirmed[name])
         assert {"--yes", "--format"} <= set(options), name
@@ -87,7 +84,12 @@ def test_the_cli_confirms_exactly_the_registry_operations():
         assert ("--content-file" in options) == op.content, name
         assert ("--no-route" in options) == op.route, name
         assert ("--route" in options or "--description" in options) == op.description, name
-        if not op.own_cli_parser:
+        if op.entry == "at":
+            assert options["--at"].required, name
+        elif op.entry is not None:
+            assert options[op.entry].nargs is None, name  # the entry: one, positional
+        assert ("paths" in options) == op.paths, name
+        if not op.own_cli_parser or op.entry:
             assert _help_of(name) == op.cli_help
 
 
@@ -116,6 +118,9 @@ def test_memory_preview_offers_exactly_the_registry_operations():
 def test_memory_preview_checks_arguments_as_the_registry_says(name):
     op = BY_NAME[name]
     content = "# X\n" if op.content else None
+    if op.entry is not None:  # history's writes: the entry is `entry` (undo) or `at` (restore)
+        _history_arguments_checked(name)
+        return
     if op.takes_path:
         with pytest.raises(mcp_tools.ToolFailure, match="needs a `path`"):
             mcp_tools._request(name, None, content, None, None, True)
@@ -131,6 +136,32 @@ def test_memory_preview_checks_arguments_as_the_registry_says(name):
     assert (request.description is not None) == op.description
 
 
+def _history_arguments_checked(name: str) -> None:
+    op = BY_NAME[name]
+    path = "projects/x.md" if op.takes_path else None
+    with pytest.raises(mcp_tools.ToolFailure, match=f"{name} needs `{op.entry}`"):
+        mcp_tools._request(name, path, None, None, None, True)
+    other = "at" if op.entry == "entry" else "entry"
+    with pytest.raises(mcp_tools.ToolFailure, match=f"`{other}` is for"):
+        mcp_tools._request(name, path, None, None, None, True, **{op.entry: "0123abcd", other: "0123abcd"})
+    if op.takes_path:
+        with pytest.raises(mcp_tools.ToolFailure, match="needs a `path`"):
+            mcp_tools._request(name, None, None, None, None, True, **{op.entry: "0123abcd"})
+    else:
+        with pytest.raises(mcp_tools.ToolFailure, match="takes `paths`"):
+            mcp_tools._request(name, "projects/x.md", None, None, None, True, **{op.entry: "0123abcd"})
+    with pytest.raises(mcp_tools.ToolFailure, match="`content` is for save only"):
+        mcp_tools._request(name, path, "# X\n", None, None, True, **{op.entry: "0123abcd"})
+    if not op.paths:
+        with pytest.raises(mcp_tools.ToolFailure, match="`paths` is for undo only"):
+            mcp_tools._request(name, path, None, None, None, True, **{op.entry: "0123abcd"}, paths=["a.md"])
+    asked = mcp_tools._request(name, path, None, None, None, True, **{op.entry: " 0123abcd "},
+                               **({"paths": ["notes/n.md"]} if op.paths else {}))
+    assert isinstance(asked, mcp_tools.HistoryWrite)
+    assert (asked.op, asked.entry, asked.path, asked.paths) == (name, "0123abcd", path,
+                                                                 ("notes/n.md",) if op.paths else ())
+
+
 def test_the_server_commands_are_exactly_the_registry_editor_operations():
     registered = []
 
@@ -144,11 +175,13 @@ def test_the_server_commands_are_exactly_the_registry_editor_operations():
     assert registered == wanted
     # The early path advertises the commands before the server is imported: the same ones.
     advertised = set(BASE_CAPABILITIES["executeCommandProvider"]["commands"])
-    assert {f"pmem.{name}" for name in NAMES} & advertised == set(wanted)
+    # History's writes have their editor command among the server's history commands
+    # (`pmem.undo`, server/history_commands.py), which are not lifecycle commands.
+    assert {f"pmem.{name}" for name in NAMES if BY_NAME[name].entry is None} & advertised == set(wanted)
 
 
 def test_every_operation_has_a_planner_and_a_token():
-    assert set(PLANNERS) == set(NAMES) | HISTORY_WRITES
+    assert set(PLANNERS) == set(NAMES)
 
 
 def test_each_plan_asks_with_its_registry_word_and_does_what_its_safety_class_says(tmp_path: Path):
@@ -178,8 +211,16 @@ def test_each_plan_asks_with_its_registry_word_and_does_what_its_safety_class_sa
     plan("recover", "projects/alpha.md")
     apply("delete", "projects/alpha.md", day)
     plan("purge", "projects/alpha.md", on=day + dt.timedelta(days=365))
-    assert {name: made.action for name, made in plans.items()} == {op.name: op.action for op in WRITE_OPERATIONS}
-    for op in WRITE_OPERATIONS:
+    # History's writes, from the entries those applied writes recorded (the store is the test
+    # run's own state folder): undo an edit made outside pmem, restore the index as at the start.
+    table = [op for op in WRITE_OPERATIONS if op.entry is None or shutil.which("git")]  # history needs git
+    if shutil.which("git"):
+        (memory / "projects/gamma.md").write_text(active_file("Gamma") + "\nOne more line.\n", encoding="utf-8")
+        store = caught_up_store(memory)
+        plan("undo", store.head())
+        plan("restore", store.entries()[-1].commit, content="_index.md")
+    assert {name: made.action for name, made in plans.items()} == {op.name: op.action for op in table}
+    for op in table:
         kinds = {type(step) for step in plans[op.name].steps}
         assert kinds, f"{op.name}: planned with nothing to do"
         if op.safety is Safety.CREATES_ONLY:

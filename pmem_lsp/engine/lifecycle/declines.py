@@ -7,8 +7,9 @@ applies only after its own prompt at a terminal. A later yes to the same change 
 through MCP, or at the CLI's prompt) clears it.
 
 A request matches by the root, the operation and the file it acts on (the plan's target, so
-`./notes/x.md` is `notes/x.md`), not by every argument: a text changed by a space or another
-archive reason would otherwise make a declined change new again. The records are hashes, in
+`./notes/x.md` is `notes/x.md`; for an undo, the entry it undoes), not by every argument: a
+text changed by a space or another archive reason would otherwise make a declined change new
+again. The records are hashes, in
 the user's cache folder (mode 0700, the file 0600) beside `pending/`, never in the memory root,
 which agents read. A record file that cannot be read is taken to decline everything.
 """
@@ -22,8 +23,12 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..user_cache import pmem_cache_dir
+
+if TYPE_CHECKING:
+    from .plan import Plan
 
 DECLINES_FILE = "declined.json"
 KEEP_SECONDS = 24 * 3600  # a decline holds for a day
@@ -37,6 +42,12 @@ def decline_key(root: Path, operation: str, target: str | None) -> str:
     """What a decline is recorded as: the root (links resolved), the operation and its file."""
     payload = {"version": _VERSION, "root": os.path.realpath(root), "operation": operation, "target": target}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=True).encode()).hexdigest()
+
+
+def plan_key(root: Path, plan: Plan) -> str:
+    """`decline_key` of a planned change. An undo acts on no one file (its target is None): it
+    is matched by the entry it undoes, so a no to undoing one entry does not hold every undo."""
+    return decline_key(root, plan.op, plan.target or plan.facts.get("entry"))
 
 
 def _path() -> Path:

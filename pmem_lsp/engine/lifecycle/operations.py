@@ -663,7 +663,7 @@ def _plan_undo(ctx: LifecycleContext, args: PlanArguments) -> Plan:
 def _plan_restore(ctx: LifecycleContext, args: PlanArguments) -> Plan:
     from .undo import plan_restore
 
-    return plan_restore(ctx, args.path, args.content)  # `path`: the entry; `content`: the index to restore
+    return plan_restore(ctx, args.path, args.content)  # `path`: the entry; `content`: the file to restore
 
 
 PLANNERS: dict[str, Callable[[LifecycleContext, PlanArguments], Plan]] = {

@@ -61,8 +61,13 @@ class WriteOperation:
     add_route: bool = False  # a file archived with no route comes back with the proposed one
     needs_root: bool = True  # False: it creates the root (its surfaces run without one)
     # True: the CLI's parser for it is written by hand in cli/main.py (save reads stdin or a
-    # file, route is `route add`); else it is made from this entry.
+    # file, route is `route add`, undo and restore are history's); else it is made from this entry.
     own_cli_parser: bool = False
+    # History's writes (docs/design.md §11): the argument naming the history entry — `entry`
+    # (undo ENTRY) or `at` (restore PATH --at ENTRY). Their request is made from the history
+    # store (cli/history.py: `undo_request`, `restore_request`), not from the arguments alone.
+    entry: str | None = None
+    paths: bool = False  # undo: only these files of the entry (`pmem undo ENTRY PATH…`)
 
     @property
     def takes_path(self) -> bool:
@@ -110,6 +115,19 @@ WRITE_OPERATIONS: tuple[WriteOperation, ...] = (
         "migrate", PathArgument.DIALECT, Safety.REWRITES, "Migrate",
         "rewrite the archive records (and, for v0.10, the route lines) in one dialect",
         None, surfaces=frozenset({Surface.CLI})),
+    # History's writes. The editor's `pmem.undo` is the server's history command
+    # (server/history_commands.py), so the editor is not their surface here.
+    WriteOperation(
+        "undo", PathArgument.NONE, Safety.REWRITES, "Undo",
+        "revert what an entry changed, keeping every later change (previewed)",
+        "undo (`entry` from memory_history, optionally only its `paths`: what it changed is taken back, "
+        "later changes kept; a line changed later too is a conflict, refused)",
+        surfaces=frozenset({Surface.CLI, Surface.MCP}), own_cli_parser=True, entry="entry", paths=True),
+    WriteOperation(
+        "restore", PathArgument.REQUIRED, Safety.REWRITES, "Restore",
+        "bring a file back as it was at an entry (a previewed save)",
+        "restore (`path` as it was `at` an entry from memory_history; also a deleted file)",
+        surfaces=frozenset({Surface.CLI, Surface.MCP}), own_cli_parser=True, entry="at"),
 )
 
 BY_NAME: dict[str, WriteOperation] = {op.name: op for op in WRITE_OPERATIONS}

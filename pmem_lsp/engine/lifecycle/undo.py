@@ -19,16 +19,19 @@ The request carries the entry's full commit in `path` and the chosen paths, one 
 
 from __future__ import annotations
 
+from ..archive_index import parse_archive_index, record_location
 from ..history.git import HistoryOff
 from ..history.merge import revert_file
 from ..history.recording import history_disabled
 from ..history.store import HistoryStore, open_store
+from ..memory_file import MemoryFile
 from ..names import shown
-from ..zones import Zone, zone_of
+from ..rules.secrets import check_secrets
+from ..zones import ARCHIVE_INDEX, Zone, is_markdown, zone_of
 from .changes import CreateText, ReplaceText
-from .operations import LifecycleContext
-from .plan import Move, Plan, Step, WriteText
-from .safety import STATE, Refusal
+from .operations import LifecycleContext, usable_settings
+from .plan import MakeDir, Move, Plan, Step, WriteText
+from .safety import SECRET, STATE, Refusal, resolve_inside
 from .save import diff_lines
 
 UNDO = "undo"
@@ -137,12 +140,39 @@ def plan_undo(ctx: LifecycleContext, entry: object, chosen: object = None) -> Pl
 RESTORABLE_BY_PLAN = ("_index.md", "_archive/_index.md", ".pmem.toml")
 
 
+def restorable_by_plan(rel: str) -> bool:
+    """Whether `pmem restore` of `rel` is this plan (a save cannot write it): the indexes,
+    `.pmem.toml`, and an archived file (`_archive/…`, not the trash)."""
+    return rel in RESTORABLE_BY_PLAN or (zone_of(rel) is Zone.ARCHIVE and is_markdown(rel))
+
+
+def _archived_checks(ctx: LifecycleContext, rel: str, text: str, commit: str) -> None:
+    """An archived file comes back only where the archive index says a file is archived now
+    (else it would be an archived file with no record: PM3xx), and without a likely secret (as
+    every saved text; docs/decisions.md "Restoring an archived file")."""
+    records = parse_archive_index(MemoryFile(ctx.read_text(ARCHIVE_INDEX) or ""))
+    if not any(record_location(record) == rel for record in records):
+        raise Refusal(STATE, f"no record in `{ARCHIVE_INDEX}` says `{shown(rel)}` is archived now, so restoring it "
+                             "alone would leave an archived file without its record. If pmem recovered or deleted "
+                             "it, undo that entry (`pmem undo ENTRY`); if the record was lost, restore the archive "
+                             f"index first (`pmem restore {ARCHIVE_INDEX} --at {commit[:12]}`); nothing was changed")
+    settings = ctx.settings or usable_settings(ctx.root)
+    secrets = check_secrets(rel, Zone.ARCHIVE, MemoryFile(text), settings)
+    if secrets:
+        first = secrets[0]
+        more = f" (and {len(secrets) - 1} more)" if len(secrets) > 1 else ""
+        raise Refusal(SECRET, f"`{shown(rel)}` as at entry {commit[:12]}, line {first.line + 1}: {first.message}"
+                              f"{more}; pmem does not write it back; nothing was changed")
+
+
 def plan_restore(ctx: LifecycleContext, entry: object, rel: object) -> Plan:
-    """`pmem restore PATH --at ENTRY` of an index or `.pmem.toml`, which a save cannot write: the
-    whole text as it was at ENTRY, written compare-and-swap on the text the preview showed (the
-    preview's diff says what a newer text loses)."""
-    if not isinstance(entry, str) or not isinstance(rel, str) or rel not in RESTORABLE_BY_PLAN:
-        raise Refusal(STATE, "restore by plan is for `_index.md`, `_archive/_index.md` and `.pmem.toml`")
+    """`pmem restore PATH --at ENTRY` of what a save cannot write — an index, `.pmem.toml`, an
+    archived file: the whole text as it was at ENTRY, written compare-and-swap on the text the
+    preview showed (the preview's diff says what a newer text loses)."""
+    if not isinstance(entry, str) or not isinstance(rel, str) or not restorable_by_plan(rel):
+        raise Refusal(STATE, "restore by plan is for `_index.md`, `_archive/_index.md`, `.pmem.toml` and the "
+                             "archived files in `_archive/`")
+    resolve_inside(ctx.root, rel)
     store = _store(ctx)
     try:
         commit = store.resolve(entry)
@@ -151,13 +181,25 @@ def plan_restore(ctx: LifecycleContext, entry: object, rel: object) -> Plan:
     data = store.text_at(commit, rel)
     if data is None:
         raise Refusal("usage", f"`{rel}` was not in the root at entry {commit[:12]}")
-    text = data.decode("utf-8", "replace")
+    archived = zone_of(rel) is Zone.ARCHIVE
+    try:
+        text = data.decode("utf-8") if archived else data.decode("utf-8", "replace")
+    except UnicodeDecodeError:
+        raise Refusal(STATE, f"`{shown(rel)}` at entry {commit[:12]} is not UTF-8 text; nothing was changed") from None
     current = ctx.read_text(rel)
     if text == current:
         return Plan("restore", rel, (), f"Restore {rel}: it is as at entry {commit[:12]} already.", "Restore",
                     "nothing to restore")
+    steps: list[Step] = []
+    if archived:
+        _archived_checks(ctx, rel, text, commit)
+        parent = rel.rpartition("/")[0]
+        if current is None and not (ctx.root / parent).is_dir():
+            steps.append(MakeDir(parent))  # the move out of `_archive/` pruned its emptied folder
     change = CreateText(text) if current is None else ReplaceText(current, text)
-    lines = [f"Restore {shown(rel)} as at entry {commit[:12]}"]
+    steps.append(WriteText(rel, current, text, change))
+    lines = [f"Restore {shown(rel)} as at entry {commit[:12]}"
+             + (" (an archived file: its record in `_archive/_index.md` is kept as it is)" if archived else "")]
     lines += [f"    {line}" for line in diff_lines(rel, current or "", text)[2:]]
-    return Plan("restore", rel, (WriteText(rel, current, text, change),), "\n".join(lines), "Restore",
+    return Plan("restore", rel, tuple(steps), "\n".join(lines), "Restore",
                 f"restored {shown(rel)} as at entry {commit[:12]}", {"entry": commit})
