@@ -26,7 +26,7 @@ def main() -> None:
     from pmem_lsp.engine.root_state import RootState
     from pmem_lsp.engine.settings import resolve_settings
 
-    gc.set_threshold(50_000, 50, 100)  # as `pmem check` does
+    gc.disable()  # as `pmem check` does (cli/main.py: the collector is off for a one-shot check)
     t, c = lap("imports (cli, analysis, report)", T0, C0)
     root = Path(sys.argv[1])
     state = RootState.scan(root, resolve_settings(root, {}))
