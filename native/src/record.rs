@@ -9,6 +9,7 @@
 //! lines are not ASCII), and where the block scan would hand over to the full scanner the whole
 //! record is None (the Python path, which is the reference, runs).
 
+use memchr::{memchr, memchr2_iter, memchr_iter};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
@@ -520,7 +521,7 @@ type LinkRow = (i64, usize, usize, String, String, bool);
 
 /// `find_links(line, line_no, definition_allowed)`.
 fn find_links(line: &str, line_no: i64, definition_allowed: bool, out: &mut Vec<LinkRow>) {
-    if !line.contains('[') {
+    if memchr(b'[', line.as_bytes()).is_none() {
         return;
     }
     let o: Vec<char> = line.chars().collect();
@@ -558,7 +559,7 @@ fn pairs_after(s: &str, a: u8, b: u8, c: u8) -> (bool, bool) {
     let s = s.as_bytes();
     let (mut with_b, mut with_c) = (false, false);
     let mut i = 0;
-    while let Some(k) = s[i..].iter().position(|&x| x == a) {
+    while let Some(k) = memchr(a, &s[i..]) {
         let j = i + k + 1;
         match s.get(j) {
             Some(&x) if x == b => with_b = true,
@@ -713,7 +714,7 @@ fn absolute_hint(lines: &[&str]) -> bool {
     lines.iter().enumerate().any(|(i, line)| {
         let b = line.as_bytes();
         let mut j = 0;
-        while let Some(k) = b[j..].iter().position(|&x| x == b'/') {
+        while let Some(k) = memchr(b'/', &b[j..]) {
             let p = j + k;
             if p > 0 && b[p - 1] == b'~' {
                 return true; // "~/"
@@ -1016,30 +1017,24 @@ pub fn file_record<'py>(
 /// `split_lines` of line_index.py: the lines without their endings (`\r\n`, `\r` or `\n`),
 /// no empty last line after a final break.
 fn split_lines(text: &str) -> Vec<&str> {
-    let mut out: Vec<&str> = if text.contains('\r') {
-        let b = text.as_bytes();
-        let mut out = Vec::new();
-        let (mut start, mut i) = (0, 0);
-        while i < b.len() {
-            match b[i] {
-                b'\n' => {
-                    out.push(&text[start..i]);
-                    i += 1;
-                    start = i;
-                }
-                b'\r' => {
-                    out.push(&text[start..i]);
-                    i += if b.get(i + 1) == Some(&b'\n') { 2 } else { 1 };
-                    start = i;
-                }
-                _ => i += 1,
+    let b = text.as_bytes();
+    let mut out: Vec<&str> = Vec::with_capacity(b.len() / 32 + 1);
+    let mut start = 0;
+    if memchr(b'\r', b).is_some() {
+        for i in memchr2_iter(b'\n', b'\r', b) {
+            if i < start {
+                continue; // the `\n` of a `\r\n`
             }
+            out.push(&text[start..i]);
+            start = if b[i] == b'\r' && b.get(i + 1) == Some(&b'\n') { i + 2 } else { i + 1 };
         }
-        out.push(&text[start..]);
-        out
     } else {
-        text.split('\n').collect()
-    };
+        for i in memchr_iter(b'\n', b) {
+            out.push(&text[start..i]);
+            start = i + 1;
+        }
+    }
+    out.push(&text[start..]);
     if out.last() == Some(&"") {
         out.pop();
     }

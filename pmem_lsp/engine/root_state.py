@@ -300,22 +300,27 @@ class _BecameLink(Exception):
     """The path was replaced by a symbolic link between its stat and its open."""
 
 
-def _read_entry(root: Path, rel: str, zone: Zone, st: os.stat_result, follow: bool) -> FileEntry | None:
+def _read_entry(root: Path, rel: str, zone: Zone, st: os.stat_result | None, follow: bool) -> FileEntry | None:
     """The entry for one file that is not a folder; `st` is its stat (through the link when
-    `follow`). None when the file vanished between listing and reading: it is gone, not
-    unreadable.
+    `follow`), or None for a Markdown file its folder's listing calls a regular file (no link):
+    the open file's `fstat` stands for it, and the path's `lstat` is taken only where the open
+    fails (a cold scan saves one system call a file). None when the file vanished between
+    listing and reading: it is gone, not unreadable.
 
     Opened without blocking and checked again on the open file, so a named pipe (which would
     block a reader forever), a socket or a device is never read, even one swapped in after
     the stat. A path that was no link is opened without following links, so a link swapped
     in cannot lead the read outside the root."""
-    problem = _not_regular(st)
-    if problem is not None:
-        return FileEntry(rel, zone, 0, None, error=problem)
-    entry = FileEntry(rel, zone, st.st_size, st.st_mtime)
-    if not is_markdown(rel):
-        entry.sig = stat_sig(st)
-        return entry
+    if st is None:
+        entry = FileEntry(rel, zone, 0, None)  # (its size and time: the open file's, below)
+    else:
+        problem = _not_regular(st)
+        if problem is not None:
+            return FileEntry(rel, zone, 0, None, error=problem)
+        entry = FileEntry(rel, zone, st.st_size, st.st_mtime)
+        if not is_markdown(rel):
+            entry.sig = stat_sig(st)
+            return entry
     try:
         # os.open/os.read and a string path: no buffered file object, no Path join per file.
         fd = _os_open(f"{root}/{rel}", _READ_FLAGS if follow else _READ_FLAGS_NOFOLLOW)
@@ -334,6 +339,15 @@ def _read_entry(root: Path, rel: str, zone: Zone, st: os.stat_result, follow: bo
     except OSError as exc:
         if exc.errno == errno.ELOOP and not follow and os.path.islink(root / rel):
             raise _BecameLink from exc
+        if st is None:  # the entry as the path's stat gives it, as when the scan took that stat
+            try:
+                st = os.lstat(root / rel)
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            except OSError:
+                pass
+            else:
+                return _read_entry(root, rel, zone, st, follow)
         entry.error = _reason(exc)
         return entry
     ReadCount.files += 1
@@ -547,23 +561,29 @@ class RootState:
                         state.excluded.add(rel)
                         continue
                     is_link = de.is_symlink()
-                    st = None if is_link else de.stat(follow_symlinks=False)
+                    # A Markdown file the listing calls regular is read without its `lstat` when
+                    # no record may stand for it (`_read_entry`: the open file's `fstat`).
+                    regular = (not is_link and state._restore is None and is_markdown(rel)
+                               and de.is_file(follow_symlinks=False))
+                    st = None if is_link or regular else de.stat(follow_symlinks=False)
                 except (FileNotFoundError, NotADirectoryError):
                     continue  # gone since it was listed
                 except OSError as exc:
                     state.files[rel] = FileEntry(rel, zone_of(rel), 0, None, error=_reason(exc))
                     continue
-                state._add_file(rel, is_link, st)
+                state._add_file(rel, is_link, st, regular)
         state._restore = None  # later changes (refresh, buffers) always read
         return state
 
-    def _add_file(self, rel: str, is_link: bool, st: os.stat_result | None = None) -> None:
+    def _add_file(self, rel: str, is_link: bool, st: os.stat_result | None = None, regular: bool = False) -> None:
         """Record `rel`, which is no folder (nor hidden, nor excluded): read it, or keep why it
         cannot be read. A link to a folder is not followed; a link out of the root is not read.
-        A path that vanished since it was listed is left out: it is gone, not unreadable."""
+        A path that vanished since it was listed is left out: it is gone, not unreadable.
+        `regular`: a Markdown file the listing calls regular, read without a stat (`_read_entry`)
+        while no record may stand for it."""
         zone = zone_of(rel)
         for _attempt in range(2):
-            if is_link or st is None:
+            if is_link or (st is None and not regular):
                 path = self.root / rel  # (only here: a Path join per file is 10% of a warm scan)
                 try:
                     st = os.stat(path)
@@ -574,12 +594,12 @@ class RootState:
                 except OSError as exc:
                     self.files[rel] = FileEntry(rel, zone, 0, None, error=_reason(exc))
                     return
-            if not is_link and self._restore is not None:
+            if not is_link and st is not None and self._restore is not None:
                 restored = self._restore(rel, zone, st)
                 if restored is not None:
                     self.files[rel] = restored
                     return
-            if is_link:
+            if is_link and st is not None:
                 if stat.S_ISDIR(st.st_mode):
                     self.linked_dirs.add(rel)
                     return

@@ -28,9 +28,9 @@ class Zone(str, Enum):
 
 def zone_of(rel: str) -> Zone:
     """The zone of a root-relative POSIX path (no leading `./`)."""
-    parts = rel.split("/")
-    if any(p.startswith(".") for p in parts):
+    if rel.startswith(".") or "/." in rel:  # a part starts with `.`
         return Zone.HIDDEN
+    parts = rel.split("/")
     head = parts[0]
     if head == CORE_DIR:
         return Zone.CORE
