@@ -11,16 +11,24 @@ from typing import Any
 from .catalogue import RULES, severity_of
 from .findings import Finding, Severity
 from .names import clean, shown, uri_quote
+from .native import core_for
 from .root_state import MAX_ANALYSED_BYTES, ReadProblem
 from .secrets import mask_text
+
+_NATIVE = core_for("secrets")  # only where the build was written for this Python code (docs/native.md)
 
 
 @lru_cache(maxsize=4096)
 def shown_path(rel: str) -> str:
     """A root-relative path as a report shows it: any name made writable (`shown`), and a
     likely secret in it masked the way status, health and the MCP replies mask their text
-    (`mask_text`): a token as a file's name is not printed by the report that finds it."""
-    return mask_text(shown(rel))
+    (`mask_text`): a token as a file's name is not printed by the report that finds it. Where
+    the core's PM401 verdict holds for the name as a one-line text, `mask_text` finds nothing
+    there (tests/engine/test_native_secrets.py holds it): it is not run."""
+    text = shown(rel)
+    if _NATIVE is not None and _NATIVE.secrets_clear([text]):
+        return text
+    return mask_text(text)
 
 
 def report_data(root: str, files: int, findings: list[Finding], problems: list[ReadProblem]) -> dict[str, Any]:
