@@ -27,7 +27,6 @@ import datetime as dt
 import posixpath
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
 from .archive_index import records_of
@@ -76,7 +75,7 @@ def apply_settings(findings: list[Finding], settings: Settings,
         if not on[f.code]:
             continue
         severity = settings.severity_for(f.code) or severity_of(f)
-        out.append(f if f.severity is severity else replace(f, severity=severity))
+        out.append(f if f.severity is severity else f.with_severity(severity))
     out.sort(key=Finding.sort_key)
     return out
 

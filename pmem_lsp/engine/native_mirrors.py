@@ -93,7 +93,8 @@ MIRRORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "native/src/lib.rs: volatile_candidates (PM208_PATTERNS)",
         "engine/rules/route_facts.py (PM208's prefilter)",
         (f"{_E}.rules.route_facts:volatile_kinds", f"{_E}.rules.route_facts:_route_facts",
-         f"{_E}.rules.route_facts:VOLATILE")),
+         f"{_E}.rules.route_facts:VOLATILE", f"{_E}.rules.route_facts:_may_state",
+         f"{_E}.rules.route_facts:_PR_WORDS")),
     "secrets": (
         "native/src/secrets.rs: clear, doors_shut, line_clear, fold (secrets_clear, and the record's verdict)",
         "engine/rules/secrets.py (PM401 returns early)",

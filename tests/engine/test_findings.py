@@ -29,3 +29,22 @@ def test_rules_that_quote_paths_and_targets_never_show_a_token(tmp_path):
     quoting = {f.code for f in found if f.code in ("PM201", "PM402")}
     assert quoting == {"PM201", "PM402"}, [(f.code, f.message) for f in found]
     assert all(TOKEN not in f.message and TOKEN[4:16] not in f.message for f in found)
+
+
+def test_the_same_message_is_masked_each_time_it_is_made():
+    # Maskings are remembered per message (engine/findings.py `_masked`): the second finding
+    # with a secret in its message is masked as the first was.
+    message = f"`notes/{TOKEN}.md` does not exist"
+    first, second = (Finding("notes/a.md", 0, 0, 0, 1, "PM201", message) for _ in range(2))
+    assert TOKEN[4:16] not in second.message and second.message == first.message
+
+
+def test_with_severity_is_replace_of_every_field():
+    from dataclasses import fields, replace
+
+    from pmem_lsp.engine.findings import Severity
+    f = Finding("notes/a.md", 1, 2, 3, 4, "PM201", "m", Severity.HINT, {"k": 1})
+    assert [x.name for x in fields(Finding)] == ["path", "line", "col", "end_line", "end_col", "code", "message",
+                                                 "severity", "data"], "a new field: pass it on in with_severity"
+    got = f.with_severity(Severity.ERROR)
+    assert got == replace(f, severity=Severity.ERROR) and got.data is f.data and got.severity is Severity.ERROR

@@ -57,3 +57,25 @@ def test_a_check_imports_no_pydantic(tmp_path):
             "print(sorted(m for m in sys.modules if m.startswith('pmem_lsp.engine.report')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['pmem_lsp.engine.report']"
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.dictionaries(TEXT, st.none() | st.booleans() | st.integers() | TEXT, max_size=4),
+       findings=st.lists(st.dictionaries(TEXT, st.integers() | TEXT, max_size=5), max_size=4))
+def test_the_same_bytes_as_json_dumps(value, findings):
+    # The findings are written by engine/report.py `_findings_json`; anything else by json.dumps.
+    import json
+    data = {**value, "diagnostics": findings}
+    assert report_json(data) == json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def test_a_root_holding_the_findings_place_is_written_by_json_dumps():
+    import json
+
+    from pmem_lsp.engine.report import _PLACE
+    finds = [Finding("notes/a.md", 1, 0, 1, 3, "PM201", "m")]
+    for root in (_PLACE, "x" + _PLACE + _PLACE):
+        data = report_data(root, 1, finds, [])
+        assert report_json(data) == json.dumps(data, indent=2, ensure_ascii=False) == by_model(data)
+    data = {"diagnostics": [{"a": 1.5}], "b": [{"c": True}]}  # not strings and ints: json.dumps
+    assert report_json(data) == json.dumps(data, indent=2, ensure_ascii=False)

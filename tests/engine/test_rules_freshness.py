@@ -255,3 +255,19 @@ def test_a_date_value_is_a_date_only_when_iso(value: str) -> None:
     got = parse_date_value(value)
     if got is not None:
         assert got.isoformat() in value
+
+
+_VOLATILE_WORDS = ["due", "DUE", "by", "eta", "Eta", "is", "pr", "MR", "#1", "12", "merged", "in", "review", "Blocked",
+                   "blockers:", "on", "50%", "50 %", "done", "2024-01-02", "1/2/24", "deadline", "Deadline:", ":", "issue",
+                   "ticket", "open", "progress", "awaiting", "Thu", "10", "Jun", "截止", "完成", "阻塞", "—"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(words=st.lists(st.sampled_from(_VOLATILE_WORDS) | st.text(max_size=6), max_size=8),
+       glue=st.sampled_from([" ", "", ": ", " #"]))
+def test_volatile_kinds_finds_what_the_five_searches_find(words: list[str], glue: str) -> None:
+    # An ASCII description is searched only for the kinds it holds the text of (`_may_state`).
+    from pmem_lsp.engine.rules.route_facts import VOLATILE
+    description = glue.join(words)
+    every = [(kind, m.group(0).strip()) for kind, p in VOLATILE if (m := p.search(description))]
+    assert volatile_kinds(description) == every

@@ -58,13 +58,36 @@ VOLATILE = (
 
 
 def volatile_kinds(description: str) -> list[tuple[str, str]]:
-    """(kind, text found) for each kind of volatile fact in `description`."""
+    """(kind, text found) for each kind of volatile fact in `description`. An ASCII description
+    is searched only for the kinds whose every alternative's text it holds (`_may_state`)."""
     out = []
-    for kind, pattern in VOLATILE:
+    may = _may_state(description) if description.isascii() else None
+    for i, (kind, pattern) in enumerate(VOLATILE):
+        if may is not None and not may[i]:
+            continue
         m = pattern.search(description)
         if m:
             out.append((kind, m.group(0).strip()))
     return out
+
+
+_ASCII_DIGIT = lazy(r"[0-9]")
+_PR_WORDS = ("pr", "mr", "pull request", "merge request", "issue", "ticket")
+
+
+def _may_state(text: str) -> tuple[bool, bool, bool, bool, bool]:
+    """For an ASCII `text`, per kind of `VOLATILE`: does it hold what every alternative of that
+    kind's pattern holds? False: the pattern cannot match it. (For ASCII text an ASCII letter
+    matches under `(?i)` only its two cases, `\\d` only 0-9, and the CJK alternatives nothing.)
+    A description of a daily note (`Thu 10 Jun: …`) holds a digit, so the core's prefilter
+    passes it, and the five searches cost more than PM208's whole check of other indexes."""
+    low = text.lower()
+    digit = _ASCII_DIGIT.search(text) is not None
+    return (digit and ("-" in text or "/" in text),  # a date: 2024-05-01, 5/1/24
+            "due" in low or "deadline" in low or "eta" in low,
+            "review" in low or "#" in text or (digit and any(w in low for w in _PR_WORDS)),
+            "blocke" in low,  # blocked, blocker(s)
+            "%" in text)
 
 
 def _core_prefilter() -> ModuleType | None:
