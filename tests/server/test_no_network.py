@@ -165,9 +165,11 @@ class Sandbox:
     def writes_outside(self, writes: list[str], root: Path) -> list[str]:
         cache = str(self.home / ".cache")  # the lock file, the check records and their folders
         state = str(self.home / ".local" / "state")  # the history store and its folders
+        local = str(self.home / ".local")  # made when missing, for the state folder (a fresh HOME)
         return [w for w in writes if str(root) not in w
                 and not (cache in w and ("pmem" in w or w.endswith(".cache')")))
-                and not (state in w and ("pmem" in w or w.endswith((".local')", "state')"))))]
+                and not (state in w and ("pmem" in w or w.endswith((".local')", "state')"))))
+                and not w.endswith(f"'{local}')")]
 
 
 def _find_unshare() -> tuple[list[str] | None, str]:
