@@ -228,3 +228,50 @@ def test_review_lists_what_changed_since_the_last_accept_and_accepting_touches_n
     assert pmem(root, "review", "--accept", report["unreviewed"][0]["id"]).returncode == 0
     assert json.loads(pmem(root, "review", "--format", "json").stdout)["unreviewed"] == []
     assert digest(root) == before
+
+
+def _fake_git(folder: Path, message: str) -> str:
+    """A PATH whose `git` fails every command with `message` (a full disk, a broken install)."""
+    folder.mkdir()
+    fake = folder / "git"
+    fake.write_text(f"#!/bin/sh\necho '{message}' >&2\nexit 128\n")
+    fake.chmod(0o755)
+    return f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def _store(tmp_path: Path) -> Path:
+    stores = list((tmp_path / "state" / "pmem" / "history").iterdir())
+    assert len(stores) == 1
+    return stores[0]
+
+
+@pytest.mark.parametrize("fault", ["newer", "unreadable", "full", "git fails"])
+def test_a_store_fault_is_a_clear_message_exit_2_and_a_write_still_works(root: Path, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch,
+                                                                         fault: str):
+    """docs/design.md §11: a store written by a newer pmem, one that cannot be read, a full disk,
+    a git that fails — each a clear message and exit 2 from the history commands, nothing changed
+    in the root; and pmem's own writes go on (history never fails a write)."""
+    edit(root, "notes/n.md", "line 3", "line three")
+    entry = entries(root)[0]["id"]
+    store = _store(tmp_path)
+    if fault == "newer":
+        (store / "VERSION").write_text("99\n")
+    elif fault == "unreadable":
+        shutil.rmtree(store / "repo.git" / "objects")
+        (store / "repo.git" / "objects").write_text("not a folder\n")
+    elif fault == "full":
+        monkeypatch.setenv("PATH", _fake_git(tmp_path / "bin", "fatal: unable to write new object: No space left on device"))
+    else:
+        monkeypatch.setenv("PATH", _fake_git(tmp_path / "bin", "fatal: something went wrong"))
+    before = digest(root)
+    for args in (["history"], ["diff", entry], ["undo", entry, "--yes"], ["restore", "notes/n.md", "--at", entry, "--yes"],
+                 ["review"]):
+        done = pmem(root, *args)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert done.stderr.startswith("pmem: ") and "Traceback" not in done.stderr, (args, done.stderr)
+        assert "history" in done.stderr, (args, done.stderr)
+        assert digest(root) == before, args
+    archived = pmem(root, "archive", "notes/n.md", "--reason", "done with it", "--yes")
+    assert archived.returncode == 0, archived.stderr
+    assert (root / "_archive/notes/n.md").exists() and not (root / "notes/n.md").exists()
