@@ -275,3 +275,64 @@ def test_a_store_fault_is_a_clear_message_exit_2_and_a_write_still_works(root: P
     archived = pmem(root, "archive", "notes/n.md", "--reason", "done with it", "--yes")
     assert archived.returncode == 0, archived.stderr
     assert (root / "_archive/notes/n.md").exists() and not (root / "notes/n.md").exists()
+
+
+@pytest.mark.parametrize("step", ["update-index", "write-tree", "commit-tree", "update-ref"])
+def test_a_crash_while_recording_loses_at_most_that_entry(root: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch, step: str):
+    """docs/design.md §11: pmem killed in the middle of recording (its `git` at `step` kills
+    it) loses that entry at most: every file of the root is as it was, the store opens again,
+    and the next command records the change the lost entry would have held."""
+    entries(root)
+    edit(root, "notes/n.md", "line 7", "line seven")
+    before = digest(root)
+    real_git = shutil.which("git")
+    folder = tmp_path / "crashing-git"
+    folder.mkdir()
+    fake = folder / "git"
+    fake.write_text(f'#!/bin/sh\nif [ "$1" = "{step}" ]; then kill -9 $PPID; exit 1; fi\nexec "{real_git}" "$@"\n')
+    fake.chmod(0o755)
+    with monkeypatch.context() as patched:
+        patched.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+        crashed = pmem(root, "history")
+    assert crashed.returncode == -9, (crashed.returncode, crashed.stderr)
+    assert digest(root) == before
+    after = entries(root)  # the real git again: the store opens and catches up
+    assert after[0]["files"] == [{"path": "notes/n.md", "change": "changed"}], after[0]
+    shown = pmem(root, "diff", after[0]["id"])
+    assert shown.returncode == 0 and "+line seven" in shown.stdout, shown.stdout + shown.stderr
+
+
+@pytest.mark.parametrize("crash_at", [1, 2])
+def test_a_crash_while_recording_around_a_write_leaves_the_write_whole_or_not_begun(
+        root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, crash_at: int):
+    """An archive records an entry before (the outside edit) and one after: killed at the
+    first, nothing is archived; killed at the second, the archive is complete on disk (file,
+    record, route), and the next command's entry holds it."""
+    entries(root)
+    edit(root, "projects/alpha.md", "Fact number 1", "Fact number one")
+    before = digest(root)
+    real_git = shutil.which("git")
+    folder = tmp_path / "crashing-git"
+    folder.mkdir()
+    count = tmp_path / "update-refs"
+    (folder / "git").write_text(
+        '#!/bin/sh\nif [ "$1" = "update-ref" ]; then\n'
+        f'  echo x >> "{count}"\n'
+        f'  if [ "$(wc -l < "{count}")" -eq {crash_at} ]; then kill -9 $PPID; exit 1; fi\nfi\n'
+        f'exec "{real_git}" "$@"\n')
+    (folder / "git").chmod(0o755)
+    with monkeypatch.context() as patched:
+        patched.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+        crashed = pmem(root, "archive", "projects/alpha.md", "--reason", "shipped", "--yes")
+    assert crashed.returncode == -9, (crashed.returncode, crashed.stderr)
+    if crash_at == 1:
+        assert digest(root) == before
+    else:
+        assert not (root / "projects/alpha.md").exists()
+        assert "Fact number one" in (root / "_archive/projects/alpha.md").read_text()
+        assert "projects/alpha.md" in (root / "_archive/_index.md").read_text()
+        assert "(projects/alpha.md)" not in (root / "_index.md").read_text()
+        assert any(f["path"] == "_archive/projects/alpha.md" for f in entries(root)[0]["files"])
+    checked = pmem(root, "check", "--format", "json")
+    assert checked.returncode in (0, 1) and "PM308" not in checked.stdout and "PM210" not in checked.stdout
