@@ -22,11 +22,11 @@ from roots import base_files, summary_file, write_root
 N = 100  # notes each process archives
 
 
-def a_root(base: Path) -> Path:
+def a_root(base: Path, n: int = N) -> Path:
     files = base_files()
     lines = []
     for side in ("a", "b"):
-        for i in range(N):
+        for i in range(n):
             rel = f"notes/{side}{i:03}.md"
             files[rel] = summary_file(f"{side} {i}")
             lines.append(f"- [{side} {i}]({rel}) — note {side}{i}\n")
@@ -130,3 +130,33 @@ def test_cas_refuses_a_file_that_keeps_changing(tmp_path: Path, monkeypatch):
     assert "(notes/a000.md)" in index.read_text(encoding="utf-8")  # never replaced
     assert index.read_text(encoding="utf-8").startswith(before_rename)
     assert not [p for p in os.listdir(root) if p.endswith(".pmem-tmp")]
+
+
+def test_a_plan_made_before_another_pmem_archived_many_notes_still_applies(tmp_path: Path):
+    """The race CI met: one process read the root, then waited on the lock while the other
+    archived nine notes. Their routes left with their notes; that is no rewrite in progress,
+    and the waiting archive goes through (before: refused as 'lost 9 of its 14 routes')."""
+    root = a_root(tmp_path / "memory", n=7)
+    late = context(root)
+    plan = make_plan(late, "archive", "notes/b000.md", "late")
+    for rel in [f"notes/a{i:03}.md" for i in range(7)] + ["notes/b006.md", "notes/b005.md"]:
+        ctx = context(root)
+        execute(root, Confirmed(Request("archive", rel, "first"), make_plan(ctx, "archive", rel, "first")), ctx=ctx)
+    execute(root, Confirmed(Request("archive", "notes/b000.md", "late"), plan), ctx=late)
+    index = (root / "_index.md").read_text(encoding="utf-8")
+    assert "(notes/b000.md)" not in index and "(notes/b001.md)" in index
+    assert "(notes/a000.md)" not in index  # no archived route came back
+    assert (root / "_archive/notes/b000.md").is_file()
+
+
+def test_a_rewrite_that_dropped_routes_of_notes_still_there_is_still_gutted(tmp_path: Path):
+    from pmem_lsp.engine.lifecycle.fs_applier import _gutted
+
+    root = a_root(tmp_path / "memory")
+    before = (root / "_index.md").read_text(encoding="utf-8")
+    kept = "".join(line for line in before.splitlines(keepends=True) if "notes/" not in line or "a000" in line)
+    assert _gutted(before, kept.encode(), root) is not None  # the notes exist: a rewrite in progress
+    for side in ("a", "b"):
+        for i in range(1, N):
+            (root / f"notes/{side}{i:03}.md").unlink()
+    assert _gutted(before, kept.encode(), root) is None  # they left with their notes

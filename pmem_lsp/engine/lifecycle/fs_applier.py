@@ -407,12 +407,14 @@ def _decoded(raw: bytes | None) -> str | None:
 _ROUTE_LINE = re.compile(r"^\s*[-*+]\s+\[[^\]]*\]\(")  # a list item that links: a route
 
 
-def _gutted(reference: str | None, raw: bytes | None) -> str | None:
+def _gutted(reference: str | None, raw: bytes | None, root: Path | None = None) -> str | None:
     """What another writer's rewrite in progress looks like from outside, said for a person
     (None: nothing of it): since `reference` (pmem's last reading) the text was emptied or
     vanished, lost its first heading, or lost most of its routes. Such a text is being written
     by someone else until proven otherwise — it is never the base of a write (issue 40: a writer
-    that truncated and paused 5–8 s had a one-line index renamed over its text)."""
+    that truncated and paused 5–8 s had a one-line index renamed over its text). A route whose
+    note is gone from `root` went with its note (another pmem archived or trashed it while this
+    one waited for the lock): that is no sign of a rewrite, and it is not counted."""
     if not (reference or "").strip():
         return None
     if raw is None:
@@ -425,11 +427,27 @@ def _gutted(reference: str | None, raw: bytes | None) -> str | None:
     heading = next((line for line in before if line.startswith("# ")), None)
     if heading is not None and heading not in now:
         return "lost its heading"
-    routes = [line for line in before if _ROUTE_LINE.match(line)]
-    lost = sum(1 for line in routes if line not in now)
-    if lost >= 2 and lost * 2 > len(routes):
-        return f"lost {lost} of its {len(routes)} routes"
+    routes = [i for i, line in enumerate(before) if _ROUTE_LINE.match(line)]
+    lost = [i for i in routes if before[i] not in now]
+    if len(lost) >= 2 and len(lost) * 2 > len(routes) and root is not None:
+        went = _went_with_their_notes(reference, set(lost), root)  # type: ignore[arg-type]
+        lost, routes = [i for i in lost if i not in went], [i for i in routes if i not in went]
+    if len(lost) >= 2 and len(lost) * 2 > len(routes):
+        return f"lost {len(lost)} of its {len(routes)} routes"
     return None
+
+
+def _went_with_their_notes(reference: str, lines: set[int], root: Path) -> set[int]:
+    """Those of `lines` (route lines of `reference`) whose note no longer exists under `root`.
+    Read only when the count alone would call the text gutted, so a steady wait stays cheap."""
+    from ..index_routes import parse_index  # the index parser, only on this rare path
+    from ..memory_file import MemoryFile
+
+    gone = set()
+    for route in parse_index(MemoryFile(reference.removeprefix("\ufeff"))).routes:
+        if route.line in lines and route.path and not os.path.lexists(root / route.path):
+            gone.add(route.line)
+    return gone
 
 
 def _mid_write(raw: bytes | None, key: tuple[int, ...] | None) -> bool:
@@ -457,6 +475,7 @@ def settled(path: Path, reference: str | None, deadline: float) -> bytes | None:
     when it stays so until `deadline`, or never settles, the write is refused and nothing is
     written."""
     raw, key = _snapshot(path)
+    base = path.parent if path.name == "_index.md" and path.parent.name != "_archive" else None
     if reference is not None and raw is not None and reference.strip() and _decoded(raw) == reference \
             and not _mid_write(raw, key):
         return raw  # exactly the text the plan was made on (itself settled): no half of a rewrite
@@ -476,12 +495,12 @@ def settled(path: Path, reference: str | None, deadline: float) -> bytes | None:
                     return raw
             elif (gone, blank) != missing:  # another steady text, with other lines missing: wait again
                 missing, since = (gone, blank), time.monotonic()
-            elif not _gutted(reference, raw) and time.monotonic() - since >= (QUIET_EMPTY if blank else QUIET) \
+            elif not _gutted(reference, raw, base) and time.monotonic() - since >= (QUIET_EMPTY if blank else QUIET) \
                     and not _mid_write(raw, key):
                 return raw  # the same lines stayed missing: removed on purpose (others may come and go)
             delay = min(delay * 2, 0.1)
         if time.monotonic() >= deadline:
-            seen = _gutted(reference, raw)
+            seen = _gutted(reference, raw, base)
             if seen:
                 raise Refusal(UNSETTLED, f"`{path.name}` {seen} since pmem read it (another program may be "
                                          "rewriting it); pmem writes no index on such a text, so it was not "
