@@ -315,10 +315,12 @@ def run_saves(root: Path, action: str, requests: list[Request], fmt: str, yes: b
               stdin: TextIO, out: TextIO, err: TextIO, argv: list[str] | None) -> int:
     """Several saves previewed together and applied one by one through the one door (each is
     checked again under the lock; `--token` applies only when every preview still holds)."""
-    try:
-        previews = [preview(context(root), r, exact=True) for r in requests]
-    except Refusal as exc:
-        return _fail(fmt, out, err, exc.rule, f"{exc.message}; nothing was changed")
+    previews = []
+    for request in requests:
+        try:
+            previews.append(preview(context(root), request, exact=True))
+        except Refusal as exc:  # a save's refusal names no file: say which of the undo's it is
+            return _fail(fmt, out, err, exc.rule, f"`{request.path}`: {exc.message}; nothing was changed")
     combined = _combined(previews)
     if token is not None and token != combined:
         return _fail(fmt, out, err, "stale-preview", "this token is not the current preview of this undo: the "
