@@ -313,7 +313,9 @@ def _setup_codex(places: Places, root: Path) -> list[FileChange]:
     else:
         block = ("\n# Persistent Memory (pmem setup codex)\n[mcp_servers.pmem]\ncommand = \"pmem\"\n"
                  "args = [\"mcp\"]\nrequired = true\n\n[mcp_servers.pmem.env]\n"
-                 f"PMEM_ROOT = {json.dumps(str(root))}\n\n[mcp_servers.pmem.tools.memory_apply]\n"
+                 f"PMEM_ROOT = {json.dumps(str(root))}\n"
+                 "# Codex's question below is your yes (Codex cancels pmem's own, unseen).\n"
+                 "PMEM_MCP_ELICITATION = \"off\"\n\n[mcp_servers.pmem.tools.memory_apply]\n"
                  "approval_mode = \"prompt\"\n")
         text = before or ""
         changes.append(FileChange(path, before, (text.rstrip("\n") + "\n" if text.strip() else "") + block,

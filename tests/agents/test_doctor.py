@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from pmem_lsp.engine.shell_door import confirmed_write
 from roots import make_root
@@ -108,7 +109,10 @@ def test_setup_codex_writes_a_config_the_real_codex_reads(tmp_path: Path, machin
     listed = run(machine, str(agent_clients["codex"]), "mcp", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     [server] = [s for s in json.loads(listed.stdout) if s["name"] == "pmem"]
-    assert server["transport"]["env"] == {"PMEM_ROOT": str(root)}
+    # Codex's own approval of memory_apply is the yes: Codex cancels pmem's (tests/agents/test_live_interactive.py).
+    assert server["transport"]["env"] == {"PMEM_ROOT": str(root), "PMEM_MCP_ELICITATION": "off"}
+    written = tomllib.loads((codex_home / "config.toml").read_text(encoding="utf-8"))["mcp_servers"]["pmem"]
+    assert written["tools"]["memory_apply"]["approval_mode"] == "prompt", "the two lines go together"
     assert (codex_home / "config.toml").read_text(encoding="utf-8").startswith('model = "gpt-5"\n')
     codex = agent(doctor(machine, root), "codex")
     assert codex["ok"], codex["problems"]

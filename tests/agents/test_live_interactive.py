@@ -1,0 +1,200 @@
+"""The real Codex TUI (0.171.0) on a pseudo-terminal, the model replaced by a script (tests/agents/
+scripted_model.py; offline): what a person at the terminal sees when the agent applies a pmem
+preview, and whether their yes applies it.
+
+The scripted model previews archiving notes/x.md (`memory_preview`), then calls `memory_apply`
+with the token. Codex (the shipped `approval_mode = "prompt"`) shows its own question,
+`Allow the pmem MCP server to run tool "memory_apply"?` with the token, "1. Allow / 2. Cancel";
+the test answers Enter (Allow). Then:
+
+- with the shipped configuration (`PMEM_MCP_ELICITATION = "off"`), pmem applies on the token:
+  the note is archived. Codex's question is the person's yes.
+- with pmem's own confirmation left on (the line removed), pmem asks Codex through MCP
+  elicitation (`elicitation/create`, a one-boolean form); Codex 0.171 answers `cancel` at once
+  and never shows the question, so nothing is written, after the person said yes.
+
+House style as tests/pty_terminal.py: no sleeps; the output is read until the expected text
+appears, within a generous bound. One exception, observed: Codex drops a key pressed the moment
+its approval dialog opens, so Enter is pressed again (at most once a second) while the dialog is
+still open and the tool has not run.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import re
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scripted_model import Reply, ScriptedModel, Text, ToolCall
+
+from roots import REPO, active_file, make_root
+
+pytestmark = pytest.mark.e2e
+GENEROUS_SECONDS = 180.0
+ROWS, COLUMNS = 50, 160
+ESCAPES = re.compile(rb"\x1b\[[0-9;?<>=$]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78DEHMc]")
+APPROVAL = 'Allow the pmem MCP server to run tool "memory_apply"?'
+
+
+def plain(shown: bytes) -> str:
+    """What the terminal showed, escapes removed and runs of blanks made one (a TUI moves the
+    cursor between the pieces of one line)."""
+    return re.sub(r"\s+", " ", ESCAPES.sub(b" ", shown).decode("utf-8", "replace"))
+
+
+def outputs(body: dict[str, Any]) -> list[str]:
+    """The `function_call_output` texts of a Responses API request."""
+    found = []
+    for item in body.get("input", []):
+        if isinstance(item, dict) and item.get("type") == "function_call_output":
+            out = item.get("output")
+            found.append("\n".join(p.get("text", "") for p in out if isinstance(p, dict))
+                         if isinstance(out, list) else str(out))
+    return found
+
+
+def mcp_json(text: str) -> dict[str, Any]:
+    return json.loads(text[text.index("{"):])
+
+
+def preview_then_apply(_kind: str, body: dict[str, Any]) -> list[Reply]:
+    """The model. Requests without tools are Codex's own (a title for the session)."""
+    if not body.get("tools"):
+        return [Text("Archive a note")]
+    done = outputs(body)
+    if not done:
+        return [ToolCall("memory_preview", {"operation": "archive", "path": "notes/x.md", "reason": "r"},
+                         namespace="mcp__pmem")]
+    if len(done) == 1:
+        return [ToolCall("memory_apply", {"token": mcp_json(done[0])["token"]}, namespace="mcp__pmem")]
+    return [Text("done")]
+
+
+def codex_tui(tmp_path: Path, codex: Path, shipped: str, model: ScriptedModel) -> tuple[str, list[str]]:
+    """Runs `codex "Archive notes/x.md"` at a terminal; answers Codex's approval of
+    memory_apply with Enter (its first choice, Allow). (What the terminal showed, the tool
+    outputs the model got back) once the model has both tool results."""
+    codex_home = tmp_path / "home" / ".codex"
+    codex_home.mkdir(parents=True)
+    provider = (f'model = "scripted-model"\nmodel_provider = "scripted"\n\n[model_providers.scripted]\n'
+                f'name = "Scripted"\nbase_url = "{model.url}/v1"\nwire_api = "responses"\n'
+                f'env_key = "SCRIPTED_API_KEY"\nrequest_max_retries = 0\nstream_max_retries = 0\n\n')
+    (codex_home / "config.toml").write_text(provider + shipped, encoding="utf-8")
+    env = {"HOME": str(codex_home.parent), "CODEX_HOME": str(codex_home), "SCRIPTED_API_KEY": "dummy",
+           "TERM": "xterm-256color", "LANG": "C.UTF-8",
+           "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"])}
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
+    proc = subprocess.Popen([str(codex), "Archive notes/x.md"], stdin=follower, stdout=follower, stderr=follower,
+                            env=env, cwd=tmp_path, start_new_session=True, close_fds=True)
+    os.close(follower)
+    shown = b""
+    pressed = 0.0
+    deadline = time.monotonic() + GENEROUS_SECONDS
+    try:
+        while True:
+            results = [outputs(b) for b in model.posts("/responses")]
+            if any(len(r) >= 2 for r in results):
+                break
+            if time.monotonic() > deadline:
+                raise AssertionError(f"codex: no memory_apply result after {GENEROUS_SECONDS:.0f} s; shown: "
+                                     f"{plain(shown)[-1500:]}")
+            if proc.poll() is not None:
+                raise AssertionError(f"codex ended ({proc.returncode}); shown: {plain(shown)[-1500:]}")
+            ready, _, _ = select.select([leader], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:
+                    break
+                shown += chunk
+                # A terminal answers the cursor-position and device-attribute queries.
+                if b"\x1b[6n" in chunk:
+                    os.write(leader, b"\x1b[1;1R")
+                if b"\x1b[c" in chunk:
+                    os.write(leader, b"\x1b[?62;22c")
+            text = plain(shown)
+            waiting = APPROVAL in text and not re.search(r"(Called|Failed) pmem\.memory_apply",
+                                                         text[text.rindex(APPROVAL):] if APPROVAL in text else "")
+            if waiting and time.monotonic() > pressed + 1.0:
+                os.write(leader, b"\r")  # Enter: "1. Allow"
+                pressed = time.monotonic()
+        # Let the final turn reach the screen (the model's last reply), so `shown` is whole.
+        while "done" not in plain(shown).rsplit("memory_apply", 1)[-1] and time.monotonic() < deadline:
+            ready, _, _ = select.select([leader], [], [], 0.5)
+            if ready:
+                try:
+                    shown += os.read(leader, 65536)
+                except OSError:
+                    break
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)  # the session this test started (codex and its pmem mcp)
+        proc.wait(timeout=30)
+        os.close(leader)
+    [both] = [r for r in (outputs(b) for b in model.posts("/responses")) if len(r) >= 2][:1]
+    return plain(shown), both
+
+
+def shipped_config(root: Path) -> str:
+    shipped = (REPO / "agents" / "codex" / "config.toml").read_text(encoding="utf-8")
+    assert 'PMEM_ROOT = "~/.persistent-memory"' in shipped
+    assert '\napproval_mode = "prompt"\n' in shipped
+    return shipped.replace('"~/.persistent-memory"', json.dumps(str(root)))
+
+
+@pytest.mark.parametrize("approval", ["shipped", "line removed"])
+def test_codex_tui_applies_memory_apply_after_the_persons_yes_with_the_shipped_config(tmp_path: Path,
+                                                                                        agent_clients, approval):
+    """"line removed": without `approval_mode = "prompt"` (as `codex mcp add` leaves it), Codex
+    0.171 still asks for a tool annotated destructive, as memory_apply is, but offers "Allow for
+    this session" and "Always allow" too: one of those, with pmem's confirmation off, lets every
+    later memory_apply run unasked. The shipped line keeps it to Allow / Cancel each time."""
+    root = make_root(tmp_path, {"notes/x.md": active_file("X")})
+    shipped = shipped_config(root)
+    assert '\nPMEM_MCP_ELICITATION = "off"\n' in shipped, "the shipped config lets Codex's own question decide"
+    if approval == "line removed":
+        shipped = shipped.replace('\napproval_mode = "prompt"\n', "\n")
+    with ScriptedModel(preview_then_apply) as model:
+        shown, (preview, applied) = codex_tui(tmp_path, agent_clients["codex"], shipped, model)
+    # What the person saw: Codex's question, with the token and Allow / Cancel.
+    assert APPROVAL in shown and "1. Allow" in shown, shown[-3000:]
+    if approval == "shipped":
+        assert "2. Cancel" in shown and "Always allow" not in shown and "for this session" not in shown
+    else:
+        assert "2. Allow for this session" in shown and "3. Always allow" in shown and "4. Cancel" in shown
+    token = mcp_json(preview)["token"]
+    assert f"token: {token}" in shown
+    assert "Apply this change to your memory?" not in shown, "pmem asked nothing: its question is off"
+    result = mcp_json(applied)
+    assert result["applied"] is True, applied
+    assert not (root / "notes" / "x.md").exists() and (root / "_archive" / "notes" / "x.md").exists()
+
+
+def test_codex_tui_cancels_pmems_own_confirmation_without_showing_it(tmp_path: Path, agent_clients):
+    """pmem's confirmation on (the shipped line removed): Codex 0.171 answers pmem's
+    `elicitation/create` with `cancel` itself, without showing it, after the person allowed the
+    call. Nothing is written, and nothing is recorded as declined (a cancel is not a no)."""
+    root = make_root(tmp_path, {"notes/x.md": active_file("X")})
+    shipped = shipped_config(root).replace('\nPMEM_MCP_ELICITATION = "off"\n', "\n")
+    before = (root / "notes" / "x.md").read_bytes()
+    with ScriptedModel(preview_then_apply) as model:
+        shown, (_preview, applied) = codex_tui(tmp_path, agent_clients["codex"], shipped, model)
+    assert APPROVAL in shown, shown[-3000:]
+    assert "Apply this change to your memory?" not in shown, "Codex showed pmem's question after all"
+    result = mcp_json(applied)
+    assert result["applied"] is False and result["error"]["kind"] == "cancelled", applied
+    assert (root / "notes" / "x.md").read_bytes() == before and not (root / "_archive" / "notes" / "x.md").exists()
+    assert not list((tmp_path / "home").rglob("declined.json")), "a cancel was recorded as the person's no"
