@@ -13,10 +13,20 @@ the test answers Enter (Allow). Then:
   elicitation (`elicitation/create`, a one-boolean form); Codex 0.171 answers `cancel` at once
   and never shows the question, so nothing is written, after the person said yes.
 
+Claude Code (2.1.332, `claude` with the plugin loaded by `--plugin-dir`, memory_preview allowed by
+`--allowedTools`): Claude Code asks "Do you want to proceed?" before memory_apply (Yes), then
+shows pmem's own question ("MCP server "plugin:pmem:pmem" requests your input", the preview,
+an "Apply this change" box, Accept / Decline; it arrives as the 2026-07-28 `input_required`);
+ticking the box and Accept archives the note.
+
 House style as tests/pty_terminal.py: no sleeps; the output is read until the expected text
-appears, within a generous bound. One exception, observed: Codex drops a key pressed the moment
+appears, within a generous bound. Two exceptions, observed: Codex drops a key pressed the moment
 its approval dialog opens, so Enter is pressed again (at most once a second) while the dialog is
-still open and the tool has not run.
+still open and the tool has not run; Claude Code drops an Enter pressed the moment its form
+shows the cursor on Accept (an Enter 30 ms after "❯ Accept" was drawn left the form open, the
+MCP call at "Fulfilling input required by 'tools/call' (round 1)" and no `elicitation/create`
+answer in its debug log, for minutes), so Accept's Enter is pressed again (at most once a second)
+until pmem has applied.
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +209,129 @@ def test_codex_tui_cancels_pmems_own_confirmation_without_showing_it(tmp_path: P
     assert result["applied"] is False and result["error"]["kind"] == "cancelled", applied
     assert (root / "notes" / "x.md").read_bytes() == before and not (root / "_archive" / "notes" / "x.md").exists()
     assert not list((tmp_path / "home").rglob("declined.json")), "a cancel was recorded as the person's no"
+
+
+# -- Claude Code -----------------------------------------------------------------------------------
+PLUGIN = REPO / "agents" / "claude-code"
+TOOL = "mcp__plugin_pmem_pmem__"
+CLAUDE_KEY = "sk-ant-scripted-dummy-0123456789abcdefghij"
+PMEM_ASKS = "requests your input"
+
+
+def tool_results(body: dict[str, Any]) -> list[str]:
+    """The texts of a Messages API request's `tool_result` blocks, WaitForMcpServers' left out."""
+    found = []
+    for message in body.get("messages", []):
+        for block in message.get("content") if isinstance(message.get("content"), list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                content = block.get("content")
+                text = ("\n".join(c.get("text", "") for c in content if isinstance(c, dict))
+                        if isinstance(content, list) else str(content))
+                if not text.startswith("ready:"):
+                    found.append(text)
+    return found
+
+
+def first_json(text: str) -> dict[str, Any]:
+    """The JSON object a pmem tool answered (Claude Code may append a reminder after it)."""
+    found, _end = json.JSONDecoder().raw_decode(text[text.index("{"):])
+    return found
+
+
+def claude_preview_then_apply(_kind: str, body: dict[str, Any]) -> list[Reply]:
+    """The model. Interactive Claude Code does not wait for MCP servers before the first
+    request; the model waits for them with the client's own WaitForMcpServers tool."""
+    names = {t.get("name") for t in body.get("tools", [])}
+    done = tool_results(body)
+    if TOOL + "memory_preview" not in names:
+        waited = sum(1 for m in body.get("messages", []) if isinstance(m.get("content"), list)
+                     for b in m["content"] if isinstance(b, dict) and b.get("name") == "WaitForMcpServers")
+        return [ToolCall("WaitForMcpServers", {})] if "WaitForMcpServers" in names and waited < 3 else [Text("ok")]
+    if not done:
+        return [ToolCall(TOOL + "memory_preview", {"operation": "archive", "path": "notes/x.md", "reason": "r"})]
+    if len(done) == 1:
+        return [ToolCall(TOOL + "memory_apply", {"token": first_json(done[0])["token"]})]
+    return [Text("done")]
+
+
+def test_claude_code_tui_asks_pmems_question_and_the_persons_accept_applies(tmp_path: Path, agent_clients):
+    root = make_root(tmp_path, {"notes/x.md": active_file("X")})
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / ".claude").mkdir(parents=True)
+    work.mkdir()
+    # A person who has used Claude Code before: onboarding done, this key and folder trusted.
+    state = {"hasCompletedOnboarding": True, "theme": "dark",
+             "customApiKeyResponses": {"approved": [CLAUDE_KEY[-20:]], "rejected": []},
+             "projects": {str(work): {"hasTrustDialogAccepted": True, "allowedTools": []}}}
+    (home / ".claude" / ".claude.json").write_text(json.dumps(state), encoding="utf-8")
+    with ScriptedModel(claude_preview_then_apply) as model:
+        env = {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"), "XDG_CONFIG_HOME": str(home / ".config"),
+               "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+               "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": CLAUDE_KEY, "PMEM_ROOT": str(root),
+               "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+               "ENABLE_TOOL_SEARCH": "false",  # the pmem tools in the tool list, not behind a search
+               "TERM": "xterm-256color", "LANG": "C.UTF-8"}
+        # Each step: (text that must have appeared since the last key, the key). The first
+        # "Do you want to proceed?" is Claude Code's permission for memory_apply (Yes is first).
+        steps = [("Do you want to proceed?", b"\r"), (PMEM_ASKS, b""), ("Esc to cancel", b" "), ("\u2612", b"\x1b[B"),
+                 ("\u276f Accept", b"\r")]
+        # Accept's Enter again while pmem has not applied (the first may be dropped, see the top).
+        shown = run_claude(work, agent_clients["claude"], env, model, steps,
+                           again=lambda: (root / "notes" / "x.md").exists())
+    assert "Apply a confirmed preview" in shown and "Do you want to proceed?" in shown, shown[-3000:]
+    assert f'MCP server \u201cplugin:pmem:pmem\u201d {PMEM_ASKS}' in shown, shown[-3000:]
+    assert "move: notes/x.md \u2192 _archive/notes/x.md" in shown and "Apply this change" in shown
+    [_preview, applied] = next(r for r in (tool_results(b) for b in model.posts("/messages")) if len(r) >= 2)
+    assert first_json(applied)["applied"] is True, applied
+    assert not (root / "notes" / "x.md").exists() and (root / "_archive" / "notes" / "x.md").exists()
+
+
+def run_claude(work: Path, claude: Path, env: dict[str, str], model: ScriptedModel,
+               steps: list[tuple[str, bytes]], again: Callable[[], bool]) -> str:
+    """`claude "Archive notes/x.md"` at a terminal; each step's key is typed once its text has
+    been shown after the previous key, and the last step's key again (at most once a second)
+    while `again()`. Returns what the terminal showed once the model has both tool results."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
+    proc = subprocess.Popen([str(claude), "Archive notes/x.md", "--plugin-dir", str(PLUGIN), "--model",
+                             "claude-sonnet-4-5", "--allowedTools", TOOL + "memory_preview"],
+                            stdin=follower, stdout=follower, stderr=follower, env=env, cwd=work,
+                            start_new_session=True, close_fds=True)
+    os.close(follower)
+    shown = b""
+    since = 0  # the step's text is looked for after this offset of `shown`
+    last, pressed = b"", 0.0  # the last key typed, and when
+    deadline = time.monotonic() + GENEROUS_SECONDS
+    try:
+        while not any(len(tool_results(b)) >= 2 for b in model.posts("/messages")):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"claude: no memory_apply result after {GENEROUS_SECONDS:.0f} s; steps left "
+                                     f"{steps}; shown: {plain(shown)[-1500:]}")
+            if proc.poll() is not None:
+                raise AssertionError(f"claude ended ({proc.returncode}); shown: {plain(shown)[-1500:]}")
+            ready, _, _ = select.select([leader], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:
+                    break
+                shown += chunk
+                if b"\x1b[6n" in chunk:
+                    os.write(leader, b"\x1b[1;1R")
+                if b"\x1b[c" in chunk:
+                    os.write(leader, b"\x1b[?62;22c")
+            while steps and steps[0][0] in plain(shown[since:]):
+                text, key = steps.pop(0)
+                if key:  # a step without a key only waits for its text: the next one may be in the same chunk
+                    since, last, pressed = len(shown), key, time.monotonic()
+                    os.write(leader, key)
+                    break
+            if not steps and time.monotonic() > pressed + 1.0 and again():
+                os.write(leader, last)
+                pressed = time.monotonic()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)  # the session this test started (claude and its pmem mcp)
+        proc.wait(timeout=30)
+        os.close(leader)
+    return plain(shown)
