@@ -59,6 +59,23 @@ ESCAPES = re.compile(rb"\x1b\[[0-9;?<>=$]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|
 APPROVAL = 'Allow the pmem MCP server to run tool "memory_apply"?'
 
 
+
+def read_terminal(leader: int) -> bytes | None:
+    """What the client drew within half a second (b"" if nothing; None once the terminal is
+    gone), answering its cursor-position and device-attribute queries as a terminal does."""
+    ready, _, _ = select.select([leader], [], [], 0.5)
+    if not ready:
+        return b""
+    try:
+        chunk = os.read(leader, 65536)
+    except OSError:
+        return None
+    if b"\x1b[6n" in chunk:
+        os.write(leader, b"\x1b[1;1R")
+    if b"\x1b[c" in chunk:
+        os.write(leader, b"\x1b[?62;22c")
+    return chunk
+
 def plain(shown: bytes) -> str:
     """What the terminal showed, escapes removed and runs of blanks made one (a TUI moves the
     cursor between the pieces of one line)."""
@@ -124,18 +141,10 @@ def codex_tui(tmp_path: Path, codex: Path, shipped: str, model: ScriptedModel) -
                                      f"{plain(shown)[-1500:]}")
             if proc.poll() is not None:
                 raise AssertionError(f"codex ended ({proc.returncode}); shown: {plain(shown)[-1500:]}")
-            ready, _, _ = select.select([leader], [], [], 0.5)
-            if ready:
-                try:
-                    chunk = os.read(leader, 65536)
-                except OSError:
-                    break
-                shown += chunk
-                # A terminal answers the cursor-position and device-attribute queries.
-                if b"\x1b[6n" in chunk:
-                    os.write(leader, b"\x1b[1;1R")
-                if b"\x1b[c" in chunk:
-                    os.write(leader, b"\x1b[?62;22c")
+            chunk = read_terminal(leader)
+            if chunk is None:
+                break
+            shown += chunk
             text = plain(shown)
             waiting = APPROVAL in text and not re.search(r"(Called|Failed) pmem\.memory_apply",
                                                          text[text.rindex(APPROVAL):] if APPROVAL in text else "")
@@ -309,17 +318,10 @@ def run_claude(work: Path, claude: Path, env: dict[str, str], model: ScriptedMod
                                      f"{steps}; shown: {plain(shown)[-1500:]}")
             if proc.poll() is not None:
                 raise AssertionError(f"claude ended ({proc.returncode}); shown: {plain(shown)[-1500:]}")
-            ready, _, _ = select.select([leader], [], [], 0.5)
-            if ready:
-                try:
-                    chunk = os.read(leader, 65536)
-                except OSError:
-                    break
-                shown += chunk
-                if b"\x1b[6n" in chunk:
-                    os.write(leader, b"\x1b[1;1R")
-                if b"\x1b[c" in chunk:
-                    os.write(leader, b"\x1b[?62;22c")
+            chunk = read_terminal(leader)
+            if chunk is None:
+                break
+            shown += chunk
             while steps and steps[0][0] in plain(shown[since:]):
                 text, key = steps.pop(0)
                 if key:  # a step without a key only waits for its text: the next one may be in the same chunk

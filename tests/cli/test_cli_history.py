@@ -277,6 +277,17 @@ def test_a_store_fault_is_a_clear_message_exit_2_and_a_write_still_works(root: P
     assert (root / "_archive/notes/n.md").exists() and not (root / "notes/n.md").exists()
 
 
+def crashing_git(tmp_path: Path, trap: str) -> Path:
+    """A folder holding a `git` that runs the shell lines `trap` (which kill pmem, its parent,
+    at the chosen step), then the real git."""
+    real_git = shutil.which("git")
+    folder = tmp_path / "crashing-git"
+    folder.mkdir()
+    (folder / "git").write_text(f'#!/bin/sh\n{trap}exec "{real_git}" "$@"\n')
+    (folder / "git").chmod(0o755)
+    return folder
+
+
 @pytest.mark.parametrize("step", ["update-index", "write-tree", "commit-tree", "update-ref"])
 def test_a_crash_while_recording_loses_at_most_that_entry(root: Path, tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch, step: str):
@@ -286,12 +297,7 @@ def test_a_crash_while_recording_loses_at_most_that_entry(root: Path, tmp_path: 
     entries(root)
     edit(root, "notes/n.md", "line 7", "line seven")
     before = digest(root)
-    real_git = shutil.which("git")
-    folder = tmp_path / "crashing-git"
-    folder.mkdir()
-    fake = folder / "git"
-    fake.write_text(f'#!/bin/sh\nif [ "$1" = "{step}" ]; then kill -9 $PPID; exit 1; fi\nexec "{real_git}" "$@"\n')
-    fake.chmod(0o755)
+    folder = crashing_git(tmp_path, f'if [ "$1" = "{step}" ]; then kill -9 $PPID; exit 1; fi\n')
     with monkeypatch.context() as patched:
         patched.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
         crashed = pmem(root, "history")
@@ -312,16 +318,10 @@ def test_a_crash_while_recording_around_a_write_leaves_the_write_whole_or_not_be
     entries(root)
     edit(root, "projects/alpha.md", "Fact number 1", "Fact number one")
     before = digest(root)
-    real_git = shutil.which("git")
-    folder = tmp_path / "crashing-git"
-    folder.mkdir()
     count = tmp_path / "update-refs"
-    (folder / "git").write_text(
-        '#!/bin/sh\nif [ "$1" = "update-ref" ]; then\n'
-        f'  echo x >> "{count}"\n'
-        f'  if [ "$(wc -l < "{count}")" -eq {crash_at} ]; then kill -9 $PPID; exit 1; fi\nfi\n'
-        f'exec "{real_git}" "$@"\n')
-    (folder / "git").chmod(0o755)
+    folder = crashing_git(tmp_path, 'if [ "$1" = "update-ref" ]; then\n'
+                                    f'  echo x >> "{count}"\n'
+                                    f'  if [ "$(wc -l < "{count}")" -eq {crash_at} ]; then kill -9 $PPID; exit 1; fi\nfi\n')
     with monkeypatch.context() as patched:
         patched.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
         crashed = pmem(root, "archive", "projects/alpha.md", "--reason", "shipped", "--yes")

@@ -182,14 +182,20 @@ class Sequence:
         assert run_hook(self.root, "post-write", io.StringIO(json.dumps(post)), io.StringIO(), err) == 0, \
             err.getvalue()
 
-    def agent_write(self, rel: str, slots: list[int]) -> None:
-        """Claude Code's Write over the file (or creating it: slots are then every line)."""
+    def rewritten(self, rel: str, slots: list[int]) -> tuple[State, State, bytes]:
+        """A new step begins: the file before, after a rewrite of `slots` (or, for a file not
+        there, a new one with every line fresh), and the bytes of after."""
         self.begin()
         before = self.state[rel]
         after = self.with_slots(rel, slots) if before is not None else \
             tuple(self.fresh(rel, s) for s in range(SLOTS))
         text = render(rel, after)
         assert text is not None
+        return before, after, text
+
+    def agent_write(self, rel: str, slots: list[int]) -> None:
+        """Claude Code's Write over the file (or creating it: slots are then every line)."""
+        before, after, text = self.rewritten(rel, slots)
         original = render(rel, before)
         self._agent("Write", rel, {"content": text.decode()},
                     {"type": "update" if original is not None else "create", "content": text.decode(),
@@ -214,12 +220,7 @@ class Sequence:
 
     def outside_write(self, rel: str, slots: list[int]) -> None:
         """Another program writes the file in place (or creates it)."""
-        self.begin()
-        before = self.state[rel]
-        after = self.with_slots(rel, slots) if before is not None else \
-            tuple(self.fresh(rel, s) for s in range(SLOTS))
-        text = render(rel, after)
-        assert text is not None
+        before, after, text = self.rewritten(rel, slots)
         (self.root / rel).write_bytes(text)
         self.state[rel] = after
         self.catch_up("outside", {rel: Change(before, after, frozenset(slots) if before is not None else None)})
