@@ -31,6 +31,10 @@ changing), a `.git` (PM501 then reads commit dates), or a folder that cannot be 
 
 The record is written by a forked child once the answer is out (`engine/cache_writer.py`:
 the second walk and the write are nobody's wait), and read only when no such child is busy.
+When there is no record yet, the walk before the check is left out (it would be compared with
+nothing) and the child stores the record only if no file or folder of the walk after the answer
+changed since `RACY_SECONDS` before the run began: a file made, removed or renamed moves its
+folder's times, and an edit the file's, so the tree it saw is the tree the check read.
 
 Off with `--no-cache` (on both commands) or `PMEM_NO_CACHE=1` (a setting of the process, not
 of the root: not in `.pmem.toml`).
@@ -67,12 +71,18 @@ def cache_dir() -> str:
 
 
 def walk(root: str) -> tuple[bytes, int] | None:
-    """(digest of every readable entry's path and lstat, newest mtime or ctime in ns), or
-    None when the root holds something that makes a replay unsafe."""
+    """(digest of every readable entry's path and lstat, newest mtime or ctime in ns of any
+    file or folder, the root's own included), or None when the root holds something that makes
+    a replay unsafe. A file made, removed or renamed moves its folder's times, so a newest time
+    before some moment says the whole tree is as it was then."""
     if os.path.lexists(os.path.join(root, ".git")):
         return None
     rows: list[tuple] = []
-    newest = 0
+    try:
+        st = os.stat(root)
+    except OSError:
+        return None
+    newest = max(st.st_mtime_ns, st.st_ctime_ns)
     stack = [""]
     while stack:
         rel_dir = stack.pop()
@@ -92,6 +102,8 @@ def walk(root: str) -> tuple[bytes, int] | None:
                 if de.is_dir(follow_symlinks=False):
                     stack.append(rel)
                     rows.append((rel,))
+                    folder = de.stat(follow_symlinks=False)
+                    newest = max(newest, folder.st_mtime_ns, folder.st_ctime_ns)
                     continue
                 st = de.stat(follow_symlinks=False)
             except OSError:
@@ -147,7 +159,12 @@ class CheckCache:
                      hashlib.sha256(toml).hexdigest() if toml is not None else None)
         name = hashlib.sha256(repr((self.root, os.getcwd(), tuple(argv))).encode("utf-8", "surrogatepass"))
         self.file = os.path.join(cache_dir(), name.hexdigest()[:32] + ".check")
-        self.tree = walk(self.root)
+        # With no record to compare with, the walk before the check would only be the base of
+        # the record to store; the child's walk after the answer serves instead, when it shows
+        # nothing changed since before this run began (`_write_first`). So the first run after
+        # `--no-cache` costs what a cold check costs (issue 44).
+        self.first = not os.path.lexists(self.file)
+        self.tree = None if self.first else walk(self.root)
 
     def lookup(self) -> tuple[str, str, int] | None:
         """(stdout, stderr, exit status) of the last run, if nothing it read has changed."""
@@ -165,17 +182,28 @@ class CheckCache:
     def store(self, out: str, err: str, status: int, outside: list[str]) -> None:
         """Keep this run's answer, written by a forked child once the answer is out (the walk
         that proves the root did not change meanwhile is most of the cost: `cache_writer`)."""
+        if self.first:
+            write_after_answer(self.file, lambda: self._write(None, out, err, status, outside))
+            return
         if self.tree is None or self.tree[1] / 1e9 > self.started - racy_seconds():
             return  # a file changed too recently before the run to trust its times
         tree = self.tree[0]
         write_after_answer(self.file, lambda: self._write(tree, out, err, status, outside))
 
-    def _write(self, tree: bytes, out: str, err: str, status: int, outside: list[str]) -> None:
+    def _write(self, tree: bytes | None, out: str, err: str, status: int, outside: list[str]) -> None:
+        """`tree`: the walk before the check (None on a first run: then every time the walk
+        after shows must be older than the run's start less `RACY_SECONDS`)."""
         after = walk(self.root)
-        if after is None or after[0] != tree or _read_toml(self.root) != self.toml:
-            return  # the root or its settings changed while it was checked
+        if after is None or _read_toml(self.root) != self.toml:
+            return
+        if tree is not None:
+            changed = after[0] != tree  # the root changed while it was checked
+        else:
+            changed = after[1] / 1e9 > self.started - racy_seconds()  # or perhaps just before
+        if changed:
+            return
         outside = sorted(set(outside))
-        record = (self.head, tree, outside, _outside_state(outside), out, err, status)
+        record = (self.head, after[0], outside, _outside_state(outside), out, err, status)
         folder = os.path.dirname(self.file)
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)

@@ -24,7 +24,7 @@ def run_health(root: Path, settings: Settings, fmt: str, out: TextIO, all_items:
                states: list | None = None, records: Records | None = None) -> int:
     """`states` receives the root state read (the cache asks it which outside paths PM403
     looked at, as for `pmem check`); `records`: the per-file records (`engine/entry_cache.py`)."""
-    state = RootState.scan(root, settings, restore=records.restore if records is not None else None)
+    state = RootState.scan(root, settings, restore=records.restorer() if records is not None else None)
     if states is not None:
         states.append(state)
     report = health_report(Analysis(state, jobs=jobs_for(len(state.files))[0]))

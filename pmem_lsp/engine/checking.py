@@ -52,7 +52,7 @@ def check_files(root: Path, settings: Settings, paths: list[str] | None = None,
     (path, text) checked in place of what the disk holds at that path. `records`: the
     per-file records to restore unchanged files from (`entry_cache.py`). `parallel`: a large
     root's per-file work may run in several processes (engine/pool.py; the same findings)."""
-    state = RootState.scan(root, settings, restore=records.restore if records is not None else None)
+    state = RootState.scan(root, settings, restore=records.restorer() if records is not None else None)
     if proposed is not None:
         state.set_buffer(*proposed)
     findings = analyze(state, jobs=jobs_for(len(state.files))[0] if parallel else 1)

@@ -312,7 +312,7 @@ def scan(path: Path, settings: Settings, use_records: bool = True) -> tuple[Root
             records = Records(path, settings)
         except OSError:
             records = None  # the package's files cannot be listed: no key, no records
-    state = RootState.scan(path, settings, restore=records.restore if records is not None else None)
+    state = RootState.scan(path, settings, restore=records.restorer() if records is not None else None)
     analysis = Analysis(state)
     if records is not None:
         records.store(state, analysis.final)

@@ -345,3 +345,37 @@ def test_a_check_after_one_edit_reads_that_file_only():
         cached = run_in_process(root, cache)
         assert ReadCount.files - before == 1
         assert cached == run_in_process(root, cache, "--no-cache") and "missing.md" not in cached[0]
+
+
+@pytest.mark.parametrize("change", ["delete", "create", "rename", "edit", "none"])
+def test_a_first_run_stores_nothing_when_the_root_changed_during_its_check(change, monkeypatch):
+    """With no record yet, the walk before the check is left out (issue 44: the first run after
+    `--no-cache` costs a cold check); the record is stored only if nothing of the tree changed
+    since the run began — here the change falls between the start and the store, as another
+    program's write during the check would."""
+    from pmem_lsp.cli.check_cache import CheckCache
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root, cache, outside = Path(tmp, "root"), Path(tmp, "cache"), Path(tmp, "outside.md")
+        build(root, outside)
+        time.sleep(RACY * 2)
+        monkeypatch.setenv("PMEM_CACHE_DIR", str(cache / "pmem"))
+        monkeypatch.setenv("PMEM_CACHE_RACY_SECONDS", str(RACY))
+        monkeypatch.setenv("PMEM_CACHE_WRITE", "foreground")
+        first = CheckCache(str(root), ["check"])
+        assert first.first and first.lookup() is None
+        time.sleep(RACY * 2)  # the change comes after the run began, past the racy window
+        note = root / "notes" / "alpha.md"
+        if change == "delete":
+            note.unlink()
+        elif change == "create":
+            (root / "notes" / "new.md").write_text("# New\n", encoding="utf-8")
+        elif change == "rename":
+            note.rename(note.with_name("beta2.md"))
+        elif change == "edit":
+            note.write_text(note.read_text(encoding="utf-8") + "x\n", encoding="utf-8")
+        first.store("out", "", 0, [])
+        stored = list((cache / "pmem").glob("*.check"))
+        assert bool(stored) == (change == "none"), (change, stored)
+        if stored:  # the record stands for the tree as it is: the next run replays it
+            assert CheckCache(str(root), ["check"]).lookup() == ("out", "", 0)
