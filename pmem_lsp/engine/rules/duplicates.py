@@ -134,10 +134,22 @@ def shingles(entry: FileEntry) -> frozenset[int]:
     return entry.cached("dup-shingles", lambda: _build_shingles(entry))
 
 
+# The core hashes the shingles its own way (`similarity` only compares sets made in one process,
+# by one of these paths): of a text of ASCII and a few word breaks it finds the words too.
+_SHINGLES = core_for("shingles")
+
+
 def _build_shingles(entry: FileEntry) -> frozenset[int]:
-    words = _TOKEN.findall(unicodedata.normalize("NFKC", entry.text or "").casefold())
+    text = entry.text or ""
+    if _SHINGLES is not None:
+        found = _SHINGLES.text_shingles(text, MIN_WORDS)
+        if found is not None:
+            return found
+    words = _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
     if len(words) < MIN_WORDS:
         return frozenset()
+    if _SHINGLES is not None:
+        return _SHINGLES.word_shingles(words, MIN_WORDS)
     return frozenset(map(hash, zip(words, words[1:], words[2:], strict=False)))
 
 
