@@ -314,6 +314,44 @@ fn sketch_hashes(text: &str, min_line: usize, count: usize) -> Vec<u32> {
     hashes
 }
 
+/// The sketch hashes of a text of ASCII and `is_shingle_break` characters other than U+00A0 (the
+/// one of them `str.strip` strips), as `_build_sketch`'s `str` path computes them: `str.lower`
+/// (ASCII lowering here: none of those characters has a case), `str.splitlines` (\n, \r, \r\n,
+/// \x0b, \x0c, \x1c, \x1d, \x1e), `str.strip` (those, \t, \x1f and space), lines of at least
+/// `min_line` characters, the CRC-32 of their UTF-8; the `count` smallest, sorted, no repeats.
+/// None for any other text.
+#[pyfunction]
+fn sketch_hashes_wide(text: &str, min_line: usize, count: usize) -> Option<Vec<u32>> {
+    let is_break = |c: char| matches!(c, '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{1c}' | '\u{1d}' | '\u{1e}');
+    let is_space = |c: char| matches!(c, '\t' | '\n' | '\u{0b}' | '\u{0c}' | '\r' | '\u{1c}'..='\u{1f}' | ' ');
+    if !text.chars().all(|c| c.is_ascii() || (c != '\u{a0}' && is_shingle_break(c))) {
+        return None;
+    }
+    let mut hashes: Vec<u32> = Vec::new();
+    let mut lowered: Vec<u8> = Vec::with_capacity(256);
+    let mut rest = text;
+    while !rest.is_empty() {
+        let (line, next) = match rest.char_indices().find(|&(_, c)| is_break(c)) {
+            Some((i, c)) => {
+                let after = if c == '\r' && rest[i + 1..].starts_with('\n') { i + 2 } else { i + 1 };
+                (&rest[..i], &rest[after..])
+            }
+            None => (rest, ""),
+        };
+        let line = line.trim_matches(is_space);
+        if line.chars().count() >= min_line {
+            lowered.clear();
+            lowered.extend(line.bytes().map(|b| b.to_ascii_lowercase()));
+            hashes.push(crc32fast::hash(&lowered));
+        }
+        rest = next;
+    }
+    hashes.sort_unstable();
+    hashes.dedup();
+    hashes.truncate(count);
+    Some(hashes)
+}
+
 // -- the near-duplicate shingles ---------------------------------------------------------------
 
 /// Characters beyond ASCII that `_build_shingles` (rules/duplicates.py) reads as a word break
@@ -394,7 +432,7 @@ const WRITTEN_FOR_CONCLUDED: &str = "efb7bd1cf4f7135c18de954bbde7acd3ee05c2c7da2
 const WRITTEN_FOR_POINTERS: &str = "6fbba582c269afced099ba2e20ce99f930ee9685d357bffaf6cb692c0cb47143";
 const WRITTEN_FOR_LINK_TARGETS: &str = "53e216ee12ffc04b0c31a1db2a9bd41fd1010f3b4275ea35013e996adddd3ad5";
 const WRITTEN_FOR_PM404: &str = "7ebcc1c7bff176867930d88a1d4d741e8a7afd8594bb62676f6ad8aad2a5e167";
-const WRITTEN_FOR_SKETCH: &str = "8133043f08c7cb4a4677877c4d67b0170b8f6fc763636352f0131ea8e56e612c";
+const WRITTEN_FOR_SKETCH: &str = "8a980e51fe245d704386a6debf5d8f6057778c6ac5ba27d180790ba6ec1fde2b";
 const WRITTEN_FOR_PM208: &str = "fe679fda7d9916a736ff3639b26226d0083228bc3cb051fe3b2ef1afc8b93055";
 const WRITTEN_FOR_SHINGLES: &str = "3d2ec78ef3f26aa177788cd2ee47b7c5e9a1a9f522c4eeab0ca273f2da225eb3";
 const WRITTEN_FOR_SECRETS: &str = "cb3a1d737284b8c6032e7463fa6a811733b6760e476549e5369abd21039f59c2";
@@ -418,6 +456,7 @@ fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(instruction_lines, m)?)?;
     m.add_function(wrap_pyfunction!(fast_part, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_hashes, m)?)?;
+    m.add_function(wrap_pyfunction!(sketch_hashes_wide, m)?)?;
     m.add_function(wrap_pyfunction!(text_shingles, m)?)?;
     m.add_function(wrap_pyfunction!(word_shingles, m)?)?;
     m.add_function(wrap_pyfunction!(volatile_candidates, m)?)?;

@@ -347,6 +347,49 @@ def test_build_shingles_uses_the_core_on_a_generated_root(tmp_path: Path) -> Non
         assert core is None or core == expected
 
 
+def _python_wide_sketch(text: str) -> list[int]:
+    """`_build_sketch`'s `str` path."""
+    from zlib import crc32
+    return sorted({crc32(line.encode("utf-8", "surrogatepass"))
+                   for line in map(str.strip, text.lower().splitlines())
+                   if len(line) >= duplicates.MIN_LINE})[:duplicates.SKETCH]
+
+
+def test_every_character_of_the_wide_sketch_splits_strips_and_lowers_as_the_core_assumes() -> None:
+    accepted = [chr(cp) for cp in range(0x80, 0x110000)
+                if not 0xD800 <= cp <= 0xDFFF and pmem_native.sketch_hashes_wide("a" + chr(cp), 20, 8) is not None]
+    assert "\u2014" in accepted and "\u2026" in accepted and "\u00a0" not in accepted and "\u00e9" not in accepted
+    for c in accepted:
+        assert c.lower() == c and not c.isspace() and len(("a" + c + "b").splitlines()) == 1, repr(c)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([*"aB z\t\r\n#-", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85",
+                                 "\u2014", "\u2026", "\u00a0", "\u2192", "\u00e9", "\u2028", "\u00c9",
+                                 "\u0130", "x" * 19, "Y" * 20, "\u2014" * 20, " " + "z" * 20 + " \t"]),
+                max_size=40))
+def test_wide_sketch_on_generated_texts(parts: list[str]) -> None:
+    text = "".join(parts)
+    core = pmem_native.sketch_hashes_wide(text, duplicates.MIN_LINE, duplicates.SKETCH)
+    allowed = all(c.isascii() or pmem_native.text_shingles(c, 10**9) is not None for c in text) and "\u00a0" not in text
+    assert (core is None) == (not allowed), text
+    assert core is None or core == _python_wide_sketch(text), text
+
+
+def test_wide_sketch_on_the_agent_rules_shape(tmp_path: Path) -> None:
+    from generate_realnotes_scaled import generate as generate_scaled
+
+    root = generate_scaled(tmp_path / "rules", "rules", 60)
+    seen = 0
+    for p in sorted(root.rglob("*.md")):
+        text = p.read_text(encoding="utf-8")
+        core = pmem_native.sketch_hashes_wide(text, duplicates.MIN_LINE, duplicates.SKETCH)
+        if core is not None:
+            seen += 1
+            assert core == _python_wide_sketch(text), p
+    assert seen > 30
+
+
 # -- PM208: the descriptions the core names hold every one the patterns match ---------------
 
 VOLATILE_PHRASES = ["due by Friday", "Due 5 May", "due on the 3rd", "Deadline: June", "deadlines moved to May",

@@ -123,8 +123,11 @@ def _build_sketch(entry: FileEntry) -> Sketch:
         # The native core gives the same hashes (docs/native.md).
         hashes = _ascii_hashes(text) if _NATIVE is None else _NATIVE.sketch_hashes(text, MIN_LINE, SKETCH)
     else:
-        hashes = sorted({crc32(line.encode("utf-8", "surrogatepass"))
-                         for line in map(str.strip, text.lower().splitlines()) if len(line) >= MIN_LINE})
+        # The core computes the hashes of this branch for a text of ASCII and a few signs (docs/native.md).
+        wide = _NATIVE.sketch_hashes_wide(text, MIN_LINE, SKETCH) if _NATIVE is not None else None
+        hashes = wide if wide is not None else sorted(
+            {crc32(line.encode("utf-8", "surrogatepass"))
+             for line in map(str.strip, text.lower().splitlines()) if len(line) >= MIN_LINE})
     return Sketch(doc.title_text if doc else None, tuple(hashes[:SKETCH]))
 
 
