@@ -11,7 +11,7 @@
 //!   never matches.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::{PyFrozenSet, PyList, PyString, PyTuple};
 
 mod record;
 mod secrets;
@@ -314,6 +314,111 @@ fn sketch_hashes(text: &str, min_line: usize, count: usize) -> Vec<u32> {
     hashes
 }
 
+/// The sketch hashes of a text of ASCII and `is_shingle_break` characters other than U+00A0 (the
+/// one of them `str.strip` strips), as `_build_sketch`'s `str` path computes them: `str.lower`
+/// (ASCII lowering here: none of those characters has a case), `str.splitlines` (\n, \r, \r\n,
+/// \x0b, \x0c, \x1c, \x1d, \x1e), `str.strip` (those, \t, \x1f and space), lines of at least
+/// `min_line` characters, the CRC-32 of their UTF-8; the `count` smallest, sorted, no repeats.
+/// None for any other text.
+#[pyfunction]
+fn sketch_hashes_wide(text: &str, min_line: usize, count: usize) -> Option<Vec<u32>> {
+    let is_break = |c: char| matches!(c, '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{1c}' | '\u{1d}' | '\u{1e}');
+    let is_space = |c: char| matches!(c, '\t' | '\n' | '\u{0b}' | '\u{0c}' | '\r' | '\u{1c}'..='\u{1f}' | ' ');
+    if !text.chars().all(|c| c.is_ascii() || (c != '\u{a0}' && is_shingle_break(c))) {
+        return None;
+    }
+    let mut hashes: Vec<u32> = Vec::new();
+    let mut lowered: Vec<u8> = Vec::with_capacity(256);
+    let mut rest = text;
+    while !rest.is_empty() {
+        let (line, next) = match rest.char_indices().find(|&(_, c)| is_break(c)) {
+            Some((i, c)) => {
+                let after = if c == '\r' && rest[i + 1..].starts_with('\n') { i + 2 } else { i + 1 };
+                (&rest[..i], &rest[after..])
+            }
+            None => (rest, ""),
+        };
+        let line = line.trim_matches(is_space);
+        if line.chars().count() >= min_line {
+            lowered.clear();
+            lowered.extend(line.bytes().map(|b| b.to_ascii_lowercase()));
+            hashes.push(crc32fast::hash(&lowered));
+        }
+        rest = next;
+    }
+    hashes.sort_unstable();
+    hashes.dedup();
+    hashes.truncate(count);
+    Some(hashes)
+}
+
+// -- the near-duplicate shingles ---------------------------------------------------------------
+
+/// Characters beyond ASCII that `_build_shingles` (rules/duplicates.py) reads as a word break
+/// whatever surrounds them: `unicodedata.normalize("NFKC", c).casefold()` holds no word
+/// character (`[^\W_]`) and no CJK one, and NFKC does not join them with a neighbour from this
+/// set or ASCII. Dashes, quotes, bullets, the ellipsis, arrows, Latin-1 signs.
+/// tests/engine/test_native_differential.py checks every one of them against `unicodedata`.
+fn is_shingle_break(c: char) -> bool {
+    matches!(c,
+        '\u{a0}'..='\u{a9}' | '\u{ab}'..='\u{b1}' | '\u{b4}' | '\u{b6}'..='\u{b8}' | '\u{bb}' | '\u{bf}'
+        | '\u{d7}' | '\u{f7}' | '\u{2010}'..='\u{2016}' | '\u{2018}'..='\u{2027}'
+        | '\u{2030}'..='\u{205e}' | '\u{2190}'..='\u{21ff}')
+}
+
+/// FNV-1a (64 bits) of three words with a 0 byte after each (a word holds no 0 byte), as a
+/// Python int: the same in every process, unlike `hash` of a tuple.
+fn shingle_hash(a: &[u8], b: &[u8], c: &[u8]) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for w in [a, b, c] {
+        for &x in w.iter().chain(std::iter::once(&0u8)) {
+            h ^= x as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h as i64
+}
+
+fn shingle_set<'py, W: AsRef<[u8]>>(py: Python<'py>, words: &[W], min_words: usize) -> PyResult<Bound<'py, PyFrozenSet>> {
+    let mut hashes: Vec<i64> = Vec::new();
+    if words.len() >= min_words {
+        hashes.reserve(words.len().saturating_sub(2));
+        for w in words.windows(3) {
+            hashes.push(shingle_hash(w[0].as_ref(), w[1].as_ref(), w[2].as_ref()));
+        }
+        hashes.sort_unstable();
+        hashes.dedup();
+    }
+    PyFrozenSet::new(py, hashes.iter())
+}
+
+/// The word 3-shingles of a text made of ASCII and `is_shingle_break` characters only, as
+/// `_build_shingles` finds them (NFKC and casefold are ASCII lowering there, a word is a run of
+/// ASCII letters and digits), hashed by `shingle_hash`; empty under `min_words` words. None for
+/// any other text: the caller finds its words and hands them to `word_shingles`.
+#[pyfunction]
+fn text_shingles<'py>(py: Python<'py>, text: &str, min_words: usize) -> PyResult<Option<Bound<'py, PyFrozenSet>>> {
+    let mut lowered: Vec<u8> = Vec::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() {
+            let b = (c as u8).to_ascii_lowercase();
+            lowered.push(if b.is_ascii_alphanumeric() { b } else { b' ' });
+        } else if is_shingle_break(c) {
+            lowered.push(b' ');
+        } else {
+            return Ok(None);
+        }
+    }
+    let words: Vec<&[u8]> = lowered.split(|&b| b == b' ').filter(|w| !w.is_empty()).collect();
+    shingle_set(py, &words, min_words).map(Some)
+}
+
+/// The 3-shingles of `words` (found by the caller), hashed as `text_shingles` hashes them.
+#[pyfunction]
+fn word_shingles<'py>(py: Python<'py>, words: Vec<String>, min_words: usize) -> PyResult<Bound<'py, PyFrozenSet>> {
+    shingle_set(py, &words, min_words)
+}
+
 /// SHA-256 of the Python code each use ("group") of this core follows, as
 /// pmem_lsp/engine/native_mirrors.py computes it and native_mirrors.json holds it (that file names,
 /// per group, the Python functions, patterns and tables, and the Rust twin here). pmem uses the
@@ -327,9 +432,10 @@ const WRITTEN_FOR_CONCLUDED: &str = "efb7bd1cf4f7135c18de954bbde7acd3ee05c2c7da2
 const WRITTEN_FOR_POINTERS: &str = "6fbba582c269afced099ba2e20ce99f930ee9685d357bffaf6cb692c0cb47143";
 const WRITTEN_FOR_LINK_TARGETS: &str = "53e216ee12ffc04b0c31a1db2a9bd41fd1010f3b4275ea35013e996adddd3ad5";
 const WRITTEN_FOR_PM404: &str = "7ebcc1c7bff176867930d88a1d4d741e8a7afd8594bb62676f6ad8aad2a5e167";
-const WRITTEN_FOR_SKETCH: &str = "8133043f08c7cb4a4677877c4d67b0170b8f6fc763636352f0131ea8e56e612c";
+const WRITTEN_FOR_SKETCH: &str = "8a980e51fe245d704386a6debf5d8f6057778c6ac5ba27d180790ba6ec1fde2b";
 const WRITTEN_FOR_PM208: &str = "fe679fda7d9916a736ff3639b26226d0083228bc3cb051fe3b2ef1afc8b93055";
-const WRITTEN_FOR_SECRETS: &str = "99eeb7854ec756fef783214ee69c908e1b22c1eb0b428784b295c88958639a02";
+const WRITTEN_FOR_SHINGLES: &str = "3d2ec78ef3f26aa177788cd2ee47b7c5e9a1a9f522c4eeab0ca273f2da225eb3";
+const WRITTEN_FOR_SECRETS: &str = "cb3a1d737284b8c6032e7463fa6a811733b6760e476549e5369abd21039f59c2";
 
 #[pymodule]
 fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -346,9 +452,13 @@ fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("WRITTEN_FOR_SKETCH", WRITTEN_FOR_SKETCH)?;
     m.add("WRITTEN_FOR_PM208", WRITTEN_FOR_PM208)?;
     m.add("WRITTEN_FOR_SECRETS", WRITTEN_FOR_SECRETS)?;
+    m.add("WRITTEN_FOR_SHINGLES", WRITTEN_FOR_SHINGLES)?;
     m.add_function(wrap_pyfunction!(instruction_lines, m)?)?;
     m.add_function(wrap_pyfunction!(fast_part, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_hashes, m)?)?;
+    m.add_function(wrap_pyfunction!(sketch_hashes_wide, m)?)?;
+    m.add_function(wrap_pyfunction!(text_shingles, m)?)?;
+    m.add_function(wrap_pyfunction!(word_shingles, m)?)?;
     m.add_function(wrap_pyfunction!(volatile_candidates, m)?)?;
     m.add_function(wrap_pyfunction!(record::file_record, m)?)?;
     m.add_function(wrap_pyfunction!(record::link_targets, m)?)?;

@@ -89,6 +89,11 @@ MIRRORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
         (f"{_E}.rules.duplicates:_ascii_hashes", f"{_E}.rules.duplicates:_build_sketch",
          f"{_E}.rules.duplicates:MIN_LINE", f"{_E}.rules.duplicates:SKETCH",
          f"{_E}.rules.duplicates:_ODD_ASCII_SPACE")),
+    "shingles": (
+        "native/src/lib.rs: text_shingles, is_shingle_break (word_shingles hashes the Python's words)",
+        "engine/rules/duplicates.py (the near-duplicate shingles)",
+        (f"{_E}.rules.duplicates:_build_shingles", f"{_E}.rules.duplicates:_TOKEN",
+         f"{_E}.rules.duplicates:_CJK", f"{_E}.rules.duplicates:MIN_WORDS")),
     "pm208": (
         "native/src/lib.rs: volatile_candidates (PM208_PATTERNS)",
         "engine/rules/route_facts.py (PM208's prefilter)",

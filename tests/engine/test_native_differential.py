@@ -19,6 +19,7 @@ import os
 import random
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -273,6 +274,120 @@ def test_sketch_keeps_the_smallest_distinct_hashes() -> None:
     text += "LINE NUMBER 0001 OF THE NOTE, LONG ENOUGH\r\n"  # the same line again, in capitals
     assert len(duplicates._ascii_hashes(text)) == duplicates.SKETCH
     assert_same_sketch(text)
+
+
+# -- the near-duplicate shingles: the same words, the same sets ---------------------------------
+
+def _words(text: str) -> list[str]:
+    return duplicates._TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def _core_breaks() -> list[str]:
+    """The characters beyond ASCII the core reads as word breaks (it answers None for others)."""
+    return [chr(cp) for cp in range(0x80, 0x110000)
+            if not 0xD800 <= cp <= 0xDFFF and pmem_native.text_shingles("a" + chr(cp) + "b", 10**9) is not None]
+
+
+def test_every_core_word_break_is_one_for_python() -> None:
+    breaks = _core_breaks()
+    assert "\u2014" in breaks and "\u2026" in breaks and "\u00e9" not in breaks and "\u4e00" not in breaks
+    alphabet = [chr(i) for i in range(128)] + breaks
+    for c in breaks:
+        assert _words(c) == [] and _words("ab" + c + "cd") == ["ab", "cd"], f"{c!r} is not a word break"
+        nc = unicodedata.normalize("NFKC", c)
+        for x in alphabet:  # NFKC joins it with no neighbour: it normalises on its own
+            nx = unicodedata.normalize("NFKC", x)
+            assert unicodedata.normalize("NFKC", x + c) == nx + nc, (x, c)
+            assert unicodedata.normalize("NFKC", c + x) == nc + nx, (c, x)
+
+
+_SHINGLE_ALPHABET = st.sampled_from([*"aAbBzZ09_ -.\n\t/", "\u2014", "\u2026", "\u00a0", "\u201c", "\u2192",
+                                     "\u00e9", "\u4e00", "\u00df", "\u0130", "\u212a", "\u00b2", "\u00bd",
+                                     "\u0301", "\ufb01", "word", "Word", "WORD"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_SHINGLE_ALPHABET, max_size=80), st.lists(_SHINGLE_ALPHABET, max_size=80),
+       st.sampled_from([0, 3, 5]))
+def test_shingles_are_the_pythons_words_and_sets(a: list[str], b: list[str], min_words: int) -> None:
+    breaks = set(_core_breaks_cached())
+    sets = []
+    for text in ("".join(a), "".join(b)):
+        words = _words(text)
+        core = pmem_native.text_shingles(text, min_words)
+        by_words = pmem_native.word_shingles(words, min_words)
+        pure = frozenset(map(hash, zip(words, words[1:], words[2:], strict=False))) if len(words) >= min_words \
+            else frozenset()
+        assert (core is None) == any(not c.isascii() and c not in breaks for c in text), text
+        assert core is None or core == by_words, text
+        assert len(by_words) == len(pure), text  # one hash per distinct shingle, as `hash` gives
+        sets.append((by_words, pure))
+    (ca, pa), (cb, pb) = sets
+    assert len(ca & cb) == len(pa & pb)  # so the same Jaccard similarity
+
+
+_BREAKS: list[str] = []
+
+
+def _core_breaks_cached() -> list[str]:
+    if not _BREAKS:
+        _BREAKS.extend(_core_breaks())
+    return _BREAKS
+
+
+def test_build_shingles_uses_the_core_on_a_generated_root(tmp_path: Path) -> None:
+    assert duplicates._SHINGLES is pmem_native, "the shingles group is stale: check its Rust twin (docs/native.md)"
+    generate(tmp_path, 40, 7)
+    texts = [p.read_text(encoding="utf-8") for p in sorted(tmp_path.rglob("*.md"))]
+    for text in texts:
+        words = _words(text)
+        expected = pmem_native.word_shingles(words, duplicates.MIN_WORDS) if len(words) >= duplicates.MIN_WORDS \
+            else frozenset()
+        core = pmem_native.text_shingles(text, duplicates.MIN_WORDS)
+        assert core is None or core == expected
+
+
+def _python_wide_sketch(text: str) -> list[int]:
+    """`_build_sketch`'s `str` path."""
+    from zlib import crc32
+    return sorted({crc32(line.encode("utf-8", "surrogatepass"))
+                   for line in map(str.strip, text.lower().splitlines())
+                   if len(line) >= duplicates.MIN_LINE})[:duplicates.SKETCH]
+
+
+def test_every_character_of_the_wide_sketch_splits_strips_and_lowers_as_the_core_assumes() -> None:
+    accepted = [chr(cp) for cp in range(0x80, 0x110000)
+                if not 0xD800 <= cp <= 0xDFFF and pmem_native.sketch_hashes_wide("a" + chr(cp), 20, 8) is not None]
+    assert "\u2014" in accepted and "\u2026" in accepted and "\u00a0" not in accepted and "\u00e9" not in accepted
+    for c in accepted:
+        assert c.lower() == c and not c.isspace() and len(("a" + c + "b").splitlines()) == 1, repr(c)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([*"aB z\t\r\n#-", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85",
+                                 "\u2014", "\u2026", "\u00a0", "\u2192", "\u00e9", "\u2028", "\u00c9",
+                                 "\u0130", "x" * 19, "Y" * 20, "\u2014" * 20, " " + "z" * 20 + " \t"]),
+                max_size=40))
+def test_wide_sketch_on_generated_texts(parts: list[str]) -> None:
+    text = "".join(parts)
+    core = pmem_native.sketch_hashes_wide(text, duplicates.MIN_LINE, duplicates.SKETCH)
+    allowed = all(c.isascii() or pmem_native.text_shingles(c, 10**9) is not None for c in text) and "\u00a0" not in text
+    assert (core is None) == (not allowed), text
+    assert core is None or core == _python_wide_sketch(text), text
+
+
+def test_wide_sketch_on_the_agent_rules_shape(tmp_path: Path) -> None:
+    from generate_realnotes_scaled import generate as generate_scaled
+
+    root = generate_scaled(tmp_path / "rules", "rules", 60)
+    seen = 0
+    for p in sorted(root.rglob("*.md")):
+        text = p.read_text(encoding="utf-8")
+        core = pmem_native.sketch_hashes_wide(text, duplicates.MIN_LINE, duplicates.SKETCH)
+        if core is not None:
+            seen += 1
+            assert core == _python_wide_sketch(text), p
+    assert seen > 30
 
 
 # -- PM208: the descriptions the core names hold every one the patterns match ---------------

@@ -136,3 +136,30 @@ def test_identifiers_and_expressions_with_pass_inside_are_no_error(a: str, word:
                   f"{b}.{word.title()}", f"{b}_{word.lower()}"):
         text = f"    {name}{sep}{value}"
         assert pm401(text) == [], text
+
+
+def test_a_line_repeated_across_files_is_found_the_same_from_the_memo() -> None:
+    # `_assignments` keeps a short line's answer: the second file, its line elsewhere and in
+    # another context, is answered from the memo and must get what a fresh scan gets.
+    from pmem_lsp.engine.secrets import _assignments
+
+    line = "DB_PASSWORD=" + PW + "wQ7rT3"
+    first = pm401("# Notes\n\n" + line + "\n")
+    _assignments.cache_clear()
+    fresh = pm401(line + "\nmore text")
+    hits_before = _assignments.cache_info().hits
+    again = pm401("intro\n" + line)
+    assert _assignments.cache_info().hits > hits_before
+    assert first == fresh == again == [(PW + "wQ7rT3", "password", False)]
+
+
+def test_a_long_line_is_not_kept_in_the_memo() -> None:
+    from pmem_lsp.engine.secrets import _MEMO_LINE, _assignments
+
+    _assignments.cache_clear()
+    long_line = "x " * _MEMO_LINE + "DB_PASSWORD=" + PW + "wQ7rT3"
+    assert pm401(long_line)
+    assert _assignments.cache_info().currsize == 0
+    short = "DB_PASSWORD=" + PW + "wQ7rT3"
+    assert pm401(short) == [(v, k, s) for v, k, s in pm401(long_line)]
+    assert _assignments.cache_info().currsize == 1

@@ -123,8 +123,11 @@ def _build_sketch(entry: FileEntry) -> Sketch:
         # The native core gives the same hashes (docs/native.md).
         hashes = _ascii_hashes(text) if _NATIVE is None else _NATIVE.sketch_hashes(text, MIN_LINE, SKETCH)
     else:
-        hashes = sorted({crc32(line.encode("utf-8", "surrogatepass"))
-                         for line in map(str.strip, text.lower().splitlines()) if len(line) >= MIN_LINE})
+        # The core computes the hashes of this branch for a text of ASCII and a few signs (docs/native.md).
+        wide = _NATIVE.sketch_hashes_wide(text, MIN_LINE, SKETCH) if _NATIVE is not None else None
+        hashes = wide if wide is not None else sorted(
+            {crc32(line.encode("utf-8", "surrogatepass"))
+             for line in map(str.strip, text.lower().splitlines()) if len(line) >= MIN_LINE})
     return Sketch(doc.title_text if doc else None, tuple(hashes[:SKETCH]))
 
 
@@ -134,10 +137,22 @@ def shingles(entry: FileEntry) -> frozenset[int]:
     return entry.cached("dup-shingles", lambda: _build_shingles(entry))
 
 
+# The core hashes the shingles its own way (`similarity` only compares sets made in one process,
+# by one of these paths): of a text of ASCII and a few word breaks it finds the words too.
+_SHINGLES = core_for("shingles")
+
+
 def _build_shingles(entry: FileEntry) -> frozenset[int]:
-    words = _TOKEN.findall(unicodedata.normalize("NFKC", entry.text or "").casefold())
+    text = entry.text or ""
+    if _SHINGLES is not None:
+        found = _SHINGLES.text_shingles(text, MIN_WORDS)
+        if found is not None:
+            return found
+    words = _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
     if len(words) < MIN_WORDS:
         return frozenset()
+    if _SHINGLES is not None:
+        return _SHINGLES.word_shingles(words, MIN_WORDS)
     return frozenset(map(hash, zip(words, words[1:], words[2:], strict=False)))
 
 

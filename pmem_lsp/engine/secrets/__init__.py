@@ -21,6 +21,7 @@ import string
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..names import map_strings
 from . import _disguise, _gate, _markup
@@ -438,7 +439,9 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
         if (":" in line or "=" in line or "：" in line or " is " in line or " are " in line
                 or "是" in line or "为" in line):
             if len(line) < _LONG_LINE or _may_assign(line, candidates[ln], n, data, lowered):
-                for a, e, kind in find_assignments(line, candidates[ln], in_sentences, low=_lowered(line, n, data)):
+                found_here = (_assignments(line, tuple(candidates[ln]), in_sentences) if len(line) <= _MEMO_LINE
+                              else find_assignments(line, candidates[ln], in_sentences, low=_lowered(line, n, data)))
+                for a, e, kind in found_here:
                     found.append((_P_GENERIC, ln, ln, a, ln, e, kind, line[a:e]))
         if flags and "--" in line:
             for a, e, kind in find_flags(line):
@@ -538,6 +541,18 @@ def _may_assign(line: str, words: list[str], n: int, data: bytes, lowered: bytes
         return may_assign(data, lowered if lowered is not None else data.lower(), 0, len(data), words)
     raw = line.encode("utf-8", "surrogatepass")
     return may_assign(raw, raw.lower(), 0, len(raw), words)
+
+
+# A root repeats its boilerplate lines from file to file (agent rules: `API_KEY=<your-api-key>`
+# and `${API_TOKEN}` lines in every file), and `find_assignments` is a function of its arguments
+# alone: a short line's answer is kept (its `low` is None, `_lowered` gives none below
+# `_LONG_LINE`). At most 4,096 lines of `_MEMO_LINE` characters: a few megabytes at worst.
+_MEMO_LINE = 512
+
+
+@lru_cache(maxsize=4096)
+def _assignments(line: str, hits: tuple[str, ...], in_sentences: bool) -> tuple[tuple[int, int, str], ...]:
+    return tuple(find_assignments(line, hits, in_sentences))
 
 
 def _lowered(line: str, n: int, data: bytes) -> str | None:
