@@ -314,8 +314,8 @@ fn sketch_hashes(text: &str, min_line: usize, count: usize) -> Vec<u32> {
     hashes
 }
 
-/// The sketch hashes of a text of ASCII and `is_shingle_break` characters other than U+00A0 (the
-/// one of them `str.strip` strips), as `_build_sketch`'s `str` path computes them: `str.lower`
+/// The sketch hashes of a text of ASCII, `is_shingle_break` characters other than U+00A0 (the
+/// one of them `str.strip` strips) and `is_caseless_cjk` ones, as `_build_sketch`'s `str` path computes them: `str.lower`
 /// (ASCII lowering here: none of those characters has a case), `str.splitlines` (\n, \r, \r\n,
 /// \x0b, \x0c, \x1c, \x1d, \x1e), `str.strip` (those, \t, \x1f and space), lines of at least
 /// `min_line` characters, the CRC-32 of their UTF-8; the `count` smallest, sorted, no repeats.
@@ -324,7 +324,7 @@ fn sketch_hashes(text: &str, min_line: usize, count: usize) -> Vec<u32> {
 fn sketch_hashes_wide(text: &str, min_line: usize, count: usize) -> Option<Vec<u32>> {
     let is_break = |c: char| matches!(c, '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{1c}' | '\u{1d}' | '\u{1e}');
     let is_space = |c: char| matches!(c, '\t' | '\n' | '\u{0b}' | '\u{0c}' | '\r' | '\u{1c}'..='\u{1f}' | ' ');
-    if !text.chars().all(|c| c.is_ascii() || (c != '\u{a0}' && is_shingle_break(c))) {
+    if !text.chars().all(|c| c.is_ascii() || (c != '\u{a0}' && is_shingle_break(c)) || is_caseless_cjk(c)) {
         return None;
     }
     let mut hashes: Vec<u32> = Vec::new();
@@ -350,6 +350,52 @@ fn sketch_hashes_wide(text: &str, min_line: usize, count: usize) -> Option<Vec<u
     hashes.dedup();
     hashes.truncate(count);
     Some(hashes)
+}
+
+/// CJK characters the wide sketch reads as they are: the CJK symbols and punctuation less the
+/// ideographic space (U+3001–U+303F), kana (U+3040–U+30FF), the unified ideographs and their
+/// extension A, and the fullwidth signs that are no letter (U+FF01–U+FF20, U+FF3B–U+FF40,
+/// U+FF5B–U+FF65). None has a case, is a space or is a `str` line break, which
+/// tests/engine/test_native_differential.py checks for every one of them.
+fn is_caseless_cjk(c: char) -> bool {
+    matches!(c, '\u{3001}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}'
+        | '\u{ff01}'..='\u{ff20}' | '\u{ff3b}'..='\u{ff40}' | '\u{ff5b}'..='\u{ff65}')
+}
+
+/// A set of characters beyond ASCII given as code point ranges (`lo`, `hi` inclusive) by the
+/// Python side, which keeps the class it comes from: `found_in(text)` answers whether `text`
+/// holds one of them, as a search for the class would (PM404's `disguised` in
+/// rules/instructions.py). None for a text holding a lone surrogate: Python decides.
+#[pyclass(frozen)]
+pub struct CharRanges {
+    ranges: Vec<(u32, u32)>,
+}
+
+#[pymethods]
+impl CharRanges {
+    #[new]
+    fn new(mut ranges: Vec<(u32, u32)>) -> Self {
+        ranges.retain(|&(lo, hi)| lo <= hi);
+        ranges.sort_unstable();
+        let mut merged: Vec<(u32, u32)> = Vec::with_capacity(ranges.len());
+        for (lo, hi) in ranges {
+            match merged.last_mut() {
+                Some(last) if lo <= last.1.saturating_add(1) => last.1 = last.1.max(hi),
+                _ => merged.push((lo, hi)),
+            }
+        }
+        CharRanges { ranges: merged }
+    }
+
+    fn found_in(&self, text: &Bound<'_, PyString>) -> Option<bool> {
+        let s = text.to_str().ok()?;
+        let ranges = &self.ranges;
+        Some(s.chars().any(|c| {
+            let cp = c as u32;
+            let i = ranges.partition_point(|&(lo, _)| lo <= cp);
+            i > 0 && ranges[i - 1].1 >= cp
+        }))
+    }
 }
 
 // -- the near-duplicate shingles ---------------------------------------------------------------
@@ -435,7 +481,7 @@ const WRITTEN_FOR_PM404: &str = "7ebcc1c7bff176867930d88a1d4d741e8a7afd8594bb626
 const WRITTEN_FOR_SKETCH: &str = "8a980e51fe245d704386a6debf5d8f6057778c6ac5ba27d180790ba6ec1fde2b";
 const WRITTEN_FOR_PM208: &str = "fe679fda7d9916a736ff3639b26226d0083228bc3cb051fe3b2ef1afc8b93055";
 const WRITTEN_FOR_SHINGLES: &str = "3d2ec78ef3f26aa177788cd2ee47b7c5e9a1a9f522c4eeab0ca273f2da225eb3";
-const WRITTEN_FOR_SECRETS: &str = "cb3a1d737284b8c6032e7463fa6a811733b6760e476549e5369abd21039f59c2";
+const WRITTEN_FOR_SECRETS: &str = "5370ca6456f73efb611627713f2d7d30ff9d40ff9c4d4a8161877e1d0930a45f";
 
 #[pymodule]
 fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -453,6 +499,7 @@ fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("WRITTEN_FOR_PM208", WRITTEN_FOR_PM208)?;
     m.add("WRITTEN_FOR_SECRETS", WRITTEN_FOR_SECRETS)?;
     m.add("WRITTEN_FOR_SHINGLES", WRITTEN_FOR_SHINGLES)?;
+    m.add_class::<CharRanges>()?;
     m.add_function(wrap_pyfunction!(instruction_lines, m)?)?;
     m.add_function(wrap_pyfunction!(fast_part, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_hashes, m)?)?;
