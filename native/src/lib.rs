@@ -425,7 +425,7 @@ fn shingle_hash(a: &[u8], b: &[u8], c: &[u8]) -> i64 {
     h as i64
 }
 
-fn shingle_set<'py, W: AsRef<[u8]>>(py: Python<'py>, words: &[W], min_words: usize) -> PyResult<Bound<'py, PyFrozenSet>> {
+fn shingle_hashes<W: AsRef<[u8]>>(words: &[W], min_words: usize) -> Vec<i64> {
     let mut hashes: Vec<i64> = Vec::new();
     if words.len() >= min_words {
         hashes.reserve(words.len().saturating_sub(2));
@@ -435,15 +435,56 @@ fn shingle_set<'py, W: AsRef<[u8]>>(py: Python<'py>, words: &[W], min_words: usi
         hashes.sort_unstable();
         hashes.dedup();
     }
-    PyFrozenSet::new(py, hashes.iter())
+    hashes
 }
 
-/// The word 3-shingles of a text made of ASCII and `is_shingle_break` characters only, as
-/// `_build_shingles` finds them (NFKC and casefold are ASCII lowering there, a word is a run of
-/// ASCII letters and digits), hashed by `shingle_hash`; empty under `min_words` words. None for
-/// any other text: the caller finds its words and hands them to `word_shingles`.
-#[pyfunction]
-fn text_shingles<'py>(py: Python<'py>, text: &str, min_words: usize) -> PyResult<Option<Bound<'py, PyFrozenSet>>> {
+fn shingle_set<'py, W: AsRef<[u8]>>(py: Python<'py>, words: &[W], min_words: usize) -> PyResult<Bound<'py, PyFrozenSet>> {
+    PyFrozenSet::new(py, shingle_hashes(words, min_words).iter())
+}
+
+/// A shingle set kept on the Rust side, sorted and without repeats: the same hashes as the
+/// frozenset of `text_shingles`/`word_shingles` (`as_set`), its size (`len`) and the size of its
+/// intersection with another (`common`), without a Python int per shingle
+/// (rules/duplicates.py's `similarity` needs only the two sizes).
+#[pyclass(frozen)]
+pub struct Shingles {
+    hashes: Vec<i64>,
+}
+
+#[pymethods]
+impl Shingles {
+    fn __len__(&self) -> usize {
+        self.hashes.len()
+    }
+
+    fn __bool__(&self) -> bool {
+        !self.hashes.is_empty()
+    }
+
+    /// How many hashes both sets hold (a merge of the two sorted lists).
+    fn common(&self, other: &Shingles) -> usize {
+        let (a, b) = (&self.hashes, &other.hashes);
+        let (mut i, mut j, mut n) = (0, 0, 0);
+        while i < a.len() && j < b.len() {
+            match a[i].cmp(&b[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    n += 1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        n
+    }
+
+    fn as_set<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyFrozenSet>> {
+        PyFrozenSet::new(py, self.hashes.iter())
+    }
+}
+
+fn text_words(text: &str) -> Option<Vec<u8>> {
     let mut lowered: Vec<u8> = Vec::with_capacity(text.len());
     for c in text.chars() {
         if c.is_ascii() {
@@ -452,11 +493,35 @@ fn text_shingles<'py>(py: Python<'py>, text: &str, min_words: usize) -> PyResult
         } else if is_shingle_break(c) {
             lowered.push(b' ');
         } else {
-            return Ok(None);
+            return None;
         }
     }
+    Some(lowered)
+}
+
+/// The word 3-shingles of a text made of ASCII and `is_shingle_break` characters only, as
+/// `_build_shingles` finds them (NFKC and casefold are ASCII lowering there, a word is a run of
+/// ASCII letters and digits), hashed by `shingle_hash`; empty under `min_words` words. None for
+/// any other text: the caller finds its words and hands them to `word_shingles`.
+#[pyfunction]
+fn text_shingles<'py>(py: Python<'py>, text: &str, min_words: usize) -> PyResult<Option<Bound<'py, PyFrozenSet>>> {
+    let Some(lowered) = text_words(text) else { return Ok(None) };
     let words: Vec<&[u8]> = lowered.split(|&b| b == b' ').filter(|w| !w.is_empty()).collect();
     shingle_set(py, &words, min_words).map(Some)
+}
+
+/// `text_shingles` as a `Shingles`.
+#[pyfunction]
+fn text_shingle_array(text: &str, min_words: usize) -> Option<Shingles> {
+    let lowered = text_words(text)?;
+    let words: Vec<&[u8]> = lowered.split(|&b| b == b' ').filter(|w| !w.is_empty()).collect();
+    Some(Shingles { hashes: shingle_hashes(&words, min_words) })
+}
+
+/// `word_shingles` as a `Shingles`.
+#[pyfunction]
+fn word_shingle_array(words: Vec<String>, min_words: usize) -> Shingles {
+    Shingles { hashes: shingle_hashes(&words, min_words) }
 }
 
 /// The 3-shingles of `words` (found by the caller), hashed as `text_shingles` hashes them.
@@ -480,7 +545,7 @@ const WRITTEN_FOR_LINK_TARGETS: &str = "53e216ee12ffc04b0c31a1db2a9bd41fd1010f3b
 const WRITTEN_FOR_PM404: &str = "7ebcc1c7bff176867930d88a1d4d741e8a7afd8594bb62676f6ad8aad2a5e167";
 const WRITTEN_FOR_SKETCH: &str = "8a980e51fe245d704386a6debf5d8f6057778c6ac5ba27d180790ba6ec1fde2b";
 const WRITTEN_FOR_PM208: &str = "fe679fda7d9916a736ff3639b26226d0083228bc3cb051fe3b2ef1afc8b93055";
-const WRITTEN_FOR_SHINGLES: &str = "3d2ec78ef3f26aa177788cd2ee47b7c5e9a1a9f522c4eeab0ca273f2da225eb3";
+const WRITTEN_FOR_SHINGLES: &str = "546cd2d749d175a4919609f6d23884c6f0edcea880693120a89b82415648ed18";
 const WRITTEN_FOR_SECRETS: &str = "5370ca6456f73efb611627713f2d7d30ff9d40ff9c4d4a8161877e1d0930a45f";
 
 #[pymodule]
@@ -500,6 +565,9 @@ fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("WRITTEN_FOR_SECRETS", WRITTEN_FOR_SECRETS)?;
     m.add("WRITTEN_FOR_SHINGLES", WRITTEN_FOR_SHINGLES)?;
     m.add_class::<CharRanges>()?;
+    m.add_class::<Shingles>()?;
+    m.add_function(wrap_pyfunction!(text_shingle_array, m)?)?;
+    m.add_function(wrap_pyfunction!(word_shingle_array, m)?)?;
     m.add_function(wrap_pyfunction!(instruction_lines, m)?)?;
     m.add_function(wrap_pyfunction!(fast_part, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_hashes, m)?)?;

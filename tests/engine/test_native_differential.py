@@ -760,3 +760,46 @@ def test_the_core_finds_every_disguised_letter_and_no_other_character() -> None:
 def test_disguised_with_the_core_is_the_search(text: str) -> None:
     assert instructions.disguised(text) == (not text.isascii() and instructions._holds(_DISGUISED_CLASS, text))
     assert instructions.disguised(text) == (instructions._DISGUISED.search(text) is not None)
+
+
+# -- the shingle sets kept in the core: the same hashes, sizes and intersections --------------
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "Alpha", "x1", "—", "…", " ", "\n",
+                                          "日本", "é", "-"]), max_size=80), min_size=2, max_size=4))
+def test_the_core_shingle_arrays_are_the_frozensets(parts: list[list[str]]) -> None:
+    texts = [" ".join(p) for p in parts]
+    arrays, sets = [], []
+    for text in texts:
+        array = pmem_native.text_shingle_array(text, 5)
+        expected = pmem_native.text_shingles(text, 5)
+        if array is None:
+            assert expected is None
+            words = _words(text)
+            array, expected = pmem_native.word_shingle_array(words, 5), pmem_native.word_shingles(words, 5)
+        assert array.as_set() == expected and len(array) == len(expected) and bool(array) == bool(expected)
+        arrays.append(array)
+        sets.append(expected)
+    for a, sa in zip(arrays, sets, strict=True):
+        for b, sb in zip(arrays, sets, strict=True):
+            assert a.common(b) == len(sa & sb)
+
+
+def test_similarity_with_the_core_is_the_frozensets(tmp_path: Path) -> None:
+    from generate_realnotes_scaled import generate as generate_scaled
+    from pmem_lsp.engine.root_state import RootState
+    from pmem_lsp.engine.settings_defaults import settings_for
+
+    root = generate_scaled(tmp_path / "obsidian", "obsidian", 120)
+    state = RootState.scan(root, settings_for(root))
+    entries = [e for e in state.files.values() if e.markdown and e.text]
+    compared = 0
+    for a, b in zip(entries, entries[1:], strict=False):
+        sa, sb = duplicates.shingles(a), duplicates.shingles(b)
+        fa = sa if isinstance(sa, frozenset) else sa.as_set()
+        fb = sb if isinstance(sb, frozenset) else sb.as_set()
+        if fa and fb:
+            compared += 1
+            inter = len(fa & fb)
+            assert duplicates.similarity(a, b) == inter / (len(fa) + len(fb) - inter)
+    assert compared > 50
