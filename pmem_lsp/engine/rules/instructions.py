@@ -182,9 +182,9 @@ def _by_lead(cls: str) -> tuple[tuple[bytes, re.Pattern[bytes]], ...]:
 
 
 _SEARCHES: dict[str, tuple[tuple[bytes, re.Pattern[bytes]], ...]] = {}  # built on first use
-# The native core where installed: `CharRanges` mirrors no Python code (it is given the class's
-# ranges), so it serves whatever group is stale.
-_CHARS = core_for()
+# The native core's `CharRanges` where installed: it mirrors no Python code (it is given the
+# class's ranges), so it serves whatever group is stale; a build made before it has none.
+_CHARS = getattr(core_for(), "CharRanges", None)
 
 
 def _holds(cls: str, text: str) -> bool:
@@ -207,7 +207,7 @@ def disguised(text: str) -> bool:
         return False
     if _CHARS is not None:
         if not _DISGUISED_RANGES:
-            _DISGUISED_RANGES.append(_CHARS.CharRanges(_class_ranges(_INVISIBLE + _COMPAT)))
+            _DISGUISED_RANGES.append(_CHARS(_class_ranges(_INVISIBLE + _COMPAT)))
         found = _DISGUISED_RANGES[0].found_in(text)
         if found is not None:  # None: a lone surrogate
             return bool(found)
