@@ -314,8 +314,8 @@ fn sketch_hashes(text: &str, min_line: usize, count: usize) -> Vec<u32> {
     hashes
 }
 
-/// The sketch hashes of a text of ASCII and `is_shingle_break` characters other than U+00A0 (the
-/// one of them `str.strip` strips), as `_build_sketch`'s `str` path computes them: `str.lower`
+/// The sketch hashes of a text of ASCII, `is_shingle_break` characters other than U+00A0 (the
+/// one of them `str.strip` strips) and `is_caseless_cjk` ones, as `_build_sketch`'s `str` path computes them: `str.lower`
 /// (ASCII lowering here: none of those characters has a case), `str.splitlines` (\n, \r, \r\n,
 /// \x0b, \x0c, \x1c, \x1d, \x1e), `str.strip` (those, \t, \x1f and space), lines of at least
 /// `min_line` characters, the CRC-32 of their UTF-8; the `count` smallest, sorted, no repeats.
@@ -324,7 +324,7 @@ fn sketch_hashes(text: &str, min_line: usize, count: usize) -> Vec<u32> {
 fn sketch_hashes_wide(text: &str, min_line: usize, count: usize) -> Option<Vec<u32>> {
     let is_break = |c: char| matches!(c, '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{1c}' | '\u{1d}' | '\u{1e}');
     let is_space = |c: char| matches!(c, '\t' | '\n' | '\u{0b}' | '\u{0c}' | '\r' | '\u{1c}'..='\u{1f}' | ' ');
-    if !text.chars().all(|c| c.is_ascii() || (c != '\u{a0}' && is_shingle_break(c))) {
+    if !text.chars().all(|c| c.is_ascii() || (c != '\u{a0}' && is_shingle_break(c)) || is_caseless_cjk(c)) {
         return None;
     }
     let mut hashes: Vec<u32> = Vec::new();
@@ -350,6 +350,52 @@ fn sketch_hashes_wide(text: &str, min_line: usize, count: usize) -> Option<Vec<u
     hashes.dedup();
     hashes.truncate(count);
     Some(hashes)
+}
+
+/// CJK characters the wide sketch reads as they are: the CJK symbols and punctuation less the
+/// ideographic space (U+3001–U+303F), kana (U+3040–U+30FF), the unified ideographs and their
+/// extension A, and the fullwidth signs that are no letter (U+FF01–U+FF20, U+FF3B–U+FF40,
+/// U+FF5B–U+FF65). None has a case, is a space or is a `str` line break, which
+/// tests/engine/test_native_differential.py checks for every one of them.
+fn is_caseless_cjk(c: char) -> bool {
+    matches!(c, '\u{3001}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}'
+        | '\u{ff01}'..='\u{ff20}' | '\u{ff3b}'..='\u{ff40}' | '\u{ff5b}'..='\u{ff65}')
+}
+
+/// A set of characters beyond ASCII given as code point ranges (`lo`, `hi` inclusive) by the
+/// Python side, which keeps the class it comes from: `found_in(text)` answers whether `text`
+/// holds one of them, as a search for the class would (PM404's `disguised` in
+/// rules/instructions.py). None for a text holding a lone surrogate: Python decides.
+#[pyclass(frozen)]
+pub struct CharRanges {
+    ranges: Vec<(u32, u32)>,
+}
+
+#[pymethods]
+impl CharRanges {
+    #[new]
+    fn new(mut ranges: Vec<(u32, u32)>) -> Self {
+        ranges.retain(|&(lo, hi)| lo <= hi);
+        ranges.sort_unstable();
+        let mut merged: Vec<(u32, u32)> = Vec::with_capacity(ranges.len());
+        for (lo, hi) in ranges {
+            match merged.last_mut() {
+                Some(last) if lo <= last.1.saturating_add(1) => last.1 = last.1.max(hi),
+                _ => merged.push((lo, hi)),
+            }
+        }
+        CharRanges { ranges: merged }
+    }
+
+    fn found_in(&self, text: &Bound<'_, PyString>) -> Option<bool> {
+        let s = text.to_str().ok()?;
+        let ranges = &self.ranges;
+        Some(s.chars().any(|c| {
+            let cp = c as u32;
+            let i = ranges.partition_point(|&(lo, _)| lo <= cp);
+            i > 0 && ranges[i - 1].1 >= cp
+        }))
+    }
 }
 
 // -- the near-duplicate shingles ---------------------------------------------------------------
@@ -379,7 +425,7 @@ fn shingle_hash(a: &[u8], b: &[u8], c: &[u8]) -> i64 {
     h as i64
 }
 
-fn shingle_set<'py, W: AsRef<[u8]>>(py: Python<'py>, words: &[W], min_words: usize) -> PyResult<Bound<'py, PyFrozenSet>> {
+fn shingle_hashes<W: AsRef<[u8]>>(words: &[W], min_words: usize) -> Vec<i64> {
     let mut hashes: Vec<i64> = Vec::new();
     if words.len() >= min_words {
         hashes.reserve(words.len().saturating_sub(2));
@@ -389,15 +435,56 @@ fn shingle_set<'py, W: AsRef<[u8]>>(py: Python<'py>, words: &[W], min_words: usi
         hashes.sort_unstable();
         hashes.dedup();
     }
-    PyFrozenSet::new(py, hashes.iter())
+    hashes
 }
 
-/// The word 3-shingles of a text made of ASCII and `is_shingle_break` characters only, as
-/// `_build_shingles` finds them (NFKC and casefold are ASCII lowering there, a word is a run of
-/// ASCII letters and digits), hashed by `shingle_hash`; empty under `min_words` words. None for
-/// any other text: the caller finds its words and hands them to `word_shingles`.
-#[pyfunction]
-fn text_shingles<'py>(py: Python<'py>, text: &str, min_words: usize) -> PyResult<Option<Bound<'py, PyFrozenSet>>> {
+fn shingle_set<'py, W: AsRef<[u8]>>(py: Python<'py>, words: &[W], min_words: usize) -> PyResult<Bound<'py, PyFrozenSet>> {
+    PyFrozenSet::new(py, shingle_hashes(words, min_words).iter())
+}
+
+/// A shingle set kept on the Rust side, sorted and without repeats: the same hashes as the
+/// frozenset of `text_shingles`/`word_shingles` (`as_set`), its size (`len`) and the size of its
+/// intersection with another (`common`), without a Python int per shingle
+/// (rules/duplicates.py's `similarity` needs only the two sizes).
+#[pyclass(frozen)]
+pub struct Shingles {
+    hashes: Vec<i64>,
+}
+
+#[pymethods]
+impl Shingles {
+    fn __len__(&self) -> usize {
+        self.hashes.len()
+    }
+
+    fn __bool__(&self) -> bool {
+        !self.hashes.is_empty()
+    }
+
+    /// How many hashes both sets hold (a merge of the two sorted lists).
+    fn common(&self, other: &Shingles) -> usize {
+        let (a, b) = (&self.hashes, &other.hashes);
+        let (mut i, mut j, mut n) = (0, 0, 0);
+        while i < a.len() && j < b.len() {
+            match a[i].cmp(&b[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    n += 1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        n
+    }
+
+    fn as_set<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyFrozenSet>> {
+        PyFrozenSet::new(py, self.hashes.iter())
+    }
+}
+
+fn text_words(text: &str) -> Option<Vec<u8>> {
     let mut lowered: Vec<u8> = Vec::with_capacity(text.len());
     for c in text.chars() {
         if c.is_ascii() {
@@ -406,11 +493,35 @@ fn text_shingles<'py>(py: Python<'py>, text: &str, min_words: usize) -> PyResult
         } else if is_shingle_break(c) {
             lowered.push(b' ');
         } else {
-            return Ok(None);
+            return None;
         }
     }
+    Some(lowered)
+}
+
+/// The word 3-shingles of a text made of ASCII and `is_shingle_break` characters only, as
+/// `_build_shingles` finds them (NFKC and casefold are ASCII lowering there, a word is a run of
+/// ASCII letters and digits), hashed by `shingle_hash`; empty under `min_words` words. None for
+/// any other text: the caller finds its words and hands them to `word_shingles`.
+#[pyfunction]
+fn text_shingles<'py>(py: Python<'py>, text: &str, min_words: usize) -> PyResult<Option<Bound<'py, PyFrozenSet>>> {
+    let Some(lowered) = text_words(text) else { return Ok(None) };
     let words: Vec<&[u8]> = lowered.split(|&b| b == b' ').filter(|w| !w.is_empty()).collect();
     shingle_set(py, &words, min_words).map(Some)
+}
+
+/// `text_shingles` as a `Shingles`.
+#[pyfunction]
+fn text_shingle_array(text: &str, min_words: usize) -> Option<Shingles> {
+    let lowered = text_words(text)?;
+    let words: Vec<&[u8]> = lowered.split(|&b| b == b' ').filter(|w| !w.is_empty()).collect();
+    Some(Shingles { hashes: shingle_hashes(&words, min_words) })
+}
+
+/// `word_shingles` as a `Shingles`.
+#[pyfunction]
+fn word_shingle_array(words: Vec<String>, min_words: usize) -> Shingles {
+    Shingles { hashes: shingle_hashes(&words, min_words) }
 }
 
 /// The 3-shingles of `words` (found by the caller), hashed as `text_shingles` hashes them.
@@ -434,8 +545,8 @@ const WRITTEN_FOR_LINK_TARGETS: &str = "53e216ee12ffc04b0c31a1db2a9bd41fd1010f3b
 const WRITTEN_FOR_PM404: &str = "7ebcc1c7bff176867930d88a1d4d741e8a7afd8594bb62676f6ad8aad2a5e167";
 const WRITTEN_FOR_SKETCH: &str = "8a980e51fe245d704386a6debf5d8f6057778c6ac5ba27d180790ba6ec1fde2b";
 const WRITTEN_FOR_PM208: &str = "fe679fda7d9916a736ff3639b26226d0083228bc3cb051fe3b2ef1afc8b93055";
-const WRITTEN_FOR_SHINGLES: &str = "3d2ec78ef3f26aa177788cd2ee47b7c5e9a1a9f522c4eeab0ca273f2da225eb3";
-const WRITTEN_FOR_SECRETS: &str = "cb3a1d737284b8c6032e7463fa6a811733b6760e476549e5369abd21039f59c2";
+const WRITTEN_FOR_SHINGLES: &str = "546cd2d749d175a4919609f6d23884c6f0edcea880693120a89b82415648ed18";
+const WRITTEN_FOR_SECRETS: &str = "5370ca6456f73efb611627713f2d7d30ff9d40ff9c4d4a8161877e1d0930a45f";
 
 #[pymodule]
 fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -453,6 +564,10 @@ fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("WRITTEN_FOR_PM208", WRITTEN_FOR_PM208)?;
     m.add("WRITTEN_FOR_SECRETS", WRITTEN_FOR_SECRETS)?;
     m.add("WRITTEN_FOR_SHINGLES", WRITTEN_FOR_SHINGLES)?;
+    m.add_class::<CharRanges>()?;
+    m.add_class::<Shingles>()?;
+    m.add_function(wrap_pyfunction!(text_shingle_array, m)?)?;
+    m.add_function(wrap_pyfunction!(word_shingle_array, m)?)?;
     m.add_function(wrap_pyfunction!(instruction_lines, m)?)?;
     m.add_function(wrap_pyfunction!(fast_part, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_hashes, m)?)?;

@@ -90,9 +90,10 @@ MIRRORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
          f"{_E}.rules.duplicates:MIN_LINE", f"{_E}.rules.duplicates:SKETCH",
          f"{_E}.rules.duplicates:_ODD_ASCII_SPACE")),
     "shingles": (
-        "native/src/lib.rs: text_shingles, is_shingle_break (word_shingles hashes the Python's words)",
+        "native/src/lib.rs: text_shingles, is_shingle_break (word_shingles hashes the Python's words), "
+        "Shingles (text_shingle_array, word_shingle_array: len and common for similarity)",
         "engine/rules/duplicates.py (the near-duplicate shingles)",
-        (f"{_E}.rules.duplicates:_build_shingles", f"{_E}.rules.duplicates:_TOKEN",
+        (f"{_E}.rules.duplicates:_build_shingles", f"{_E}.rules.duplicates:similarity", f"{_E}.rules.duplicates:_TOKEN",
          f"{_E}.rules.duplicates:_CJK", f"{_E}.rules.duplicates:MIN_WORDS")),
     "pm208": (
         "native/src/lib.rs: volatile_candidates (PM208_PATTERNS)",

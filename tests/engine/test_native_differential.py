@@ -355,10 +355,20 @@ def _python_wide_sketch(text: str) -> list[int]:
                    if len(line) >= duplicates.MIN_LINE})[:duplicates.SKETCH]
 
 
+def _cjk(c: str) -> bool:
+    """The CJK characters the core's wide sketch takes (`is_caseless_cjk` in native/src/lib.rs)."""
+    cp = ord(c)
+    return (0x3001 <= cp <= 0x30FF or 0x3400 <= cp <= 0x4DBF or 0x4E00 <= cp <= 0x9FFF
+            or 0xFF01 <= cp <= 0xFF20 or 0xFF3B <= cp <= 0xFF40 or 0xFF5B <= cp <= 0xFF65)
+
+
 def test_every_character_of_the_wide_sketch_splits_strips_and_lowers_as_the_core_assumes() -> None:
     accepted = [chr(cp) for cp in range(0x80, 0x110000)
                 if not 0xD800 <= cp <= 0xDFFF and pmem_native.sketch_hashes_wide("a" + chr(cp), 20, 8) is not None]
     assert "\u2014" in accepted and "\u2026" in accepted and "\u00a0" not in accepted and "\u00e9" not in accepted
+    assert all(c in accepted for c in "日本語のテキスト、。「」：（）中文状态进行中ー・")
+    assert "\u3000" not in accepted and "\uff21" not in accepted  # the ideographic space, a fullwidth capital
+    assert {c for c in accepted if _cjk(c)} == {chr(cp) for cp in range(0x80, 0x110000) if _cjk(chr(cp))}
     for c in accepted:
         assert c.lower() == c and not c.isspace() and len(("a" + c + "b").splitlines()) == 1, repr(c)
 
@@ -366,20 +376,23 @@ def test_every_character_of_the_wide_sketch_splits_strips_and_lowers_as_the_core
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.sampled_from([*"aB z\t\r\n#-", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85",
                                  "\u2014", "\u2026", "\u00a0", "\u2192", "\u00e9", "\u2028", "\u00c9",
-                                 "\u0130", "x" * 19, "Y" * 20, "\u2014" * 20, " " + "z" * 20 + " \t"]),
+                                 "\u0130", "x" * 19, "Y" * 20, "\u2014" * 20, " " + "z" * 20 + " \t",
+                                 "日本", "のテ", "、。", "\u3000", "\uff21", "\uff41", "：", "ー" * 20, "\u3000漢字"]),
                 max_size=40))
 def test_wide_sketch_on_generated_texts(parts: list[str]) -> None:
     text = "".join(parts)
     core = pmem_native.sketch_hashes_wide(text, duplicates.MIN_LINE, duplicates.SKETCH)
-    allowed = all(c.isascii() or pmem_native.text_shingles(c, 10**9) is not None for c in text) and "\u00a0" not in text
+    allowed = all(c.isascii() or pmem_native.text_shingles(c, 10**9) is not None or _cjk(c) for c in text) \
+        and "\u00a0" not in text
     assert (core is None) == (not allowed), text
     assert core is None or core == _python_wide_sketch(text), text
 
 
-def test_wide_sketch_on_the_agent_rules_shape(tmp_path: Path) -> None:
+@pytest.mark.parametrize("shape", ["rules", "ja", "zh", "obsidian"])
+def test_wide_sketch_on_the_real_shapes(tmp_path: Path, shape: str) -> None:
     from generate_realnotes_scaled import generate as generate_scaled
 
-    root = generate_scaled(tmp_path / "rules", "rules", 60)
+    root = generate_scaled(tmp_path / shape, shape, 60)
     seen = 0
     for p in sorted(root.rglob("*.md")):
         text = p.read_text(encoding="utf-8")
@@ -722,3 +735,71 @@ def test_pmem_check_prints_the_same_with_pmem_native_0(tmp_path: Path) -> None:
         outputs[value] = done.stdout
     assert '"PM404"' in outputs["0"]
     assert outputs["1"] == outputs["0"]
+
+
+# -- PM404: `disguised`, the core's pass over a text's characters -----------------------------
+
+_DISGUISED_CLASS = instructions._INVISIBLE + instructions._COMPAT
+
+
+def test_the_core_finds_every_disguised_letter_and_no_other_character() -> None:
+    ranges = pmem_native.CharRanges(instructions._class_ranges(_DISGUISED_CLASS))
+    found = {cp for cp in range(0x80, 0x110000)
+             if not 0xD800 <= cp <= 0xDFFF and ranges.found_in("a" + chr(cp) + "日")}
+    expected = {cp for cp in range(0x80, 0x110000)
+                if not 0xD800 <= cp <= 0xDFFF and instructions._DISGUISED.search(chr(cp))}
+    assert found == expected and len(expected) > 1000
+    assert ranges.found_in("x\ud800") is None  # a lone surrogate: Python decides
+    assert pmem_native.CharRanges([(10, 5), (0x100, 0x1FF), (0x150, 0x300), (0x301, 0x301)]).found_in("\u0301") is True
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from([*"aZ \n", "日", "あ", "：", "\u3000", "\u200b", "\u00ad", "\uff21",
+                                         "\uff10", "\u2160", "\U0001d400", "\ud800", "\u00e9", "\u0133", "\u2014"]),
+               max_size=30))
+def test_disguised_with_the_core_is_the_search(text: str) -> None:
+    assert instructions.disguised(text) == (not text.isascii() and instructions._holds(_DISGUISED_CLASS, text))
+    assert instructions.disguised(text) == (instructions._DISGUISED.search(text) is not None)
+
+
+# -- the shingle sets kept in the core: the same hashes, sizes and intersections --------------
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "Alpha", "x1", "—", "…", " ", "\n",
+                                          "日本", "é", "-"]), max_size=80), min_size=2, max_size=4))
+def test_the_core_shingle_arrays_are_the_frozensets(parts: list[list[str]]) -> None:
+    texts = [" ".join(p) for p in parts]
+    arrays, sets = [], []
+    for text in texts:
+        array = pmem_native.text_shingle_array(text, 5)
+        expected = pmem_native.text_shingles(text, 5)
+        if array is None:
+            assert expected is None
+            words = _words(text)
+            array, expected = pmem_native.word_shingle_array(words, 5), pmem_native.word_shingles(words, 5)
+        assert array.as_set() == expected and len(array) == len(expected) and bool(array) == bool(expected)
+        arrays.append(array)
+        sets.append(expected)
+    for a, sa in zip(arrays, sets, strict=True):
+        for b, sb in zip(arrays, sets, strict=True):
+            assert a.common(b) == len(sa & sb)
+
+
+def test_similarity_with_the_core_is_the_frozensets(tmp_path: Path) -> None:
+    from generate_realnotes_scaled import generate as generate_scaled
+    from pmem_lsp.engine.root_state import RootState
+    from pmem_lsp.engine.settings_defaults import settings_for
+
+    root = generate_scaled(tmp_path / "obsidian", "obsidian", 120)
+    state = RootState.scan(root, settings_for(root))
+    entries = [e for e in state.files.values() if e.markdown and e.text]
+    compared = 0
+    for a, b in zip(entries, entries[1:], strict=False):
+        sa, sb = duplicates.shingles(a), duplicates.shingles(b)
+        fa = sa if isinstance(sa, frozenset) else sa.as_set()
+        fb = sb if isinstance(sb, frozenset) else sb.as_set()
+        if fa and fb:
+            compared += 1
+            inter = len(fa & fb)
+            assert duplicates.similarity(a, b) == inter / (len(fa) + len(fb) - inter)
+    assert compared > 50

@@ -333,3 +333,29 @@ def test_check_secrets_finds_the_same_with_the_verdict(tmp_path: Path, labelled_
         assert secrets_rule.check_secrets(path, Zone.ACTIVE, doc, SETTINGS) == with_core, path
         monkeypatch.setattr(secrets_rule, "_NATIVE", pmem_native)
     assert given_it > 0.9 * (len(texts) - len(labelled_notes) - 1), "the generated notes should get the verdict"
+
+
+@pytest.mark.usefixtures("core_on")
+def test_a_file_without_a_record_gets_the_verdict_of_its_lines(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file the core hands to the full block scanner (callouts, HTML, embeds) has no verdict in
+    a record: `check_secrets` asks `secrets_clear` of its lines, and finds what the scan finds."""
+    from generate_realnotes_scaled import generate as generate_scaled
+
+    root = generate_scaled(tmp_path / "obsidian", "obsidian", 80)
+    texts = {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.md"))}
+    key = "aws_secret_access_key = dg9PyM1yGz5DZfVSm9+9o1BUvIdL4kgI5/1INGQY"
+    texts["notes/callout.md"] = f"# A callout\n\n> [!note]\n> {key}\n\n<div>html</div>\n\n```ini\n{key}\n```\n"
+    cleared = found = 0
+    for path, text in texts.items():
+        if pmem_native.file_record(text, memory_file._KINDS) is not None:
+            continue
+        doc = MemoryFile(text)
+        assert not doc.secrets_clear
+        with_core = secrets_rule.check_secrets(path, Zone.ACTIVE, doc, SETTINGS)
+        cleared += pmem_native.secrets_clear(doc.lines)
+        found += bool(with_core)
+        monkeypatch.setattr(secrets_rule, "_NATIVE", None)
+        assert secrets_rule.check_secrets(path, Zone.ACTIVE, doc, SETTINGS) == with_core, path
+        monkeypatch.setattr(secrets_rule, "_NATIVE", pmem_native)
+    assert cleared >= 5 and found >= 1, (cleared, found)

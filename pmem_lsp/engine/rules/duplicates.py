@@ -38,7 +38,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple, TypeGuard
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
 from zlib import crc32
 
 from ..findings import Finding, entry_finding
@@ -131,9 +131,10 @@ def _build_sketch(entry: FileEntry) -> Sketch:
     return Sketch(doc.title_text if doc else None, tuple(hashes[:SKETCH]))
 
 
-def shingles(entry: FileEntry) -> frozenset[int]:
+def shingles(entry: FileEntry) -> frozenset[int] | Any:
     """Hashes of the word 3-shingles of the file's normalised text (cached with the entry);
-    empty for a file under `MIN_WORDS` words."""
+    empty for a file under `MIN_WORDS` words. With the core, its `Shingles` (the same hashes,
+    kept in Rust: `len`, and `common` for the size of an intersection)."""
     return entry.cached("dup-shingles", lambda: _build_shingles(entry))
 
 
@@ -142,17 +143,17 @@ def shingles(entry: FileEntry) -> frozenset[int]:
 _SHINGLES = core_for("shingles")
 
 
-def _build_shingles(entry: FileEntry) -> frozenset[int]:
+def _build_shingles(entry: FileEntry) -> frozenset[int] | Any:
     text = entry.text or ""
     if _SHINGLES is not None:
-        found = _SHINGLES.text_shingles(text, MIN_WORDS)
+        found = _SHINGLES.text_shingle_array(text, MIN_WORDS)
         if found is not None:
             return found
     words = _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
     if len(words) < MIN_WORDS:
         return frozenset()
     if _SHINGLES is not None:
-        return _SHINGLES.word_shingles(words, MIN_WORDS)
+        return _SHINGLES.word_shingle_array(words, MIN_WORDS)
     return frozenset(map(hash, zip(words, words[1:], words[2:], strict=False)))
 
 
@@ -174,10 +175,13 @@ def _similarity(a: FileEntry, b: FileEntry) -> float:
 
 def similarity(a: FileEntry, b: FileEntry) -> float:
     """Jaccard similarity of the word 3-shingles (0 when either file is too short)."""
-    sa, sb = shingles(a), shingles(b)
+    sa: Any = shingles(a)
+    sb: Any = shingles(b)
     if not sa or not sb:
         return 0.0
-    inter = len(sa & sb)
+    # Both the core's (`_build_shingles` made both in this process: never one of each, an
+    # empty one has returned above), or both frozensets.
+    inter = len(sa & sb) if _SHINGLES is None else sa.common(sb)
     return inter / (len(sa) + len(sb) - inter)
 
 

@@ -182,6 +182,9 @@ def _by_lead(cls: str) -> tuple[tuple[bytes, re.Pattern[bytes]], ...]:
 
 
 _SEARCHES: dict[str, tuple[tuple[bytes, re.Pattern[bytes]], ...]] = {}  # built on first use
+# The native core's `CharRanges` where installed: it mirrors no Python code (it is given the
+# class's ranges), so it serves whatever group is stale; a build made before it has none.
+_CHARS = getattr(core_for(), "CharRanges", None)
 
 
 def _holds(cls: str, text: str) -> bool:
@@ -192,10 +195,23 @@ def _holds(cls: str, text: str) -> bool:
     return any(lead in data and rx.search(data) is not None for lead, rx in searches)
 
 
+_DISGUISED_RANGES: list = []  # the native core's set of `_DISGUISED`'s characters, made on first use
+
+
 def disguised(text: str) -> bool:
     """Does `text` hold a disguised letter (`_DISGUISED`)? One `isascii` for an ASCII text,
-    else one byte search per leading byte the text holds."""
-    return not text.isascii() and _holds(_INVISIBLE + _COMPAT, text)
+    else one pass of the native core over the characters (a CJK text holds the leading bytes of
+    several of the class's pieces: each was a search of the whole text), else one byte search
+    per leading byte the text holds."""
+    if text.isascii():
+        return False
+    if _CHARS is not None:
+        if not _DISGUISED_RANGES:
+            _DISGUISED_RANGES.append(_CHARS(_class_ranges(_INVISIBLE + _COMPAT)))
+        found = _DISGUISED_RANGES[0].found_in(text)
+        if found is not None:  # None: a lone surrogate
+            return bool(found)
+    return _holds(_INVISIBLE + _COMPAT, text)
 
 
 def _nfkc(match: re.Match[str]) -> str:

@@ -84,7 +84,10 @@ def check_secrets(path: str, zone: Zone, doc: MemoryFile, settings: Settings) ->
                            "so rename the file to say what it is about", None if m.strong else Severity.WARNING,
                            {"kind": m.kind, "evidence": "strong" if m.strong else "weak", "reason": m.reason,
                             "in": "name"}))
-    if doc.secrets_clear and _NATIVE is not None:
+    # A file without a record (the full block scanner's: callouts, HTML, embeds) has no verdict
+    # yet: the same function on its lines gives it, a native pass against a scan (where a record
+    # said no, the pass says no again).
+    if _NATIVE is not None and (doc.secrets_clear or _NATIVE.secrets_clear(doc.lines)):
         return out
     found = find_secrets(doc.lines, secrets.allow_patterns, in_sentences=False)
     found += _in_linked_paths(doc.lines, found, secrets.allow_patterns)
