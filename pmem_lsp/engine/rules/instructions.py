@@ -93,6 +93,8 @@ def _patterns_for(line: str) -> list[tuple[str, re.Pattern[str]]]:
     folded = line.casefold()
     if "ı" in folded:
         folded = folded.replace("ı", "i")
+    if "\u0307" in folded:  # `İ` folds to `i` and a combining dot; the patterns' `(?i)` takes it for `i`
+        folded = folded.replace("i\u0307", "i")
     if _ANY_WORD.search(folded) is None:  # most lines: one search for every word
         return []
     return [kind for kind, words in zip(_PATTERNS, _WORDS, strict=True) if any(w in folded for w in words)]
