@@ -124,7 +124,7 @@ def _build_sketch(entry: FileEntry) -> Sketch:
         hashes = _ascii_hashes(text) if _NATIVE is None else _NATIVE.sketch_hashes(text, MIN_LINE, SKETCH)
     else:
         # The core computes the hashes of this branch for a text of ASCII and a few signs (docs/native.md).
-        wide = _NATIVE.sketch_hashes_wide(text, MIN_LINE, SKETCH) if _NATIVE is not None else None
+        wide = _core_or_none(_NATIVE.sketch_hashes_wide, text, MIN_LINE, SKETCH) if _NATIVE is not None else None
         hashes = wide if wide is not None else sorted(
             {crc32(line.encode("utf-8", "surrogatepass"))
              for line in map(str.strip, text.lower().splitlines()) if len(line) >= MIN_LINE})
@@ -143,16 +143,36 @@ def shingles(entry: FileEntry) -> frozenset[int] | Any:
 _SHINGLES = core_for("shingles")
 
 
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _core_or_none(call: Any, text: str, *args: int) -> Any:
+    """The core's answer, or None (Python's path) for a text holding a lone surrogate (an
+    editor's buffer can), which the core cannot take as UTF-8."""
+    try:
+        return call(text, *args)
+    except UnicodeEncodeError:
+        return None
+
+
 def _build_shingles(entry: FileEntry) -> frozenset[int] | Any:
     text = entry.text or ""
     if _SHINGLES is not None:
-        found = _SHINGLES.text_shingle_array(text, MIN_WORDS)
+        found = _core_or_none(_SHINGLES.text_shingle_array, text, MIN_WORDS)
         if found is not None:
             return found
     words = _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
     if len(words) < MIN_WORDS:
         return frozenset()
     if _SHINGLES is not None:
+        if not text.isascii() and _has_lone_surrogate(text):
+            # The core takes UTF-8; any one-to-one spelling of the words gives the same sets.
+            words = [w.encode("utf-8", "surrogatepass").decode("latin-1") for w in words]
         return _SHINGLES.word_shingle_array(words, MIN_WORDS)
     return frozenset(map(hash, zip(words, words[1:], words[2:], strict=False)))
 
