@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine_helpers import TODAY, findings, only, rows, scan
 from pmem_lsp.engine import status_report as status_module
@@ -673,3 +675,56 @@ def test_pm403_a_short_label_before_a_plain_path_still_counts(tmp_path):
     root = make_root(tmp_path, {"notes/src.md": active_file("Sources", body=body)})
     assert [f.data["pointer"] for f in only(findings(root), "PM403")] == [
         "~/pmem-test-gone-d41d/exports", "~/pmem-test-gone-d41d/repo"]
+
+
+# -- PM403's source lines: only headings and lines holding `/` are read (issue 44) ----------------
+
+
+def _source_lines_oracle(doc):
+    """`_source_lines` as first written: every line read in order."""
+    from pmem_lsp.engine.markdown import PARAGRAPH
+    from pmem_lsp.engine.memory_file import parse_metadata_line
+    from pmem_lsp.engine.rules.source_paths import _LAST_WORD, SOURCE_WORDS, SOURCE_WORDS_CJK
+
+    def declares(label):
+        if any(word in label for word in SOURCE_WORDS_CJK):
+            return True
+        m = _LAST_WORD.search(label.strip("*_ "))
+        return m is not None and m.group(1).lower() in SOURCE_WORDS
+
+    out, level, start = [], 0, doc.front_matter_end
+    kinds, heads = doc.blocks.line_kinds, {h.line: h for h in doc.headings if h.top_level}
+    for n, line in enumerate(doc.lines):
+        kind = kinds[n - start] if n >= start else PARAGRAPH
+        heading = heads.get(n)
+        if heading is not None:
+            if heading is not doc.title and (not level or heading.level <= level):
+                level = heading.level if declares(heading.text) else 0
+            continue
+        if kind is not PARAGRAPH or "/" not in line:
+            continue
+        if level and doc.top_item_at(n) is not None:
+            out.append(n)
+            continue
+        if ":" in line or "：" in line:
+            parsed = parse_metadata_line(line)
+            if parsed is not None and declares(parsed[0]):
+                out.append(n)
+    return out
+
+
+_SOURCE_PIECES = ["# Title", "## Sources", "### Data sources", "## 资料", "## Code / style", "## Notes",
+                  "# Other", "- ~/a/b", "- see /opt/x", "  - /usr/y", "Source: ~/x", "来源：/opt/y",
+                  "Path: `~/z`", "plain /usr/lib text", "text", "", "```", "~~~", "    /indented/code",
+                  "> Repo: ~/q", "---", "source: /a", "title: x", "1. /b/c", "<div>/x</div>",
+                  "Setext /a", "===", "Folder /x:", "Repo ~/r/s", "    Source: /code/x", "<div>Source: /x</div>"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_SOURCE_PIECES), max_size=24))
+def test_pm403_source_lines_are_the_line_by_line_definition(pieces):
+    from pmem_lsp.engine.memory_file import MemoryFile
+    from pmem_lsp.engine.rules.source_paths import _source_lines
+
+    doc = MemoryFile("\n".join(pieces) + "\n")
+    assert _source_lines(doc) == _source_lines_oracle(doc)

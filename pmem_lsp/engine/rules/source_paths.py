@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, cast
 from urllib.parse import unquote
 
@@ -94,9 +95,12 @@ SOURCE_WORDS_CJK = ("来源", "资料", "路径", "仓库", "目录", "資料", 
 _LAST_WORD = re.compile(r"([A-Za-z]+)[^A-Za-z]*$")
 
 
+@lru_cache(maxsize=4096)
 def declares_source(label: str) -> bool:
-    """Does a key or a heading (`Source`, `Data sources`, `本地路径`) name where material is?"""
-    if any(word in label for word in SOURCE_WORDS_CJK):
+    """Does a key or a heading (`Source`, `Data sources`, `本地路径`) name where material is?
+    Kept per label: a collection repeats its headings (`## Commands`, `## Code style`) in every
+    file, and the answer depends on the label alone."""
+    if not label.isascii() and any(word in label for word in SOURCE_WORDS_CJK):
         return True
     m = _LAST_WORD.search(label.strip("*_ "))
     return m is not None and m.group(1).lower() in SOURCE_WORDS
@@ -133,24 +137,29 @@ def _pointer(written: str) -> str | None:
 def _source_lines(doc: MemoryFile) -> list[int]:
     """Lines that declare a source: a `Source:`-like line (front matter included), or a list
     item under a heading that names sources (`## Sources`, not the file's title), up to the
-    next heading of its level."""
-    out = []
+    next heading of its level. Only the headings and the lines holding a `/` are looked at (a
+    line without one holds no path): in line order, a heading before the lines below it."""
+    out: list[int] = []
     source_level = 0  # the level of the source heading the line is under; 0: none
     start = doc.front_matter_end
     kinds = doc.blocks.line_kinds
+    lines = doc.lines
     heads = {h.line: h for h in doc.headings if h.top_level}
-    for n, line in enumerate(doc.lines):
-        kind = kinds[n - start] if n >= start else PARAGRAPH
+    slashed = [n for n, line in enumerate(lines) if "/" in line]
+    if not slashed:
+        return out
+    for n in sorted(heads.keys() | slashed) if heads else slashed:
         heading = heads.get(n)
         if heading is not None:
             if heading is not doc.title and (not source_level or heading.level <= source_level):
                 source_level = heading.level if declares_source(heading.text) else 0
             continue
-        if kind is not PARAGRAPH or "/" not in line:
+        if n >= start and kinds[n - start] is not PARAGRAPH:
             continue
         if source_level and doc.top_item_at(n) is not None:
             out.append(n)
             continue
+        line = lines[n]
         if ":" in line or "：" in line:
             parsed = parse_metadata_line(line)
             if parsed is not None and declares_source(parsed[0]):
