@@ -275,6 +275,7 @@ class MemoryFile:
         self.bullets_unconcluded = False
         self.absolute_hint: bool | None = None
         self.secrets_clear = False
+        self.recorded = record is not None  # the verdicts above are the core's (else no verdict was asked)
         # The near-duplicate sketch's hashes, where the core computed them (rules/duplicates.py),
         # and the lines PM404 must look at (rules/instructions.py, `candidate_lines`).
         self.sketch_hashes: list[int] | None = None

@@ -143,17 +143,9 @@ def shingles(entry: FileEntry) -> frozenset[int] | Any:
 _SHINGLES = core_for("shingles")
 
 
-def _has_lone_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _core_or_none(call: Any, text: str, *args: int) -> Any:
-    """The core's answer, or None (Python's path) for a text holding a lone surrogate (an
-    editor's buffer can), which the core cannot take as UTF-8."""
+def _core_or_none(call: Any, text: str | list[str], *args: int) -> Any:
+    """The core's answer, or None (Python's path) for a text or words holding a lone surrogate
+    (an editor's buffer can), which the core cannot take as UTF-8."""
     try:
         return call(text, *args)
     except UnicodeEncodeError:
@@ -170,10 +162,11 @@ def _build_shingles(entry: FileEntry) -> frozenset[int] | Any:
     if len(words) < MIN_WORDS:
         return frozenset()
     if _SHINGLES is not None:
-        if not text.isascii() and _has_lone_surrogate(text):
-            # The core takes UTF-8; any one-to-one spelling of the words gives the same sets.
-            words = [w.encode("utf-8", "surrogatepass").decode("latin-1") for w in words]
-        return _SHINGLES.word_shingle_array(words, MIN_WORDS)
+        found = _core_or_none(_SHINGLES.word_shingle_array, words, MIN_WORDS)
+        if found is None:  # a lone surrogate: any one-to-one spelling of the words gives the same sets
+            found = _SHINGLES.word_shingle_array([w.encode("utf-8", "surrogatepass").decode("latin-1")
+                                                  for w in words], MIN_WORDS)
+        return found
     return frozenset(map(hash, zip(words, words[1:], words[2:], strict=False)))
 
 

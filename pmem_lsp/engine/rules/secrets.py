@@ -85,9 +85,9 @@ def check_secrets(path: str, zone: Zone, doc: MemoryFile, settings: Settings) ->
                            {"kind": m.kind, "evidence": "strong" if m.strong else "weak", "reason": m.reason,
                             "in": "name"}))
     # A file without a record (the full block scanner's: callouts, HTML, embeds) has no verdict
-    # yet: the same function on its lines gives it, a native pass against a scan (where a record
-    # said no, the pass says no again).
-    if _NATIVE is not None and (doc.secrets_clear or _NATIVE.secrets_clear(doc.lines)):
+    # yet: the same function on its lines gives it, one native pass against a scan. Where a
+    # record said no, asking again would only say no again.
+    if _NATIVE is not None and (doc.secrets_clear or (not doc.recorded and _NATIVE.secrets_clear(doc.lines))):
         return out
     found = find_secrets(doc.lines, secrets.allow_patterns, in_sentences=False)
     found += _in_linked_paths(doc.lines, found, secrets.allow_patterns)
