@@ -161,7 +161,7 @@ class CheckCache:
         self.file = os.path.join(cache_dir(), name.hexdigest()[:32] + ".check")
         # With no record to compare with, the walk before the check would only be the base of
         # the record to store; the child's walk after the answer serves instead, when it shows
-        # nothing changed since before this run began (`_write_first`). So the first run after
+        # nothing changed since before this run began (`_write`). So the first run after
         # `--no-cache` costs what a cold check costs (issue 44).
         self.first = not os.path.lexists(self.file)
         self.tree = None if self.first else walk(self.root)

@@ -277,5 +277,3 @@ def _picklable(entries: dict[str, _Record]) -> dict[str, _Record]:
 def scan(root: Path, settings: Settings, records: Records | None) -> RootState:
     """`RootState.scan`, restoring from `records` every file whose record still holds."""
     return RootState.scan(root, settings, restore=records.restorer() if records is not None else None)
-
-
