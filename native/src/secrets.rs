@@ -1,4 +1,4 @@
-//! `secrets_clear`: PM401's "surely nothing here" verdict (docs/native.md, "The PM401 verdict").
+//! `secrets_clear`: PM401's "surely nothing here" verdict, and `secret_doors` (docs/native.md, "The PM401 verdict").
 //!
 //! The core does not look for secrets; it only rules out that the Python scan
 //! (pmem_lsp/engine/secrets/) could find one. Every finding there comes in through one of a few
@@ -26,7 +26,9 @@
 //!   its token characters and the next starts (after spaces and tabs) with 4 or more, 20 in all.
 //!
 //! Each test is a superset of its door's, so a false verdict only costs the Python scan that runs
-//! anyway. tests/engine/test_native_secrets.py holds the verdict to `check_secrets` and
+//! anyway. Where the verdict is no, `secret_doors` names the doors that are open (`PLAIN` for a
+//! line's own, `FOLDS`, `MARKUP`, `JOIN`, `CASE`), and `find_secrets` runs only the parts of the
+//! scan behind them: each door's part finds nothing where its test says shut. tests/engine/test_native_secrets.py holds the verdict to `check_secrets` and
 //! `find_in_name`, and WRITTEN_FOR_SECRETS (lib.rs) to the code it follows.
 
 use pyo3::prelude::*;
@@ -250,25 +252,37 @@ fn tag_at(b: &[u8], j: usize) -> bool {
         && INLINE_TAGS.iter().any(|t| t.eq_ignore_ascii_case(&b[from..from + name]))
 }
 
-/// One line's doors: a run, a piece, a named value, a private key's header, a disguise. One
-/// pass without a branch keeps the run's length and gathers the classes of the line's bytes;
-/// only the doors whose bytes are there are looked at again.
-fn line_clear(line: &str) -> bool {
+/// The doors `secret_doors` names, one bit each (docs/native.md, "The PM401 verdict"): which
+/// parts of `find_secrets` can find anything in a text. The verdict is "no bit but `FOLDS`".
+pub const PLAIN: u8 = 1; // a line's own doors: a run, a private key's header, a URL, a named value
+pub const FOLDS: u8 = 2; // a character the disguise folds: `_disguise.fold` is not None
+pub const MARKUP: u8 = 4; // a `_markup._PIECE` may start, on a line or on its folded form
+pub const JOIN: u8 = 8; // a token may be cut over two lines: `_disguise.joins` may find one
+pub const CASE: u8 = 16; // a letter Python's case folding takes to ASCII: the whole scan runs
+pub const FOLDED: u8 = 32; // a folded line's own doors
+pub const EVERY: u8 = PLAIN | FOLDS | MARKUP | JOIN | CASE | FOLDED; // a line the core does not read
+
+/// One line's doors (`PLAIN`, `FOLDS`, `MARKUP`, `CASE`, `FOLDED`).
+fn line_mask(line: &str) -> u8 {
     let wide = wide(line);
     if wide.case {
-        return false;
+        return CASE;
     }
+    let mut mask = line_doors(line, &wide);
     // The scan reads the folded line too (`find_secrets`: the disguised view, and the rendered
-    // view of that): its doors must be shut as well. A folded line folds no further.
+    // view of that): its doors count as well. A folded line folds no further.
     // (Folding changes no CJK word or sign: `wide` holds for both.)
-    if wide.folds && !doors_shut(&fold(line), &wide) {
-        return false;
+    if wide.folds {
+        let folded = line_doors(&fold(line), &wide);
+        mask |= FOLDS | (folded & MARKUP) | if folded & PLAIN != 0 { FOLDED } else { 0 };
     }
-    doors_shut(line, &wide)
+    mask
 }
 
-/// The doors of one line (`line_clear`), its `wide` characters known.
-fn doors_shut(line: &str, wide: &Wide) -> bool {
+/// The doors of one line as it is (`PLAIN`, `MARKUP`), its `wide` characters known. One pass
+/// without a branch keeps the run's length and gathers the classes of the line's bytes; only
+/// the doors whose bytes are there are looked at again.
+fn line_doors(line: &str, wide: &Wide) -> u8 {
     let b = line.as_bytes();
     let (mut run, mut long, mut classes) = (0usize, false, 0u8);
     for &c in b {
@@ -277,43 +291,76 @@ fn doors_shut(line: &str, wide: &Wide) -> bool {
         long |= run >= 20;
         classes |= k;
     }
-    if long {
-        return false;
-    }
+    let mut mask = 0;
     if classes & PIECE != 0 && (0..b.len()).any(|i| CLASS[b[i] as usize] & PIECE != 0 && piece_at(b, i)) {
-        return false;
+        mask |= MARKUP;
+    }
+    if long {
+        return mask | PLAIN;
     }
     let dashes = classes & DASH != 0 && line.contains("--");
     // `_pem._BEGIN`: four or five dashes, then BEGIN in any case (every place of four dashes:
     // five hold two).
     if dashes && b.windows(9).any(|w| w[..4] == *b"----" && w[4..].eq_ignore_ascii_case(b"begin")) {
-        return false;
+        return mask | PLAIN;
     }
     // A credential in a URL: `find_url_credentials` reads the lines holding both.
     if classes & AT != 0 && classes & COLON != 0 && line.contains("://") {
-        return false;
+        return mask | PLAIN;
     }
     // PuTTY's header (`PuTTY-User-Key-File-2:`) holds `Key` and `:`: shut here too.
     let signed = wide.sign || classes & SIGN != 0 || dashes || line.contains(" is ") || line.contains(" are ");
-    !(signed && (wide.word || holds_word(b)))
+    if signed && (wide.word || holds_word(b)) {
+        mask |= PLAIN;
+    }
+    mask
 }
 
-/// The verdict on a text given as its lines (as `split_lines` gives them: none holds a line
-/// break). True: PM401 finds nothing in these lines, whatever the settings.
-pub fn clear(lines: &[&str]) -> bool {
+/// The doors open in a text given as its lines (as `split_lines` gives them: none holds a line
+/// break). `first`: stop at the first door that voids the verdict (only `clear` is asked).
+pub fn doors(lines: &[&str], first: bool) -> u8 {
+    let mut mask = 0;
     let mut tail = 0usize; // the previous line's `token_tail`
     for line in lines {
-        if !line_clear(line) {
-            return false;
-        }
+        mask |= line_mask(line);
         let b = line.as_bytes();
         let head = token_head(b);
         if tail >= 4 && head >= 4 && tail + head >= 20 {
-            return false;
+            mask |= JOIN;
+        }
+        if first && mask & !FOLDS != 0 {
+            return mask;
         }
         tail = token_tail(b);
     }
-    true
+    mask
+}
+
+/// The verdict on a text given as its lines: True where PM401 finds nothing in them, whatever
+/// the settings (a folded character alone opens no door).
+pub fn clear(lines: &[&str]) -> bool {
+    doors(lines, true) & !FOLDS == 0
+}
+
+/// The lines as UTF-8 views, or None where one holds a line break (`find_secrets` reads it as
+/// a space) or a lone surrogate: the core does not read those.
+fn views<'a>(held: &'a [Bound<'_, PyString>]) -> Option<Vec<&'a str>> {
+    let mut strs: Vec<&str> = Vec::with_capacity(held.len());
+    for s in held {
+        match s.to_str() {
+            Ok(line) if !line.contains('\n') && !line.contains('\r') => strs.push(line),
+            _ => return None,
+        }
+    }
+    Some(strs)
+}
+
+/// `doors` for Python's lines: the bits above, every one of them for lines it does not read.
+/// `find_secrets(..., doors=)` runs only the parts of the scan behind an open door.
+#[pyfunction]
+pub fn secret_doors(lines: &Bound<'_, PyList>) -> PyResult<u8> {
+    let held: Vec<Bound<'_, PyString>> = lines.iter().map(|item| item.cast_into::<PyString>()).collect::<Result<_, _>>()?;
+    Ok(views(&held).map_or(EVERY, |strs| doors(&strs, false)))
 }
 
 /// `clear` for Python's lines (a file's lines, or `[path]` for a file's name). False for a line
@@ -322,12 +369,5 @@ pub fn clear(lines: &[&str]) -> bool {
 pub fn secrets_clear(lines: &Bound<'_, PyList>) -> PyResult<bool> {
     // The strings held first, so that their UTF-8 views below live as long as the check.
     let held: Vec<Bound<'_, PyString>> = lines.iter().map(|item| item.cast_into::<PyString>()).collect::<Result<_, _>>()?;
-    let mut strs: Vec<&str> = Vec::with_capacity(held.len());
-    for s in &held {
-        match s.to_str() {
-            Ok(line) if !line.contains('\n') && !line.contains('\r') => strs.push(line),
-            _ => return Ok(false),
-        }
-    }
-    Ok(clear(&strs))
+    Ok(views(&held).is_some_and(|strs| clear(&strs)))
 }

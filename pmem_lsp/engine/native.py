@@ -23,9 +23,9 @@ import os
 from pathlib import Path
 from types import ModuleType
 
-EXPECTED = "0.3.0"
+EXPECTED = "0.4.0"
 FUNCTIONS = ("instruction_lines", "fast_part", "sketch_hashes", "file_record", "link_targets",
-             "volatile_candidates", "secrets_clear")
+             "volatile_candidates", "secrets_clear", "secret_doors")
 _MIRRORS_JSON = Path(__file__).with_name("native_mirrors.json")
 
 

@@ -102,7 +102,8 @@ MIRRORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
          f"{_E}.rules.route_facts:VOLATILE", f"{_E}.rules.route_facts:_may_state",
          f"{_E}.rules.route_facts:_PR_WORDS")),
     "secrets": (
-        "native/src/secrets.rs: clear, doors_shut, line_clear, fold (secrets_clear, and the record's verdict)",
+        "native/src/secrets.rs: doors, line_mask, line_doors, fold "
+        "(secrets_clear, secret_doors, and the record's verdict)",
         "engine/rules/secrets.py (PM401 returns early)",
         tuple(f"{_E}.{n}" for n in (
             "secrets:find_secrets", "secrets:_find_secrets", "secrets:_joined", "secrets:find_in_name",

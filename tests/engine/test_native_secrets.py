@@ -60,12 +60,37 @@ def assert_nothing_to_find(lines: list[str]) -> None:
 
 
 def check(lines: list[str]) -> bool:
-    """The verdict on `lines` (and on each line as a name), held to the scan; returns it."""
+    """The verdict on `lines` (and on each line as a name), held to the scan, and the doors
+    (`check_doors`); returns the verdict."""
     clear = pmem_native.secrets_clear(lines)
     if clear:
         assert_nothing_to_find(lines)
         assert all(pmem_native.secrets_clear([line]) for line in lines), "a line of a clear text is not clear"
+    check_doors(lines, clear)
     return clear
+
+
+def check_doors(lines: list[str], clear: bool) -> None:
+    """`secret_doors(lines)`: no door but DOOR_FOLDS exactly where the verdict holds; each part
+    of the scan behind a shut door finds nothing; and `find_secrets` given the doors finds
+    what it finds without them, in each of its modes."""
+    doors = pmem_native.secret_doors(lines)
+    assert (not doors & ~secrets.DOOR_FOLDS) == clear, (lines, doors)
+    if not doors & secrets.DOOR_CASE:
+        joined, text, data = secrets._joined(lines)
+        if not doors & secrets.DOOR_PLAIN:
+            for in_sentences in (True, False):
+                assert secrets._find_secrets(joined, in_sentences=in_sentences, honour_marker=False) == [], lines
+            assert secrets_rule._in_linked_paths(lines, [], ()) == [], lines
+        folded = _disguise.fold(joined, text, data)
+        assert (folded is not None) == bool(doors & secrets.DOOR_FOLDS), lines
+        if not doors & secrets.DOOR_MARKUP:
+            seen = folded[0] if folded is not None else joined
+            assert _markup.fold(seen, "\n".join(seen)) == [], lines
+        if not doors & secrets.DOOR_JOIN:
+            assert _disguise.joins(text) == [], lines
+    for mode in ({}, {"in_sentences": False}, {"honour_marker": False}, {"in_sentences": False, "honour_marker": False}):
+        assert secrets.find_secrets(lines, doors=doors, **mode) == secrets.find_secrets(lines, **mode), (lines, mode)
 
 
 # -- the code it follows ----------------------------------------------------------------------

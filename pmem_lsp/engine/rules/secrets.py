@@ -15,7 +15,7 @@ from ..memory_file import MemoryFile
 from ..native import core_for
 from ..root_state import RootState
 from ..rule import ALL_ZONES, E, Rule, TextCheck
-from ..secrets import ALLOW_MARKER, REDACTED, SecretMatch, find_in_name, find_secrets
+from ..secrets import ALLOW_MARKER, DOOR_CASE, DOOR_FOLDS, DOOR_PLAIN, REDACTED, SecretMatch, find_in_name, find_secrets
 from ..secrets._generic import PREFILTER
 from ..zones import Zone
 
@@ -84,13 +84,20 @@ def check_secrets(path: str, zone: Zone, doc: MemoryFile, settings: Settings) ->
                            "so rename the file to say what it is about", None if m.strong else Severity.WARNING,
                            {"kind": m.kind, "evidence": "strong" if m.strong else "weak", "reason": m.reason,
                             "in": "name"}))
-    # A file without a record (the full block scanner's: callouts, HTML, embeds) has no verdict
-    # yet: the same function on its lines gives it, one native pass against a scan. Where a
-    # record said no, asking again would only say no again.
-    if _NATIVE is not None and (doc.secrets_clear or (not doc.recorded and _NATIVE.secrets_clear(doc.lines))):
-        return out
-    found = find_secrets(doc.lines, secrets.allow_patterns, in_sentences=False)
-    found += _in_linked_paths(doc.lines, found, secrets.allow_patterns)
+    # The record's verdict, else the core's doors of the lines (one native pass, where a file has
+    # no record or its record said no): none open but a folded character is the same verdict
+    # ("nothing here"); otherwise the scan runs only its parts behind an open door (an agent-rule
+    # file's `API_KEY=<your-api-key>` opens the named door alone, not the disguise's or markup's).
+    doors = None
+    if _NATIVE is not None:
+        if doc.secrets_clear:
+            return out
+        doors = _NATIVE.secret_doors(doc.lines)
+        if not doors & ~DOOR_FOLDS:  # the verdict: a folded character alone opens no door
+            return out
+    found = find_secrets(doc.lines, secrets.allow_patterns, in_sentences=False, doors=doors)
+    if doors is None or doors & (DOOR_PLAIN | DOOR_CASE):  # a linked path's door is a named value's
+        found += _in_linked_paths(doc.lines, found, secrets.allow_patterns)
     for m in found:
         if m.strong:
             message = (f"likely {m.kind} ({m.hint}): every agent reads memory, so remove it and keep it "

@@ -38,6 +38,14 @@ __all__ = ["ALLOW_MARKER", "WEAK_REASONS", "SecretMatch", "find_in_name", "find_
 ALLOW_MARKER = "<!-- pmem: allow-secret -->"
 REDACTED = "[REDACTED]"
 
+# The doors the native core's `secret_doors(lines)` names (native/src/secrets.rs; docs/native.md,
+# "The PM401 verdict"), one bit each: which parts of `find_secrets` can find anything in a text.
+DOOR_PLAIN = 1  # a line's own doors: a run of 20, a private key's header, a URL, a named value
+DOOR_FOLDS = 2  # a character `_disguise.fold` folds
+DOOR_MARKUP = 4  # a piece `_markup.fold` may render, on a line or on its folded form
+DOOR_JOIN = 8  # a break `_disguise.joins` may find
+DOOR_CASE = 16  # a letter Python's case folding takes to ASCII: the whole scan runs
+
 
 @dataclass(frozen=True, slots=True)
 class SecretMatch:
@@ -237,17 +245,22 @@ _AZURE_RULES = tuple(i for i, rule in enumerate(TOKEN_RULES) if rule.keywords[0]
 
 
 def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
-                 in_sentences: bool = True, honour_marker: bool = True) -> list[SecretMatch]:
+                 in_sentences: bool = True, honour_marker: bool = True,
+                 doors: int | None = None) -> list[SecretMatch]:
     """All likely secrets in a file given as lines (no line endings), in disguise too
     (`_disguise.py`: invisible characters, look-alike letters, a token broken over two lines).
     `honour_marker=False`: ALLOW_MARKER is not honoured (masking, and judging an agent's
-    write: the marker is a person's decision). See `_find_secrets` for the rest."""
+    write: the marker is a person's decision). `doors`: the native core's `secret_doors` of
+    these lines; the parts of the scan behind a shut door, which would find nothing, are not
+    run (the same findings, tests/engine/test_native_secrets.py). See `_find_secrets` for the rest."""
     if not lines:
         return []
+    open_ = -1 if doors is None or doors & DOOR_CASE else doors  # -1: every door
     lines, text, data = _joined(lines)
-    found = _find_secrets(lines, allow, in_sentences=in_sentences, honour_marker=honour_marker, joined=(text, data))
+    found = (_find_secrets(lines, allow, in_sentences=in_sentences, honour_marker=honour_marker, joined=(text, data))
+             if open_ & DOOR_PLAIN else [])
     extra: list[SecretMatch] = []
-    folded = _disguise.fold(lines, text, data)
+    folded = _disguise.fold(lines, text, data) if open_ & DOOR_FOLDS else None
     if folded is not None:
         flines, maps = folded
         for m in _find_secrets(flines, allow, in_sentences=in_sentences, honour_marker=honour_marker):
@@ -260,7 +273,8 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     # folded lines, and mapped back through both).
     # All such lines are read in one pass, however many they are (a cap would let decoys hide one).
     seen_lines, seen_text = (folded[0], "\n".join(folded[0])) if folded is not None else (lines, text)
-    rendered = [r for r in _markup.fold(seen_lines, seen_text) if not (honour_marker and ALLOW_MARKER in lines[r[0]])]
+    rendered = [r for r in _markup.fold(seen_lines, seen_text) if not (honour_marker and ALLOW_MARKER in lines[r[0]])] \
+        if open_ & DOOR_MARKUP else []
     if rendered:
         for m in _find_secrets([r[1] for r in rendered], allow, in_sentences=in_sentences, honour_marker=honour_marker):
             if m.strong and m.kind in _SHAPED_KINDS and m.line == m.end_line:
@@ -270,7 +284,7 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
                 if where is not None:
                     a, e = where[a], where[e - 1] + 1
                 extra.append(SecretMatch(ln, a, ln, e, m.kind, m.hint))
-    for ln, indent in _disguise.joins(text) if "\n" in text else ():
+    for ln, indent in _disguise.joins(text) if "\n" in text and open_ & DOOR_JOIN else ():
         head, tail = lines[ln], lines[ln + 1][indent:]
         if honour_marker and (ALLOW_MARKER in head or ALLOW_MARKER in tail):
             continue
