@@ -61,6 +61,9 @@ class MalformedLine:
     end: int
     reason: str
     route: str | None = None  # the route line's text that says what the line meant, for its fix
+    # The root path the line clearly means (a link whose target holds a space, a sentence that
+    # ends in a path): PM202 on that file then names this line rather than say it has no route.
+    target: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +191,24 @@ def _description(rest: str) -> str:
     return rest
 
 
+# `[title](notes/a b.md)`, in emphasis too: the link's target as written up to its `)`, spaces and all.
+_RE_SPACED_TARGET = re.compile(r"[*_]*!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*([^()<>\s][^()<>]*?)\s*\)")
+
+
+def _unreadable(reason: Unreadable, text: str, line: int, start: int, end: int) -> MalformedLine:
+    """PM206's line for a target that cannot be read (`text`, at `start` to `end` of the line).
+    A link whose target only holds a space (`[Other](notes/other note.md)`) is told how to write
+    it, given the fix (`data.route`: the text with the target in `<…>`) and means its file."""
+    spaced = _RE_SPACED_TARGET.match(text) if reason is _LINK_UNREADABLE else None
+    if spaced is None:
+        return MalformedLine(line, start, end, reason)
+    written, at = spaced.group(1), spaced.start(1)
+    return MalformedLine(line, start, end,
+                         f"the link's target `{written}` holds a space, so it cannot be read: write it as "
+                         f"`<{written}>` (or each space as `%20`)",
+                         f"{text[:at]}<{written}>{text[at + len(written):]}", normalize_target(written)[0])
+
+
 def parse_route_text(text: str, line: int, offset: int, table: bool = False) -> Route | Unreadable | None:
     """A route whose target starts `text`; `offset` is where `text` starts in its line.
     `Unreadable` (the reason) when `text` starts with a target that cannot be read."""
@@ -229,7 +250,7 @@ def _table_route(line_text: str, line: int) -> Route | MalformedLine | None:
     if route is None:
         return None
     if isinstance(route, Unreadable):
-        return MalformedLine(line, first_start + lead, first_start + lead + len(cell.strip()), route)
+        return _unreadable(route, cell.strip(), line, first_start + lead, first_start + lead + len(cell.strip()))
     description = ""
     for s, e in cells[1:]:
         if line_text[s:e].strip():
@@ -264,9 +285,10 @@ def parse_index(doc: MemoryFile) -> IndexModel:
                 malformed.append(MalformedLine(
                     i, item.content_col, len(line_text.rstrip()),
                     f"list item is a sentence that mentions `{path}` but does not start with it: "
-                    f"write the route as `{suggestion}`", suggestion))
+                    f"write the route as `{suggestion}`", suggestion, normalize_target(path)[0]))
             elif isinstance(route, Unreadable):
-                malformed.append(MalformedLine(i, item.content_col, len(line_text.rstrip()), route))
+                malformed.append(_unreadable(route, content.strip(), i, item.content_col + lead,
+                                             len(line_text.rstrip())))
             elif route is not None:
                 routes.append(route)
                 if not route.description:

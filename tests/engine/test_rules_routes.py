@@ -10,7 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import pmem_lsp.engine.root_state as root_state_module
-from engine_helpers import doc, findings, only, ranges, rows, scan
+from engine_helpers import TODAY, doc, findings, only, ranges, rows, scan
 from pmem_lsp.engine.index_routes import parse_index
 from pmem_lsp.engine.status_report import memory_status
 from roots import active_file, make_root
@@ -138,8 +138,12 @@ def test_names_with_spaces_route_in_every_form(tmp_path, line):
 
 @pytest.mark.parametrize("line, reason", [
     ("- [Bases](notes/Bases syntax.md) — x",
-     "the link's target cannot be read: write a path with spaces as `<notes/a b.md>` or `notes/a%20b.md`"),
+     "the link's target `notes/Bases syntax.md` holds a space, so it cannot be read: write it as "
+     "`<notes/Bases syntax.md>` (or each space as `%20`)"),
     ("| [Bases](notes/Bases syntax.md) | x |",
+     "the link's target `notes/Bases syntax.md` holds a space, so it cannot be read: write it as "
+     "`<notes/Bases syntax.md>` (or each space as `%20`)"),
+    ("- [Bases](notes/Bases syntax.md#Part (two)) — x",
      "the link's target cannot be read: write a path with spaces as `<notes/a b.md>` or `notes/a%20b.md`"),
     ("- [[notes/a[b]] — x", "the wiki link cannot be read as a target"),
     ("- Bases syntax.md — a root-level name with a space: no folder, so no bare path",
@@ -148,6 +152,54 @@ def test_names_with_spaces_route_in_every_form(tmp_path, line):
 def test_a_line_that_means_a_route_but_cannot_be_read_is_pm206(tmp_path, line, reason):
     found = only(route_findings(tmp_path, line, files={"notes/Bases syntax.md": X}), "PM206")
     assert [f.message for f in found] == [reason]
+
+
+@pytest.mark.parametrize("line, line_no", [
+    ("- [Bases](notes/Bases syntax.md) — x", 7),
+    ("| [Bases](notes/Bases syntax.md) | x |", 7),
+    ("- The syntax of bases is in notes/Bases syntax.md", 7),
+])
+def test_a_file_an_unreadable_line_means_is_told_which_line(tmp_path, line, line_no):
+    """PM202 on the file says where its route is and that it cannot be read, never "no route"
+    (it has one: the person wrote it); the fix is PM206's, so PM202 offers none."""
+    from pmem_lsp.engine.analysis import analyze
+    from pmem_lsp.engine.catalogue import quick_fixes
+
+    root = index_root(tmp_path, line, files={"notes/Bases syntax.md": X, "notes/other.md": X})
+    state = scan(root)
+    found = {f.path: f for f in analyze(state) if f.code == "PM202"}
+    assert found["notes/Bases syntax.md"].message == (
+        f"its route on line {line_no} of `_index.md` cannot be read (PM206 there): agents never load this "
+        "file until that line is fixed")
+    assert found["notes/other.md"].message == "no route in `_index.md`: agents never load this file"
+    assert quick_fixes(state, found["notes/Bases syntax.md"], TODAY) == []
+    assert quick_fixes(state, found["notes/other.md"], TODAY) != []
+
+
+@pytest.mark.parametrize("line, fixed", [
+    ("- [Bases](notes/Bases syntax.md) — x", "- [Bases](<notes/Bases syntax.md>) — x"),
+    ("- **[Bases](notes/Bases syntax.md)** — x", "- **[Bases](<notes/Bases syntax.md>)** — x"),
+    ("| [Bases](notes/Bases syntax.md) | x |", "| [Bases](<notes/Bases syntax.md>) | x |"),
+])
+def test_the_fix_of_a_spaced_link_route_writes_it_in_angle_brackets(tmp_path, line, fixed):
+    from pmem_lsp.engine.analysis import analyze
+    from pmem_lsp.engine.catalogue import quick_fixes
+
+    root = index_root(tmp_path, line, files={"notes/Bases syntax.md": X})
+    state = scan(root)
+    [pm206] = [f for f in analyze(state) if f.code == "PM206"]
+    [fix] = quick_fixes(state, pm206, TODAY)
+    [edit] = fix.edits
+    old = (root / "_index.md").read_text(encoding="utf-8")
+    lines = old.split("\n")
+    lines[edit.line] = lines[edit.line][:edit.col] + edit.new_text + lines[edit.line][edit.end_col:]
+    (root / "_index.md").write_text("\n".join(lines), encoding="utf-8")
+    assert fixed in lines
+    after = analyze(scan(root))
+    assert [f for f in after if f.code in ("PM202", "PM206")] == []
+    # Changed since the finding: the fix is not offered on a line it did not read.
+    (root / "_index.md").write_text(old.replace("Bases]", "Bases page]"), encoding="utf-8")
+    assert quick_fixes(scan(root), pm206, TODAY) == []
 
 
 @pytest.mark.parametrize("line", [

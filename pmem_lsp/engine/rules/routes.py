@@ -18,7 +18,7 @@ from ..index_edit import (
     routes_to,
     state_dialect,
 )
-from ..index_routes import ANGLE, LINK, NO_DESCRIPTION, WIKI, IndexModel, Route, parse_index
+from ..index_routes import ANGLE, LINK, NO_DESCRIPTION, WIKI, IndexModel, Route, index_model, parse_index
 from ..line_index import split_keepends
 from ..names import one_line
 from ..paths import ABSOLUTE, EMPTY, OUTSIDE, URL, normalize_target
@@ -208,22 +208,54 @@ def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], se
             out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM209",
                                "route has no description: add a short one after the target (` — what it is`)"))
         else:
-            data = {"route": bad.route} if bad.route is not None else None
+            # The fix replaces the text it read (`was`), and only while the line still holds it.
+            data = None if bad.route is None else {"route": bad.route,
+                                                   "was": index_lines[bad.line][bad.start:bad.end]}
             out.append(Finding(INDEX, bad.line, bad.start, bad.line, bad.end, "PM206", bad.reason, data=data))
 
     return out, set(seen), dangling_names
 
 
 def check_unrouted(analysis: Analysis, entry: FileEntry) -> list[Finding]:
-    """PM202 for one active Markdown file (only when `_index.md` exists)."""
+    """PM202 for one active Markdown file (only when `_index.md` exists). A file that a line of
+    the index means but that cannot be read as a route (PM206 there) is told which line: "no
+    route" would be untrue, and the fix is that line's."""
     routed = analysis.routed
     if routed is None or not entry.markdown or entry.rel in routed:
         return []
+    line = _meant_by(analysis.state).get(entry.rel)
+    if line is not None:
+        return [entry_finding(entry, "PM202", f"its route on line {line + 1} of `_index.md` cannot be read (PM206 "
+                                              "there): agents never load this file until that line is fixed")]
     return [entry_finding(entry, "PM202", "no route in `_index.md`: agents never load this file")]
 
 
-def _routed(analysis: Analysis, entry: FileEntry) -> bool | None:
-    return None if analysis.routed is None else entry.rel in analysis.routed
+def _meant_by(state: RootState) -> dict[str, int]:
+    """The files that unreadable lines of `_index.md` mean (`MalformedLine.target`), each with
+    its first such line; kept with the index's parse."""
+    entry = state.files.get(INDEX)
+    model = index_model(entry) if entry is not None else None
+    if model is None or not any(bad.target for bad in model.malformed):
+        return {}
+    assert entry is not None
+    return entry.cached(_MEANT_KEY, lambda: _first_lines(model))
+
+
+_MEANT_KEY = "index-meant"
+
+
+def _first_lines(model: IndexModel) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for bad in model.malformed:
+        if bad.target is not None:
+            out.setdefault(bad.target, bad.line)
+    return out
+
+
+def _routed(analysis: Analysis, entry: FileEntry) -> tuple[bool, int | None] | None:
+    if analysis.routed is None:
+        return None
+    return entry.rel in analysis.routed, _meant_by(analysis.state).get(entry.rel)
 
 
 FILE_CHECKS = (FileCheck(("PM202",), frozenset({Zone.ACTIVE}), check_unrouted, needs_text=False, depends=_routed),)
@@ -341,6 +373,8 @@ def _repoint(state: RootState, finding: Finding) -> list[Fix]:
 
 
 def add_route(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
+    if finding.path in _meant_by(state):
+        return []  # a line of the index means it already: its fix (PM206) mends that line
     fix = route_fix(state, finding.path)
     return [fix] if fix is not None else []
 
@@ -382,7 +416,11 @@ def fix_prose_route(state: RootState, finding: Finding, today: dt.date) -> list[
     if not route or text is None:
         return []
     lines = split_keepends(text)
-    if finding.line >= len(lines) or route.split(" — ")[0].strip("`") not in lines[finding.line]:
+    if finding.line >= len(lines):
+        return []
+    was = (finding.data or {}).get("was")
+    if (lines[finding.line][finding.col:finding.end_col] != was if was is not None
+            else route.split(" — ")[0].strip("`") not in lines[finding.line]):
         return []  # the line changed since the finding
     edit = TextEdit(INDEX, finding.line, finding.col, finding.line, finding.end_col, route)
     return [Fix(f"Write it as a route: {one_line(route)}", "PM206", (edit,), preferred=True)]
