@@ -80,6 +80,31 @@ def test_unparsable_and_future_dates(tmp_path: Path) -> None:
     assert "in the future" in found[1].message and "not a YYYY-MM-DD date" in found[2].message
 
 
+@pytest.mark.parametrize("value, says", [
+    ("1763280419773", ": `1763280419773` reads as Unix time in milliseconds, 2025-11-16; write `updated: 2025-11-16`"),
+    ("1763280030", ": `1763280030` reads as Unix time in seconds, 2025-11-16; write `updated: 2025-11-16`"),
+    ("2025/11/16", ": `2025/11/16` reads as a date, 2025-11-16; write `updated: 2025-11-16`"),
+    ("'2025.11.16'", ": `'2025.11.16'` reads as a date, 2025-11-16; write `updated: 2025-11-16`"),
+    ("20251116", ": `20251116` reads as a date, 2025-11-16; write `updated: 2025-11-16`"),
+    ("2025/13/16", ": write it as `updated: YYYY-MM-DD`"),  # no such month
+    ("12345678901", ": write it as `updated: YYYY-MM-DD`"),  # 11 digits: no Unix time
+    ("123456789", ": write it as `updated: YYYY-MM-DD`"),  # 1973: a count or an id, not a date
+    ("soon", ": write it as `updated: YYYY-MM-DD`"),
+])
+def test_a_date_written_another_way_is_named_with_its_day(tmp_path: Path, value: str, says: str) -> None:
+    """Dendron and Logseq write Unix times, others `2025/11/16`: the message says which day that
+    is and the line to write, and the value is still no date (PM501 does not read it)."""
+    root = make_root(tmp_path, {"notes/x.md": f"---\nupdated: {value}\n---\n# X\n"})
+    [found] = only(findings(root, today=TODAY), "PM504")
+    assert found.message == f"`updated` is not a YYYY-MM-DD date{says}"
+
+
+def test_a_legacy_line_is_told_its_own_form(tmp_path: Path) -> None:
+    root = make_root(tmp_path, {"notes/x.md": "# X\n\n> last_verified: 1763280419773\n"})
+    [found] = only(findings(root, today=TODAY), "PM504")
+    assert found.message.endswith("write `> last_verified: 2025-11-16`")
+
+
 # -- PM505, PM506 ----------------------------------------------------------------------------------
 def test_two_status_sources_in_one_project_name_each_other(tmp_path: Path) -> None:
     status = front(role="current-status", updated="2026-11-30")

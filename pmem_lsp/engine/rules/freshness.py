@@ -15,6 +15,8 @@ A project is the first two segments of a path: `projects/alpha.md` and
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from typing import TYPE_CHECKING
 
 from ..findings import Finding, at_line, file_finding
@@ -22,7 +24,6 @@ from ..rule import FileCheck, I, Rule, W
 from ..zones import Zone
 
 if TYPE_CHECKING:
-    import datetime as dt
     from collections.abc import Sequence
 
     from ..analysis import Analysis
@@ -130,11 +131,46 @@ def _date_findings(entry: FileEntry, today: dt.date) -> list[Finding]:
         shown = f.key if f.line < doc.front_matter_end else f"> {f.key}"
         if f.date is None:
             out.append(at_line(entry.rel, doc.lines, f.line, "PM504",
-                               f"`{shown}` is not a YYYY-MM-DD date", data={"key": f.key}))
+                               f"`{shown}` is not a YYYY-MM-DD date{_how_to_write(f.value, shown)}",
+                               data={"key": f.key}))
         elif f.date > today:
             out.append(at_line(entry.rel, doc.lines, f.line, "PM504",
                                f"`{shown}` is {f.date.isoformat()}, in the future", data={"key": f.key}))
     return out
+
+
+# Date forms other tools write (Dendron's and Logseq's Unix times, `2025/11/16`, `2025.11.16`,
+# `20251116`): read, so that the message can say which day it is, never taken as the date.
+_EPOCH = re.compile(r"['\"]?(\d{9,10}|\d{12,13})['\"]?")
+_OTHER_DATE = re.compile(r"['\"]?(\d{4})([/.]?)(\d{2})\2(\d{2})['\"]?")
+
+
+def _how_to_write(value: str, shown: str) -> str:
+    """What the message adds for a value that is no YYYY-MM-DD date: the day a Unix time or
+    another way of writing a date stands for, and the line that states it (`: write …`); the
+    day's form when the value is none of those."""
+    value = value.strip()
+    day, what = None, ""
+    if (m := _EPOCH.fullmatch(value)) is not None:
+        digits = m.group(1)
+        seconds = int(digits) / (1000 if len(digits) > 10 else 1)
+        what = "Unix time in milliseconds" if len(digits) > 10 else "Unix time in seconds"
+        try:
+            day = dt.datetime.fromtimestamp(seconds, dt.timezone.utc).date()
+        except (OverflowError, OSError, ValueError):
+            day = None
+        if day is not None and not dt.date(1990, 1, 1) <= day <= dt.date(2100, 1, 1):
+            day = None  # a count, an id: no time anyone wrote for a date
+    elif (m := _OTHER_DATE.fullmatch(value)) is not None:
+        try:
+            day = dt.date(int(m.group(1)), int(m.group(3)), int(m.group(4)))
+        except ValueError:
+            day = None
+        what = "a date"
+    key = f"{shown}:"
+    if day is None:
+        return f": write it as `{key} YYYY-MM-DD`"
+    return f": `{value}` reads as {what}, {day.isoformat()}; write `{key} {day.isoformat()}`"
 
 
 def check_status_source(analysis: Analysis, entry: FileEntry) -> list[Finding]:

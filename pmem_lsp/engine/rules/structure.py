@@ -47,8 +47,11 @@ def check_raw_material(analysis: Analysis, entry: FileEntry) -> list[Finding]:
         return []
     kb = analysis.settings.large_file.kb
     if not entry.markdown:
-        return [_file_finding(entry, "PM005", "non-Markdown file in memory: keep raw material in its project "
-                                              "and store a short description and path here")]
+        # Said so that following it breaks nothing: a note that links to the file (a figure)
+        # would get PM402 once it moves, so the message says to change that link too.
+        return [_file_finding(entry, "PM005", "non-Markdown file in memory: move it to its project's workspace "
+                                              "and keep a short description and its new path in a note "
+                                              "(change any link to it to that path)")]
     if entry.size > kb * 1024:
         return [_file_finding(entry, "PM005", f"{entry.size // 1024} KiB file in memory (over {kb} "
                                               "KiB): store a summary and a path to the source instead")]
