@@ -546,7 +546,7 @@ const WRITTEN_FOR_PM404: &str = "7ebcc1c7bff176867930d88a1d4d741e8a7afd8594bb626
 const WRITTEN_FOR_SKETCH: &str = "c8f85d3930951b001e5eea96f58be040b5515b029df1ad9d02f6ac02b4395ef8";
 const WRITTEN_FOR_PM208: &str = "fe679fda7d9916a736ff3639b26226d0083228bc3cb051fe3b2ef1afc8b93055";
 const WRITTEN_FOR_SHINGLES: &str = "721c03ac3634bc70166b96a40fabdc4e9bfc119de6bb8140dd535e645b23249d";
-const WRITTEN_FOR_SECRETS: &str = "4617101eda8724ca0c2d4f506e95584fc5532267e8cb3ccca13eb3a1bcb76d39";
+const WRITTEN_FOR_SECRETS: &str = "2698e08636469e300bc060ab0585efe93b758a6cc276caba877d4868d36b90ae";
 
 #[pymodule]
 fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {

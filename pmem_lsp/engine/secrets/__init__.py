@@ -194,10 +194,13 @@ _Found = tuple[int, int, int, int, int, int, str, str]
 # Priorities: lower wins an overlap.
 # `_P_PAIR`: a secret beside its key's id (AWS, Twilio); `_P_ID`: a key's id (not its secret)
 # that a secret-named key, option or column names.
-_P_PEM, _P_TOKEN, _P_URL, _P_PAIR, _P_ID, _P_GENERIC, _P_FLAG, _P_CELL = 0, 1, 100, 101, 102, 103, 104, 105
+# `_P_URL_WEAK`: a URL's password that reads as a word and a few digits or a short number.
+_P_PEM, _P_TOKEN, _P_URL, _P_URL_WEAK = 0, 1, 100, 101
+_P_PAIR, _P_ID, _P_GENERIC, _P_FLAG, _P_CELL = 102, 103, 104, 105, 106
 _P_NAMED = (_P_GENERIC, _P_FLAG, _P_CELL)
 # Why a finding of weak evidence was made (docs/decisions.md, "Secrets: strong and weak evidence").
 WEAK_REASONS = {
+    _P_URL_WEAK: "in a URL, but a word and a few digits or a short number, as placeholders are written",
     _P_ID: "a Twilio API key SID: the key's name, not its secret, named as a secret by its key",
     _P_GENERIC: "named only by its key, in no known format",
     _P_FLAG: "named only by a command-line option, in no known format",
@@ -440,8 +443,8 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
         for ln in sorted(url_lines):
             line = lines[ln]
             if "@" in line:
-                for a, e, kind in find_url_credentials(line):
-                    found.append((_P_URL, ln, ln, a, ln, e, kind, line[a:e]))
+                for a, e, kind, strong in find_url_credentials(line):
+                    found.append((_P_URL if strong else _P_URL_WEAK, ln, ln, a, ln, e, kind, line[a:e]))
 
     # `candidates`: line -> the prefilter keywords on it (the lowered text's), found by the gate.
     flags = pipes = azure = False

@@ -248,6 +248,43 @@ def _is_placeholder_word(low: str) -> bool:
     )
 
 
+# A URL's password that is a placeholder in the shapes documentation writes: a word and a short
+# digit run (`key_1234`, `pass1234`, `secret123`, `demo2024`), a short number (`1234`, `123456`),
+# a run of x's or stars, a blanked tail (`key_xxxxxxxx`). The URL proves a credential goes
+# there, not that this one is one (docs/decisions.md, "Secrets: placeholders in a URL's
+# password").
+_WORD_AND_DIGITS = re.compile(r"(?:[a-z]{1,16}|[A-Z][a-z]{0,15}|[A-Z]{1,16})[-_.]?\d{1,4}")
+_DIGITS_ONLY = re.compile(r"\d{1,8}")
+
+
+def _digit_sequence(digits: str) -> bool:
+    """Each digit one more, one less than the last or the same (`1234`, `4321`, `0000`), or a
+    run that repeats at least twice, the last time cut short or not (`1212`, `123123`, `01010`)."""
+    steps = {(ord(b) - ord(a)) % 10 for a, b in zip(digits, digits[1:], strict=False)}
+    if len(steps) <= 1:
+        return True
+    n = len(digits)
+    return any(digits == (digits[:k] * (n // k + 1))[:n] for k in range(1, n // 2 + 1))
+
+
+def url_password_placeholder(pw: str) -> bool:
+    """A URL's password that is no credential at all: a placeholder by `is_placeholder`
+    (masked, templated, a run of x's, a blanked tail, a placeholder word with digits around it:
+    `pass1234`, `key_1234`, `secret123`), or a digit sequence (`1234`, `123456`, `0000`)."""
+    if is_placeholder(pw):
+        return True
+    return pw.isascii() and pw.isdigit() and _digit_sequence(pw)
+
+
+def url_password_weak(pw: str) -> bool:
+    """A URL's password that could be a placeholder or a person's weak choice, which the text
+    does not tell apart: a single-case word and at most four digits (`tiger123`, `Hello2024`),
+    or a number of at most eight digits (`4829`). A finding, but of weak evidence."""
+    if not pw.isascii():
+        return False
+    return _WORD_AND_DIGITS.fullmatch(pw) is not None or _DIGITS_ONLY.fullmatch(pw) is not None
+
+
 def token_body_ok(body: str) -> bool:
     """For a value in a known token format: the random part must not be a placeholder and must
     carry some entropy. Loose enough that every random token passes."""

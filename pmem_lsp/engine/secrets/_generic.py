@@ -17,7 +17,15 @@ import string
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
-from ._checks import _LEET, _PLACEHOLDER_WORDS, is_example, is_template, looks_random
+from ._checks import (
+    _LEET,
+    _PLACEHOLDER_WORDS,
+    is_example,
+    is_template,
+    looks_random,
+    url_password_placeholder,
+    url_password_weak,
+)
 
 # The prefilter's lowercase literals (the text is lowered once), each with the key words it
 # stands for: "密" covers 密码 and 密钥, "令" covers 口令 and 令牌.
@@ -622,9 +630,16 @@ def url_password_ok(user: str, pw: str) -> bool:
     if pw.startswith(("$", "%", "{", "<")) or set(pw) <= set("*x.X•…-_0"):
         return False
     letters = re.sub(r"[^a-z]", "", pw.lower().translate(_LEET))
-    return letters not in _WEAK_URL_PASSWORDS or letters == ""
+    if letters in _WEAK_URL_PASSWORDS and letters != "":
+        return False
+    # `key_1234`, `pass1234`, `key_xxxxxxxx`, `1234`: the placeholders of `_checks`, whose digits
+    # are padding, not leetspeak (the line above reads `pass1234` as `passiea`).
+    return not url_password_placeholder(pw)
 
 
+# A port: digits, then the URL's end or punctuation after it (a closing backtick, quote or
+# bracket, which the host's pattern takes in: `redis://:…@cache:6379` in a code span).
+_PORT = re.compile(r"\d+(?![A-Za-z0-9_])")
 _SCHEME_CHARS = frozenset(string.ascii_letters + string.digits + "+.-")
 
 
@@ -651,13 +666,17 @@ def url_matches(line: str) -> Iterator[re.Match[str]]:
             q = line.find("://", q + 1)
 
 
-def find_url_credentials(line: str) -> Iterator[tuple[int, int, str]]:
+def find_url_credentials(line: str) -> Iterator[tuple[int, int, str, bool]]:
+    """Each credential in a URL of the line: its span, its kind and whether the evidence is
+    strong. A password that reads as a word and a few digits or a short number
+    (`url_password_weak`: `tiger123`, `4829`) is weak: documentation writes such placeholders,
+    and so do people, and the text does not tell which."""
     for m in url_matches(line):
         if not url_password_ok(m.group("user"), m.group("pw")):
             continue
         host, _, port = m.group("host").partition(":")
-        if port and not port.isdigit():
+        if port and _PORT.match(port) is None:
             continue  # `db.example:0u812`: no URL has such a port; an invented one
         scheme = m.group("scheme").lower()
         kind = "database URL password" if scheme in _DB_SCHEMES or scheme.startswith("jdbc") else "URL password"
-        yield m.start("pw"), m.end("pw"), kind
+        yield m.start("pw"), m.end("pw"), kind, not url_password_weak(m.group("pw"))
