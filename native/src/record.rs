@@ -949,7 +949,8 @@ impl Rows {
 
 /// One memory file's record (see the module's comment): None where the block scan would hand
 /// over to the full scanner, else (front_matter_end, headings, fences, items, line kinds, top
-/// item of each line, preamble or None, links, summary or None, dates). The rows are those of
+/// item of each line, preamble or None, links or None (a text holding `$`: Python masks its
+/// math), summary or None, dates). The rows are those of
 /// `fast_part` (the items and the tops as one `Rows` object, given when asked); the preamble is (index of the title in the headings or None, [(line, key,
 /// value)], preamble_end); a link is (line, start, end, target, text, definition); the summary
 /// (end, [(line, start, text)], [(first, last)]); a date (key, line, value as matched); and
@@ -973,7 +974,7 @@ pub fn file_record<'py>(
         Bound<'py, PyList>,
         Py<Rows>,
         Option<Preamble>,
-        Vec<LinkRow>,
+        Option<Vec<LinkRow>>,
         Option<Section>,
         Vec<DateRow>,
         (bool, bool, bool, bool),
@@ -999,7 +1000,9 @@ pub fn file_record<'py>(
     }
     let d = Doc { lines: &strs, fm_end, kinds: &found.kinds, tops: &tops };
     let preamble = d.preamble(&found.headings);
-    let link_rows = links(&d);
+    // A `$` may open TeX math, which holds no link (`$a^{[L](i)}$`): Python's `links` masks
+    // the math of such a text (`mask_math`), so its links are handed over (None).
+    let link_rows = if strs.iter().any(|l| l.contains('$')) { None } else { Some(links(&d)) };
     let section = summary(&d, &found.headings, &found.items);
     let date_rows = dates(&d);
     let verdicts = (summary_clean(&found.headings, &section, &preamble), bullets_unconcluded(&section), absolute_hint(&strs),

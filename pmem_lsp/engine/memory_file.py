@@ -64,6 +64,7 @@ _RE_METADATA = re.compile(
 RE_INLINE_LINK = re.compile(
     r"""!?(?<!\\)\[(?P<text>(?:[^\[\]\\]|\\.|\[(?:[^\[\]\\]|\\.)*\])*)\]\(\s*(?:<(?P<angle>[^<>\n]*)>|(?P<bare>[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*))(?:\s+(?:"[^"]*"|'[^']*'|\([^)]*\)))?\s*\)"""
 )
+_RE_QUOTE = re.compile(r"^ {0,3}>")  # a line that opens or continues a block quote
 # A link reference definition (CommonMark 4.7): a label (not a footnote's `[^1]:`), a
 # destination, an optional title, then nothing else on the line (`[x]: other.md and more
 # words` is prose).
@@ -188,6 +189,78 @@ def mask_code_spans(line: str) -> str:
     return "".join(out)
 
 
+def _inline_math_end(text: str, i: int) -> int:
+    """Where inline math opened by the `$` at `i` ends (after its closing `$`), or -1: not math.
+    Pandoc's rule (tex_math_dollars): the opening `$` has a non-space character right after it;
+    inside, `\\` takes the next character as it is (`\\$` is no closer); a run of whitespace
+    followed by `$` ends the attempt (a closer has a non-space character right before it); the
+    closer must not be followed by a digit (`$5 and $10` is prices, not math)."""
+    n = len(text)
+    j = i + 1
+    if j >= n or text[j].isspace():
+        return -1
+    first = True
+    while j < n:
+        c = text[j]
+        if c == "$" and not first:
+            return -1 if j + 1 < n and text[j + 1].isdigit() else j + 1
+        first = False
+        if c == "\\":
+            j += 2
+        elif c.isspace():
+            while j < n and text[j].isspace():
+                j += 1
+            if j < n and text[j] == "$":
+                return -1
+        else:
+            j += 1
+    return -1
+
+
+def mask_math(lines: list[str]) -> list[str]:
+    """The lines of one paragraph (code spans already masked) with their TeX math replaced by
+    spaces (same length), so that `$a^{[L](i)}$` is no link (issue 44). Display math is `$$ … $$`
+    (on one line or across the paragraph's lines), inline math follows `_inline_math_end`, `\\$`
+    is a literal dollar, and a link (`[text](target)`) is read as a whole before any `$` in it:
+    a dollar in a link's text or target opens no math, as in Pandoc, where the link is parsed
+    first. Only called where the paragraph holds a `$`."""
+    text = "\n".join(lines)
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    out = list(text)
+    n = len(text)
+    row = 0
+    i = 0
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            while row + 1 < len(starts) and starts[row + 1] <= i:
+                row += 1
+            m = RE_INLINE_LINK.match(lines[row], i - starts[row])
+            if m is not None:
+                i = starts[row] + m.end()
+                continue
+        elif c == "$":
+            end = -1
+            if text.startswith("$$", i):
+                close = text.find("$$", i + 3)
+                end = -1 if close < 0 else close + 2
+            if end < 0:
+                end = _inline_math_end(text, i)
+            if end >= 0:
+                for p in range(i, end):
+                    if out[p] != "\n":
+                        out[p] = " "
+                i = end
+                continue
+        i += 1
+    return "".join(out).split("\n")
+
+
 def reference_definition(line: str, line_no: int) -> Link | None:
     """The link reference definition on `line`, if it is one (a definition cannot interrupt a
     paragraph: the caller knows whether this line may start one)."""
@@ -201,13 +274,15 @@ def reference_definition(line: str, line_no: int) -> Link | None:
     return Link(line_no, start, end, line[start:end], "", definition=True)
 
 
-def find_links(line: str, line_no: int, definition_allowed: bool = True) -> list[Link]:
-    """Inline links and images, and a link reference definition, outside code spans."""
+def find_links(line: str, line_no: int, definition_allowed: bool = True, math: str | None = None) -> list[Link]:
+    """Inline links and images, and a link reference definition, outside code spans; and
+    outside math, where `math` is the line with its code spans and math masked (`mask_math`:
+    the paragraph holds a `$`). A definition is a block, where no math is read."""
     if "[" not in line:
         return []
     masked = mask_code_spans(line)
     links = []
-    for m in RE_INLINE_LINK.finditer(masked):
+    for m in RE_INLINE_LINK.finditer(masked if math is None else math):
         group = "angle" if m.group("angle") is not None else "bare"
         start, end = m.span(group)
         links.append(Link(line_no, start, end, line[start:end], m.group("text")))
@@ -513,6 +588,9 @@ class MemoryFile:
         # Only lines holding `](` or `]:` can hold a link or a definition: found with one
         # comprehension (most lines of a note hold neither), then looked at in order.
         candidates = [n for n in range(start, len(lines)) if "](" in lines[n] or "]:" in lines[n]]
+        # Math (`$a^{[L](i)}$`) holds no link: where the text has a `$`, the paragraphs of the
+        # candidates are masked (`_math_masks`); the native core hands such a text's links over.
+        math = self._math_masks(candidates) if "$" in self.text and candidates else {}
         # A definition starts a paragraph or follows another definition; inside a paragraph,
         # `[x]: y` is text (CommonMark: definitions cannot interrupt a paragraph).
         last_definition = -2  # the last line that held a definition
@@ -521,15 +599,54 @@ class MemoryFile:
             line = lines[n]
             if kind is not PARAGRAPH or not line.strip():
                 if kind is HEADING and "](" in line:
-                    out.extend(find_links(line, n, definition_allowed=False))
+                    out.extend(find_links(line, n, definition_allowed=False, math=math.get(n)))
                 continue
             before = n - 1 - start
             definition_allowed = (before < 0 or kinds[before] is not PARAGRAPH or not lines[n - 1].strip()
                                   or last_definition == n - 1)
-            found = find_links(line, n, definition_allowed)
+            found = find_links(line, n, definition_allowed, math.get(n))
             out.extend(found)
             if any(link.definition for link in found):
                 last_definition = n
+        return out
+
+
+    def _math_masks(self, candidates: list[int]) -> dict[int, str]:
+        """The candidate lines of `links` whose paragraph (or heading) holds a `$`, with code
+        spans and math masked (`mask_math`). A paragraph is a run of non-blank paragraph lines
+        that a list item or a block quote does not start anew (`- $5 each` and `- 3$ off` are
+        two items, not one span of math); a heading is one line."""
+        lines, start, kinds = self.lines, self.front_matter_end, self.blocks.line_kinds
+        item_lines = {item.line for item in self.blocks.items}
+
+        def inside(n: int) -> bool:
+            return start <= n < len(lines) and kinds[n - start] is PARAGRAPH and bool(lines[n].strip())
+
+        def starts_paragraph(n: int) -> bool:
+            return (not inside(n - 1) or n in item_lines
+                    or (_RE_QUOTE.match(lines[n]) is not None and _RE_QUOTE.match(lines[n - 1]) is None))
+
+        out: dict[int, str] = {}
+        done = -1  # the last line of the last paragraph looked at
+        for n in candidates:
+            if n <= done:
+                continue  # looked at with its paragraph
+            if kinds[n - start] is HEADING:
+                if "$" in lines[n]:
+                    out[n] = mask_math([mask_code_spans(lines[n])])[0]
+                continue
+            if not inside(n):
+                continue
+            first = n
+            while not starts_paragraph(first):
+                first -= 1
+            last = n
+            while inside(last + 1) and not starts_paragraph(last + 1):
+                last += 1
+            done = last
+            if any("$" in lines[k] for k in range(first, last + 1)):
+                masked = mask_math([mask_code_spans(lines[k]) for k in range(first, last + 1)])
+                out.update(enumerate(masked, first))
         return out
 
 

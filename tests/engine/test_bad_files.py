@@ -186,7 +186,8 @@ def test_a_file_that_vanishes_between_listing_and_reading_is_gone_not_unreadable
     assert err == ""
     assert out.splitlines()[:2] == [
         "_index.md:4:9: PM201 route-dangling error: `notes/bad.md` does not exist",
-        "notes/links.md:11:19: PM402 broken-link warning: link target `notes/bad.md` does not exist in the memory root",
+        "notes/links.md:11:19: PM402 broken-link warning: link target `bad.md` (resolves to `notes/bad.md`) does not "
+        "exist in the memory root",
     ]
     assert PLANTED in out.splitlines()
 

@@ -382,7 +382,7 @@ def test_a_restored_file_changed_when_pm402_reads_it_is_checked_as_it_is_now(tmp
     (root / "notes/a.md").write_text(now, encoding="utf-8")
     found = [(f.line, f.message) for f in Analysis(state, TODAY).all() if f.path == "notes/a.md" and f.code == "PM402"]
     line = now.splitlines().index(" ".join(f"[l{i}](t{i}.md)" for i in range(1, links + 1)))
-    assert found == [(line, f"link target `notes/t{i}.md` does not exist in the memory root") for i in range(1, links + 1)]
+    assert found == [(line, f"link target `t{i}.md` (resolves to `notes/t{i}.md`) does not exist in the memory root") for i in range(1, links + 1)]
 
 
 def test_another_compiled_core_or_pmem_environment_is_another_record(tmp_path, monkeypatch):

@@ -33,27 +33,28 @@ def test_pm402_range_message_severity(tmp_path):
     found = link_findings(tmp_path, "See the [packing list](packing-list.md) first.\n")
     line = 10  # "# X note", "", "Status…", "", "## Summary", 3 bullets, "", "## Links", text
     assert ranges(found) == [(F, "PM402", line, 23, line, 38)]
-    assert found[0].message == "link target `notes/packing-list.md` does not exist in the memory root"
+    assert found[0].message == ("link target `packing-list.md` (resolves to `notes/packing-list.md`) does not exist "
+                                "in the memory root")
     assert found[0].severity.value == "warning"
 
 
-@pytest.mark.parametrize("body, target", [
-    ("[a](../projects/gone.md)\n", "projects/gone.md"),
-    ("[a](./gone.md#part)\n", "notes/gone.md"),
-    ("[a](gone%20file.md)\n", "notes/gone file.md"),
-    ("[a](<gone file.md>)\n", "notes/gone file.md"),
-    ("[a](gone.md \"title\")\n", "notes/gone.md"),
-    ("![photo](img/photo.jpg)\n", "notes/img/photo.jpg"),
-    ("[ref]: gone.md\n", "notes/gone.md"),
-    ("- item with [a](gone.md)\n", "notes/gone.md"),
-    ("> quoted [a](gone.md)\n", "notes/gone.md"),
-    ("| [a](gone.md) | cell |\n", "notes/gone.md"),
-    ("### Heading with [a](gone.md)\n", "notes/gone.md"),
+@pytest.mark.parametrize("body, written, target", [
+    ("[a](../projects/gone.md)\n", "../projects/gone.md", "projects/gone.md"),
+    ("[a](./gone.md#part)\n", "./gone.md#part", "notes/gone.md"),
+    ("[a](gone%20file.md)\n", "gone%20file.md", "notes/gone file.md"),
+    ("[a](<gone file.md>)\n", "gone file.md", "notes/gone file.md"),
+    ("[a](gone.md \"title\")\n", "gone.md", "notes/gone.md"),
+    ("![photo](img/photo.jpg)\n", "img/photo.jpg", "notes/img/photo.jpg"),
+    ("[ref]: gone.md\n", "gone.md", "notes/gone.md"),
+    ("- item with [a](gone.md)\n", "gone.md", "notes/gone.md"),
+    ("> quoted [a](gone.md)\n", "gone.md", "notes/gone.md"),
+    ("| [a](gone.md) | cell |\n", "gone.md", "notes/gone.md"),
+    ("### Heading with [a](gone.md)\n", "gone.md", "notes/gone.md"),
 ])
-def test_pm402_forms(tmp_path, body, target):
+def test_pm402_forms(tmp_path, body, written, target):
     found = link_findings(tmp_path, body)
     assert [(f.code, f.line) for f in found] == [("PM402", 10)]
-    assert found[0].message == f"link target `{target}` does not exist in the memory root"
+    assert found[0].message == f"link target `{written}` (resolves to `{target}`) does not exist in the memory root"
 
 
 def test_pm402_every_broken_link_on_a_line(tmp_path):
@@ -110,7 +111,7 @@ def test_pm402_not_for_an_excluded_or_unreadable_target(tmp_path):
 def test_pm402_links_are_relative_to_the_linking_file(tmp_path):
     body = "[a](alpha.md)\n"  # notes/alpha.md does not exist; projects/alpha.md does
     found = link_findings(tmp_path, body)
-    assert [f.message for f in found] == ["link target `notes/alpha.md` does not exist in the memory root"]
+    assert [f.message for f in found] == ["link target `alpha.md` (resolves to `notes/alpha.md`) does not exist in the memory root"]
 
 
 def test_pm402_crlf_and_bom(tmp_path):
@@ -129,8 +130,9 @@ def test_footnotes_and_prose_after_a_definition_are_not_links(tmp_path):
             "Some paragraph\n[y]: inside-the-paragraph.md\n\n"
             "[real]: gone.md \"A title\"\n[also]: <gone two.md>\n")
     found = link_findings(tmp_path, body)
-    assert [f.message for f in found] == ["link target `notes/gone.md` does not exist in the memory root",
-                                          "link target `notes/gone two.md` does not exist in the memory root"]
+    assert [f.message for f in found] == ["link target `gone.md` (resolves to `notes/gone.md`) does not exist in the memory root",
+                                          "link target `gone two.md` (resolves to `notes/gone two.md`) does not exist "
+                                          "in the memory root"]
 
 
 _PIECES = st.sampled_from([
@@ -163,7 +165,7 @@ def test_a_link_without_md_resolves_to_the_note_foam_and_obsidian_write(tmp_path
     found = link_findings(tmp_path, body, files={"notes/note-a.md": active_file("A"),
                                                  "notes/note b.md": active_file("B"),
                                                  "notes/note-c.md": active_file("C")})
-    assert [f.message for f in found] == ["link target `notes/note-gone` does not exist in the memory root"]
+    assert [f.message for f in found] == ["link target `note-gone` (resolves to `notes/note-gone`) does not exist in the memory root"]
 
 
 @pytest.mark.parametrize("body", [
@@ -178,7 +180,7 @@ def test_a_wiki_link_followed_by_parentheses_is_not_a_link_to_them(tmp_path, bod
 
 def test_a_markdown_link_whose_text_only_holds_brackets_is_still_checked(tmp_path):
     found = link_findings(tmp_path, "See [the [big] plan](plan.md) and [[x]](y.md).\n")
-    assert [f.message for f in found] == ["link target `notes/plan.md` does not exist in the memory root"]
+    assert [f.message for f in found] == ["link target `plan.md` (resolves to `notes/plan.md`) does not exist in the memory root"]
 
 
 # PM403's pre-filter, written literal-first for speed, against the plain form it replaced.
@@ -220,3 +222,65 @@ def test_a_backslash_path_whose_slash_form_is_missing_too_says_both(tmp_path):
     assert len(found) == 1 and "backslash" in found[0].message
     assert "`notes/images/gone.png` does not exist either" in found[0].message
     assert found[0].data["slash_target"] is None
+
+
+# -- TeX math holds no link (issue 44) ------------------------------------------------------
+
+
+@pytest.mark.parametrize("body", [
+    "Loss: $-y\\log a^{[L](i)}$\n",
+    "Weights:\n\n$$\nW^{[l](k)} = 0\n$$\n",
+    "Inline display $$W^{[l](k)} = 0$$ here.\n",
+    "- in an item $a^{[L](i)}$\n",
+    "Across lines $a^{[L](i)}\nand b$ in one paragraph.\n",
+])
+def test_a_link_shape_inside_math_is_no_link(tmp_path, body):
+    assert link_findings(tmp_path, body) == []
+
+
+def test_prices_in_prose_leave_the_links_between_them(tmp_path):
+    """`$5 … $10`: a `$` followed by a space closes nothing, and a closer before a digit is none
+    (Pandoc's rule): no math, the link is found."""
+    body = "It costs $5 and [the list](list.md) is $10.\n"
+    assert [link.target for link in MemoryFile(body).links] == ["list.md"]
+    found = link_findings(tmp_path, body)
+    assert [f.message for f in found] == ["link target `list.md` (resolves to `notes/list.md`) does not exist "
+                                          "in the memory root"]
+
+
+@pytest.mark.parametrize("body, targets", [
+    ("\\$[a](x.md)$\n", ["x.md"]),  # an escaped dollar opens nothing
+    ("[cost $5$](x.md) $a[b](c)$\n", ["x.md"]),  # math in a link's text; a link in math
+    ("[a](notes/$x$.md)\n", ["notes/$x$.md"]),  # a dollar in a target opens no math
+    ("`$[a](x.md)$` and [b](y.md)\n", ["y.md"]),  # a code span before math
+    ("- price $5 see [a](x.md)\n- total 3$\n", ["x.md"]),  # two items, not one span
+    ("$ a$ [a](x.md) $b $\n", ["x.md"]),  # a space after the opener, before the closer
+    ("# Title $[a](b)$ [c](d.md)\n", ["d.md"]),
+])
+def test_math_follows_pandocs_rule(body, targets):
+    assert [link.target for link in MemoryFile(body).links] == targets
+
+
+_MATH_BODY = st.text(alphabet="abxyL{}^_+-=()[]\\ 0123456789", max_size=12)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_MATH_BODY, _MATH_BODY, st.booleans(), st.sampled_from(["", "Loss: ", "- ", "> "]))
+def test_generated_math_with_a_link_inside_never_gives_pm402(tmp_path_factory, before, after, display, lead):
+    """Math holding `[a](b)` is no link; a link after it on the same line still is."""
+    tmp_path = tmp_path_factory.mktemp("math")
+    inner = before.replace("$", "") + "[a](gone-in-math.md)" + after.replace("$", "")
+    math = f"$${inner}$$" if display else f"$x{inner}x$"
+    found = link_findings(tmp_path, f"{lead}{math} then [b](gone.md)\n")
+    assert [f.message.split("`")[1] for f in found] == ["gone.md"], math
+
+
+def test_a_link_nested_in_a_link_is_quoted_as_written(tmp_path):
+    """Issue 44: the target was quoted normalised (`//` made `/`), which the user never wrote."""
+    body = "- [repo]([https://github.com/x/y](https://github.com/x/y))\n"
+    found = link_findings(tmp_path, body)
+    assert [f.message for f in found] == [
+        "link target `[https://github.com/x/y](https://github.com/x/y)` (resolves to "
+        "`notes/[https:/github.com/x/y](https:/github.com/x/y)`) does not exist in the memory root: "
+        "it looks like a link nested in a link (write `[text](url)`)"]
+    assert "\n" not in found[0].message

@@ -157,8 +157,7 @@ def _broken_link_finding(state: RootState, rel: str, link: Link, path: str) -> F
     backslashes, which a Markdown link does not read as folders: the message says so, and
     where the `/` form names a file that is there, the fix writes it (issue 44)."""
     if "\\" not in link.target:
-        return Finding(rel, link.line, link.start, link.line, link.end, "PM402",
-                       f"link target `{path}` does not exist in the memory root")
+        return Finding(rel, link.line, link.start, link.line, link.end, "PM402", _missing_message(link.target, path))
     slashed = link.target.replace("\\", "/")
     slashed_path, problem = _normalize(slashed, posixpath.dirname(rel))
     exists = problem is None and slashed_path is not None and not state.missing(slashed_path)
@@ -167,6 +166,20 @@ def _broken_link_finding(state: RootState, rel: str, link: Link, path: str) -> F
                    f"link target `{one_line(clean(link.target))}` uses backslashes, which a Markdown link does not "
                    f"read as folders: write `/` ({there})",
                    data={"backslash": True, "slash_target": slashed if exists else None})
+
+
+def _missing_message(target: str, path: str) -> str:
+    """PM402's message for a target that names no file: the target as written, then the root
+    path it resolves to where that reads otherwise (`b.md` in `notes/`, `a//b`, `%20`); the
+    path alone would quote what the user did not write (issue 44: `[https://x](https://x)`
+    shown as `notes/[https:/x](https:/x)`). A target holding `](` or starting with `[` is a
+    link written inside a link's parentheses, which the message says."""
+    written = one_line(clean(target))
+    resolved = one_line(clean(path))
+    where = "" if resolved == written else f" (resolves to `{resolved}`)"
+    nested = "](" in target or target.startswith("[")
+    why = ": it looks like a link nested in a link (write `[text](url)`)" if nested else ""
+    return f"link target `{written}`{where} does not exist in the memory root{why}"
 
 
 def fix_backslash(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
