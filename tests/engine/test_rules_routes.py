@@ -171,7 +171,7 @@ def test_a_file_an_unreadable_line_means_is_told_which_line(tmp_path, line, line
     assert found["notes/Bases syntax.md"].message == (
         f"its route on line {line_no} of `_index.md` cannot be read (PM206 there): agents never load this "
         "file until that line is fixed")
-    assert found["notes/other.md"].message == "no route in `_index.md`: agents never load this file"
+    assert found["notes/other.md"].message.startswith("no route in `_index.md`: agents never load this file; add a route")
     assert quick_fixes(state, found["notes/Bases syntax.md"], TODAY) == []
     assert quick_fixes(state, found["notes/other.md"], TODAY) != []
 

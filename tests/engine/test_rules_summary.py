@@ -76,6 +76,21 @@ def test_pm100_without_title_on_line_1(tmp_path):
     assert ranges(only(findings(root), "PM1")) == [(F, "PM100", 0, 0, 0, 11)]
 
 
+@pytest.mark.parametrize("text, titled", [
+    ("# Legacy note\n\nJust prose.\n", True),
+    ("\n```markdown\nYou are a bot.\n```\n", False),  # a prompt in a fence
+    ("## Only a subheading\n", False),
+    ("Just prose.\n", False),
+])
+def test_pm100_names_the_title_only_where_there_is_one(tmp_path, text, titled):
+    """"After the title" for a file without one names a line that is not there (a trial on a
+    prompts collection): such a file is told to add a title too."""
+    [found] = only(findings(make_root(tmp_path, {F: text})), "PM100")
+    assert found.message == ("no `## Summary`: add 3 to 6 bullets after the title so agents can read them first"
+                             if titled else "no `# ` title and no `## Summary`: add a title, then 3 to 6 "
+                             "bullets under `## Summary` so agents can read them first")
+
+
 def test_pm100_when_the_only_summary_is_in_a_code_fence(tmp_path):
     text = "# T\n\n```markdown\n## Summary\n- a\n- b\n- c\n```\n"
     assert summary_rows(tmp_path, text) == [(F, 0, "PM100")]

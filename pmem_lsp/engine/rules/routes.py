@@ -227,7 +227,8 @@ def check_unrouted(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     if line is not None:
         return [entry_finding(entry, "PM202", f"its route on line {line + 1} of `_index.md` cannot be read (PM206 "
                                               "there): agents never load this file until that line is fixed")]
-    return [entry_finding(entry, "PM202", "no route in `_index.md`: agents never load this file")]
+    return [entry_finding(entry, "PM202", "no route in `_index.md`: agents never load this file; add a route "
+                                          "(`pmem route add`, or the quick fix) or archive it")]
 
 
 def _meant_by(state: RootState) -> dict[str, int]:

@@ -146,9 +146,13 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | N
                                f"'{variant.text}' is not a recognised summary heading: "
                                f"rename it to `{_summary_heading_for(doc, variant.text)}`"))
         else:
+            # A file without a `# ` title first (a prompt in a fence, a `## ` heading) is told
+            # to add one: "after the title" would name a line that is not there.
             out.append(file_finding(path, doc, "PM100",
                                     "no `## Summary`: add 3 to 6 bullets after the title "
-                                    "so agents can read them first"))
+                                    "so agents can read them first" if doc.title is not None else
+                                    "no `# ` title and no `## Summary`: add a title, then 3 to 6 bullets "
+                                    "under `## Summary` so agents can read them first"))
         return out
     first = heads[0]
     for h in heads[1:]:
