@@ -949,8 +949,8 @@ impl Rows {
 
 /// One memory file's record (see the module's comment): None where the block scan would hand
 /// over to the full scanner, else (front_matter_end, headings, fences, items, line kinds, top
-/// item of each line, preamble or None, links or None (a text holding `$`: Python masks its
-/// math), summary or None, dates). The rows are those of
+/// item of each line, preamble or None, links or None (a text holding `$` and `](`: Python
+/// masks its math), summary or None, dates). The rows are those of
 /// `fast_part` (the items and the tops as one `Rows` object, given when asked); the preamble is (index of the title in the headings or None, [(line, key,
 /// value)], preamble_end); a link is (line, start, end, target, text, definition); the summary
 /// (end, [(line, start, text)], [(first, last)]); a date (key, line, value as matched); and
@@ -1001,8 +1001,11 @@ pub fn file_record<'py>(
     let d = Doc { lines: &strs, fm_end, kinds: &found.kinds, tops: &tops };
     let preamble = d.preamble(&found.headings);
     // A `$` may open TeX math, which holds no link (`$a^{[L](i)}$`): Python's `links` masks
-    // the math of such a text (`mask_math`), so its links are handed over (None).
-    let link_rows = if strs.iter().any(|l| l.contains('$')) { None } else { Some(links(&d)) };
+    // the math of such a text (`mask_math`), so its links are handed over (None). Only an
+    // inline link (`](`) is read in the masked text: without one, masking changes nothing (an
+    // agent-rule file's `$GITHUB_TOKEN` keeps its rows).
+    let masked = strs.iter().any(|l| l.contains('$')) && strs.iter().any(|l| l.contains("]("));
+    let link_rows = if masked { None } else { Some(links(&d)) };
     let section = summary(&d, &found.headings, &found.items);
     let date_rows = dates(&d);
     let verdicts = (summary_clean(&found.headings, &section, &preamble), bullets_unconcluded(&section), absolute_hint(&strs),

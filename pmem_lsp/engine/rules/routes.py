@@ -236,10 +236,9 @@ def _meant_by(state: RootState) -> dict[str, int]:
     its first such line; kept with the index's parse."""
     entry = state.files.get(INDEX)
     model = index_model(entry) if entry is not None else None
-    if model is None or not any(bad.target for bad in model.malformed):
+    if entry is None or model is None:
         return {}
-    assert entry is not None
-    return entry.cached(_MEANT_KEY, lambda: _first_lines(model))
+    return entry.cached(_MEANT_KEY, lambda: _first_lines(model))  # asked once per file: kept
 
 
 _MEANT_KEY = "index-meant"

@@ -259,12 +259,17 @@ _DIGITS_ONLY = re.compile(r"\d{1,8}")
 
 def _digit_sequence(digits: str) -> bool:
     """Each digit one more, one less than the last or the same (`1234`, `4321`, `0000`), or a
-    run that repeats at least twice, the last time cut short or not (`1212`, `123123`, `01010`)."""
+    run that repeats at least twice, the last time cut short or not (`1212`, `123123`, `01010`).
+    A repeat is looked for in a short value only (`_REPEAT_MAX`): each length tried builds the
+    value again, and an agent's megabyte of digits in a URL must stay linear."""
     steps = {(ord(b) - ord(a)) % 10 for a, b in zip(digits, digits[1:], strict=False)}
     if len(steps) <= 1:
         return True
     n = len(digits)
-    return any(digits == (digits[:k] * (n // k + 1))[:n] for k in range(1, n // 2 + 1))
+    return n <= _REPEAT_MAX and any(digits == (digits[:k] * (n // k + 1))[:n] for k in range(1, n // 2 + 1))
+
+
+_REPEAT_MAX = 32  # digits: longer than any placeholder a document writes
 
 
 def url_password_placeholder(pw: str) -> bool:
