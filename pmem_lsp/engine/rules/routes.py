@@ -409,8 +409,10 @@ def fix_duplicate(state: RootState, finding: Finding, today: dt.date) -> list[Fi
 
 
 def fix_prose_route(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
-    """A sentence ending in a path (`Notes for the launch are in projects/launch.md`): write
-    it as the route it meant, the path first and the sentence as its description."""
+    """The route a PM206 line meant (`data.route`), written over the text it read (`data.was`):
+    a sentence ending in a path (`Notes for the launch are in projects/launch.md`) as the path
+    first and the sentence as its description; a link whose target holds a space with the
+    target in `<…>`."""
     route = (finding.data or {}).get("route")
     text = text_of(state, INDEX)
     if not route or text is None:
@@ -418,9 +420,7 @@ def fix_prose_route(state: RootState, finding: Finding, today: dt.date) -> list[
     lines = split_keepends(text)
     if finding.line >= len(lines):
         return []
-    was = (finding.data or {}).get("was")
-    if (lines[finding.line][finding.col:finding.end_col] != was if was is not None
-            else route.split(" — ")[0].strip("`") not in lines[finding.line]):
+    if lines[finding.line][finding.col:finding.end_col] != (finding.data or {}).get("was"):
         return []  # the line changed since the finding
     edit = TextEdit(INDEX, finding.line, finding.col, finding.line, finding.end_col, route)
     return [Fix(f"Write it as a route: {one_line(route)}", "PM206", (edit,), preferred=True)]
