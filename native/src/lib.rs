@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyFrozenSet, PyList, PyString, PyTuple};
 
 mod record;
+mod routes;
 mod secrets;
 
 /// Characters Python's `str.isspace()` (and so `\s` in a `str` pattern) accepts, other than
@@ -547,6 +548,7 @@ const WRITTEN_FOR_SKETCH: &str = "c8f85d3930951b001e5eea96f58be040b5515b029df1ad
 const WRITTEN_FOR_PM208: &str = "fe679fda7d9916a736ff3639b26226d0083228bc3cb051fe3b2ef1afc8b93055";
 const WRITTEN_FOR_SHINGLES: &str = "721c03ac3634bc70166b96a40fabdc4e9bfc119de6bb8140dd535e645b23249d";
 const WRITTEN_FOR_SECRETS: &str = "2698e08636469e300bc060ab0585efe93b758a6cc276caba877d4868d36b90ae";
+const WRITTEN_FOR_ROUTES: &str = "4753a947f83e9b25cf993b6f6ca42b5fc520bd012b9b34e555902b0ebd5af59b";
 
 #[pymodule]
 fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -563,6 +565,7 @@ fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("WRITTEN_FOR_SKETCH", WRITTEN_FOR_SKETCH)?;
     m.add("WRITTEN_FOR_PM208", WRITTEN_FOR_PM208)?;
     m.add("WRITTEN_FOR_SECRETS", WRITTEN_FOR_SECRETS)?;
+    m.add("WRITTEN_FOR_ROUTES", WRITTEN_FOR_ROUTES)?;
     m.add("WRITTEN_FOR_SHINGLES", WRITTEN_FOR_SHINGLES)?;
     m.add_class::<CharRanges>()?;
     m.add_class::<Shingles>()?;
@@ -579,6 +582,7 @@ fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(record::link_targets, m)?)?;
     m.add_function(wrap_pyfunction!(secrets::secrets_clear, m)?)?;
     m.add_function(wrap_pyfunction!(secrets::secret_doors, m)?)?;
+    m.add_function(wrap_pyfunction!(routes::link_route, m)?)?;
     m.add_function(wrap_pyfunction!(secrets::disguise_fold, m)?)?;
     m.add("SKETCH_MIN_LINE", record::SKETCH_MIN_LINE)?;
     m.add("SKETCH_COUNT", record::SKETCH_COUNT)?;

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from .markdown import CODE, HTML, PARAGRAPH
 from .memory_file import RE_INLINE_LINK, MemoryFile, mask_code_spans
+from .native import core_for
 from .paths import normalize_target, strip_fragment
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ _SEPARATOR_CHARS = "".join(_SEPARATORS)
 _RE_MENTIONS_FILE = re.compile(r"\]\(|(?<![^\s`<>\[\]()|])[^\s`<>\[\]()|]+\.md\b|\[\[", re.I)
 # `[Projects](#projects)`: a link to a heading of the index itself (a table of contents).
 _RE_ANCHOR_LINK = re.compile(r"(?<!\\)\[(?:[^\[\]\\]|\\.)*\]\(\s*<?#[^()\s<>]*>?\s*\)")
+_NATIVE = core_for("routes")  # only where the build was written for this Python code (docs/native.md)
 _RE_TABLE_DELIMITER = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 
@@ -212,6 +214,20 @@ def _unreadable(reason: Unreadable, text: str, line: int, start: int, end: int) 
 def parse_route_text(text: str, line: int, offset: int, table: bool = False) -> Route | Unreadable | None:
     """A route whose target starts `text`; `offset` is where `text` starts in its line.
     `Unreadable` (the reason) when `text` starts with a target that cannot be read."""
+    if _NATIVE is not None:
+        # The common `[Title](folder/file.md) — description`, read by the core where it is sure
+        # to read it as `read_route_text` does (native/src/routes.rs): its path is the target as
+        # written. A 10k-route index is parsed again at each edit of it in an editor.
+        plain = _NATIVE.link_route(text)
+        if plain is not None:
+            start, end, description = plain
+            written = text[start:end]
+            return Route(line, LINK, written, offset + start, offset + end, written, None, description, table)
+    return read_route_text(text, line, offset, table)
+
+
+def read_route_text(text: str, line: int, offset: int, table: bool = False) -> Route | Unreadable | None:
+    """`parse_route_text` in Python alone: the reference the core's `link_route` follows."""
     unwrapped, shift = _unwrap_emphasis(text)
     target = _match_target(unwrapped)
     if target is None or isinstance(target, Unreadable):

@@ -44,7 +44,7 @@ MIRRORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
             "_RE_ATX_TRAILING", "_SPECIAL_START", "_HTML_OPEN", "_KINDS"))),
     "record": (
         "native/src/record.rs: file_record (split_lines, front_matter_end, Doc::preamble, metadata_ascii, "
-        "links, find_links, refdef, mask_code_spans, summary, dates; links None where the text holds `$`)",
+        "links, find_links, refdef, mask_code_spans, summary, dates; links None where the text holds `$` and `](`)",
         "engine/memory_file.py (MemoryFile.__init__)",
         (f"{_E}.line_index:split_lines", f"{_E}.memory_file:_front_matter_end",
          f"{_E}.memory_file:MemoryFile._preamble",
@@ -104,6 +104,13 @@ MIRRORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
         (f"{_E}.rules.route_facts:volatile_kinds", f"{_E}.rules.route_facts:_route_facts",
          f"{_E}.rules.route_facts:VOLATILE", f"{_E}.rules.route_facts:_may_state",
          f"{_E}.rules.route_facts:_PR_WORDS")),
+    "routes": (
+        "native/src/routes.rs: link_route, description, plain_path",
+        "engine/index_routes.py (parse_route_text)",
+        (f"{_E}.index_routes:read_route_text", f"{_E}.index_routes:_match_target",
+         f"{_E}.index_routes:_unwrap_emphasis", f"{_E}.index_routes:_description", f"{_E}.index_routes:_SEPARATORS",
+         f"{_E}.index_routes:_RE_WIKI", f"{_E}.memory_file:RE_INLINE_LINK", f"{_E}.paths:normalize_target",
+         f"{_E}.paths:strip_fragment", f"{_E}.paths:unescape_bytes", f"{_E}.paths:_SCHEME", f"{_E}.paths:_DRIVE")),
     "secrets": (
         "native/src/secrets.rs: doors, line_mask, line_doors, fold "
         "(secrets_clear, secret_doors, and the record's verdict)",

@@ -32,7 +32,7 @@ from test_markdown_oracle import TRICKY_LINES, WORDS, documents, soup_line
 from test_native_secrets import assert_nothing_to_find
 
 from engine_helpers import findings
-from pmem_lsp.engine import markdown, memory_file, native, native_mirrors, paths
+from pmem_lsp.engine import index_routes, markdown, memory_file, native, native_mirrors, paths
 from pmem_lsp.engine.line_index import split_lines
 from pmem_lsp.engine.markdown import _fast_part, _native_part, _Scanner, scan_blocks
 from pmem_lsp.engine.rules import broken_links as links
@@ -75,6 +75,7 @@ def test_pm404s_prefilter_was_written_for_these_patterns() -> None:
     assert duplicates._NATIVE is native.CORE
     assert memory_file._NATIVE is native.CORE
     assert links._NATIVE is native.CORE
+    assert index_routes._NATIVE is native.CORE
 
 
 def test_the_core_was_written_for_this_python_code() -> None:
@@ -817,3 +818,84 @@ def test_a_text_holding_a_dollar_hands_its_links_over(lines: list[str]) -> None:
     if record is not None:
         assert (record[7] is None) == ("$" in text and "](" in text), text
     assert_same_record(text)
+
+
+# -- index routes: the core reads the common link route as `read_route_text` does -----------
+
+
+def assert_same_route(text: str) -> bool:
+    """What `link_route` answers for `text` is the reference's route; whether it answered."""
+    plain = pmem_native.link_route(text)
+    reference = index_routes.read_route_text(text, 3, 2)
+    if plain is None:
+        return False
+    start, end, description = plain
+    written = text[start:end]
+    assert index_routes.Route(3, index_routes.LINK, written, start + 2, end + 2, written, None, description) == reference
+    assert index_routes.parse_route_text(text, 3, 2) == reference
+    return True
+
+
+def assert_same_index(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = memory_file.MemoryFile(text)
+    monkeypatch.setattr(index_routes, "_NATIVE", pmem_native)
+    with_core = index_routes.parse_index(doc)
+    monkeypatch.setattr(index_routes, "_NATIVE", None)
+    assert index_routes.parse_index(doc) == with_core
+
+
+ROUTES_READ = ["[Item 1](projects/group-01/item-00001.md) — Status project latency.", "[](a.md)", "[a](b.md)",
+               "[设计](notes/设计.md)：中文说明", "[a](b]c.md) - x", "[a](x/y.md)|",
+               "[a](b.md) —\u3000x\u3000", "[a](b.md)\u3000:\u2028 y", "[a](b.md)x", "[😀 a](😀/b.md) — 😀",
+               "[a](b.md) — \x1cd\x1c", "[a](a\\b.md) — x", "[a](b.md)  |  cell"]
+ROUTES_LEFT = ["[[a]]", "[设计](notes/设计 笔记.md) — x", "[[a](b.md)", "**[a](b.md)** — x", "[a](<b.md>)",
+               "[a](b.md \"t\")", "[a]( b.md)", "[a](#h)", "[a](../b.md)", "[a](./b.md)", "[a](a//b.md)", "[a](/b.md)",
+               "[a](b/)", "[a](~/b.md)", "[a](c:b.md)", "[a](http://x)", "[a](a%20b.md)", "[a](b.md#h)", "[a](b.md?x)",
+               "[a](b(c).md)", "[a\\]](b.md)", "[a [b]](c.md)", "[a](b\u3000c.md)", "[a](b\x1cc.md)", "[a](b.md",
+               "[a] (b.md)", "![a](b.md)", "[a](\udc80.md)", "[a](.)", "[a]()", "[a](b<c.md)", "`a.md` — x", "a.md — x",
+               "[a](b.md\n) x"]
+
+
+def test_the_core_reads_the_common_link_routes() -> None:
+    """The shapes an index is mostly made of are read by the core (else it saves nothing), the
+    same as the reference."""
+    assert all(assert_same_route(text) for text in ROUTES_READ), [t for t in ROUTES_READ if not assert_same_route(t)]
+
+
+@pytest.mark.parametrize("text", ROUTES_LEFT)
+def test_the_core_leaves_the_other_routes_to_python(text: str) -> None:
+    assert not assert_same_route(text)
+
+
+ROUTE_PIECES = ["[", "]", "(", ")", "<", ">", "!", "\\", "`", "**", "__", "#", "?", "%", "%20", ":", "：", "/", "//",
+                ".", "..", "./", "../", "~", "$", "c:", "http:", " ", "\t", "\u3000", "\xa0", "\x1c", "\u2028", "\x85",
+                "a", "b.md", "é", "摘", "😀", "—", "–", "-", "|", "\udc80"]
+
+
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(ROUTE_PIECES), max_size=6).map("".join),
+       st.lists(st.sampled_from(ROUTE_PIECES), max_size=6).map("".join),
+       st.sampled_from(["", ")", ") ", ")x", ") — ", ")：", ") |", ")\u3000-\u3000"]),
+       st.lists(st.sampled_from(ROUTE_PIECES), max_size=5).map("".join))
+def test_link_route_on_route_shaped_text(label: str, target: str, close: str, rest: str) -> None:
+    assert_same_route("[" + label + "](" + target + close + rest)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(ROUTE_PIECES), max_size=14).map("".join))
+def test_link_route_on_any_text(text: str) -> None:
+    assert_same_route(text)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_an_index_parses_the_same_with_and_without_the_core(newline: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = ["# Memory index", "", *(f"- {text}" for text in ROUTES_READ + ROUTES_LEFT), "* [b](b.md) — star",
+            "1. [c](c.md) — ordered", "  - [d](d.md) — nested", "> - [e](e.md) — quoted", "```", "- [f](f.md) — code",
+            "```", "| [g](g.md) | table |", "|---|---|", "- [h](h.md)", "Status: routes",
+            "- Notes for the launch are in notes/launch.md", "| [Bases](notes/Bases syntax.md) | x |"]
+    assert_same_index(newline.join(rows) + newline, monkeypatch)
+
+
+def test_the_10k_index_parses_the_same_with_and_without_the_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = generate(tmp_path / "memory", 400)
+    assert_same_index((root / "_index.md").read_text(encoding="utf-8"), monkeypatch)
