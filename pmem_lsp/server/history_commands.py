@@ -18,6 +18,8 @@ import asyncio
 import difflib
 import json
 import logging
+import os
+import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +57,9 @@ log = logging.getLogger(__name__)
 
 HISTORY_SCHEME = "pmem-history"  # the VS Code extension serves these as read-only documents
 SETTLE = 0.3  # seconds without a watcher batch before the changes are one entry
+# A loaded machine can deliver a batch late: the burst settles only once its files have been
+# quiet on disk for SETTLE too (by their mtime), waiting at most this many times SETTLE more.
+SETTLE_WAITS = 20
 LOCK_WAIT = 5.0  # a pmem write in progress: record after it, not half-way through it
 UNDO, CANCEL = "Undo", "Cancel"
 
@@ -71,6 +76,7 @@ class _RootReview:
     lenses_asked: bool = False
     settle: asyncio.TimerHandle | None = None
     writer: str = "editor"  # of the changes waiting to settle: "outside" as soon as one is not a save
+    settling: set[Path] = field(default_factory=set)  # the paths of the changes waiting to settle
 
 
 _REVIEWS: weakref.WeakKeyDictionary[Any, dict[Path, _RootReview]] = weakref.WeakKeyDictionary()
@@ -97,16 +103,39 @@ def changes_settled(ls: PmemServer, root: MemoryRoot, paths: list[Path]) -> None
     kept = _review(ls, root)
     if not all(_saved_by_editor(ls, path) for path in paths):
         kept.writer = "outside"
+    kept.settling.update(paths)
     if kept.settle is not None:
         kept.settle.cancel()
+    loop = asyncio.get_running_loop()
 
-    def settled() -> None:
+    def settled(waits: int = 0) -> None:
+        # The batch timer says the watcher has been quiet; the disk says whether the writer is:
+        # a write whose batch is still on its way (a starved watcher thread) is part of this burst.
+        quiet_for = _quiet_for(kept.settling)
+        if quiet_for < SETTLE and waits < SETTLE_WAITS:
+            kept.settle = loop.call_later(SETTLE - quiet_for, settled, waits + 1)
+            return
         kept.settle = None
+        kept.settling = set()
         writer, kept.writer = kept.writer, "editor"
         title = "saved in the editor" if writer == "editor" else "changed outside pmem"
         _read_again(ls, root, record=Writer(writer, ""), title=title)
 
-    kept.settle = asyncio.get_running_loop().call_later(SETTLE, settled)
+    kept.settle = loop.call_later(SETTLE, settled)
+
+
+def _quiet_for(paths: set[Path]) -> float:
+    """Seconds since the newest of `paths` was written, by its mtime (a path gone, or dated in
+    the future by a copy that kept its times, says nothing)."""
+    now, newest = time.time(), None
+    for path in paths:
+        try:
+            mtime = os.stat(path).st_mtime
+        except OSError:
+            continue
+        if mtime <= now and (newest is None or mtime > newest):
+            newest = mtime
+    return SETTLE if newest is None else now - newest
 
 
 def _saved_by_editor(ls: PmemServer, path: Path) -> bool:
