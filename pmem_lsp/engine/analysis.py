@@ -131,6 +131,9 @@ class Analysis:
         self.structure: list[Finding] = []
         self.linked_from: dict[str, set[str]] = defaultdict(set)  # link target → files linking to it
         self.links_of: dict[str, set[str]] = {}
+        # File name → files linking to a path of that name: a file of that name coming or going
+        # changes a broken link's "did it move?" (PM402).
+        self.linked_by_name: dict[str, set[str]] = defaultdict(set)
         self.final: dict[str, list[Finding]] = {}
         self._stale_on = self.enabled["PM501"]
         self._git: GitDates | None = None  # git's dates, once asked (see `changed_on`)
@@ -335,6 +338,7 @@ class Analysis:
         self.work["files"] += 1
         for target in self.links_of.pop(rel, ()):
             self.linked_from[target].discard(rel)
+            self.linked_by_name[target.rpartition("/")[2]].discard(rel)
         entry = self.state.files.get(rel)
         if entry is None:
             self.per_file.pop(rel, None)
@@ -344,6 +348,7 @@ class Analysis:
         self.links_of[rel] = targets
         for target in targets:
             self.linked_from[target].add(rel)
+            self.linked_by_name[target.rpartition("/")[2]].add(rel)
 
     def _shared_paths(self) -> set[str]:
         """Paths that hold findings not owned by one file: the indexes, the core files."""
@@ -410,6 +415,8 @@ class Analysis:
         # path that is no file, or a parent of a file that came or went: a folder is made with
         # its first file and may go with its last).
         seen: set[str] = set()
+        for rel in existence:  # and those whose broken link's file may have moved to it (PM402)
+            touched |= self.linked_by_name.get(rel.rpartition("/")[2], set())
         for rel in existence | {rel for rel in changed if rel not in state.files}:
             while rel and rel not in seen:
                 seen.add(rel)

@@ -473,6 +473,9 @@ class FileTable(dict[str, FileEntry]):
     def __init__(self) -> None:
         super().__init__()
         self.by_zone: dict[Zone, set[str]] = {zone: set() for zone in Zone}
+        # File name → paths, made at the first `named` (a stale link's "did it move?", most
+        # roots never ask) and kept up to date from then on.
+        self._by_name: dict[str, set[str]] | None = None
 
     def __setitem__(self, rel: str, entry: FileEntry) -> None:
         old = super().get(rel)
@@ -480,10 +483,27 @@ class FileTable(dict[str, FileEntry]):
             self.by_zone[old.zone].discard(rel)
         super().__setitem__(rel, entry)
         self.by_zone[entry.zone].add(rel)
+        if self._by_name is not None:
+            self._by_name.setdefault(rel.rpartition("/")[2], set()).add(rel)
 
     def __delitem__(self, rel: str) -> None:
         self.by_zone[super().__getitem__(rel).zone].discard(rel)
         super().__delitem__(rel)
+        self._forget_name(rel)
+
+    def _forget_name(self, rel: str) -> None:
+        if self._by_name is not None:
+            same = self._by_name.get(rel.rpartition("/")[2])
+            if same is not None:
+                same.discard(rel)
+
+    def named(self, name: str) -> set[str]:
+        """The paths of the files called `name` (a file name, no folder), in any zone."""
+        if self._by_name is None:
+            self._by_name = {}
+            for rel in self:
+                self._by_name.setdefault(rel.rpartition("/")[2], set()).add(rel)
+        return self._by_name.get(name, set())
 
     @overload
     def pop(self, rel: str, /) -> FileEntry: ...
@@ -496,6 +516,7 @@ class FileTable(dict[str, FileEntry]):
         if rel in self:
             entry = super().pop(rel)
             self.by_zone[entry.zone].discard(rel)
+            self._forget_name(rel)
             return entry
         return default[0] if default else super().pop(rel)
 

@@ -111,7 +111,8 @@ def test_pm402_not_for_an_excluded_or_unreadable_target(tmp_path):
 def test_pm402_links_are_relative_to_the_linking_file(tmp_path):
     body = "[a](alpha.md)\n"  # notes/alpha.md does not exist; projects/alpha.md does
     found = link_findings(tmp_path, body)
-    assert [f.message for f in found] == ["link target `alpha.md` (resolves to `notes/alpha.md`) does not exist in the memory root"]
+    assert [f.message for f in found] == ["link target `alpha.md` (resolves to `notes/alpha.md`) does not exist in the memory root; "
+                                          "did it move to `projects/alpha.md`?"]
 
 
 def test_pm402_crlf_and_bom(tmp_path):
@@ -284,3 +285,67 @@ def test_a_link_nested_in_a_link_is_quoted_as_written(tmp_path):
         "`notes/[https:/github.com/x/y](https:/github.com/x/y)`) does not exist in the memory root: "
         "it looks like a link nested in a link (write `[text](url)`)"]
     assert "\n" not in found[0].message
+
+
+# -- a stale link to a file that moved (issue 44's trial: `creative_writing/X.md` → `creative/X.md`) --
+
+
+def _fixed_line(root, finding) -> str:
+    import datetime as dt
+
+    from engine_helpers import scan
+    from pmem_lsp.engine.catalogue import quick_fixes
+
+    fixes = quick_fixes(scan(root), finding, dt.date(2026, 12, 1))
+    assert [fx.title for fx in fixes] == [f"Link to {finding.data['moved_to']}"]
+    (edit,) = fixes[0].edits
+    line = (root / finding.path).read_text(encoding="utf-8").splitlines()[edit.line]
+    return line[:edit.col] + edit.new_text + line[edit.end_col:]
+
+
+@pytest.mark.parametrize("body, moved, fixed", [
+    ("[plan](../projects/plan.md#goals)\n", "archive2/plan.md", "[plan](../archive2/plan.md#goals)"),
+    ("[list](<old place/packing list.md>)\n", "trips/packing list.md", "[list](<../trips/packing list.md>)"),
+    ("[list](old%20place/packing%20list.md)\n", "trips/packing list.md", "[list](<../trips/packing list.md>)"),
+    ("[a](trips/packing)\n", "notes/later/packing.md", "[a](later/packing)"),  # `.md` left out, as written
+    ("[a](gone/Rust%20%3F.md)\n", "notes/Rust ?.md", "[a](<Rust %3F.md>)"),
+])
+def test_a_link_to_a_file_that_moved_asks_and_fixes(tmp_path, body, moved, fixed):
+    root = make_root(tmp_path, {F: note(body), moved: "# Moved\n\n- here now\n"})
+    found = only(findings(root), "PM402")
+    assert len(found) == 1
+    assert found[0].message.endswith(f"does not exist in the memory root; did it move to `{moved}`?")
+    assert found[0].data["moved_to"] == moved
+    assert _fixed_line(root, found[0]).endswith(fixed)
+
+
+def test_no_hint_where_no_file_or_several_or_only_the_trash_have_the_name(tmp_path):
+    body = "[a](old/one.md) [b](old/two.md) [c](old/three.md)\n"
+    files = {"p/two.md": "# Two\n", "q/two.md": "# Two\n", "_archive/_trash/three.md": "# Three\n",
+             ".hidden/three.md": "# Three\n"}
+    found = link_findings(tmp_path, body, files=files)
+    assert len(found) == 3
+    assert all("did it move" not in f.message and not (f.data or {}).get("moved_to") for f in found)
+
+
+def test_the_hint_follows_a_file_of_that_name_appearing_and_vanishing(tmp_path):
+    """PM402's findings are kept per file while what the check reads of the root is unchanged:
+    a file of the target's name is part of that, in the editor's incremental analysis too."""
+    from engine_helpers import scan
+    from pmem_lsp.engine.analysis import Analysis
+
+    root = make_root(tmp_path, {F: note("[a](old/plan.md)\n")})
+    state = scan(root)
+    analysis = Analysis(state)
+
+    def hints() -> list[str]:
+        return [f.message.partition("; ")[2] for f in only(analysis.all(), "PM402")]
+
+    assert hints() == [""]
+    (root / "projects").mkdir(exist_ok=True)
+    (root / "projects/plan.md").write_text("# Plan\n", encoding="utf-8")
+    analysis.update(state.refresh("projects/plan.md"))
+    assert hints() == ["did it move to `projects/plan.md`?"]
+    (root / "projects/plan.md").unlink()
+    analysis.update(state.refresh("projects/plan.md"))
+    assert hints() == [""]

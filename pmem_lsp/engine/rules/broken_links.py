@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..findings import Finding
 from ..fixes import Fix, TextEdit, text_of
+from ..index_edit import link_destination
 from ..line_index import split_keepends
 from ..memory_file import Link
 from ..names import clean, one_line, shown
 from ..native import core_for
-from ..paths import normalize_target
+from ..paths import normalize_target, strip_fragment
 from ..root_state import FileEntry, RootState
 from ..rule import FileCheck, Rule, W
-from ..zones import Zone
+from ..zones import Zone, zone_of
 
 _NATIVE = core_for("link_targets")  # only where the build was written for this Python code (docs/native.md)
 
@@ -152,12 +153,35 @@ def check_links(analysis: Analysis, entry: FileEntry) -> list[Finding]:
     return out
 
 
+# Zones a stale link's file may have moved to: not the trash (deleted) nor hidden folders.
+_MOVED_ZONES = frozenset({Zone.CORE, Zone.ACTIVE, Zone.ARCHIVE, Zone.INDEX, Zone.ARCHIVE_INDEX})
+
+
+def moved_to(state: RootState, path: str) -> str | None:
+    """The one other file of the root with the missing target's name (or its `.md` form's,
+    for `[a](notes/a)`): where the linked file likely went (`creative_writing/x.md` →
+    `creative/x.md`). None where no file or several have that name."""
+    name = path.rpartition("/")[2]
+    note = md_form(path)
+    found = {rel for n in (name, None if note is None else note.rpartition("/")[2]) if n
+             for rel in state.files.named(n) if rel != path and zone_of(rel) in _MOVED_ZONES}
+    return next(iter(found)) if len(found) == 1 else None
+
+
 def _broken_link_finding(state: RootState, rel: str, link: Link, path: str) -> Finding:
     """A broken link's finding. A Windows path (`images\\3-top.png`) is broken because of its
     backslashes, which a Markdown link does not read as folders: the message says so, and
-    where the `/` form names a file that is there, the fix writes it (issue 44)."""
+    where the `/` form names a file that is there, the fix writes it (issue 44). A target
+    whose name one other file of the root has: the message asks whether it moved there, and
+    the fix links to it."""
     if "\\" not in link.target:
-        return Finding(rel, link.line, link.start, link.line, link.end, "PM402", _missing_message(link.target, path))
+        moved = moved_to(state, path)
+        message = _missing_message(link.target, path)
+        if moved is None:
+            return Finding(rel, link.line, link.start, link.line, link.end, "PM402", message)
+        return Finding(rel, link.line, link.start, link.line, link.end, "PM402",
+                       f"{message}; did it move to `{one_line(clean(moved))}`?",
+                       data={"moved_to": moved, "target": link.target})
     slashed = link.target.replace("\\", "/")
     slashed_path, problem = _normalize(slashed, posixpath.dirname(rel))
     exists = problem is None and slashed_path is not None and not state.missing(slashed_path)
@@ -195,11 +219,46 @@ def fix_backslash(state: RootState, finding: Finding, today: dt.date) -> list[Fi
     return [Fix(f"Write the link with `/`: {shown(slashed)}", "PM402", (edit,), preferred=True)]
 
 
-def _broken_links(analysis: Analysis, entry: FileEntry) -> tuple[int, ...]:
-    """What `check_links` reads of the root: which links are broken (for most files, `()`).
-    (URLs and absolute paths are not relative links: absolute ones are PM403's.)"""
-    return _broken(analysis.state, link_paths(entry))
+def fix_link(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
+    data = finding.data or {}
+    return fix_backslash(state, finding, today) if data.get("backslash") else fix_moved(state, finding, today)
+
+
+def fix_moved(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
+    """Link to the file the target likely moved to, relative to the linking file, keeping the
+    target's `#fragment` or `?query` and its form (`.md` left out where it was)."""
+    data = finding.data or {}
+    moved, written = data.get("moved_to"), data.get("target")
+    text = text_of(state, finding.path)
+    if not moved or written is None or text is None or not state.exists(moved):
+        return []
+    lines = split_keepends(text)
+    if finding.line >= len(lines) or lines[finding.line][finding.col:finding.end_col] != written:
+        return []  # the text changed since the finding
+    line = lines[finding.line]
+    new = posixpath.relpath(moved, posixpath.dirname(finding.path) or ".")
+    bare = strip_fragment(written)
+    if "." not in bare.rpartition("/")[2] and new.endswith(".md"):
+        new = new[:-3]  # `[a](notes/a)`: the link left `.md` out
+    destination, fragment = link_destination(new), written[len(bare):]
+    destination = destination[:-1] + fragment + ">" if destination.startswith("<") else destination + fragment
+    start, end = finding.col, finding.end_col
+    if start > 0 and line[start - 1] == "<" and line[end:end + 1] == ">":
+        start, end = start - 1, end + 1  # the brackets go with the old target
+    edit = TextEdit(finding.path, finding.line, start, finding.line, end, destination)
+    return [Fix(f"Link to {shown(moved)}", "PM402", (edit,), preferred=True)]
+
+
+def _broken_links(analysis: Analysis, entry: FileEntry) -> tuple:
+    """What `check_links` reads of the root: which links are broken (for most files, `()`),
+    and where each one's file may have moved (a file of its name appearing or vanishing
+    changes the finding). (URLs and absolute paths are not relative links: absolute ones are
+    PM403's.)"""
+    state = analysis.state
+    found = link_paths(entry)
+    broken = _broken(state, found)
+    return tuple((i, moved_to(state, found.paths[i])) for i in broken) if broken else ()
 
 
 FILE_CHECKS = (FileCheck(("PM402",), LINK_ZONES, check_links, depends=_broken_links),)
-FIXES = {"PM402": fix_backslash}
+FIXES = {"PM402": fix_link}
