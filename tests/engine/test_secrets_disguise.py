@@ -71,3 +71,33 @@ def test_the_fast_fold_gives_what_the_fold_a_character_at_a_time_gives(line):
         fast, offsets = fold_fast(line, start)
         assert fast == folded
         assert len(offsets) == len(where) and [offsets[i] for i in range(len(where))] == where
+
+
+# A key-named value ends with its line (issue 44's trial: Spring properties, a `password=…`
+# line followed by another `key=value`, reported as a 41-character password at error severity
+# over both lines).
+_KEY = st.sampled_from(["password", "spring.data.mongodb.password", "db_pass", "API_TOKEN", "secret"])
+_WORD = st.text(st.sampled_from("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"), min_size=4, max_size=16)
+
+
+@settings(max_examples=80)
+@given(_KEY, _WORD, _WORD, _WORD)
+def test_a_named_value_is_never_joined_with_the_next_line(key, value, next_key, next_value):
+    lines = [f"{key}={value}", f"{next_key}.{next_key}={next_value}"]
+    for m in find_secrets(lines, in_sentences=False):
+        assert (m.line, m.end_line) == (0, 0), m
+        assert lines[0][m.start:m.end] == value
+
+
+def test_the_spring_properties_of_the_trial_give_nothing_across_lines():
+    lines = ["spring.data.mongodb.password=rootroot", "spring.data.mongodb.database=test"]
+    assert [m for m in find_secrets(lines, in_sentences=False) if m.end_line != m.line] == []
+
+
+def test_a_weak_finding_in_disguise_stays_weak():
+    """Folding a look-alike letter changes where a value is read, not how strong the evidence is."""
+    line = "pаssword: Zq8vLm2x"  # a Cyrillic а
+    found = find_secrets([line], in_sentences=False)
+    plain = find_secrets(["password: Zq8vLm2x"], in_sentences=False)
+    assert plain and not plain[0].strong
+    assert [(m.strong, m.reason) for m in found] == [(m.strong, m.reason) for m in plain]

@@ -270,7 +270,8 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
             a_map, e_map = maps[m.line], maps[m.end_line]
             start = a_map[m.start] if a_map is not None else m.start
             end = e_map[m.end - 1] + 1 if e_map is not None and m.end > 0 else m.end
-            extra.append(SecretMatch(m.line, start, m.end_line, end, m.kind, m.hint))
+            # The evidence is the folded match's: a weak one stays a warning, with its reason.
+            extra.append(SecretMatch(m.line, start, m.end_line, end, m.kind, m.hint, m.strong, m.reason))
     # Markup inside a token that renders as nothing (`_markup.py`): tokens in a documented
     # format only, read in the line as a reader's renderer shows it (in disguise too: in the
     # folded lines, and mapped back through both).
@@ -287,12 +288,15 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
                 if where is not None:
                     a, e = where[a], where[e - 1] + 1
                 extra.append(SecretMatch(ln, a, ln, e, m.kind, m.hint))
+    # A token cut over two lines: only a token of a documented format. A key-named value ends
+    # with its line (`password=hello` then `name=test` is no 14-character password: the trial's
+    # Spring properties were reported so, at error severity).
     for ln, indent in _disguise.joins(text) if "\n" in text and open_ & DOOR_JOIN else ():
         head, tail = lines[ln], lines[ln + 1][indent:]
         if honour_marker and (ALLOW_MARKER in head or ALLOW_MARKER in tail):
             continue
         for m in _find_secrets([head + tail], allow, in_sentences=in_sentences, honour_marker=honour_marker):
-            if m.start < len(head) < m.end:
+            if m.start < len(head) < m.end and m.strong and m.kind in _SHAPED_KINDS:
                 extra.append(SecretMatch(ln, m.start, ln + 1, m.end - len(head) + indent, m.kind, m.hint))
     if not extra:
         return found
