@@ -283,6 +283,36 @@ def test_pm503_reported_on_the_newer_then_the_shorter(tmp_path):
     assert rows(only(findings(root), "PM503")) == [("a/cranes.md", 0, "PM503")]  # same age: shorter
 
 
+@pytest.mark.parametrize("apart", [0.000_001, 0.3, 0.999])
+def test_pm503_files_copied_together_tie_whichever_was_written_last(tmp_path, apart):
+    """Two files copied together get change times microseconds apart, in either order: within
+    `TIE_WINDOW` that is a tie, so the shorter is reported, then the later path — the same
+    file whichever of the two the copy wrote last."""
+    longer = CRANES + "\nOne more line that only the longer copy has, at the end.\n"
+    root = make_root(tmp_path, {"a/cranes.md": CRANES, "b/cranes.md": longer,
+                                "c/quay.md": BERTHS, "d/quay.md": BERTHS})
+    now = time.time()
+    for first, second in (("a/cranes.md", "b/cranes.md"), ("b/cranes.md", "a/cranes.md")):
+        for later, earlier in ((second, first), ("d/quay.md", "c/quay.md")):
+            os.utime(root / earlier, (now, now))
+            os.utime(root / later, (now + apart, now + apart))
+        # the shorter of the pair; for two copies of one size, the later path
+        assert rows(only(findings(root), "PM503")) == [("a/cranes.md", 0, "PM503"), ("d/quay.md", 0, "PM503")]
+        os.utime(root / "c/quay.md", (now + apart, now + apart))
+        os.utime(root / "d/quay.md", (now, now))
+        assert rows(only(findings(root), "PM503")) == [("a/cranes.md", 0, "PM503"), ("d/quay.md", 0, "PM503")]
+
+
+def test_pm503_a_second_apart_is_no_tie(tmp_path):
+    """From `TIE_WINDOW` on, the later change is reported, the longer file too."""
+    longer = CRANES + "\nOne more line that only the longer copy has, at the end.\n"
+    root = make_root(tmp_path, {"a/cranes.md": CRANES, "b/cranes.md": longer})
+    now = time.time()
+    os.utime(root / "a/cranes.md", (now, now))
+    os.utime(root / "b/cranes.md", (now + 1.0, now + 1.0))
+    assert rows(only(findings(root), "PM503")) == [("b/cranes.md", 0, "PM503")]
+
+
 def test_pm503_threshold_setting(tmp_path):
     lines = CRANES.splitlines()
     long_lines = [i for i, line in enumerate(lines) if len(line) >= 20]
@@ -357,6 +387,7 @@ def test_pm503_incremental_matches_a_fresh_analysis_and_stays_local(tmp_path):
     # It comes back; then the original is edited (now newer): the finding moves to it.
     apply("notes/copy.md", edited(CRANES, ("fifteen", "five")))
     os.utime(root / "notes/copy.md", (time.time() - DAY, time.time() - DAY))
+    analysis.update(analysis.state.refresh("notes/copy.md"))  # a day old now, for the analysis too
     changed = apply("projects/cranes.md", CRANES.replace("Power BI", "Power BI Premium"))
     assert {"projects/cranes.md", "notes/copy.md"} <= changed
     assert rows(only(analysis.all(), "PM503")) == [("projects/cranes.md", 0, "PM503")]

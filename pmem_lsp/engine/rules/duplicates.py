@@ -27,8 +27,9 @@ reflowed copy (the same words wrapped differently), whose lines all differ.
 
 Sketches are kept per file and updated one file at a time (`DuplicateIndex.update`), so an
 edit compares that file with its candidates only. A pair, once found, stays while both texts
-stay the same. The pair is reported on the newer file (the later change; on a tie the shorter,
-then the later path), naming the other.
+stay the same. The pair is reported on the newer file (the later change; on a tie — changes
+less than `TIE_WINDOW` apart, as of two files copied together — the shorter, then the later
+path), naming the other.
 """
 
 from __future__ import annotations
@@ -342,10 +343,16 @@ class DuplicateIndex:
                                   "reason": duplicate_reason(best)})
 
 
+# Change times closer than this are a tie: two files copied together get mtimes microseconds
+# apart, in either order, and which one is reported must not hang on that (docs/decisions.md).
+TIE_WINDOW = 1.0  # seconds
+
+
 def _newer(a: str, ea: FileEntry, b: str, eb: FileEntry, changed_on: Callable[[str], float | None]) -> bool:
-    """Whether `a` is the one to report: changed later; on a tie shorter; then the later path."""
+    """Whether `a` is the one to report: changed later (by `TIE_WINDOW` or more); on a tie
+    shorter; then the later path."""
     ta, tb = changed_on(a) or 0.0, changed_on(b) or 0.0
-    if ta != tb:
+    if abs(ta - tb) >= TIE_WINDOW:
         return ta > tb
     if ea.size != eb.size:
         return ea.size < eb.size
