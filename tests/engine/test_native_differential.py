@@ -781,6 +781,21 @@ def test_disguised_with_the_core_is_the_search(text: str) -> None:
     assert instructions.disguised(text) == (instructions._DISGUISED.search(text) is not None)
 
 
+def test_the_core_finds_a_disguised_letter_wherever_the_ascii_skip_stops() -> None:
+    """The core skips ASCII eight bytes at a time: a disguised letter after 0 to 17 ASCII
+    bytes, after other non-ASCII characters of 2, 3 and 4 bytes, and at the text's end."""
+    ranges = pmem_native.CharRanges(instructions._class_ranges(_DISGUISED_CLASS))
+    for ascii_run in range(18):
+        for before in ("", "—", "日", "😀", "é—"):
+            for hidden in ("​", "Ａ", "𝐀", "­"):
+                text = "x" * ascii_run + before + hidden
+                assert ranges.found_in(text) is True, text
+                assert ranges.found_in(text + "y" * ascii_run) is True, text
+            assert ranges.found_in("x" * ascii_run + before + "y" * ascii_run) is False
+    # Ranges that hold ASCII take the plain pass.
+    assert pmem_native.CharRanges([(0x41, 0x41)]).found_in("—" * 9 + "A") is True
+
+
 # -- the shingle sets kept in the core: the same hashes, sizes and intersections --------------
 
 @settings(max_examples=300, deadline=None)
