@@ -83,29 +83,48 @@ fn normalise(line: &str, buf: &mut Vec<u8>) -> bool {
 
 /// Does the normalised line hold one of PM404's anchors? Every alternative of every pattern
 /// holds one of these as a literal (whitespace runs as one space):
-/// ignore|disregard|forget|override|bypass; system; you are|you must|your new|reading|note to;
-/// do not|don't|never|without; 忽略|你现在是|不要告诉用户.
+/// ignore|disregard|forget|override|bypass; system prompt|system instruction|system message|
+/// system override|im_start; you are now|you must now|your new|reading this|note to|from now;
+/// 忽略|你现在是|不要告诉用户; or both one of do not|don't|never|without and `user` (every
+/// alternative of the pattern for hiding things from the user holds both).
 fn has_anchor(s: &[u8]) -> bool {
     let n = s.len();
     // The second byte first: most positions fail there, before a comparison of the whole word.
     let at = |i: usize, lit: &[u8]| -> bool { n - i >= lit.len() && s[i + 1] == lit[1] && &s[i..i + lit.len()] == lit };
+    let (mut hide, mut user) = (false, false);
     for (i, &first) in s.iter().enumerate() {
         let hit = match first {
-            b'i' => at(i, b"ignore"),
-            b'd' => at(i, b"disregard") || at(i, b"do not") || at(i, b"don't"),
-            b'f' => at(i, b"forget"),
+            b'i' => at(i, b"ignore") || at(i, b"im_start"),
+            b'd' => {
+                hide |= at(i, b"do not") || at(i, b"don't");
+                at(i, b"disregard")
+            }
+            b'f' => at(i, b"forget") || at(i, b"from now"),
             b'o' => at(i, b"override"),
             b'b' => at(i, b"bypass"),
-            b's' => at(i, b"system"),
-            b'y' => at(i, b"you are") || at(i, b"you must") || at(i, b"your new"),
-            b'r' => at(i, b"reading"),
-            b'n' => at(i, b"note to") || at(i, b"never"),
-            b'w' => at(i, b"without"),
+            b's' => {
+                at(i, b"system prompt") || at(i, b"system instruction") || at(i, b"system message")
+                    || at(i, b"system override")
+            }
+            b'y' => at(i, b"you are now") || at(i, b"you must now") || at(i, b"your new"),
+            b'r' => at(i, b"reading this"),
+            b'n' => {
+                hide |= at(i, b"never");
+                at(i, b"note to")
+            }
+            b'w' => {
+                hide |= at(i, b"without");
+                false
+            }
+            b'u' => {
+                user |= at(i, b"user");
+                false
+            }
             0xe5 => at(i, "忽略".as_bytes()),
             0xe4 => at(i, "你现在是".as_bytes()) || at(i, "不要告诉用户".as_bytes()),
             _ => false,
         };
-        if hit {
+        if hit || (hide && user) {
             return true;
         }
     }
@@ -118,23 +137,34 @@ fn has_anchor(s: &[u8]) -> bool {
 /// changed there needs its anchors checked here.
 const PM404_PATTERNS: &str = r#"(?i)(?<!\bto )(?<!\bnot )\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|former|original|existing|system|safety|developer)\s+(?:instructions?|prompts?|rules|directions|directives|guidelines|messages?|context)\b
 (?i)\b(?:new|updated|real|actual|hidden|secret)\s+system\s+(?:prompt|instructions?|message)\b|<\|im_start\|>\s*system|^\s*(?:#+\s*)?(?:system\s+prompt|system\s+override)\s*:
-(?i)\b(?:you\s+are\s+now\s+(?:a|an|no\s+longer|free|unrestricted|dan|jailbroken)\b|you\s+must\s+now\b|your\s+new\s+(?:instructions|task|role|goal|objective|rules)\s+(?:is|are)\b|(?:ai|assistant|agent|model|llm)s?\s+reading\s+this\s+(?:must|should|will)\b|note\s+to\s+(?:the\s+)?(?:ai|assistant|agent|llm)\s*:)
+(?i)\b(?:you\s+are\s+now\s+(?:(?:a|an|no\s+longer|free|unrestricted|dan|jailbroken)\b|(?-i:[A-Z][\w-]*[A-Z][\w-]*)(?=\s*[,.!:;]|\s*$)|(?-i:[A-Z][\w-]*),\s+(?:a|an|the|your)\s+(?:[\w-]+\s+){0,3}?(?:ai|assistant|model|bot|chatbot|agent|llm|persona|character)\b)|from\s+now\s+on\b\s*,?\s*you\s+(?:are|will\s+(?:be|act|pretend|behave|respond\s+as)|are\s+going\s+to\s+(?:be|act|pretend))\b|you\s+must\s+now\b|your\s+new\s+(?:instructions|task|role|goal|objective|rules)\s+(?:is|are)\b|(?:ai|assistant|agent|model|llm)s?\s+reading\s+this\s+(?:must|should|will)\b|note\s+to\s+(?:the\s+)?(?:ai|assistant|agent|llm)\s*:)
 (?i)\b(?:do\s+not|don't|never)\s+(?:tell|inform|show|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+(?:the\s+)?user\b|\bwithout\s+(?:telling|informing|asking)\s+the\s+user\b
 忽略(?:之前|以上|前面|先前|所有)(?:的)?(?:所有)?(?:指令|指示|提示|规则)|你现在是(?:一个)?(?!用户)|不要告诉用户"#;
 
-/// The anchors of `has_anchor` that are ASCII.
-const ASCII_ANCHORS: [&[u8]; 15] = [
-    b"ignore", b"disregard", b"forget", b"override", b"bypass", b"system", b"you are", b"you must",
-    b"your new", b"reading", b"note to", b"do not", b"don't", b"never", b"without",
+/// The anchors of `has_anchor` that are ASCII: each of `ASCII_ANCHORS` alone, or one of
+/// `HIDE_ANCHORS` with `USER` on the same line.
+const ASCII_ANCHORS: [&[u8]; 16] = [
+    b"ignore", b"disregard", b"forget", b"override", b"bypass", b"system prompt", b"system instruction",
+    b"system message", b"system override", b"im_start", b"you are now", b"you must now", b"your new",
+    b"reading this", b"note to", b"from now",
 ];
+const HIDE_ANCHORS: [&[u8]; 4] = [b"do not", b"don't", b"never", b"without"];
+const USER: &[u8] = b"user";
 
-/// For each byte, the second letters (bit `letter - 'a'`) an anchor starting with it takes, in
-/// either case: a table built from `ASCII_ANCHORS`.
+/// For each byte, the second letters (bit `letter - 'a'`) an anchor (of the three sets)
+/// starting with it takes, in either case.
 const BIGRAMS: [u32; 256] = {
     let mut table = [0u32; 256];
     let mut k = 0;
-    while k < ASCII_ANCHORS.len() {
-        let (a, b) = (ASCII_ANCHORS[k][0], ASCII_ANCHORS[k][1]);
+    while k < ASCII_ANCHORS.len() + HIDE_ANCHORS.len() + 1 {
+        let lit = if k < ASCII_ANCHORS.len() {
+            ASCII_ANCHORS[k]
+        } else if k < ASCII_ANCHORS.len() + HIDE_ANCHORS.len() {
+            HIDE_ANCHORS[k - ASCII_ANCHORS.len()]
+        } else {
+            USER
+        };
+        let (a, b) = (lit[0], lit[1]);
         table[a as usize] |= 1 << (b - b'a');
         table[(a - 32) as usize] |= 1 << (b - b'a'); // upper case
         k += 1;
@@ -192,11 +222,22 @@ fn ascii_match_at(s: &[u8], mut j: usize, lit: &[u8]) -> bool {
 /// superset of the patterns' (tests/engine/test_native_differential.py); it skips the anchors'
 /// bigrams inside words (`re`, `no`, `ne`, `do`, ...), which are most of them in prose.
 fn ascii_has_anchor(s: &[u8]) -> bool {
-    s.windows(2).enumerate().any(|(i, w)| {
-        anchor_bigram(w[0], w[1])
-            && (i == 0 || !(s[i - 1].is_ascii_alphanumeric() || s[i - 1] == b'_'))
-            && ASCII_ANCHORS.iter().any(|lit| lit[0] == w[0] | 0x20 && ascii_match_at(s, i, lit))
-    })
+    let (mut hide, mut user) = (false, false);
+    for (i, w) in s.windows(2).enumerate() {
+        if !anchor_bigram(w[0], w[1]) || (i > 0 && (s[i - 1].is_ascii_alphanumeric() || s[i - 1] == b'_')) {
+            continue;
+        }
+        let first = w[0] | 0x20;
+        if ASCII_ANCHORS.iter().any(|lit| lit[0] == first && ascii_match_at(s, i, lit)) {
+            return true;
+        }
+        hide = hide || HIDE_ANCHORS.iter().any(|lit| lit[0] == first && ascii_match_at(s, i, lit));
+        user = user || (first == b'u' && ascii_match_at(s, i, USER));
+        if hide && user {
+            return true;
+        }
+    }
+    false
 }
 
 /// Whether PM404 must look at `line` (see the module's comment).
@@ -390,12 +431,47 @@ impl CharRanges {
 
     fn found_in(&self, text: &Bound<'_, PyString>) -> Option<bool> {
         let s = text.to_str().ok()?;
-        let ranges = &self.ranges;
-        Some(s.chars().any(|c| {
-            let cp = c as u32;
-            let i = ranges.partition_point(|&(lo, _)| lo <= cp);
-            i > 0 && ranges[i - 1].1 >= cp
-        }))
+        Some(self.holds(s))
+    }
+}
+
+impl CharRanges {
+    fn holds_char(&self, c: char) -> bool {
+        let cp = c as u32;
+        let i = self.ranges.partition_point(|&(lo, _)| lo <= cp);
+        i > 0 && self.ranges[i - 1].1 >= cp
+    }
+
+    /// Does `s` hold a character of the ranges? Where none is ASCII (PM404's class), the ASCII
+    /// bytes are skipped eight at a time and only the other characters are looked up: a text
+    /// is mostly ASCII, and a binary search per character was most of PM404's time on
+    /// agent-rule files (an em dash makes the whole text non-ASCII).
+    fn holds(&self, s: &str) -> bool {
+        if self.ranges.first().is_none_or(|&(lo, _)| lo < 0x80) {
+            return s.chars().any(|c| self.holds_char(c));
+        }
+        let bytes = s.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if i + 8 <= bytes.len() {
+                let word = u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+                if word & 0x8080_8080_8080_8080 == 0 {
+                    i += 8;
+                    continue;
+                }
+            }
+            if bytes[i] < 0x80 {
+                i += 1;
+                continue;
+            }
+            // `i` starts a character: it follows ASCII bytes or a whole character.
+            let c = s[i..].chars().next().unwrap();
+            if self.holds_char(c) {
+                return true;
+            }
+            i += c.len_utf8();
+        }
+        false
     }
 }
 
@@ -543,7 +619,7 @@ const WRITTEN_FOR_SUMMARY: &str = "554dc9cb64c2a47874c0da8fdcb267b423dd40b7d8faa
 const WRITTEN_FOR_CONCLUDED: &str = "efb7bd1cf4f7135c18de954bbde7acd3ee05c2c7da2e7295bff7c2249e8d82cd";
 const WRITTEN_FOR_POINTERS: &str = "6fbba582c269afced099ba2e20ce99f930ee9685d357bffaf6cb692c0cb47143";
 const WRITTEN_FOR_LINK_TARGETS: &str = "53e216ee12ffc04b0c31a1db2a9bd41fd1010f3b4275ea35013e996adddd3ad5";
-const WRITTEN_FOR_PM404: &str = "7ebcc1c7bff176867930d88a1d4d741e8a7afd8594bb62676f6ad8aad2a5e167";
+const WRITTEN_FOR_PM404: &str = "d613bf82c5e9fa21534ea8b93645f484f9a804b1cc403fb8b6d9690a9a4011c5";
 const WRITTEN_FOR_SKETCH: &str = "c8f85d3930951b001e5eea96f58be040b5515b029df1ad9d02f6ac02b4395ef8";
 const WRITTEN_FOR_PM208: &str = "fe679fda7d9916a736ff3639b26226d0083228bc3cb051fe3b2ef1afc8b93055";
 const WRITTEN_FOR_SHINGLES: &str = "721c03ac3634bc70166b96a40fabdc4e9bfc119de6bb8140dd535e645b23249d";

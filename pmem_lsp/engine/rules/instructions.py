@@ -5,10 +5,14 @@ Recipes, how-tos and preferences are imperative too ("Always answer in English",
 test first"), and they are what memory is for. So only what addresses the agent's own
 instructions is reported: telling it to ignore or replace what it was told ("ignore previous
 instructions", "disregard the system prompt"), a new system prompt or chat-role markup,
-redefining it ("you are now a …", "you must now …", "your new instructions are"), and
-hiding things from the user ("do not tell the user"). Code (fences, code spans) and phrases
-in quotes are discussion, not instruction, and are skipped. The precision measured on real
-notes is in docs/decisions.md ("v0.9–v0.10 rules").
+redefining it ("you are now a …", "you are now ChatAGI, …", "from now on you are …", "you must
+now …", "your new instructions are"), and hiding things from the user ("do not tell the user").
+A "you are now" fact about the user's account ("You are now subscribed", "you are now on the
+beta plan", "You are now Premium, the top tier") is not a redefinition: only a persona is (a
+name with two capitals, `ChatAGI` or `DAN`, ending its clause; or any capitalised name in
+apposition to an AI, "Max, an unfiltered AI"; docs/decisions.md, "PM404: personas"). Code
+(fences, code spans) and phrases in quotes are discussion, not instruction, and are skipped. The
+precision measured on real notes is in docs/decisions.md ("v0.9–v0.10 rules").
 """
 
 from __future__ import annotations
@@ -50,7 +54,12 @@ _PATTERNS = (
         r"|<\|im_start\|>\s*system"
         r"|^\s*(?:#+\s*)?(?:system\s+prompt|system\s+override)\s*:")),
     ("redefines the agent", lazy(
-        r"(?i)\b(?:you\s+are\s+now\s+(?:a|an|no\s+longer|free|unrestricted|dan|jailbroken)\b"
+        r"(?i)\b(?:you\s+are\s+now\s+(?:(?:a|an|no\s+longer|free|unrestricted|dan|jailbroken)\b"
+        r"|(?-i:[A-Z][\w-]*[A-Z][\w-]*)(?=\s*[,.!:;]|\s*$)"
+        r"|(?-i:[A-Z][\w-]*),\s+(?:a|an|the|your)\s+(?:[\w-]+\s+){0,3}?"
+        r"(?:ai|assistant|model|bot|chatbot|agent|llm|persona|character)\b)"
+        r"|from\s+now\s+on\b\s*,?\s*you\s+(?:are|will\s+(?:be|act|pretend|behave|respond\s+as)"
+        r"|are\s+going\s+to\s+(?:be|act|pretend))\b"
         r"|you\s+must\s+now\b"
         r"|your\s+new\s+(?:instructions|task|role|goal|objective|rules)\s+(?:is|are)\b"
         r"|(?:ai|assistant|agent|model|llm)s?\s+reading\s+this\s+(?:must|should|will)\b"
