@@ -310,10 +310,32 @@ _FILE_EXT = re.compile(
 _NAMED_HASH = re.compile(r"(?:sha(?:1|224|256|384|512)|md5|blake2b?|sha3-\d+)[:\-=]", re.IGNORECASE)
 _IDENT_LOWER = re.compile(r"(?:[a-z]+\d*|\d+)(?:[-_.](?:[a-z]+\d*|\d+))+")
 _IDENT_UPPER = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+# A member access chain, with C#/TypeScript null-conditional and non-null steps
+# (`ctx.Params.Meta?.ProgressToken`, `session!.user.token`).
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:[?!]?\.[A-Za-z_]\w*)+")
 _CAMEL = re.compile(r"[A-Za-z][a-z]*(?:[A-Z][a-z]+)*")  # each group starts upper: no backtracking blow-up
 _ASCII_VALUE = re.compile(r"[!-~]+")
 _OPTION = re.compile(r"--?[A-Za-z][a-z0-9]*(?:-[a-z0-9]+)*(?:=[\w./-]*)?")
+
+
+_WORD_PART = re.compile(r"[A-Za-z\u00c0-\u024f]+\d{0,4}|\d+")
+_PART_SEPARATORS = re.compile(r"[-_/.#:+&]+")
+
+
+def wordy(value: str) -> bool:
+    """Made of two or more words joined by separators (`all-green-after/retry2`, `Test_Run#42`,
+    `Reisepass-Nr/2024`), each a run of letters in one case pattern with at most a few digits
+    after it — how prose and names are built, not passwords (`Xk9#mPq2vL`)."""
+    parts = [p for p in _PART_SEPARATORS.split(value) if p]
+    if len(parts) < 2:
+        return False  # one word with digits (`buxinren123`) is how people make passwords
+    for part in parts:
+        if _WORD_PART.fullmatch(part) is None:
+            return False
+        letters = part.rstrip("0123456789")
+        if letters and not (letters.islower() or letters.isupper() or letters.istitle()):
+            return False
+    return True
 
 
 # Code, not a value: a call, a member or scope access, an index, a variable of a template
@@ -322,18 +344,64 @@ _OPTION = re.compile(r"--?[A-Za-z][a-z0-9]*(?:-[a-z0-9]+)*(?:=[\w./-]*)?")
 # reference), `{{ .Values.token }}`. A chain of identifiers followed by `(`, `[`, `::`, `->`.
 _CODE_CHAIN = re.compile(
     r"[$@]?[A-Za-z_][\w$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][\w$]*)*(?P<op>\(|\[|::|->)")
-# Ruby's safe navigation (`proxy_uri&.password`), and Go's address of a composite literal
+# Ruby's safe navigation (`proxy_uri&.password`), a build tool's filter placeholder (Maven's
+# and Gradle's `@dataSource.password@`, filled in from a properties file), and Go's address of a composite literal
 # (`&MaxPass{}`, `&cfg.Pass`): member access and construction, not a value.
 _REFERENCE = re.compile(
-    r"@[A-Za-z_][\w.-]*|\$[A-Za-z_][\w]*(?:->|\.)[\w>.-]+|[A-Za-z_]\w*(?:&\.[A-Za-z_]\w*)+[?!]?|"
+    r"@[A-Za-z_][\w.-]*@?|\$[A-Za-z_][\w]*(?:->|\.)[\w>.-]+|[A-Za-z_]\w*(?:&\.[A-Za-z_]\w*)+[?!]?|"
     r"&[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|&[A-Za-z_][\w.]*\{.*\}")
 # A password hash in crypt format (bcrypt `$2b$10$…`, sha512-crypt `$6$…`, argon2, scrypt):
 # what a database keeps instead of the password, not the password.
 _CRYPT_HASH = re.compile(r"\$(?:2[abxy]?|1|5|6|y|gy|7|argon2(?:id|i|d)|scrypt|pbkdf2[\w-]*|sha\d+)\$")
 
 
+# A PowerShell command (`ConvertTo-SecureString $plain -AsPlainText -Force`, `New-Object
+# System.Management.Automation.PSCredential(…)`, `Get-Secret -Name db`): an approved verb
+# (the language's fixed list, `Get-Verb`), a dash and a noun of letters. What it returns is
+# assigned, not the text. A noun with digits stays a value (`Test-Pass123`).
+_CMDLET = re.compile(
+    r"(?:Add|Approve|Assert|Backup|Block|Build|Checkpoint|Clear|Close|Compare|Complete|Compress|Confirm|"
+    r"Connect|Convert|ConvertFrom|ConvertTo|Copy|Debug|Deny|Deploy|Disable|Disconnect|Dismount|Edit|Enable|"
+    r"Enter|Exit|Expand|Export|Find|Format|Get|Grant|Group|Hide|Import|Initialize|Install|Invoke|Join|Limit|"
+    r"Lock|Measure|Merge|Mount|Move|New|Open|Optimize|Out|Ping|Pop|Protect|Publish|Push|Read|Receive|Redo|"
+    r"Register|Remove|Rename|Repair|Request|Reset|Resize|Resolve|Restart|Restore|Resume|Revoke|Save|Search|"
+    r"Select|Send|Set|Show|Skip|Split|Start|Step|Stop|Submit|Suspend|Switch|Sync|Test|Trace|Unblock|Undo|"
+    r"Uninstall|Unlock|Unprotect|Unpublish|Unregister|Update|Use|Wait|Watch|Write)-[A-Z][A-Za-z]+")
+# A reference in a scheme: Salesforce's Named Credential (`callout:External_API`), `vault:secret/db`,
+# `secret:prod_db`, `env:DB_PASSWORD`. The name after the colon reads as a name: words joined
+# by separators (`wordy`) or one CamelCase word, not `admin:S3cr3tP4ss` (a user and a password).
+_SCHEME_REF = re.compile(r"[a-z][a-z0-9+.\-]{1,20}:(?P<name>[A-Za-z_][\w.\-/]*)")
+
+
+def names_a_thing(value: str) -> bool:
+    """A reference to something kept elsewhere, written as its name: a scheme and a name
+    (`callout:External_API`), or words joined by slashes (a design token `Desktop/Title/H1`, a
+    path of words `Shared/Team/Prod`), whose parts a person reads, unlike base64's."""
+    m = _SCHEME_REF.fullmatch(value)
+    if m is not None:
+        name = m.group("name").strip("_")
+        return bool(name) and (wordy(name) or _CAMEL.fullmatch(name) is not None)
+    return "/" in value and wordy(value)
+
+
+_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def _random_part(chain: str) -> bool:
+    """A part of a dotted chain that no one would name a member: more than a third of its four
+    or more words one or two characters long (`i0VpEBOWfb` in `i0VpEBOWfb.ZAVaBSo63bbH6x`,
+    `@GK032w6AsfFjrLWU`), where names hold words (`ctx`, `ProgressToken`, `PSCredential`, `H1`)."""
+    for part in re.split(r"[?!]?\.", chain):
+        words = _NAME_WORD.findall(part)
+        if len(words) >= 4 and sum(len(w) <= 2 for w in words) * 3 > len(words):
+            return True
+    return False
+
+
 def is_code_expression(value: str) -> bool:
     """A code expression assigned to a secret-named variable rather than a value."""
+    if _CMDLET.fullmatch(value) is not None:
+        return True
     m = _CODE_CHAIN.match(value)
     if m is not None:
         chain = value[:m.start("op")]
@@ -342,7 +410,10 @@ def is_code_expression(value: str) -> bool:
             return True
         if ")" in value[m.end():] or "]" in value[m.end():] or m.end() == len(value):
             return len(chain.lstrip("$@")) >= 2
-    return _REFERENCE.fullmatch(value) is not None
+    if _REFERENCE.fullmatch(value) is None:
+        return False
+    # `@db_pass`, `@dataSource.password@` name something; `@i0VpEBOWfbZAVaBS` is a password.
+    return not (value.startswith("@") and _random_part(value.strip("@")))
 
 
 def _random_segment(path: str) -> bool:
@@ -365,13 +436,14 @@ def looks_random(value: str) -> bool:
         return False
     if "://" in value or "`" in value or value.startswith(("data:", "mailto:", "file:", "arn:", "urn:")):
         return False
-    if _NAMED_HASH.match(value) or _CRYPT_HASH.match(value) or is_code_expression(value):
+    if _NAMED_HASH.match(value) or _CRYPT_HASH.match(value) or is_code_expression(value) or names_a_thing(value):
         return False
     if _EMAIL.fullmatch(value) or _VERSION.fullmatch(value) or _DATEISH.fullmatch(value) or _UUID.fullmatch(value):
         return False
     if (_PATH.fullmatch(value) and not _random_segment(value)) or _FILE_EXT.search(value):
         return False
-    if _IDENT_LOWER.fullmatch(value) or _IDENT_UPPER.fullmatch(value) or _DOTTED.fullmatch(value):
+    if _IDENT_LOWER.fullmatch(value) or _IDENT_UPPER.fullmatch(value) or (
+            _DOTTED.fullmatch(value) and not _random_part(value)):
         return False
     if value.startswith("-") and _OPTION.fullmatch(value):
         return False  # a command-line option (`--no-verify`, `-rf`), not a value

@@ -25,6 +25,7 @@ from ._checks import (
     looks_random,
     url_password_placeholder,
     url_password_weak,
+    wordy,
 )
 
 # The prefilter's lowercase literals (the text is lowered once), each with the key words it
@@ -106,26 +107,6 @@ def classify_key(key: str) -> str | None:
     if last in ("credential", "creds", "cred"):
         return "credential"
     return None
-
-
-_WORD_PART = re.compile(r"[A-Za-z\u00c0-\u024f]+\d{0,4}|\d+")
-_PART_SEPARATORS = re.compile(r"[-_/.#:+&]+")
-
-
-def wordy(value: str) -> bool:
-    """Made of two or more words joined by separators (`all-green-after/retry2`, `Test_Run#42`,
-    `Reisepass-Nr/2024`), each a run of letters in one case pattern with at most a few digits
-    after it — how prose and names are built, not passwords (`Xk9#mPq2vL`)."""
-    parts = [p for p in _PART_SEPARATORS.split(value) if p]
-    if len(parts) < 2:
-        return False  # one word with digits (`buxinren123`) is how people make passwords
-    for part in parts:
-        if _WORD_PART.fullmatch(part) is None:
-            return False
-        letters = part.rstrip("0123456789")
-        if letters and not (letters.islower() or letters.isupper() or letters.istitle()):
-            return False
-    return True
 
 
 # Keys that name a secret only sometimes: "Pass:" is a pass/fail verdict, a mountain pass, a
@@ -566,6 +547,30 @@ def _cells(line: str) -> list[tuple[int, int]]:
     return cells
 
 
+# A design value: a length with its unit (`48px`, `1.5rem`, `100%`), a duration (`200ms`), a
+# colour (`#1a2b3c`, `rgb(…)`). A cell under a "Token" column with one in the next cell is a
+# design token's name (`| `spacing-2xl` | 48px |`), not a credential.
+_DESIGN_VALUE = re.compile(
+    r"-?\d+(?:\.\d+)?(?:px|rem|em|pt|dp|sp|vh|vw|vmin|vmax|ch|ex|ms|s|deg|%)|#[0-9A-Fa-f]{3,8}|"
+    r"(?:rgba?|hsla?|oklch|var)\(.*\)")
+
+
+# A design token's name: lowercase parts joined by separators (`spacing-2xl`, `--color-brand-500`,
+# `font.size.lg`), not a random value (`Xk9mPq2vLr7Tz4Wb`, which a `30s` beside it does not excuse).
+_DESIGN_NAME = re.compile(r"[-$]*[a-z0-9]+(?:[-_./][a-z0-9]+)+")
+
+
+def _design_token(line: str, row: list[tuple[int, int]], i: int) -> bool:
+    """The cell `i` of a row is a design token's name, its value in the cell after it."""
+    if i + 1 >= len(row):
+        return False
+    a, b = row[i]
+    if _DESIGN_NAME.fullmatch(line[a:b]) is None:
+        return False
+    a, b = row[i + 1]
+    return _DESIGN_VALUE.fullmatch(line[a:b]) is not None
+
+
 def find_in_table(lines: list[str], ln: int) -> Iterator[tuple[int, int, int, str]]:
     """(line, start, end, kind) for `| Password | value |` rows, and for the cells under a
     header whose column is a secret-ish key."""
@@ -592,7 +597,7 @@ def find_in_table(lines: list[str], ln: int) -> Iterator[tuple[int, int, int, st
             for i, kind in enumerate(kinds):
                 if kind is not None and i < len(row):
                     a, b = row[i]
-                    if cell_value_ok(lines[j][a:b], headers[i]):
+                    if cell_value_ok(lines[j][a:b], headers[i]) and not _design_token(lines[j], row, i):
                         yield j, a, b, kind
             j += 1
 
