@@ -108,17 +108,26 @@ def not_utf8(path: str) -> bool:
     return not path.isascii() and any("\udc80" <= c <= "\udcff" for c in path)
 
 
+# The forms nearest to one that cannot hold a path, before a link: a bare path cannot hold a
+# root-level name with spaces (`My note.md — …` is no route), but `` `My note.md` `` keeps the
+# look of an index of bare paths (docs/decisions.md, "Route titles and descriptions").
+_FALLBACK_FORMS = {BARE: (CODE_SPAN, ANGLE), CODE_SPAN: (ANGLE,), ANGLE: (CODE_SPAN,)}
+
+
 def format_target(form: str, path: str, title: str) -> str:
-    """`path` written as a route target of `form`, or as a link when that form cannot hold
-    it (a wiki link cannot hold `[`, a code span `%20`, a bare path a space before its folder…):
-    whatever pmem writes parses back to the same path."""
+    """`path` written as a route target of `form`, or, when that form cannot hold it (a wiki
+    link cannot hold `[`, a code span `%20`, a bare path a root-level name with spaces…), as
+    the nearest form that can (`_FALLBACK_FORMS`), else as a link: whatever pmem writes
+    parses back to the same path."""
     if not_utf8(path):
         # `_index.md` is UTF-8 text: only a link's `%` escapes can carry the name's bytes
         # (`notes/bad%FF.md`), which the route reader decodes back to them (issue 40).
         return f"[{_label(title, readable(path))}]({uri_quote(path)})"
     target = _written_target(form, path, title)
-    if not reads_back(f"- {target} — x", path):
-        target = _written_target(LINK, path, title)
+    for tried in (*_FALLBACK_FORMS.get(form, ()), LINK):
+        if reads_back(f"- {target} — x", path):
+            break
+        target = _written_target(tried, path, title)
     if not reads_back(f"- {target} — x", path):
         target = f"[{_label(title, path)}]({quote(path, safe='/')})"  # every unusual character escaped
     return target
@@ -163,15 +172,45 @@ def propose_route(index_text: str, path: str, title: str | None, description: st
     return line
 
 
+def route_title(doc: MemoryFile | None, path: str) -> str:
+    """A route's title for the memory file `path` (docs/decisions.md, "Route titles and
+    descriptions"): front matter `title:` (else `name:`); else the `# ` heading that is the
+    document's title (its first line after front matter, blank lines and comments); else the
+    file name without `.md`, as Obsidian titles a note. A heading further down (`# 1.Definición`
+    after a note's opening line, an Excalidraw drawing's `# Text Elements`) is no title."""
+    if doc is not None:
+        for key in ("title", "name"):
+            text = doc.front_matter_text(key)
+            if text:
+                return text
+        if doc.title is not None and doc.title.text.strip():
+            return " ".join(doc.title.text.split())
+    name = path.rsplit("/", 1)[-1]
+    return readable(name[:-3] if name.lower().endswith(".md") else name)
+
+
+def route_description(doc: MemoryFile | None) -> str | None:
+    """A route's description from the file: its Summary's first bullet, else front matter
+    `description:` (else `summary:`); None when it has neither (the title is used then)."""
+    if doc is None:
+        return None
+    if doc.summary is not None and doc.summary.bullets and doc.summary.bullets[0].text:
+        return doc.summary.bullets[0].text
+    for key in ("description", "summary"):
+        text = doc.front_matter_text(key)
+        if text:
+            return text
+    return None
+
+
 def route_for(index_text: str, path: str, doc: MemoryFile | None, description: str | None = None,
               dialect: str = PMEM) -> str:
     """The route line for the memory file `path` (parsed as `doc`, None when unreadable): its
-    title, and `description` or else its first Summary bullet. One rule for the PM202 fix,
-    `pmem route add`, `pmem save` and a recover without a saved route line."""
-    title = doc.title_text if doc is not None else None
-    if description is None and doc is not None and doc.summary is not None and doc.summary.bullets:
-        description = doc.summary.bullets[0].text or None
-    return propose_route(index_text, path, title, description, dialect)
+    `route_title`, and `description` or else its `route_description`. One rule for the PM202
+    fix, `pmem route add`, `pmem save`, the MCP tools and a recover without a saved route line."""
+    if description is None:
+        description = route_description(doc)
+    return propose_route(index_text, path, route_title(doc, path), description, dialect)
 
 
 def root_dialect(setting: str | None, archive_text: str | None, index_text: str | None) -> str:

@@ -96,6 +96,59 @@ class DateField:
     date: dt.date | None
 
 
+_RE_BLOCK_HEADER = re.compile(r"^[|>][+-]?[1-9]?[+-]?$")
+_DOUBLE_ESCAPES = {"n": " ", "t": " ", "r": " ", "0": "", "\\": "\\", '"': '"', "/": "/", " ": " ", "_": "\u00a0"}
+_RE_DOUBLE_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
+
+
+def _unescape_double(text: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        code = m.group(1)
+        if code[0] in "xuU" and len(code) > 1:
+            return chr(int(code[1:], 16))
+        return _DOUBLE_ESCAPES.get(code, code)
+    return _RE_DOUBLE_ESCAPE.sub(one, text)
+
+
+def yaml_scalar_text(first: str, more: list[str]) -> str | None:
+    """A top-level YAML scalar as one line of text: `first` is what follows `key:` on its line,
+    `more` the front matter lines after it. Plain, 'single' and "double" quoted (escapes read,
+    line breaks folded), and `>`/`|` block scalars, each folded into one line with single
+    spaces; None for an empty value, a flow collection (`[a, b]`, `{…}`), an alias or a
+    nested mapping. Not a YAML parser: the few shapes a note's title or description takes."""
+    value = first.strip()
+    # The lines that continue this key's value: indented ones (and blank lines between them).
+    cont: list[str] = []
+    for line in more:
+        if line.strip() and not line[:1].isspace():
+            break
+        cont.append(line)
+    while cont and not cont[-1].strip():
+        cont.pop()
+    if value.startswith("#"):
+        value = ""
+    if value[:1] in ("[", "{", "*", "!", "&"):
+        return None
+    if _RE_BLOCK_HEADER.match(value.split(" #", 1)[0].strip()):
+        words = " ".join(" ".join(line.split()) for line in cont).split()
+        return " ".join(words) or None
+    if value[:1] in ("'", '"'):
+        quote = value[0]
+        body = value[1:] + "".join(" " + line.strip() for line in cont)
+        if quote == "'":
+            end = re.search(r"'(?!')", body.replace("''", "\x00\x00"))
+            text = (body[: end.start()] if end else body).replace("''", "'")
+        else:
+            end = re.search(r'(?<!\\)(?:\\\\)*"', body)
+            text = _unescape_double(body[: end.end() - 1] if end else body)
+        return " ".join(text.split()) or None
+    if not value and cont and (re.match(r"^\s+[^\s#][^:]*:(\s|$)", cont[0]) or cont[0].strip()[:2] in ("-", "- ")):
+        return None  # a nested mapping or a sequence, not text
+    words = [value] + [line.strip() for line in cont]
+    text = " ".join(w.split(" #", 1)[0] if not w.startswith("#") else "" for w in words)
+    return " ".join(text.split()) or None
+
+
 def parse_date_value(value: str) -> dt.date | None:
     """An ISO date (`2026-01-03`, quoted or not, a time after it allowed); None otherwise."""
     value = value.strip()
@@ -466,6 +519,16 @@ class MemoryFile:
             if m and m.group("key") not in out:
                 out[m.group("key")] = (i, m.group("value").strip())
         return out
+
+    def front_matter_text(self, key: str) -> str | None:
+        """The front matter value of top-level `key` as one line of text (`yaml_scalar_text`):
+        quotes removed, folded and multi-line values joined; None when absent or not text."""
+        found = self.front_matter.get(key)
+        if found is None:
+            return None
+        line = self.lines[found[0]]
+        first = line[line.index(":") + 1:]
+        return yaml_scalar_text(first, self.lines[found[0] + 1: max(self.front_matter_end - 1, 0)])
 
     @once
     def date_fields(self) -> list[DateField]:

@@ -171,6 +171,25 @@ def test_what_an_agent_reads_of_a_preview_never_offers_yes(root: Path, args: tup
         assert "--yes" not in said and " -y" not in said
 
 
+def test_route_add_titles_a_note_as_its_front_matter_or_name_says(tmp_path: Path):
+    """The trial's shapes through `pmem route add`: an agent file's front matter, an Obsidian note
+    whose first heading comes later, and a root-level name with spaces in an index of bare paths."""
+    root = make_root(tmp_path, {
+        "_index.md": "# Index\n\n- projects/alpha.md — the alpha project\n- notes/a b.md — a note\n",
+        "notes/a b.md": active_file("A b"),
+        "agents/amp.agent.md": "---\nname: Amplitude Experiment Implementation\n"
+                               "description: 'Implements experiments: the ''Amplitude'' way'\n---\n\n## Steps\n",
+        "Q6/Import.md": "[[Elixir]] notas\n\n# 1.Definición\nTexto.\n",
+        "Idea con espacios.md": "Una idea.\n",
+    })
+    expected = {"agents/amp.agent.md": "+- agents/amp.agent.md — Implements experiments: the 'Amplitude' way",
+                "Q6/Import.md": "+- Q6/Import.md — Import",
+                "Idea con espacios.md": "+- `Idea con espacios.md` — Idea con espacios"}
+    for rel, line in expected.items():
+        shown = as_json(pmem(root, "route", "add", rel, "--format", "json"))
+        assert line in shown["changes"][0]["diff"].splitlines(), shown["changes"][0]["diff"]
+
+
 def test_route_add_and_health_command_lines(root: Path):
     (root / "notes").mkdir(exist_ok=True)
     (root / "notes/loose.md").write_text(active_file("Loose ends"), encoding="utf-8")
