@@ -366,7 +366,7 @@ fn sketch_hashes(text: &str, min_line: usize, count: usize) -> Vec<u32> {
 fn sketch_hashes_wide(text: &str, min_line: usize, count: usize) -> Option<Vec<u32>> {
     let is_break = |c: char| matches!(c, '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{1c}' | '\u{1d}' | '\u{1e}');
     let is_space = |c: char| matches!(c, '\t' | '\n' | '\u{0b}' | '\u{0c}' | '\r' | '\u{1c}'..='\u{1f}' | ' ');
-    if !text.chars().all(|c| c.is_ascii() || (c != '\u{a0}' && is_shingle_break(c)) || is_caseless_cjk(c)) {
+    if !text.chars().all(is_wide_sketch_char) {
         return None;
     }
     let mut hashes: Vec<u32> = Vec::new();
@@ -392,6 +392,12 @@ fn sketch_hashes_wide(text: &str, min_line: usize, count: usize) -> Option<Vec<u
     hashes.dedup();
     hashes.truncate(count);
     Some(hashes)
+}
+
+/// The characters `sketch_hashes_wide` takes (the record's sketch too, record.rs): ASCII,
+/// `is_shingle_break` ones other than U+00A0 and `is_caseless_cjk` ones.
+fn is_wide_sketch_char(c: char) -> bool {
+    c.is_ascii() || (c != '\u{a0}' && is_shingle_break(c)) || is_caseless_cjk(c)
 }
 
 /// CJK characters the wide sketch reads as they are: the CJK symbols and punctuation less the
@@ -561,13 +567,40 @@ impl Shingles {
     }
 }
 
+/// CJK characters beyond ASCII that `_build_shingles` reads as a word of their own whatever
+/// surrounds them: they are in `_CJK` (`[{_CJK}]` makes each one a word), NFKC and casefold keep
+/// them, and NFKC joins them with no neighbour (each is a starter no composition takes as its
+/// second character). Kana (less U+3040, U+3097–U+309C, U+309F and U+30FF, which NFKC changes
+/// or joins), the unified ideographs and their extension A, the Hangul syllables.
+/// tests/engine/test_native_differential.py checks every one of them against `unicodedata`.
+fn is_cjk_word(c: char) -> bool {
+    matches!(c, '\u{3041}'..='\u{3096}' | '\u{309d}'..='\u{309e}' | '\u{30a0}'..='\u{30fe}'
+        | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{ac00}'..='\u{d7a3}')
+}
+
+/// CJK punctuation `_build_shingles` reads as a word break, as `is_shingle_break`: the ideographic
+/// comma, full stop and brackets (U+3001–U+3003, U+3008–U+3011, U+3014–U+301F) and the fullwidth
+/// and halfwidth signs NFKC makes ASCII or CJK punctuation (U+FF01–U+FF0F, U+FF1A–U+FF20,
+/// U+FF3B–U+FF40, U+FF5B–U+FF64). Checked as `is_shingle_break` is.
+fn is_cjk_break(c: char) -> bool {
+    matches!(c, '\u{3001}'..='\u{3003}' | '\u{3008}'..='\u{3011}' | '\u{3014}'..='\u{301f}'
+        | '\u{ff01}'..='\u{ff0f}' | '\u{ff1a}'..='\u{ff20}' | '\u{ff3b}'..='\u{ff40}' | '\u{ff5b}'..='\u{ff64}')
+}
+
+/// The text lowered, a space for every word break, each `is_cjk_word` character between two
+/// spaces (a word of its own); None where the text holds any other character.
 fn text_words(text: &str) -> Option<Vec<u8>> {
     let mut lowered: Vec<u8> = Vec::with_capacity(text.len());
     for c in text.chars() {
         if c.is_ascii() {
             let b = (c as u8).to_ascii_lowercase();
             lowered.push(if b.is_ascii_alphanumeric() { b } else { b' ' });
-        } else if is_shingle_break(c) {
+        } else if is_shingle_break(c) || is_cjk_break(c) {
+            lowered.push(b' ');
+        } else if is_cjk_word(c) {
+            let mut buf = [0u8; 4];
+            lowered.push(b' ');
+            lowered.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
             lowered.push(b' ');
         } else {
             return None;
@@ -576,9 +609,9 @@ fn text_words(text: &str) -> Option<Vec<u8>> {
     Some(lowered)
 }
 
-/// The word 3-shingles of a text made of ASCII and `is_shingle_break` characters only, as
-/// `_build_shingles` finds them (NFKC and casefold are ASCII lowering there, a word is a run of
-/// ASCII letters and digits), hashed by `shingle_hash`; empty under `min_words` words. None for
+/// The word 3-shingles of a text made of ASCII, `is_shingle_break`, `is_cjk_break` and
+/// `is_cjk_word` characters only, as `_build_shingles` finds them (NFKC and casefold are ASCII
+/// lowering there, a word is a run of ASCII letters and digits or one CJK character), hashed by `shingle_hash`; empty under `min_words` words. None for
 /// any other text: the caller finds its words and hands them to `word_shingles`.
 #[pyfunction]
 fn text_shingles<'py>(py: Python<'py>, text: &str, min_words: usize) -> PyResult<Option<Bound<'py, PyFrozenSet>>> {

@@ -785,22 +785,32 @@ pub const SKETCH_MIN_LINE: usize = 20;
 pub const SKETCH_COUNT: usize = 8;
 
 /// `sketch_hashes` of the text these lines make, where `_build_sketch` takes its bytes path
-/// (the text is ASCII and holds none of `_ODD_ASCII_SPACE`); None elsewhere. The lines are
-/// those `bytes.splitlines` gives for such a text.
+/// (the text is ASCII and holds none of `_ODD_ASCII_SPACE`), and `sketch_hashes_wide` where it
+/// takes its `str` path with a text of `is_wide_sketch_char` characters holding none of
+/// `_ODD_ASCII_SPACE` (no line of it breaks or strips otherwise: those characters are no `str`
+/// line break and no space); None elsewhere. The lines are those `bytes.splitlines` (and
+/// `str.splitlines`) give for such a text.
 fn sketch(lines: &[&str]) -> Option<Vec<u32>> {
-    // Not ASCII, or one of _ODD_ASCII_SPACE (\x0b \x0c \x1c-\x1f): one branchless pass.
-    let bad = |b: u8| (b >= 0x80) | (b == 0x0b) | (b == 0x0c) | (b & 0xfc == 0x1c);
-    if lines.iter().any(|l| l.as_bytes().iter().fold(false, |acc, &b| acc | bad(b))) {
-        return None;
+    // One of _ODD_ASCII_SPACE (\x0b \x0c \x1c-\x1f), or a byte beyond ASCII: one branchless pass.
+    let odd = |b: u8| (b == 0x0b) | (b == 0x0c) | (b & 0xfc == 0x1c);
+    let mut wide = false;
+    for l in lines {
+        let (bad, high) = l.as_bytes().iter().fold((false, false), |(o, h), &b| (o | odd(b), h | (b >= 0x80)));
+        if bad || (high && !l.chars().all(super::is_wide_sketch_char)) {
+            return None;
+        }
+        wide |= high;
     }
     let mut hashes: Vec<u32> = Vec::new();
     let mut lowered: Vec<u8> = Vec::with_capacity(256);
     for line in lines {
-        // `bytes.strip()`: of its characters only the space and the tab can be in such a line.
-        let l = line.trim_matches([' ', '\t']).as_bytes();
-        if l.len() >= SKETCH_MIN_LINE {
+        // `bytes.strip()`/`str.strip()`: of their characters only the space and the tab can be in such a line.
+        let l = line.trim_matches([' ', '\t']);
+        // Python measures the `str` path's lines in characters.
+        let long = if wide { l.len() >= SKETCH_MIN_LINE && l.chars().count() >= SKETCH_MIN_LINE } else { l.len() >= SKETCH_MIN_LINE };
+        if long {
             lowered.clear();
-            lowered.extend(l.iter().map(u8::to_ascii_lowercase));
+            lowered.extend(l.bytes().map(|b| b.to_ascii_lowercase()));
             hashes.push(crc32fast::hash(&lowered));
         }
     }

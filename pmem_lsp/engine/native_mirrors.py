@@ -87,13 +87,15 @@ MIRRORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
          f"{_E}.rules.instructions:mask_code_spans", f"{_E}.rules.instructions:_LINK_TEXT",
          f"{_E}.rules.instructions:_QUOTED", f"{_E}.rules.instructions:_PATTERNS")),
     "sketch": (
-        "native/src/lib.rs: sketch_hashes; native/src/record.rs: sketch (SKETCH_MIN_LINE, SKETCH_COUNT)",
+        "native/src/lib.rs: sketch_hashes, sketch_hashes_wide (is_wide_sketch_char); "
+        "native/src/record.rs: sketch (SKETCH_MIN_LINE, SKETCH_COUNT)",
         "engine/rules/duplicates.py (the near-duplicate sketch)",
         (f"{_E}.rules.duplicates:_ascii_hashes", f"{_E}.rules.duplicates:_build_sketch",
          f"{_E}.rules.duplicates:MIN_LINE", f"{_E}.rules.duplicates:SKETCH",
          f"{_E}.rules.duplicates:_ODD_ASCII_SPACE")),
     "shingles": (
-        "native/src/lib.rs: text_shingles, is_shingle_break (word_shingles hashes the Python's words), "
+        "native/src/lib.rs: text_shingles, is_shingle_break, is_cjk_break, is_cjk_word "
+        "(word_shingles hashes the Python's words), "
         "Shingles (text_shingle_array, word_shingle_array: len and common for similarity)",
         "engine/rules/duplicates.py (the near-duplicate shingles)",
         (f"{_E}.rules.duplicates:_build_shingles", f"{_E}.rules.duplicates:similarity", f"{_E}.rules.duplicates:_TOKEN",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import unicodedata
@@ -301,15 +302,59 @@ def _words(text: str) -> list[str]:
     return duplicates._TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
+def _core_taken() -> dict[str, int]:
+    """The characters beyond ASCII the core takes in a text (it answers None for others), each with
+    the shingles it gives between two words: 0 for a word break, 1 for a word of its own."""
+    taken = {}
+    for cp in range(0x80, 0x110000):
+        if not 0xD800 <= cp <= 0xDFFF:
+            found = pmem_native.text_shingles("a" + chr(cp) + "b", 0)
+            if found is not None:
+                taken[chr(cp)] = len(found)
+    return taken
+
+
 def _core_breaks() -> list[str]:
-    """The characters beyond ASCII the core reads as word breaks (it answers None for others)."""
-    return [chr(cp) for cp in range(0x80, 0x110000)
-            if not 0xD800 <= cp <= 0xDFFF and pmem_native.text_shingles("a" + chr(cp) + "b", 10**9) is not None]
+    """The characters beyond ASCII the core reads as word breaks."""
+    return [c for c, n in _core_taken_cached().items() if n == 0]
+
+
+def _composition_seconds() -> set[str]:
+    """Every character a canonical composition takes as its second (NFC may join it to the one before)."""
+    seconds = set()
+    for cp in range(0x110000):
+        d = unicodedata.decomposition(chr(cp))
+        if d and not d.startswith("<"):
+            parts = d.split()
+            if len(parts) == 2:
+                seconds.add(chr(int(parts[1], 16)))
+    return seconds | {chr(cp) for cp in range(0x1161, 0x1176)} | {chr(cp) for cp in range(0x11A8, 0x11C3)}  # Hangul V, T
+
+
+def test_every_core_cjk_word_is_one_for_python() -> None:
+    taken = _core_taken_cached()
+    words = [c for c, n in taken.items() if n == 1]
+    assert set(taken.values()) == {0, 1}
+    assert all(c in words for c in "日本語のテキストー・中文状态进行中한국어ゝゞ")
+    assert not any(c in taken for c in "\u3099\u309a\u309b\u309c\u309f\u30ff\uf900\u3005\uff21\uff41\uff10\uff65\u3000")
+    seconds = _composition_seconds()
+    for c in words:
+        assert duplicates._TOKEN.fullmatch(c) and not re.fullmatch(rf"[^\W_{duplicates._CJK}]+", c), repr(c)
+        assert unicodedata.normalize("NFKC", c) == c and c.casefold() == c, repr(c)
+        # NFKC joins it with no neighbour: it (and its decomposition) starts with a starter no composition takes second
+        first = unicodedata.normalize("NFD", c)[0]
+        assert unicodedata.combining(c) == 0 and unicodedata.combining(first) == 0 and c not in seconds, repr(c)
+        assert first not in seconds, repr(c)
+        assert _words("ab" + c + "cd" + c + c) == ["ab", c, "cd", c, c], repr(c)
+    for c in _core_breaks_cached():  # and a break starts with no character that joins the one before
+        first = unicodedata.normalize("NFKD", c)[0]
+        assert unicodedata.combining(first) == 0 and first not in seconds, repr(c)
 
 
 def test_every_core_word_break_is_one_for_python() -> None:
     breaks = _core_breaks()
     assert "\u2014" in breaks and "\u2026" in breaks and "\u00e9" not in breaks and "\u4e00" not in breaks
+    assert all(c in breaks for c in "、。「」【】，：；（）！？")
     alphabet = [chr(i) for i in range(128)] + breaks
     for c in breaks:
         assert _words(c) == [] and _words("ab" + c + "cd") == ["ab", "cd"], f"{c!r} is not a word break"
@@ -322,14 +367,17 @@ def test_every_core_word_break_is_one_for_python() -> None:
 
 _SHINGLE_ALPHABET = st.sampled_from([*"aAbBzZ09_ -.\n\t/", "\u2014", "\u2026", "\u00a0", "\u201c", "\u2192",
                                      "\u00e9", "\u4e00", "\u00df", "\u0130", "\u212a", "\u00b2", "\u00bd",
-                                     "\u0301", "\ufb01", "word", "Word", "WORD"])
+                                     "\u0301", "\ufb01", "word", "Word", "WORD", "\u4e01", "\u3042", "\u30ab",
+                                     "\u3099", "\u309b", "\u30ff", "\uac00", "\u11a8", "\uf900", "\u3005",
+                                     "\uff21", "\uff10", "\uff65", "\u3000", "、", "。", "，", "：", "（", "」",
+                                     "\u2e80", "\U00020000", "中文", "状态", "テスト"])
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_SHINGLE_ALPHABET, max_size=80), st.lists(_SHINGLE_ALPHABET, max_size=80),
        st.sampled_from([0, 3, 5]))
 def test_shingles_are_the_pythons_words_and_sets(a: list[str], b: list[str], min_words: int) -> None:
-    breaks = set(_core_breaks_cached())
+    taken = set(_core_taken_cached())
     sets = []
     for text in ("".join(a), "".join(b)):
         words = _words(text)
@@ -337,7 +385,9 @@ def test_shingles_are_the_pythons_words_and_sets(a: list[str], b: list[str], min
         by_words = pmem_native.word_shingles(words, min_words)
         pure = frozenset(map(hash, zip(words, words[1:], words[2:], strict=False))) if len(words) >= min_words \
             else frozenset()
-        assert (core is None) == any(not c.isascii() and c not in breaks for c in text), text
+        assert (core is None) == any(not c.isascii() and c not in taken for c in text), text
+        array = pmem_native.text_shingle_array(text, min_words)
+        assert (array is None) == (core is None) and (array is None or array.as_set() == core), text
         assert core is None or core == by_words, text
         assert len(by_words) == len(pure), text  # one hash per distinct shingle, as `hash` gives
         sets.append((by_words, pure))
@@ -346,12 +396,19 @@ def test_shingles_are_the_pythons_words_and_sets(a: list[str], b: list[str], min
 
 
 _BREAKS: list[str] = []
+_TAKEN: dict[str, int] = {}
 
 
 def _core_breaks_cached() -> list[str]:
     if not _BREAKS:
         _BREAKS.extend(_core_breaks())
     return _BREAKS
+
+
+def _core_taken_cached() -> dict[str, int]:
+    if not _TAKEN:
+        _TAKEN.update(_core_taken())
+    return _TAKEN
 
 
 def test_build_shingles_uses_the_core_on_a_generated_root(tmp_path: Path) -> None:
@@ -405,6 +462,8 @@ def test_wide_sketch_on_generated_texts(parts: list[str]) -> None:
         and "\u00a0" not in text
     assert (core is None) == (not allowed), text
     assert core is None or core == _python_wide_sketch(text), text
+    if pmem_native.file_record(text, markdown._KINDS) is not None:  # the record's hashes, where it takes the text
+        assert parsed(text, pmem_native).sketch_hashes == record_sketch(text), text
 
 
 @pytest.mark.parametrize("shape", ["rules", "ja", "zh", "obsidian"])
@@ -412,14 +471,23 @@ def test_wide_sketch_on_the_real_shapes(tmp_path: Path, shape: str) -> None:
     from generate_realnotes_scaled import generate as generate_scaled
 
     root = generate_scaled(tmp_path / shape, shape, 60)
-    seen = 0
+    seen = taken = shingled = 0
     for p in sorted(root.rglob("*.md")):
         text = p.read_text(encoding="utf-8")
         core = pmem_native.sketch_hashes_wide(text, duplicates.MIN_LINE, duplicates.SKETCH)
         if core is not None:
             seen += 1
             assert core == _python_wide_sketch(text), p
-    assert seen > 30
+        record = pmem_native.file_record(text, markdown._KINDS)
+        if record is not None:
+            assert parsed(text, pmem_native).sketch_hashes == record_sketch(text), p
+            taken += record_sketch(text) is not None
+        words = _words(text)
+        array = pmem_native.text_shingle_array(text, duplicates.MIN_WORDS)
+        if array is not None:
+            shingled += 1
+            assert array.as_set() == pmem_native.word_shingles(words, duplicates.MIN_WORDS), p
+    assert seen > 30 and taken > 30 and shingled > 30
 
 
 # -- PM208: the descriptions the core names hold every one the patterns match ---------------
@@ -474,6 +542,19 @@ def facts(doc: memory_file.MemoryFile) -> tuple:
             doc.metadata, doc.preamble_end, doc.links, doc.summary, doc.date_fields)
 
 
+def record_sketch(text: str) -> list[int] | None:
+    """The sketch hashes a record of `text` must hold: `_build_sketch`'s, where its bytes path runs,
+    or its `str` path where the text holds only characters the core's wide sketch takes and none of
+    `_ODD_ASCII_SPACE`; else None (Python computes them)."""
+    if any(c in text for c in duplicates._ODD_ASCII_SPACE):
+        return None
+    if text.isascii():
+        return duplicates._ascii_hashes(text)
+    if pmem_native.sketch_hashes_wide(text, duplicates.MIN_LINE, duplicates.SKETCH) is None:
+        return None
+    return _python_wide_sketch(text)
+
+
 def assert_same_record(text: str, *, taken: bool = False) -> bool:
     """`MemoryFile` built through the core's `file_record` is the pure-Python one; with
     `taken`, the core must have taken the file (no hand-over). Returns whether it did."""
@@ -490,8 +571,7 @@ def assert_same_record(text: str, *, taken: bool = False) -> bool:
     if core.bullets_unconcluded:  # the verdict PM502 takes: no bullet says the work is finished
         assert reference.summary is not None
         assert not any(concluded._concluded_bullet(b.text) for b in reference.summary.bullets), text
-    plain = text.isascii() and not any(c in text for c in duplicates._ODD_ASCII_SPACE)
-    assert core.sketch_hashes == (duplicates._ascii_hashes(text) if plain and record is not None else None), text
+    assert core.sketch_hashes == (None if record is None else record_sketch(text)), text
     for base in BASES:  # PM402's paths of the record's links: those Python's normalisation gives
         assert_same_link_paths(core.links, base)
     if core.secrets_clear:  # the verdict PM401 takes: no secret in these lines
