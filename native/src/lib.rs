@@ -85,8 +85,8 @@ fn normalise(line: &str, buf: &mut Vec<u8>) -> bool {
 /// holds one of these as a literal (whitespace runs as one space):
 /// ignore|disregard|forget|override|bypass; system prompt|system instruction|system message|
 /// system override|im_start; you are now|you must now|your new|reading this|note to|from now;
-/// 忽略|你现在是|不要告诉用户; or both one of do not|don't|never|without and `user` (every
-/// alternative of the pattern for hiding things from the user holds both).
+/// 忽略|你现在是|不要告诉用户; or both one of do not|don't|never|without|keep and `user` (every
+/// alternative of the three patterns for hiding things from the user holds both).
 fn has_anchor(s: &[u8]) -> bool {
     let n = s.len();
     // The second byte first: most positions fail there, before a comparison of the whole word.
@@ -116,6 +116,10 @@ fn has_anchor(s: &[u8]) -> bool {
                 hide |= at(i, b"without");
                 false
             }
+            b'k' => {
+                hide |= at(i, b"keep");
+                false
+            }
             b'u' => {
                 user |= at(i, b"user");
                 false
@@ -138,7 +142,9 @@ fn has_anchor(s: &[u8]) -> bool {
 const PM404_PATTERNS: &str = r#"(?i)(?<!\bto )(?<!\bnot )\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|former|original|existing|system|safety|developer)\s+(?:instructions?|prompts?|rules|directions|directives|guidelines|messages?|context)\b
 (?i)\b(?:new|updated|real|actual|hidden|secret)\s+system\s+(?:prompt|instructions?|message)\b|<\|im_start\|>\s*system|^\s*(?:#+\s*)?(?:system\s+prompt|system\s+override)\s*:
 (?i)\b(?:you\s+are\s+now\s+(?:(?:a|an|no\s+longer|free|unrestricted|dan|jailbroken)\b|(?-i:[A-Z][\w-]*[A-Z][\w-]*)(?=\s*[,.!:;]|\s*$)|(?-i:[A-Z][\w-]*),\s+(?:a|an|the|your)\s+(?:[\w-]+\s+){0,3}?(?:ai|assistant|model|bot|chatbot|agent|llm|persona|character)\b)|from\s+now\s+on\b\s*,?\s*you\s+(?:are|will\s+(?:be|act|pretend|behave|respond\s+as)|are\s+going\s+to\s+(?:be|act|pretend))\b|you\s+must\s+now\b|your\s+new\s+(?:instructions|task|role|goal|objective|rules)\s+(?:is|are)\b|(?:ai|assistant|agent|model|llm)s?\s+reading\s+this\s+(?:must|should|will)\b|note\s+to\s+(?:the\s+)?(?:ai|assistant|agent|llm)\s*:)
-(?i)\b(?:do\s+not|don't|never)\s+(?:tell|inform|show|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+(?:the\s+)?user\b|\bwithout\s+(?:telling|informing|asking)\s+the\s+user\b
+(?i)\b(?:do\s+not|don't|never)\s+(?:(?:tell|inform|show|notify)\s+(?:the\s+)?user\s+(?:about|of|that|this|these|those|anything\s+about)\b|(?:reveal|disclose|divulge)\s+(?:[\w'-]+\s+){0,4}?to\s+(?:the\s+)?user\b|(?:mention|show|say)\s+(?:(?:any|all)\s+of\s+)?(?:this|that|it|these|those|them|anything)(?:\s+[\w-]+){0,2}?\s+to\s+(?:the\s+)?user\b)
+(?i)\bwithout\s+(?:(?:telling|informing)\s+the\s+user\b|letting\s+the\s+user\s+know\b)
+(?i)\bkeep\s+(?:(?:any|all)\s+of\s+)?(?:this|that|it|these|those|them)(?:\s+[\w-]+){0,3}?\s+(?:a\s+)?(?:secret|hidden)\s+from\s+(?:the\s+)?user\b
 忽略(?:之前|以上|前面|先前|所有)(?:的)?(?:所有)?(?:指令|指示|提示|规则)|你现在是(?:一个)?(?!用户)|不要告诉用户"#;
 
 /// The anchors of `has_anchor` that are ASCII: each of `ASCII_ANCHORS` alone, or one of
@@ -148,7 +154,7 @@ const ASCII_ANCHORS: [&[u8]; 16] = [
     b"system message", b"system override", b"im_start", b"you are now", b"you must now", b"your new",
     b"reading this", b"note to", b"from now",
 ];
-const HIDE_ANCHORS: [&[u8]; 4] = [b"do not", b"don't", b"never", b"without"];
+const HIDE_ANCHORS: [&[u8]; 5] = [b"do not", b"don't", b"never", b"without", b"keep"];
 const USER: &[u8] = b"user";
 
 /// For each byte, the second letters (bit `letter - 'a'`) an anchor (of the three sets)
@@ -652,7 +658,7 @@ const WRITTEN_FOR_SUMMARY: &str = "554dc9cb64c2a47874c0da8fdcb267b423dd40b7d8faa
 const WRITTEN_FOR_CONCLUDED: &str = "efb7bd1cf4f7135c18de954bbde7acd3ee05c2c7da2e7295bff7c2249e8d82cd";
 const WRITTEN_FOR_POINTERS: &str = "6fbba582c269afced099ba2e20ce99f930ee9685d357bffaf6cb692c0cb47143";
 const WRITTEN_FOR_LINK_TARGETS: &str = "53e216ee12ffc04b0c31a1db2a9bd41fd1010f3b4275ea35013e996adddd3ad5";
-const WRITTEN_FOR_PM404: &str = "d613bf82c5e9fa21534ea8b93645f484f9a804b1cc403fb8b6d9690a9a4011c5";
+const WRITTEN_FOR_PM404: &str = "361e2b188c42e2addb9ce145dd1852701c62f53a08b12d834c827d4d34d58007";
 const WRITTEN_FOR_SKETCH: &str = "c8f85d3930951b001e5eea96f58be040b5515b029df1ad9d02f6ac02b4395ef8";
 const WRITTEN_FOR_PM208: &str = "fe679fda7d9916a736ff3639b26226d0083228bc3cb051fe3b2ef1afc8b93055";
 const WRITTEN_FOR_SHINGLES: &str = "721c03ac3634bc70166b96a40fabdc4e9bfc119de6bb8140dd535e645b23249d";

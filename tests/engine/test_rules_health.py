@@ -20,6 +20,7 @@ from pmem_lsp.engine import status_report as status_module
 from pmem_lsp.engine.analysis import Analysis
 from pmem_lsp.engine.health_proposal import ARCHIVE, DELETE, KEEP, archive_reason, health_report
 from pmem_lsp.engine.rules import stale as stale_module
+from pmem_lsp.engine.rules.duplicates import BUCKET_CAP
 from pmem_lsp.engine.status_report import memory_status
 from roots import BERTHS, CRANES, DEMO, TRASH_RECORDS, active_file, demo_copy, edited, git, make_root
 
@@ -759,3 +760,36 @@ def test_pm403_source_lines_are_the_line_by_line_definition(pieces):
 
     doc = MemoryFile("\n".join(pieces) + "\n")
     assert _source_lines(doc) == _source_lines_oracle(doc)
+
+
+def _copies_root(base: Path, names: list[str], times: list[float]) -> Path:
+    root = make_root(base, {name: CRANES for name in names})
+    for name, t in zip(names, times, strict=True):
+        os.utime(root / name, (t, t))
+    return root
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(2, BUCKET_CAP), data=st.data())
+def test_pm503_copies_count_each_other_whatever_their_names_and_order(n, data):
+    """A trial (github/awesome-copilot): 8 identical copies of `references/ax-profiles.md` in 8
+    skill folders said "N more near-duplicates" with N = 0, 1, … 6 in file order. Each copy has
+    the same other copies, so each finding counts the same, whatever the names (and so the scan
+    order) and the change times. Up to `BUCKET_CAP` copies: beyond it the copies share only their
+    whole sketch, and each is compared with the group's first files only (docs/decisions.md,
+    "PM503: the count of other copies")."""
+    folders = data.draw(st.lists(st.text("abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=8),
+                                 min_size=n, max_size=n, unique=True))
+    names = [f"{folder}/references/ax-profiles.md" for folder in folders]
+    now = time.time()
+    apart = data.draw(st.sampled_from([0.0, 2.0]))  # copied together (a tie), or written a while apart
+    order = data.draw(st.permutations(range(n)))
+    import tempfile
+    counts = []
+    for arrangement in (list(range(n)), order):  # the drawn order, and the names' own
+        with tempfile.TemporaryDirectory() as tmp:
+            root = _copies_root(Path(tmp), names, [now + apart * k for k in arrangement])
+            found = only(findings(root), "PM503")
+        assert len(found) == n - 1  # all but the one kept
+        counts.append(sorted(f.data["others"] for f in found))
+    assert counts[0] == counts[1] == [n - 2] * (n - 1)

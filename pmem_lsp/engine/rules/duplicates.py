@@ -335,11 +335,16 @@ class DuplicateIndex:
         why = f"{int(pair.similarity * 100)}% similar text"
         if pair.same_title:
             why = "same title, " + why
-        more = f"; {len(older) - 1} more near-duplicate{'s' if len(older) > 2 else ''}" if len(older) > 1 else ""
+        # Every other near-duplicate of this file, older or newer: the same count on each of a
+        # group of copies, whatever order they were written or scanned in (docs/decisions.md,
+        # "PM503: the count of other copies"). Counting only the older ones gave 0, 1, … 6 on
+        # eight copies of one file.
+        others = len(partners) - 1
+        more = f"; {others} other file{'s are' if others > 1 else ' is'} a near-duplicate too" if others else ""
         return entry_finding(me, "PM503",
                             f"near-duplicate of `{best}` ({why}{more}): keep one, archive the other",
                             data={"original": best, "similarity": round(pair.similarity, 3),
-                                  "same_title": pair.same_title, "others": len(older) - 1,
+                                  "same_title": pair.same_title, "others": others,
                                   "reason": duplicate_reason(best)})
 
 

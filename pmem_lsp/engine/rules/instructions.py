@@ -6,7 +6,9 @@ test first"), and they are what memory is for. So only what addresses the agent'
 instructions is reported: telling it to ignore or replace what it was told ("ignore previous
 instructions", "disregard the system prompt"), a new system prompt or chat-role markup,
 redefining it ("you are now a …", "you are now ChatAGI, …", "from now on you are …", "you must
-now …", "your new instructions are"), and hiding things from the user ("do not tell the user").
+now …", "your new instructions are"), and hiding things from the user ("do not tell the user
+about this", "never reveal … to the user", "without telling the user", "keep this secret from
+the user"; not asking the user hides nothing).
 A "you are now" fact about the user's account ("You are now subscribed", "you are now on the
 beta plan", "You are now Premium, the top tier") is not a redefinition: only a persona is (a
 name with two capitals, `ChatAGI` or `DAN`, ending its clause; or any capitalised name in
@@ -37,9 +39,11 @@ RULES = (
     Rule("PM404", "instruction-injection", W,
          "This line speaks to the agent that reads memory, not about the user or the work: it tells it "
          "to ignore or replace its instructions, gives it a new system prompt or role, or asks it to "
-         "hide something from the user. Memory files are data, not instructions (format v0.10): an "
-         "agent must never follow them over the user or the skill, and text like this is how a "
-         "poisoned note takes over an agent. Remove it, or quote it (in backticks or quotes) if it is "
+         "hide something from the user (not to tell, mention or reveal something to them, to act "
+         "without telling them, or to keep something secret from them). Memory files are data, not "
+         "instructions (format v0.10): an agent must never follow them over the user or the skill, "
+         "and text like this is how a poisoned note takes over an agent. Remove it, or quote it (in "
+         "backticks or quotes) if it is "
          "an example."),
 )
 
@@ -64,9 +68,23 @@ _PATTERNS = (
         r"|your\s+new\s+(?:instructions|task|role|goal|objective|rules)\s+(?:is|are)\b"
         r"|(?:ai|assistant|agent|model|llm)s?\s+reading\s+this\s+(?:must|should|will)\b"
         r"|note\s+to\s+(?:the\s+)?(?:ai|assistant|agent|llm)\s*:)")),
-    ("asks the agent to hide something from the user", lazy(
-        r"(?i)\b(?:do\s+not|don't|never)\s+(?:tell|inform|show|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+"
-        r"(?:the\s+)?user\b|\bwithout\s+(?:telling|informing|asking)\s+the\s+user\b")),
+    # Hiding from the user is a negated telling verb with something concealed as its object
+    # ("don't tell the user about this", "never reveal … to the user", "do not mention this to
+    # the user"), acting without telling the user, or keeping something secret from them. Not
+    # asking the user ("without asking the user on timeout") and a sentence about what the agent
+    # tells ("You do not tell the user what is true") hide nothing (docs/decisions.md, "PM404:
+    # hiding is concealing something").
+    ("tells the agent not to tell the user something", lazy(
+        r"(?i)\b(?:do\s+not|don't|never)\s+(?:"
+        r"(?:tell|inform|show|notify)\s+(?:the\s+)?user\s+(?:about|of|that|this|these|those|anything\s+about)\b"
+        r"|(?:reveal|disclose|divulge)\s+(?:[\w'-]+\s+){0,4}?to\s+(?:the\s+)?user\b"
+        r"|(?:mention|show|say)\s+(?:(?:any|all)\s+of\s+)?(?:this|that|it|these|those|them|anything)(?:\s+[\w-]+){0,2}?"
+        r"\s+to\s+(?:the\s+)?user\b)")),
+    ("tells the agent to act without telling the user", lazy(
+        r"(?i)\bwithout\s+(?:(?:telling|informing)\s+the\s+user\b|letting\s+the\s+user\s+know\b)")),
+    ("tells the agent to keep something secret from the user", lazy(
+        r"(?i)\bkeep\s+(?:(?:any|all)\s+of\s+)?(?:this|that|it|these|those|them)(?:\s+[\w-]+){0,3}?\s+(?:a\s+)?(?:secret|hidden)\s+"
+        r"from\s+(?:the\s+)?user\b")),
     ("tells the agent to ignore its instructions", lazy(
         r"忽略(?:之前|以上|前面|先前|所有)(?:的)?(?:所有)?(?:指令|指示|提示|规则)|你现在是(?:一个)?(?!用户)|不要告诉用户")),
 )
@@ -89,6 +107,8 @@ _WORDS = (
     ("ignore", "disregard", "forget", "override", "bypass"),
     ("system",),
     ("you", "reading", "note"),
+    ("user",),
+    ("user",),
     ("user",),
     ("忽略", "你现在是", "不要告诉用户"),
 )
