@@ -131,8 +131,9 @@ class Analysis:
         self.structure: list[Finding] = []
         self.linked_from: dict[str, set[str]] = defaultdict(set)  # link target → files linking to it
         self.links_of: dict[str, set[str]] = {}
-        # File name → files linking to a path of that name: a file of that name coming or going
-        # changes a broken link's "did it move?" (PM402).
+        # File name → files with a link to a missing path of that name: a file of that name
+        # coming or going changes the broken link's "did it move?" (PM402). Only missing
+        # targets: a target that vanishes re-checks its files (`linked_from`), which adds them.
         self.linked_by_name: dict[str, set[str]] = defaultdict(set)
         self.final: dict[str, list[Finding]] = {}
         self._stale_on = self.enabled["PM501"]
@@ -338,7 +339,9 @@ class Analysis:
         self.work["files"] += 1
         for target in self.links_of.pop(rel, ()):
             self.linked_from[target].discard(rel)
-            self.linked_by_name[target.rpartition("/")[2]].discard(rel)
+            named = self.linked_by_name.get(target.rpartition("/")[2])
+            if named is not None:
+                named.discard(rel)
         entry = self.state.files.get(rel)
         if entry is None:
             self.per_file.pop(rel, None)
@@ -346,9 +349,11 @@ class Analysis:
         self.per_file[rel] = tuple(self._file_findings(entry))
         targets = self._link_targets(entry) if self._links_on else set()
         self.links_of[rel] = targets
+        files = self.state.files
         for target in targets:
             self.linked_from[target].add(rel)
-            self.linked_by_name[target.rpartition("/")[2]].add(rel)
+            if target not in files:
+                self.linked_by_name[target.rpartition("/")[2]].add(rel)
 
     def _shared_paths(self) -> set[str]:
         """Paths that hold findings not owned by one file: the indexes, the core files."""

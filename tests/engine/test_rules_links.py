@@ -349,3 +349,22 @@ def test_the_hint_follows_a_file_of_that_name_appearing_and_vanishing(tmp_path):
     (root / "projects/plan.md").unlink()
     analysis.update(state.refresh("projects/plan.md"))
     assert hints() == [""]
+
+
+def test_the_hint_follows_a_target_that_vanished_first_and_then_reappeared_elsewhere(tmp_path):
+    """The analysis indexes only missing targets by name: a target that goes missing later must
+    join that index, so that its file's twin appearing elsewhere still brings the hint."""
+    from engine_helpers import scan
+    from pmem_lsp.engine.analysis import Analysis
+
+    root = make_root(tmp_path, {F: note("[a](plan.md)\n"), "notes/plan.md": "# Plan\n"})
+    state = scan(root)
+    analysis = Analysis(state)
+    assert only(analysis.all(), "PM402") == []
+    (root / "notes/plan.md").unlink()
+    analysis.update(state.refresh("notes/plan.md"))
+    assert [f.message.partition("; ")[2] for f in only(analysis.all(), "PM402")] == [""]
+    (root / "projects").mkdir(exist_ok=True)
+    (root / "projects/plan.md").write_text("# Plan\n", encoding="utf-8")
+    analysis.update(state.refresh("projects/plan.md"))
+    assert [f.message.partition("; ")[2] for f in only(analysis.all(), "PM402")] == ["did it move to `projects/plan.md`?"]

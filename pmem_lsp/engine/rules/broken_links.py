@@ -161,11 +161,10 @@ def moved_to(state: RootState, path: str) -> str | None:
     """The one other file of the root with the missing target's name (or its `.md` form's,
     for `[a](notes/a)`): where the linked file likely went (`creative_writing/x.md` →
     `creative/x.md`). None where no file or several have that name."""
-    name = path.rpartition("/")[2]
     note = md_form(path)
-    found = {rel for n in (name, None if note is None else note.rpartition("/")[2]) if n
-             for rel in state.files.named(n) if rel != path and zone_of(rel) in _MOVED_ZONES}
-    return next(iter(found)) if len(found) == 1 else None
+    names = {path.rpartition("/")[2]} | ({note.rpartition("/")[2]} if note is not None else set())
+    found = {rel for name in names for rel in state.files.named(name) if zone_of(rel) in _MOVED_ZONES}
+    return found.pop() if len(found) == 1 else None
 
 
 def _broken_link_finding(state: RootState, rel: str, link: Link, path: str) -> Finding:
