@@ -662,7 +662,7 @@ const WRITTEN_FOR_PM404: &str = "361e2b188c42e2addb9ce145dd1852701c62f53a08b12d8
 const WRITTEN_FOR_SKETCH: &str = "c8f85d3930951b001e5eea96f58be040b5515b029df1ad9d02f6ac02b4395ef8";
 const WRITTEN_FOR_PM208: &str = "fe679fda7d9916a736ff3639b26226d0083228bc3cb051fe3b2ef1afc8b93055";
 const WRITTEN_FOR_SHINGLES: &str = "721c03ac3634bc70166b96a40fabdc4e9bfc119de6bb8140dd535e645b23249d";
-const WRITTEN_FOR_SECRETS: &str = "fe49000306f8ac8ddba6f58d5900e21ef2be6337e1d12c7419fa024d5da42a66";
+const WRITTEN_FOR_SECRETS: &str = "d2a2b9222fa99e0779ac1715f316ecc031f7c4e6fc03610e80e240f8e7e9ae35";
 const WRITTEN_FOR_ROUTES: &str = "4753a947f83e9b25cf993b6f6ca42b5fc520bd012b9b34e555902b0ebd5af59b";
 
 #[pymodule]
@@ -697,6 +697,7 @@ fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(record::link_targets, m)?)?;
     m.add_function(wrap_pyfunction!(secrets::secrets_clear, m)?)?;
     m.add_function(wrap_pyfunction!(secrets::secret_doors, m)?)?;
+    m.add_function(wrap_pyfunction!(secrets::secret_doors_lines, m)?)?;
     m.add_function(wrap_pyfunction!(routes::link_route, m)?)?;
     m.add_function(wrap_pyfunction!(secrets::disguise_fold, m)?)?;
     m.add("SKETCH_MIN_LINE", record::SKETCH_MIN_LINE)?;

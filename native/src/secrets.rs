@@ -261,6 +261,9 @@ pub const JOIN: u8 = 8; // a token may be cut over two lines: `_disguise.joins` 
 pub const CASE: u8 = 16; // a letter Python's case folding takes to ASCII: the whole scan runs
 pub const FOLDED: u8 = 32; // a folded line's own doors
 pub const EVERY: u8 = PLAIN | FOLDS | MARKUP | JOIN | CASE | FOLDED; // a line the core does not read
+// Not a door of its own: set with `PLAIN` where a line opens it by a run, a private key's header
+// or a URL, so that `PLAIN` without it means the named door alone (`secret_doors_lines`).
+const SHAPED: u8 = 64;
 
 /// One line's doors (`PLAIN`, `FOLDS`, `MARKUP`, `CASE`, `FOLDED`).
 fn line_mask(line: &str) -> u8 {
@@ -296,17 +299,17 @@ fn line_doors(line: &str, wide: &Wide) -> u8 {
         mask |= MARKUP;
     }
     if long {
-        return mask | PLAIN;
+        return mask | PLAIN | SHAPED;
     }
     let dashes = classes & DASH != 0 && line.contains("--");
     // `_pem._BEGIN`: four or five dashes, then BEGIN in any case (every place of four dashes:
     // five hold two).
     if dashes && b.windows(9).any(|w| w[..4] == *b"----" && w[4..].eq_ignore_ascii_case(b"begin")) {
-        return mask | PLAIN;
+        return mask | PLAIN | SHAPED;
     }
     // A credential in a URL: `find_url_credentials` reads the lines holding both.
     if classes & AT != 0 && classes & COLON != 0 && line.contains("://") {
-        return mask | PLAIN;
+        return mask | PLAIN | SHAPED;
     }
     // PuTTY's header (`PuTTY-User-Key-File-2:`) holds `Key` and `:`: shut here too.
     let signed = wide.sign || classes & SIGN != 0 || dashes || line.contains(" is ") || line.contains(" are ");
@@ -319,10 +322,22 @@ fn line_doors(line: &str, wide: &Wide) -> u8 {
 /// The doors open in a text given as its lines (as `split_lines` gives them: none holds a line
 /// break). `first`: stop at the first door that voids the verdict (only `clear` is asked).
 pub fn doors(lines: &[&str], first: bool) -> u8 {
+    doors_of(lines, first, None)
+}
+
+/// `doors`, and in `named` the lines that open `PLAIN` by a named value (a prefilter word and a
+/// sign); a line that opens it otherwise sets `SHAPED` in the mask.
+fn doors_of(lines: &[&str], first: bool, mut named: Option<&mut Vec<u32>>) -> u8 {
     let mut mask = 0;
     let mut tail = 0usize; // the previous line's `token_tail`
-    for line in lines {
-        mask |= line_mask(line);
+    for (i, line) in lines.iter().enumerate() {
+        let own = line_mask(line);
+        if own & PLAIN != 0 {
+            if let Some(named) = named.as_deref_mut() {
+                named.push(i as u32);
+            }
+        }
+        mask |= own;
         let b = line.as_bytes();
         let head = token_head(b);
         if tail >= 4 && head >= 4 && tail + head >= 20 {
@@ -360,7 +375,23 @@ fn views<'a>(held: &'a [Bound<'_, PyString>]) -> Option<Vec<&'a str>> {
 #[pyfunction]
 pub fn secret_doors(lines: &Bound<'_, PyList>) -> PyResult<u8> {
     let held: Vec<Bound<'_, PyString>> = lines.iter().map(|item| item.cast_into::<PyString>()).collect::<Result<_, _>>()?;
-    Ok(views(&held).map_or(EVERY, |strs| doors(&strs, false)))
+    Ok(views(&held).map_or(EVERY, |strs| doors(&strs, false) & EVERY))
+}
+
+/// `secret_doors`, and where the plain door is open by named values alone (no run, private
+/// key header or URL on any line, and no `CASE`), the lines that open it: the plain scan can
+/// find nothing elsewhere (`find_secrets(..., named=)` reads only those lines' prefilter words
+/// and skips the gate; docs/native.md). None otherwise.
+#[pyfunction]
+pub fn secret_doors_lines(lines: &Bound<'_, PyList>) -> PyResult<(u8, Option<Vec<u32>>)> {
+    let held: Vec<Bound<'_, PyString>> = lines.iter().map(|item| item.cast_into::<PyString>()).collect::<Result<_, _>>()?;
+    let Some(strs) = views(&held) else {
+        return Ok((EVERY, None));
+    };
+    let mut named = Vec::new();
+    let mask = doors_of(&strs, false, Some(&mut named));
+    let lean = mask & PLAIN != 0 && mask & (SHAPED | CASE) == 0;
+    Ok((mask & EVERY, if lean { Some(named) } else { None }))
 }
 
 /// `clear` for Python's lines (a file's lines, or `[path]` for a file's name). False for a line

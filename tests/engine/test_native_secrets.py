@@ -89,8 +89,17 @@ def check_doors(lines: list[str], clear: bool) -> None:
             assert _markup.fold(seen, "\n".join(seen)) == [], lines
         if not doors & secrets.DOOR_JOIN:
             assert _disguise.joins(text) == [], lines
+    same, named = pmem_native.secret_doors_lines(lines)
+    assert same == doors, lines
+    if named is not None:
+        # The plain door open by named values alone, on the lines named: no line outside them
+        # holds a prefilter word and a sign, and the linked paths find what they find on all.
+        assert doors & secrets.DOOR_PLAIN and not doors & secrets.DOOR_CASE, lines
+        assert secrets_rule._in_linked_paths(lines, [], (), only=named) == secrets_rule._in_linked_paths(lines, [], ()), lines
     for mode in ({}, {"in_sentences": False}, {"honour_marker": False}, {"in_sentences": False, "honour_marker": False}):
-        assert secrets.find_secrets(lines, doors=doors, **mode) == secrets.find_secrets(lines, **mode), (lines, mode)
+        full = secrets.find_secrets(lines, **mode)
+        assert secrets.find_secrets(lines, doors=doors, **mode) == full, (lines, mode)
+        assert secrets.find_secrets(lines, doors=doors, named=named, **mode) == full, (lines, mode, named)
 
 
 # -- the code it follows ----------------------------------------------------------------------

@@ -249,18 +249,21 @@ _AZURE_RULES = tuple(i for i, rule in enumerate(TOKEN_RULES) if rule.keywords[0]
 
 def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
                  in_sentences: bool = True, honour_marker: bool = True,
-                 doors: int | None = None) -> list[SecretMatch]:
+                 doors: int | None = None, named: Sequence[int] | None = None) -> list[SecretMatch]:
     """All likely secrets in a file given as lines (no line endings), in disguise too
     (`_disguise.py`: invisible characters, look-alike letters, a token broken over two lines).
     `honour_marker=False`: ALLOW_MARKER is not honoured (masking, and judging an agent's
     write: the marker is a person's decision). `doors`: the native core's `secret_doors` of
     these lines; the parts of the scan behind a shut door, which would find nothing, are not
-    run (the same findings, tests/engine/test_native_secrets.py). See `_find_secrets` for the rest."""
+    run (the same findings, tests/engine/test_native_secrets.py). `named`: with `doors`, the
+    core's `secret_doors_lines`: the plain door is open by named values alone, on these lines
+    only (see `_find_secrets`). See `_find_secrets` for the rest."""
     if not lines:
         return []
     open_ = -1 if doors is None or doors & DOOR_CASE else doors  # -1: every door
     lines, text, data = _joined(lines)
-    found = (_find_secrets(lines, allow, in_sentences=in_sentences, honour_marker=honour_marker, joined=(text, data))
+    found = (_find_secrets(lines, allow, in_sentences=in_sentences, honour_marker=honour_marker, joined=(text, data),
+                           named=named if open_ != -1 else None)
              if open_ & DOOR_PLAIN else [])
     extra: list[SecretMatch] = []
     folded = _disguise.fold(lines, text, data) if open_ & DOOR_FOLDS else None
@@ -333,14 +336,21 @@ def _joined(lines: list[str]) -> tuple[list[str], str, bytes]:
 
 def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
                   in_sentences: bool = True, honour_marker: bool = True,
-                  joined: tuple[str, bytes] | None = None) -> list[SecretMatch]:
+                  joined: tuple[str, bytes] | None = None, named: Sequence[int] | None = None) -> list[SecretMatch]:
     """All likely secrets in a file given as lines (no line endings). A line containing
     ALLOW_MARKER is skipped (for a PEM block: the BEGIN line). A value matching any `allow`
     regex (re.search on the value) is skipped. Sorted by position.
 
     `in_sentences`: a value named by its key counts in a sentence too (`… the password: x`).
     Masking wants that (hiding a word too many costs nothing); PM401 passes False, so that a
-    key-named value needs an assignment shape there (`Password: …`, `"token": …`, `KEY=…`)."""
+    key-named value needs an assignment shape there (`Password: …`, `"token": …`, `KEY=…`).
+
+    `named`: the native core found no line holding a run of 20, a private key's header or a URL,
+    and these lines alone holding a prefilter word and a sign (`secret_doors_lines`): no token,
+    key block or URL credential can be found, and a key-named value, flag, table cell or Azure
+    key only from one of them (a candidate line without a sign adds nothing below). Their
+    prefilter words are read here and the gate's pass over the whole text is skipped (an
+    agent-rule file's `API_KEY=<your-api-key>`: the gate was half of PM401's cost there)."""
     if not lines:
         return []
     n = len(lines)
@@ -353,15 +363,22 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     # short text is checked for runs first (most notes have none, and then the token probes
     # are not looked for); a long one only where a probe matched.
     run_lines: set[int] | None = None
-    if len(data) < _RUNS_FIRST:
+    if named is not None:  # the core found no run
+        run_lines = set()
+    elif len(data) < _RUNS_FIRST:
         run_lines = set()
         lines_with(data.translate(_RUN_TABLE), _RUN_NEEDLE, n, run_lines, data)
-    gate = _gate.engine(len(data))
-    # A few lines with runs in a note: the pure gate looks at those lines only.
-    by_line_only = run_lines is not None and isinstance(gate, _gate.PureGate) and 0 < len(run_lines) <= _FEW_LINES
-    tokens = not by_line_only and (run_lines is None or bool(run_lines))
-    lowered = data.lower() if isinstance(gate, _gate.PureGate) else None
-    token_hits, candidates = gate.scan(data, text, n, tokens=tokens, lowered=lowered)
+    if named is not None:
+        by_line_only = tokens = False
+        lowered = None
+        token_hits, candidates = _NO_HITS, _named_candidates(lines, named)
+    else:
+        gate = _gate.engine(len(data))
+        # A few lines with runs in a note: the pure gate looks at those lines only.
+        by_line_only = run_lines is not None and isinstance(gate, _gate.PureGate) and 0 < len(run_lines) <= _FEW_LINES
+        tokens = not by_line_only and (run_lines is None or bool(run_lines))
+        lowered = data.lower() if isinstance(gate, _gate.PureGate) else None
+        token_hits, candidates = gate.scan(data, text, n, tokens=tokens, lowered=lowered)
 
     # Private key blocks: PEM and PGP (`-----BEGIN`), PuTTY's key files.
     for probe, literal, find in ((_gate.BEGIN_PROBE, b"----begin", find_pem),
@@ -499,6 +516,23 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
 _AWS_TABLE = bytes(0x61 if chr(b) in string.ascii_letters + string.digits + "/+" else
                    (0x01 if 0x80 <= b < 0xC0 else 0x20) for b in range(256))
 _AWS_RUN = b"a" * 40
+
+
+_NO_HITS: tuple[tuple[int, ...], ...] = tuple(() for _ in _gate.PROBES)
+
+
+def _named_candidates(lines: list[str], named: Sequence[int]) -> dict[int, list[str]]:
+    """The gate's candidates (line -> the prefilter words on it, in PREFILTER's order), read on
+    `named` lines only. `str.lower` finds the words `bytes.lower` and the caseless gate find:
+    the words are ASCII or caseless CJK, and the characters whose lower case is ASCII (İ, K)
+    void `named` (the core's `CASE`)."""
+    out: dict[int, list[str]] = {}
+    for ln in named:
+        low = lines[ln].lower()
+        words = [w for w in _GENERIC_KEYWORDS if w in low]
+        if words:
+            out[ln] = words
+    return out
 
 
 def _aws_secret_spans(line: str, raw: bytes | None = None) -> list[tuple[int, int]]:
