@@ -226,13 +226,38 @@ class DuplicateIndex:
         for rel, entry in self.files.items():
             if _candidate(entry):
                 self._add_sketch(rel, sketch_of(entry))
-        seen: set[tuple[str, str]] = set()  # candidates are not always mutual: compare each pair once
-        for rel in list(self.sketches):
-            for other in self._candidates(rel):
-                pair = (rel, other) if rel < other else (other, rel)
-                if pair not in seen:
-                    seen.add(pair)
-                    self._compare(rel, other)
+        for a, b in self._candidate_pairs():
+            self._compare(a, b)
+
+    def _candidate_pairs(self) -> dict[tuple[str, str], None]:
+        """Every pair `_candidates` gives, once, as (the first file, in sketch order, that names
+        the other as a candidate; the other) — in sketch order the same pairs the loop
+        `for rel in sketches: for other in _candidates(rel)` compares first.
+
+        Made from the small buckets and the groups, not file by file: asking every file for its
+        candidates looked up its eight hashes, and built a set, for the nine files in ten that
+        share none (a test holds the two equal)."""
+        order = {rel: n for n, rel in enumerate(self.sketches)}
+        pairs: dict[tuple[str, str], None] = {}
+        for files in self.shared.values():
+            if len(files) <= BUCKET_CAP:  # a small bucket: each of its files names the others
+                ranked = sorted(files, key=order.__getitem__)
+                for n, a in enumerate(ranked):
+                    for b in ranked[n + 1:]:
+                        pairs[a, b] = None
+        for group in self.groups.values():
+            if len(group) < 2:
+                continue
+            members = list(group)  # in sketch order
+            firsts = members[:GROUP_REPRESENTATIVES]
+            for n, a in enumerate(firsts):  # the first files name each other
+                for b in firsts[n + 1:]:
+                    pairs.setdefault((a, b))
+            for later in members[GROUP_REPRESENTATIVES:]:  # a later file names the first ones
+                for first in firsts:
+                    if (first, later) not in pairs:  # unless they share a small bucket too
+                        pairs[later, first] = None
+        return pairs
 
     def update(self, rels: set[str]) -> set[str]:
         """`rels` changed (text, appeared or vanished). Returns the files whose pairs changed:
