@@ -967,8 +967,8 @@ impl Rows {
 /// four verdicts: `check_summary` surely finds nothing in the file as an active one
 /// (`summary_clean`), no summary bullet can say the work is finished (`bullets_unconcluded`),
 /// the text may hold an absolute path (`absolute_hint`), PM401 finds nothing in the text
-/// (`secrets::clear`); and as one pair (PyO3 turns tuples of at most 12 into Python ones), the near-duplicate sketch's hashes (`sketch`) or None, and the lines PM404 must look at, as `instruction_lines` gives them (used while the text holds no
-/// disguised letter).
+/// (`secrets::clear`); and as one triple (PyO3 turns tuples of at most 12 into Python ones), the near-duplicate sketch's hashes (`sketch`) or None, the lines PM404 must look at, as `instruction_lines` gives them (used while the text holds no
+/// disguised letter), and PM401's doors as `secret_doors_lines` gives them.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 pub fn file_record<'py>(
@@ -988,7 +988,7 @@ pub fn file_record<'py>(
         Option<Section>,
         Vec<DateRow>,
         (bool, bool, bool, bool),
-        (Option<Vec<u32>>, Vec<usize>),
+        (Option<Vec<u32>>, Vec<usize>, (u8, Option<Vec<u32>>)),
     )>,
 > {
     let strs = match text.to_str() {
@@ -1018,8 +1018,11 @@ pub fn file_record<'py>(
     let link_rows = if masked { None } else { Some(links(&d)) };
     let section = summary(&d, &found.headings, &found.items);
     let date_rows = dates(&d);
+    // The PM401 doors in full (not the verdict's first door only): `check_secrets` reads them
+    // here instead of asking again (`secret_doors_lines`) where the verdict is no.
+    let (doors, named) = super::secrets::doors_lines(&strs);
     let verdicts = (summary_clean(&found.headings, &section, &preamble), bullets_unconcluded(&section), absolute_hint(&strs),
-                    super::secrets::clear(&strs));
+                    super::secrets::clear_by(doors));
     let objs: Vec<Bound<'py, PyAny>> = (0..6).map(|i| kinds.get_item(i)).collect::<PyResult<_>>()?;
     let kind_list = PyList::new(py, found.kinds.iter().map(|&k| &objs[k as usize]))?;
     let hashes = sketch(&strs);
@@ -1027,7 +1030,7 @@ pub fn file_record<'py>(
     let (items, tops) = (rows.clone_ref(py), rows);
     let candidates = super::instruction_candidates(&strs);
     Ok(Some((fm_end, found.headings, found.fences, items, kind_list, tops, preamble, link_rows, section, date_rows, verdicts,
-             (hashes, candidates))))
+             (hashes, candidates, (doors, named)))))
 }
 
 /// `split_lines` of line_index.py: the lines without their endings (`\r\n`, `\r` or `\n`),

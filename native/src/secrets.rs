@@ -357,6 +357,11 @@ pub fn clear(lines: &[&str]) -> bool {
     doors(lines, true) & !FOLDS == 0
 }
 
+/// The verdict of `doors` already found (`doors_lines`).
+pub fn clear_by(doors: u8) -> bool {
+    doors & !FOLDS == 0
+}
+
 /// The lines as UTF-8 views, or None where one holds a line break (`find_secrets` reads it as
 /// a space) or a lone surrogate: the core does not read those.
 fn views<'a>(held: &'a [Bound<'_, PyString>]) -> Option<Vec<&'a str>> {
@@ -385,13 +390,15 @@ pub fn secret_doors(lines: &Bound<'_, PyList>) -> PyResult<u8> {
 #[pyfunction]
 pub fn secret_doors_lines(lines: &Bound<'_, PyList>) -> PyResult<(u8, Option<Vec<u32>>)> {
     let held: Vec<Bound<'_, PyString>> = lines.iter().map(|item| item.cast_into::<PyString>()).collect::<Result<_, _>>()?;
-    let Some(strs) = views(&held) else {
-        return Ok((EVERY, None));
-    };
+    Ok(views(&held).map_or((EVERY, None), |strs| doors_lines(&strs)))
+}
+
+/// `secret_doors_lines` of lines the core reads (also the record's, `file_record`).
+pub fn doors_lines(lines: &[&str]) -> (u8, Option<Vec<u32>>) {
     let mut named = Vec::new();
-    let mask = doors_of(&strs, false, Some(&mut named));
+    let mask = doors_of(lines, false, Some(&mut named));
     let lean = mask & PLAIN != 0 && mask & (SHAPED | CASE) == 0;
-    Ok((mask & EVERY, if lean { Some(named) } else { None }))
+    (mask & EVERY, if lean { Some(named) } else { None })
 }
 
 /// `clear` for Python's lines (a file's lines, or `[path]` for a file's name). False for a line

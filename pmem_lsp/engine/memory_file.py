@@ -408,6 +408,8 @@ class MemoryFile:
         # and the lines PM404 must look at (rules/instructions.py, `candidate_lines`).
         self.sketch_hashes: list[int] | None = None
         self.instruction_candidates: list[int] | None = None
+        # PM401's doors and named lines, as `secret_doors_lines(lines)` gives them (rules/secrets.py).
+        self.secret_doors: tuple[int, list[int] | None] | None = None
         self.title: Heading | None = None
         self.metadata: list[MetadataLine] = []
         if record is None:
@@ -417,7 +419,7 @@ class MemoryFile:
             self._preamble()
             return
         (self.front_matter_end, headings, fences, items, kinds, tops, preamble, self._link_rows, self._summary_rows,
-         self._date_rows, verdicts, (self.sketch_hashes, self.instruction_candidates)) = record
+         self._date_rows, verdicts, (self.sketch_hashes, self.instruction_candidates, self.secret_doors)) = record
         self.summary_clean, self.bullets_unconcluded, self.absolute_hint, self.secrets_clear = verdicts
         self.blocks = RowScan([Heading(*h) for h in headings], [Fence(*f) for f in fences], items, kinds, tops)
         if preamble is None:  # a metadata line the core does not read (not ASCII)

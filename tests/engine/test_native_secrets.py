@@ -91,6 +91,11 @@ def check_doors(lines: list[str], clear: bool) -> None:
             assert _disguise.joins(text) == [], lines
     same, named = pmem_native.secret_doors_lines(lines)
     assert same == doors, lines
+    text = "\n".join(lines)
+    if split_lines(text) == lines:  # the record reads the text's lines: its doors are these
+        record = pmem_native.file_record(text, memory_file._KINDS)
+        if record is not None:
+            assert record[-1][2] == (doors, named), lines
     if named is not None:
         # The plain door open by named values alone, on the lines named: no line outside them
         # holds a prefilter word and a sign, and the linked paths find what they find on all.

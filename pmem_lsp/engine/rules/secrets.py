@@ -95,7 +95,7 @@ def check_secrets(path: str, zone: Zone, doc: MemoryFile, settings: Settings) ->
     if _NATIVE is not None:
         if doc.secrets_clear:
             return out
-        doors, named = _NATIVE.secret_doors_lines(doc.lines)
+        doors, named = doc.secret_doors if doc.secret_doors is not None else _NATIVE.secret_doors_lines(doc.lines)
         if not doors & ~DOOR_FOLDS:  # the verdict: a folded character alone opens no door
             return out
     found = find_secrets(doc.lines, secrets.allow_patterns, in_sentences=False, doors=doors, named=named)
