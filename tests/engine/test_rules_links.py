@@ -368,3 +368,47 @@ def test_the_hint_follows_a_target_that_vanished_first_and_then_reappeared_elsew
     (root / "projects/plan.md").write_text("# Plan\n", encoding="utf-8")
     analysis.update(state.refresh("projects/plan.md"))
     assert [f.message.partition("; ")[2] for f in only(analysis.all(), "PM402")] == ["did it move to `projects/plan.md`?"]
+
+
+def _source_lines_reference(doc: MemoryFile) -> list[int]:
+    """`_source_lines` as it was before its fast path (issue 44): every heading merged with the
+    lines holding a `/`, in line order."""
+    from pmem_lsp.engine.markdown import PARAGRAPH
+    from pmem_lsp.engine.memory_file import parse_metadata_line
+    from pmem_lsp.engine.rules.source_paths import declares_source
+    out: list[int] = []
+    source_level = 0
+    start = doc.front_matter_end
+    heads = {h.line: h for h in doc.headings if h.top_level}
+    for n in sorted(heads.keys() | {n for n, line in enumerate(doc.lines) if "/" in line}):
+        heading = heads.get(n)
+        if heading is not None:
+            if heading is not doc.title and (not source_level or heading.level <= source_level):
+                source_level = heading.level if declares_source(heading.text) else 0
+            continue
+        if n >= start and doc.blocks.line_kinds[n - start] != PARAGRAPH:
+            continue
+        if source_level and doc.top_item_at(n) is not None:
+            out.append(n)
+            continue
+        line = doc.lines[n]
+        parsed = parse_metadata_line(line) if ":" in line or "：" in line else None
+        if parsed is not None and declares_source(parsed[0]):
+            out.append(n)
+    return out
+
+
+_SOURCE_LINE_PARTS = [
+    "# Sources", "# Notes", "## Sources", "## 资料", "## Commands", "### Repo", "Sources", "=======",
+    "Source: ~/x/y.md", "**Repo**: /opt/app", "- Path: `~/data`", "来源：~/笔记/a.md", "Folder (2): /srv/x",
+    "see src/app: the code", "- ~/raw/exports", "- item /usr/x", "  continued /home/x", "1. /data/x",
+    "```", "~~~", "---", "source: ~/fm", "> Source: ~/q", "", "text", "<!-- Source: ~/c -->", "## Summary",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_SOURCE_LINE_PARTS), max_size=14), st.sampled_from(["\n", "\r\n"]))
+def test_source_lines_fast_path_answers_as_the_full_pass(parts, newline):
+    from pmem_lsp.engine.rules.source_paths import _source_lines
+    doc = MemoryFile(newline.join(parts) + newline)
+    assert _source_lines(doc) == _source_lines_reference(doc)

@@ -134,6 +134,14 @@ def _pointer(written: str) -> str | None:
     return _LINE_SUFFIX.sub("", expanded)
 
 
+@lru_cache(maxsize=8192)
+def _declares_source_line(line: str) -> bool:
+    """Is `line` a metadata line whose key names a source (`Source: …`, `**Repo**: …`)? Kept
+    per line text: agent-rule collections repeat their boilerplate lines in every file."""
+    parsed = parse_metadata_line(line)
+    return parsed is not None and declares_source(parsed[0])
+
+
 def _source_lines(doc: MemoryFile) -> list[int]:
     """Lines that declare a source: a `Source:`-like line (front matter included), or a list
     item under a heading that names sources (`## Sources`, not the file's title), up to the
@@ -144,14 +152,25 @@ def _source_lines(doc: MemoryFile) -> list[int]:
     start = doc.front_matter_end
     kinds = doc.blocks.line_kinds
     lines = doc.lines
+    title = doc.title
     heads = {h.line: h for h in doc.headings if h.top_level}
+    if not any(h is not title and declares_source(h.text) for h in heads.values()):
+        # No heading names sources (most files): only `Source:`-like lines count, so only the
+        # lines with a `/` and a colon are looked at, without merging in the headings
+        # (issue 44: agent-rule roots, many lines with a `/`, few with both). A heading's
+        # line is no source line (a setext heading's text is of kind paragraph).
+        for n, line in enumerate(lines):
+            if ("/" in line and (":" in line or "：" in line) and n not in heads
+                    and (n < start or kinds[n - start] is PARAGRAPH) and _declares_source_line(line)):
+                out.append(n)
+        return out
     slashed = [n for n, line in enumerate(lines) if "/" in line]
     if not slashed:
         return out
     for n in sorted(heads.keys() | slashed) if heads else slashed:
         heading = heads.get(n)
         if heading is not None:
-            if heading is not doc.title and (not source_level or heading.level <= source_level):
+            if heading is not title and (not source_level or heading.level <= source_level):
                 source_level = heading.level if declares_source(heading.text) else 0
             continue
         if n >= start and kinds[n - start] is not PARAGRAPH:
@@ -160,10 +179,8 @@ def _source_lines(doc: MemoryFile) -> list[int]:
             out.append(n)
             continue
         line = lines[n]
-        if ":" in line or "：" in line:
-            parsed = parse_metadata_line(line)
-            if parsed is not None and declares_source(parsed[0]):
-                out.append(n)
+        if (":" in line or "：" in line) and _declares_source_line(line):
+            out.append(n)
     return out
 
 
