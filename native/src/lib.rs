@@ -501,29 +501,46 @@ fn is_shingle_break(c: char) -> bool {
         | '\u{2030}'..='\u{205e}' | '\u{2190}'..='\u{21ff}')
 }
 
-/// FNV-1a (64 bits) of three words with a 0 byte after each (a word holds no 0 byte), as a
-/// Python int: the same in every process, unlike `hash` of a tuple.
-fn shingle_hash(a: &[u8], b: &[u8], c: &[u8]) -> i64 {
+/// FNV-1a (64 bits) of a word with a 0 byte after it (a word holds no 0 byte).
+fn word_hash(w: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for w in [a, b, c] {
-        for &x in w.iter().chain(std::iter::once(&0u8)) {
-            h ^= x as u64;
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
+    for &x in w.iter().chain(std::iter::once(&0u8)) {
+        h ^= x as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
     }
+    h
+}
+
+/// A shingle's hash from its three words' (`word_hash`), in order, as a Python int: the same in
+/// every process, unlike `hash` of a tuple. Each word is hashed once, not once per shingle it
+/// is in; the three are set apart by their place (rotations, odd multipliers) and mixed by
+/// splitmix64's finaliser.
+fn shingle_hash(a: u64, b: u64, c: u64) -> i64 {
+    let mut h = a.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ b.rotate_left(21).wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
+        ^ c.rotate_left(42).wrapping_mul(0x1656_67b1_9e37_79f9);
+    h ^= h >> 30;
+    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^= h >> 27;
+    h = h.wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^= h >> 31;
     h as i64
 }
 
 fn shingle_hashes<W: AsRef<[u8]>>(words: &[W], min_words: usize) -> Vec<i64> {
-    let mut hashes: Vec<i64> = Vec::new();
-    if words.len() >= min_words {
-        hashes.reserve(words.len().saturating_sub(2));
-        for w in words.windows(3) {
-            hashes.push(shingle_hash(w[0].as_ref(), w[1].as_ref(), w[2].as_ref()));
-        }
-        hashes.sort_unstable();
-        hashes.dedup();
+    if words.len() < min_words {
+        return Vec::new();
     }
+    shingles_of(&words.iter().map(|w| word_hash(w.as_ref())).collect::<Vec<u64>>())
+}
+
+/// The sorted, distinct shingle hashes of a text's word hashes.
+fn shingles_of(each: &[u64]) -> Vec<i64> {
+    let mut hashes: Vec<i64> = Vec::with_capacity(each.len().saturating_sub(2));
+    for w in each.windows(3) {
+        hashes.push(shingle_hash(w[0], w[1], w[2]));
+    }
+    hashes.sort_unstable();
+    hashes.dedup();
     hashes
 }
 
@@ -593,26 +610,51 @@ fn is_cjk_break(c: char) -> bool {
         | '\u{ff01}'..='\u{ff0f}' | '\u{ff1a}'..='\u{ff20}' | '\u{ff3b}'..='\u{ff40}' | '\u{ff5b}'..='\u{ff64}')
 }
 
-/// The text lowered, a space for every word break, each `is_cjk_word` character between two
-/// spaces (a word of its own); None where the text holds any other character.
-fn text_words(text: &str) -> Option<Vec<u8>> {
-    let mut lowered: Vec<u8> = Vec::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_ascii() {
-            let b = (c as u8).to_ascii_lowercase();
-            lowered.push(if b.is_ascii_alphanumeric() { b } else { b' ' });
-        } else if is_shingle_break(c) || is_cjk_break(c) {
-            lowered.push(b' ');
-        } else if is_cjk_word(c) {
-            let mut buf = [0u8; 4];
-            lowered.push(b' ');
-            lowered.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-            lowered.push(b' ');
-        } else {
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0100_0000_01b3;
+
+/// The `word_hash` of each word of the text, in order, as `_build_shingles` finds the words:
+/// ASCII lowered, a run of ASCII letters and digits a word, every other ASCII character and each
+/// `is_shingle_break` or `is_cjk_break` character a break, each `is_cjk_word` character a word of
+/// its own. None where the text holds any other character. One pass, no copy of the text.
+fn text_word_hashes(text: &str) -> Option<Vec<u64>> {
+    let b = text.as_bytes();
+    let mut out: Vec<u64> = Vec::with_capacity(b.len() / 6 + 1);
+    let (mut h, mut in_word) = (FNV_OFFSET, false);
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c < 0x80 {
+            let l = c.to_ascii_lowercase();
+            if l.is_ascii_alphanumeric() {
+                h = (h ^ l as u64).wrapping_mul(FNV_PRIME);
+                in_word = true;
+            } else if in_word {
+                out.push(h.wrapping_mul(FNV_PRIME)); // the 0 byte after the word: `h ^ 0`
+                (h, in_word) = (FNV_OFFSET, false);
+            }
+            i += 1;
+            continue;
+        }
+        let ch = text[i..].chars().next()?;
+        let n = ch.len_utf8();
+        let cjk = is_cjk_word(ch);
+        if !(cjk || is_shingle_break(ch) || is_cjk_break(ch)) {
             return None;
         }
+        if in_word {
+            out.push(h.wrapping_mul(FNV_PRIME));
+            (h, in_word) = (FNV_OFFSET, false);
+        }
+        if cjk {
+            out.push(word_hash(&b[i..i + n]));
+        }
+        i += n;
     }
-    Some(lowered)
+    if in_word {
+        out.push(h.wrapping_mul(FNV_PRIME));
+    }
+    Some(out)
 }
 
 /// The word 3-shingles of a text made of ASCII, `is_shingle_break`, `is_cjk_break` and
@@ -621,17 +663,16 @@ fn text_words(text: &str) -> Option<Vec<u8>> {
 /// any other text: the caller finds its words and hands them to `word_shingles`.
 #[pyfunction]
 fn text_shingles<'py>(py: Python<'py>, text: &str, min_words: usize) -> PyResult<Option<Bound<'py, PyFrozenSet>>> {
-    let Some(lowered) = text_words(text) else { return Ok(None) };
-    let words: Vec<&[u8]> = lowered.split(|&b| b == b' ').filter(|w| !w.is_empty()).collect();
-    shingle_set(py, &words, min_words).map(Some)
+    let Some(each) = text_word_hashes(text) else { return Ok(None) };
+    let hashes = if each.len() < min_words { Vec::new() } else { shingles_of(&each) };
+    PyFrozenSet::new(py, hashes.iter()).map(Some)
 }
 
 /// `text_shingles` as a `Shingles`.
 #[pyfunction]
 fn text_shingle_array(text: &str, min_words: usize) -> Option<Shingles> {
-    let lowered = text_words(text)?;
-    let words: Vec<&[u8]> = lowered.split(|&b| b == b' ').filter(|w| !w.is_empty()).collect();
-    Some(Shingles { hashes: shingle_hashes(&words, min_words) })
+    let each = text_word_hashes(text)?;
+    Some(Shingles { hashes: if each.len() < min_words { Vec::new() } else { shingles_of(&each) } })
 }
 
 /// `word_shingles` as a `Shingles`.
