@@ -160,7 +160,8 @@ def run_check(state: RootState, fmt: str, min_severity: Severity, fail_on: Sever
     problems = state.read_problems(paths)
     files = state.markdown_count() if paths is None else len(paths)
     if fmt == "json":
-        out.write(report_json(report_data(str(state.root), files, findings, problems)) + "\n")
+        out.write(report_json(report_data(str(state.root), files, findings, problems)))
+        out.write("\n")  # apart: the report of a real-shaped root is megabytes, not copied for it
     elif fmt == "sarif":
         out.write(json.dumps(sarif_report(str(state.root), findings, __version__), indent=2, ensure_ascii=False) + "\n")
     else:

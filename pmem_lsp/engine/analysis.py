@@ -26,12 +26,12 @@ import bisect
 import datetime as dt
 import posixpath
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, cast
 
 from .archive_index import records_of
 from .catalogue import FILE_CHECKS, RULES, TEXT_CHECKS, severity_of
-from .findings import Finding, whole_file_span
+from .findings import SORT_KEY, Finding, whole_file_span
 from .index_routes import index_model
 from .memory_file import MemoryFile
 from .root_state import FileEntry, RootState
@@ -66,17 +66,20 @@ class EnabledCodes(dict[str, bool]):
         return on
 
 
-def apply_settings(findings: list[Finding], settings: Settings,
+def apply_settings(findings: Iterable[Finding], settings: Settings,
                    enabled: EnabledCodes | None = None) -> list[Finding]:
     """Drop deselected rules; give each finding its final severity; sort."""
     on = enabled if enabled is not None else EnabledCodes(settings)
+    severity_for = settings.severity_for
     out = []
     for f in findings:
-        if not on[f.code]:
+        code = f.code
+        if not on[code]:
             continue
-        severity = settings.severity_for(f.code) or severity_of(f)
+        severity = severity_for(code) or f.severity or RULES[code].severity  # else `severity_of(f)`
         out.append(f if f.severity is severity else f.with_severity(severity))
-    out.sort(key=Finding.sort_key)
+    if len(out) > 1:
+        out.sort(key=SORT_KEY)  # `Finding.sort_key`, without a Python call for each
     return out
 
 
@@ -367,8 +370,11 @@ class Analysis:
             if f.path in paths:
                 shared[f.path].append(f)
         changed = set()
+        per_file, settings, enabled = self.per_file, self.settings, self.enabled
         for rel in paths:
-            found = apply_settings([*self.per_file.get(rel, ()), *shared.get(rel, ())], self.settings, self.enabled)
+            own = per_file.get(rel, ())
+            more = shared.get(rel)  # most files have none: their own tuple, not a copy of it
+            found = apply_settings(own if more is None else [*own, *more], settings, enabled)
             if found:
                 if self.final.get(rel) != found:
                     changed.add(rel)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -36,17 +37,30 @@ _WORD = {s: s.value for s in Severity}
 
 def report_data(root: str, files: int, findings: list[Finding], problems: list[ReadProblem]) -> dict[str, Any]:
     """`pmem check --format json` as data: the shape of `report_schema.CheckReport` (its JSON
-    Schema is in schemas/), built without the model, which `pmem check` need not import."""
+    Schema is in schemas/), built without the model, which `pmem check` need not import.
+    A root's findings repeat a few paths, rules and messages: each distinct one is shown
+    (`shown_path`, the rule's name and severity, `clean`) once here, not once per finding."""
     counts = dict.fromkeys(("error", "warning", "information", "hint"), 0)
     diagnostics = []
+    append = diagnostics.append
+    paths: dict[str, str] = {}
+    messages: dict[str, str] = {}
+    rules: dict[tuple[str, Severity | None], tuple[str, str]] = {}  # (code, own severity) → (name, word)
     for f in findings:
-        severity = _WORD[severity_of(f)]
+        code = f.code
+        rule = rules.get((code, f.severity))
+        if rule is None:
+            rule = rules[code, f.severity] = (RULES[code].name, _WORD[severity_of(f)])
+        path = paths.get(f.path)
+        if path is None:
+            path = paths[f.path] = shown_path(f.path)
+        message = messages.get(f.message)
+        if message is None:
+            message = messages[f.message] = clean(f.message)
+        name, severity = rule
         counts[severity] += 1
-        diagnostics.append({
-            "path": shown_path(f.path), "line": f.line + 1, "column": f.col + 1, "end_line": f.end_line + 1,
-            "end_column": f.end_col + 1, "code": f.code, "name": RULES[f.code].name,
-            "severity": severity, "message": clean(f.message),
-        })
+        append({"path": path, "line": f.line + 1, "column": f.col + 1, "end_line": f.end_line + 1,
+                "end_column": f.end_col + 1, "code": code, "name": name, "severity": severity, "message": message})
     return {"root": shown(root), "files": files, "diagnostics": diagnostics, "counts": counts,
             "unreadable": [{"path": shown_path(p.path), "reason": clean(p.reason or "")}
                            for p in problems if p.unreadable],
@@ -57,50 +71,76 @@ def report_data(root: str, files: int, findings: list[Finding], problems: list[R
 def report_json(data: dict[str, Any]) -> str:
     """The report's JSON text: the same bytes as the model's `model_dump_json(indent=2)`
     (tests/engine/test_report_json.py holds them equal) and as `json.dumps(data, indent=2,
-    ensure_ascii=False)`. The findings are written here, one line per field: `json.dumps` with an
+    ensure_ascii=False)`. The findings are written here (`_findings_json`): `json.dumps` with an
     indent runs its pure-Python encoder, a generator per value, and a real-shaped root has a
     finding or two per file (4,000 findings: 24 ms of it; docs/performance.md, issue 44)."""
     diagnostics = data.get("diagnostics")
     if not diagnostics or type(diagnostics) is not list:
         return json.dumps(data, indent=2, ensure_ascii=False)
-    written = _findings_json(diagnostics)
     text = json.dumps({**data, "diagnostics": _PLACE}, indent=2, ensure_ascii=False)
     # The place's text is ours where it is found once (a root or reason holding it too: dumps).
-    if written is None or text.count(_PLACE_JSON) != 1:
-        return json.dumps(data, indent=2, ensure_ascii=False)
-    return text.replace(_PLACE_JSON, written)
+    around = text.split(_PLACE_JSON)
+    written = _findings_json(diagnostics, *around) if len(around) == 2 else None
+    return json.dumps(data, indent=2, ensure_ascii=False) if written is None else written
 
 
 _PLACE = "\x00pmem: the findings go here\x00"
 _encode_str = json.encoder.encode_basestring  # `json.dumps(ensure_ascii=False)`'s (C where built)
 _PLACE_JSON = _encode_str(_PLACE)
 _FIELD = "\n      "  # a finding's field: the third level of the report's indent
+# The findings' distinct values written by the C encoder in one call: no indent (else the pure-Python
+# encoder), a line break between values. A value's text never holds a raw line break (a str's
+# is escaped, an int has none), so splitting the text at them gives each value's text.
+_VALUES = json.JSONEncoder(ensure_ascii=False, separators=("\n", ": "))
+_PLAIN = frozenset((str, int))
 
 
-def _findings_json(diagnostics: list) -> str | None:
+def _findings_json(diagnostics: list, before: str = "", after: str = "") -> str | None:
     """The report's findings (`diagnostics`, at the second level) as `json.dumps(indent=2,
-    ensure_ascii=False)` writes them there; None when one is not a dict of strings and ints."""
-    keys: dict[str, str] = {}
-    out = []
-    for d in diagnostics:
-        if type(d) is not dict or not d:
+    ensure_ascii=False)` writes them there, between `before` and `after` (the rest of the
+    report); None when one is not a dict of strings and ints. Nothing is done here per finding
+    in Python: each distinct value is written by one call of the C encoder (`_VALUES`), each
+    distinct set of keys (one, for a report) gives a %-template of a finding's values' texts,
+    and the report is one `%` of all the texts (a large text is copied once: the report of
+    4,000 findings is megabytes, and each copy of it is fresh pages)."""
+    if set(map(type, diagnostics)) != {dict}:
+        return None
+    first = tuple(diagnostics[0])
+    if list(chain.from_iterable(diagnostics)) == list(first) * len(diagnostics):
+        template = _template(first)  # every finding has the same keys: no tuple for each
+        if template is None:
             return None
-        fields = []
-        for k, v in d.items():
-            key = keys.get(k)
-            if key is None:
-                if type(k) is not str:
-                    return None
-                key = keys[k] = _encode_str(k) + ": "
-            kind = type(v)
-            if kind is str:
-                fields.append(key + _encode_str(v))
-            elif kind is int:
-                fields.append(key + int.__repr__(v))
-            else:
+        findings = ",\n    ".join([template] * len(diagnostics))
+    else:
+        keys = list(map(tuple, diagnostics))
+        templates = {}
+        for shape in set(keys):
+            template = _template(shape)
+            if template is None:
                 return None
-        out.append("{" + _FIELD + ("," + _FIELD).join(fields) + "\n    }")
-    return "[\n    " + ",\n    ".join(out) + "\n  ]"
+            templates[shape] = template
+        findings = ",\n    ".join(map(templates.__getitem__, keys))
+    values = list(chain.from_iterable(map(dict.values, diagnostics)))
+    if not _PLAIN.issuperset(map(type, values)):  # exact types: not a bool, nor a subclass
+        return None
+    # The distinct values (a root's findings repeat their paths, rules, messages and numbers;
+    # no str equals an int) are written, then looked up for each finding.
+    distinct = list(set(values))
+    texts = _VALUES.encode(distinct)[1:-1].split("\n")
+    if len(texts) != len(distinct):
+        return None
+    text_of = dict(zip(distinct, texts)).__getitem__
+    report = before.replace("%", "%%") + "[\n    " + findings + "\n  ]" + after.replace("%", "%%")
+    return report % tuple(map(text_of, values))
+
+
+def _template(keys: tuple) -> str | None:
+    """A finding of these keys as a %-template of its values' JSON texts; None unless it has
+    keys and every one is a str."""
+    if not keys or not all(type(k) is str for k in keys):
+        return None
+    fields = [_encode_str(k).replace("%", "%%") + ": %s" for k in keys]
+    return "{" + _FIELD + ("," + _FIELD).join(fields) + "\n    }"
 
 
 # -- SARIF 2.1.0 (code scanning) ------------------------------------------------------------

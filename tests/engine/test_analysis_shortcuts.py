@@ -8,13 +8,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from zlib import crc32
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pmem_lsp.engine.analysis import EnabledCodes
+from pmem_lsp.engine.analysis import EnabledCodes, apply_settings
 from pmem_lsp.engine.catalogue import RULES
+from pmem_lsp.engine.findings import Finding, Severity
 from pmem_lsp.engine.paths import normalize_target
 from pmem_lsp.engine.root_state import FileEntry
 from pmem_lsp.engine.rules import duplicates
@@ -91,3 +93,35 @@ def test_select_skips_the_parse_no_selected_rule_needs(tmp_path):
     everything = scan(root)
     analyze(everything)
     assert sum(entry._doc is not None for entry in everything.files.values()) > 30
+
+
+def _plain_apply_settings(found, s):
+    """`apply_settings` as it was written before its shortcuts (issue 44): the reference."""
+    from pmem_lsp.engine.catalogue import severity_of
+    out = []
+    for f in found:
+        if not s.enabled(f.code):
+            continue
+        severity = s.severity_for(f.code) or severity_of(f)
+        out.append(f if f.severity is severity else replace(f, severity=severity))
+    out.sort(key=lambda f: f.sort_key())
+    return out
+
+
+_CODES = sorted(RULES)[:12] + ["PM503", "PM402", "PM201"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(found=st.lists(st.tuples(st.sampled_from(["a.md", "b.md", "notes/c.md"]), st.integers(0, 3), st.integers(0, 3),
+                                st.sampled_from(_CODES), st.sampled_from(["m", "n", "`x.md` gone"]),
+                                st.none() | st.sampled_from(list(Severity))), max_size=12),
+       conf=st.sampled_from([{}, {"select": ["PM1", "PM402"]}, {"ignore": ["PM2", "PM503"]},
+                             {"severity": {"PM201": "hint", sorted(RULES)[0]: "error", "PM402": "information"}}]))
+def test_apply_settings_is_the_plain_filter_severity_and_sort(found, conf):
+    s = Settings(**conf)
+    finds = [Finding(path, line, col, line, col + 1, code, message, severity)
+             for path, line, col, code, message, severity in found]
+    got = apply_settings(finds, s, EnabledCodes(s))
+    want = _plain_apply_settings(finds, s)
+    assert got == want and [f.severity for f in got] == [f.severity for f in want]
+    assert apply_settings(tuple(finds), s) == want

@@ -48,3 +48,19 @@ def test_with_severity_is_replace_of_every_field():
                                                  "severity", "data"], "a new field: pass it on in with_severity"
     got = f.with_severity(Severity.ERROR)
     assert got == replace(f, severity=Severity.ERROR) and got.data is f.data and got.severity is Severity.ERROR
+
+
+def test_with_severity_sets_every_slot_and_masks_as_a_new_finding_would():
+    from dataclasses import replace
+
+    from pmem_lsp.engine.findings import SORT_KEY, WITH_SEVERITY_SLOTS, Severity
+    assert WITH_SEVERITY_SLOTS == Finding.__slots__, "a new slot: set it in with_severity"
+    for message in ("plain", f"`notes/{TOKEN}.md` does not exist"):
+        f = Finding("notes/a.md", 1, 2, 3, 4, "PM201", message, None, {"k": 1})
+        for severity in (*Severity, None):
+            got = f.with_severity(severity)
+            want = replace(f, severity=severity)
+            assert got == want and hash(got) == hash(want) and repr(got) == repr(want)
+            assert all(getattr(got, n) is getattr(want, n) or getattr(got, n) == getattr(want, n)
+                       for n in WITH_SEVERITY_SLOTS)
+            assert SORT_KEY(got) == got.sort_key() == (got.path, got.line, got.col, got.code, got.message)

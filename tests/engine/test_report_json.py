@@ -21,7 +21,8 @@ CODES = ["PM102", "PM201", "PM401", "PM503", "PM004"]
 # line and paragraph separators, CJK, emoji, lone surrogates are left out (no file name or
 # decoded text holds one).
 TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=40) | st.sampled_from(
-    ["\"quoted\" \\ back", "\x00\x01\x1b\x7f", "\u2028\u2029", "日本語 📝", "tab\tnew\nline\r", "/slash/"])
+    ["\"quoted\" \\ back", "\x00\x01\x1b\x7f", "\u2028\u2029", "日本語 📝", "tab\tnew\nline\r", "/slash/",
+     "100% %s %% %(x)s"])
 
 
 def by_model(data: dict) -> str:
@@ -79,3 +80,23 @@ def test_a_root_holding_the_findings_place_is_written_by_json_dumps():
         assert report_json(data) == json.dumps(data, indent=2, ensure_ascii=False) == by_model(data)
     data = {"diagnostics": [{"a": 1.5}], "b": [{"c": True}]}  # not strings and ints: json.dumps
     assert report_json(data) == json.dumps(data, indent=2, ensure_ascii=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(root=TEXT, found=st.lists(st.tuples(st.sampled_from(["a.md", "b %s.md", "c\n.md"]), st.integers(0, 3),
+                                           st.sampled_from(CODES), st.sampled_from(["m", "100%", "n\t"])),
+                                 min_size=1, max_size=12))
+def test_repeated_values_and_percent_signs_are_the_model_bytes(root, found):
+    # The findings' distinct values are written once and a %-template fills them in
+    # (engine/report.py `_findings_json`): repeats, `%` in a value, a key or the root.
+    finds = [Finding(path, line, 0, line, 2, code, message) for path, line, code, message in found]
+    data = report_data(root, len(found), finds, [])
+    assert report_json(data) == by_model(data)
+
+
+def test_findings_of_other_shapes_and_types():
+    import json
+    for diagnostics in ([{"a": 1}, {"b": "x"}, {"a": 1}], [{"a": 1}, {}], [{"a": True}], [{"%s": "%d", "b": 10**30}],
+                        [{"a": 1, "b": 2}, {"b": 2, "a": 1}], [{1: "x"}]):
+        data = {"root": "%r", "diagnostics": diagnostics}
+        assert report_json(data) == json.dumps(data, indent=2, ensure_ascii=False)
