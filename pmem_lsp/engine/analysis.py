@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, cast
 
 from .archive_index import records_of
-from .catalogue import FILE_CHECKS, RULES, TEXT_CHECKS, severity_of
+from .catalogue import FILE_CHECKS, RULES, TEXT_CHECKS
 from .findings import SORT_KEY, Finding, whole_file_span
 from .index_routes import index_model
 from .memory_file import MemoryFile

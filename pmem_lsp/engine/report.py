@@ -41,7 +41,7 @@ def report_data(root: str, files: int, findings: list[Finding], problems: list[R
     A root's findings repeat a few paths, rules and messages: each distinct one is shown
     (`shown_path`, the rule's name and severity, `clean`) once here, not once per finding."""
     counts = dict.fromkeys(("error", "warning", "information", "hint"), 0)
-    diagnostics = []
+    diagnostics: list[dict[str, Any]] = []
     append = diagnostics.append
     paths: dict[str, str] = {}
     messages: dict[str, str] = {}
@@ -129,7 +129,7 @@ def _findings_json(diagnostics: list, before: str = "", after: str = "") -> str 
     texts = _VALUES.encode(distinct)[1:-1].split("\n")
     if len(texts) != len(distinct):
         return None
-    text_of = dict(zip(distinct, texts)).__getitem__
+    text_of = dict(zip(distinct, texts, strict=True)).__getitem__
     report = before.replace("%", "%%") + "[\n    " + findings + "\n  ]" + after.replace("%", "%%")
     return report % tuple(map(text_of, values))
 

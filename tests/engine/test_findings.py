@@ -54,7 +54,7 @@ def test_with_severity_sets_every_slot_and_masks_as_a_new_finding_would():
     from dataclasses import replace
 
     from pmem_lsp.engine.findings import SORT_KEY, WITH_SEVERITY_SLOTS, Severity
-    assert WITH_SEVERITY_SLOTS == Finding.__slots__, "a new slot: set it in with_severity"
+    assert Finding.__slots__ == WITH_SEVERITY_SLOTS, "a new slot: set it in with_severity"
     for message in ("plain", f"`notes/{TOKEN}.md` does not exist"):
         f = Finding("notes/a.md", 1, 2, 3, 4, "PM201", message, None, {"k": 1})
         for severity in (*Severity, None):

@@ -104,7 +104,7 @@ def check_doors(lines: list[str], clear: bool) -> None:
     for mode in ({}, {"in_sentences": False}, {"honour_marker": False}, {"in_sentences": False, "honour_marker": False}):
         full = secrets.find_secrets(lines, **mode)
         assert secrets.find_secrets(lines, doors=doors, **mode) == full, (lines, mode)
-        assert secrets.find_secrets(lines, doors=doors, named=named, **mode) == full, (lines, mode, named)
+        assert secrets.find_secrets(lines, doors=doors, named_lines=named, **mode) == full, (lines, mode, named)
 
 
 # -- the code it follows ----------------------------------------------------------------------

@@ -91,16 +91,17 @@ def check_secrets(path: str, zone: Zone, doc: MemoryFile, settings: Settings) ->
     # file's `API_KEY=<your-api-key>` opens the named door alone, not the disguise's or markup's).
     # Where the plain door is open by named values alone, the core names their lines, and the
     # plain scan and the linked paths read those only.
-    doors = named = None
+    doors: int | None = None
+    named_lines: list[int] | None = None
     if _NATIVE is not None:
         if doc.secrets_clear:
             return out
-        doors, named = doc.secret_doors if doc.secret_doors is not None else _NATIVE.secret_doors_lines(doc.lines)
+        doors, named_lines = doc.secret_doors if doc.secret_doors is not None else _NATIVE.secret_doors_lines(doc.lines)
         if not doors & ~DOOR_FOLDS:  # the verdict: a folded character alone opens no door
             return out
-    found = find_secrets(doc.lines, secrets.allow_patterns, in_sentences=False, doors=doors, named=named)
+    found = find_secrets(doc.lines, secrets.allow_patterns, in_sentences=False, doors=doors, named_lines=named_lines)
     if doors is None or doors & (DOOR_PLAIN | DOOR_CASE):  # a linked path's door is a named value's
-        found += _in_linked_paths(doc.lines, found, secrets.allow_patterns, only=named)
+        found += _in_linked_paths(doc.lines, found, secrets.allow_patterns, only=named_lines)
     for m in found:
         if m.strong:
             message = (f"likely {m.kind} ({m.hint}): every agent reads memory, so remove it and keep it "

@@ -249,13 +249,13 @@ _AZURE_RULES = tuple(i for i, rule in enumerate(TOKEN_RULES) if rule.keywords[0]
 
 def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
                  in_sentences: bool = True, honour_marker: bool = True,
-                 doors: int | None = None, named: Sequence[int] | None = None) -> list[SecretMatch]:
+                 doors: int | None = None, named_lines: Sequence[int] | None = None) -> list[SecretMatch]:
     """All likely secrets in a file given as lines (no line endings), in disguise too
     (`_disguise.py`: invisible characters, look-alike letters, a token broken over two lines).
     `honour_marker=False`: ALLOW_MARKER is not honoured (masking, and judging an agent's
     write: the marker is a person's decision). `doors`: the native core's `secret_doors` of
     these lines; the parts of the scan behind a shut door, which would find nothing, are not
-    run (the same findings, tests/engine/test_native_secrets.py). `named`: with `doors`, the
+    run (the same findings, tests/engine/test_native_secrets.py). `named_lines`: with `doors`, the
     core's `secret_doors_lines`: the plain door is open by named values alone, on these lines
     only (see `_find_secrets`). See `_find_secrets` for the rest."""
     if not lines:
@@ -263,7 +263,7 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     open_ = -1 if doors is None or doors & DOOR_CASE else doors  # -1: every door
     lines, text, data = _joined(lines)
     found = (_find_secrets(lines, allow, in_sentences=in_sentences, honour_marker=honour_marker, joined=(text, data),
-                           named=named if open_ != -1 else None)
+                           named_lines=named_lines if open_ != -1 else None)
              if open_ & DOOR_PLAIN else [])
     extra: list[SecretMatch] = []
     folded = _disguise.fold(lines, text, data) if open_ & DOOR_FOLDS else None
@@ -336,7 +336,8 @@ def _joined(lines: list[str]) -> tuple[list[str], str, bytes]:
 
 def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
                   in_sentences: bool = True, honour_marker: bool = True,
-                  joined: tuple[str, bytes] | None = None, named: Sequence[int] | None = None) -> list[SecretMatch]:
+                  joined: tuple[str, bytes] | None = None,
+                  named_lines: Sequence[int] | None = None) -> list[SecretMatch]:
     """All likely secrets in a file given as lines (no line endings). A line containing
     ALLOW_MARKER is skipped (for a PEM block: the BEGIN line). A value matching any `allow`
     regex (re.search on the value) is skipped. Sorted by position.
@@ -345,7 +346,7 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     Masking wants that (hiding a word too many costs nothing); PM401 passes False, so that a
     key-named value needs an assignment shape there (`Password: …`, `"token": …`, `KEY=…`).
 
-    `named`: the native core found no line holding a run of 20, a private key's header or a URL,
+    `named_lines`: the native core found no line holding a run of 20, a private key's header or a URL,
     and these lines alone holding a prefilter word and a sign (`secret_doors_lines`): no token,
     key block or URL credential can be found, and a key-named value, flag, table cell or Azure
     key only from one of them (a candidate line without a sign adds nothing below). Their
@@ -363,15 +364,17 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     # short text is checked for runs first (most notes have none, and then the token probes
     # are not looked for); a long one only where a probe matched.
     run_lines: set[int] | None = None
-    if named is not None:  # the core found no run
+    if named_lines is not None:  # the core found no run
         run_lines = set()
     elif len(data) < _RUNS_FIRST:
         run_lines = set()
         lines_with(data.translate(_RUN_TABLE), _RUN_NEEDLE, n, run_lines, data)
-    if named is not None:
+    gate: _gate.PureGate | _gate.Gate | None = None
+    token_hits: Sequence[Sequence[int]]
+    if named_lines is not None:
         by_line_only = tokens = False
         lowered = None
-        token_hits, candidates = _NO_HITS, _named_candidates(lines, named)
+        token_hits, candidates = _NO_HITS, _named_candidates(lines, named_lines)
     else:
         gate = _gate.engine(len(data))
         # A few lines with runs in a note: the pure gate looks at those lines only.
@@ -525,7 +528,7 @@ def _named_candidates(lines: list[str], named: Sequence[int]) -> dict[int, list[
     """The gate's candidates (line -> the prefilter words on it, in PREFILTER's order), read on
     `named` lines only. `str.lower` finds the words `bytes.lower` and the caseless gate find:
     the words are ASCII or caseless CJK, and the characters whose lower case is ASCII (İ, K)
-    void `named` (the core's `CASE`)."""
+    void `named_lines` (the core's `CASE`)."""
     out: dict[int, list[str]] = {}
     for ln in named:
         low = lines[ln].lower()
