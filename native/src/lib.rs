@@ -501,12 +501,14 @@ fn is_shingle_break(c: char) -> bool {
         | '\u{2030}'..='\u{205e}' | '\u{2190}'..='\u{21ff}')
 }
 
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0100_0000_01b3;
+
 /// FNV-1a (64 bits) of a word with a 0 byte after it (a word holds no 0 byte).
 fn word_hash(w: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = FNV_OFFSET;
     for &x in w.iter().chain(std::iter::once(&0u8)) {
-        h ^= x as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
+        h = (h ^ x as u64).wrapping_mul(FNV_PRIME);
     }
     h
 }
@@ -527,14 +529,14 @@ fn shingle_hash(a: u64, b: u64, c: u64) -> i64 {
 }
 
 fn shingle_hashes<W: AsRef<[u8]>>(words: &[W], min_words: usize) -> Vec<i64> {
-    if words.len() < min_words {
-        return Vec::new();
-    }
-    shingles_of(&words.iter().map(|w| word_hash(w.as_ref())).collect::<Vec<u64>>())
+    shingles_of(&words.iter().map(|w| word_hash(w.as_ref())).collect::<Vec<u64>>(), min_words)
 }
 
-/// The sorted, distinct shingle hashes of a text's word hashes.
-fn shingles_of(each: &[u64]) -> Vec<i64> {
+/// The sorted, distinct shingle hashes of a text's word hashes; none under `min_words` words.
+fn shingles_of(each: &[u64], min_words: usize) -> Vec<i64> {
+    if each.len() < min_words {
+        return Vec::new();
+    }
     let mut hashes: Vec<i64> = Vec::with_capacity(each.len().saturating_sub(2));
     for w in each.windows(3) {
         hashes.push(shingle_hash(w[0], w[1], w[2]));
@@ -610,9 +612,6 @@ fn is_cjk_break(c: char) -> bool {
         | '\u{ff01}'..='\u{ff0f}' | '\u{ff1a}'..='\u{ff20}' | '\u{ff3b}'..='\u{ff40}' | '\u{ff5b}'..='\u{ff64}')
 }
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0100_0000_01b3;
-
 /// The `word_hash` of each word of the text, in order, as `_build_shingles` finds the words:
 /// ASCII lowered, a run of ASCII letters and digits a word, every other ASCII character and each
 /// `is_shingle_break` or `is_cjk_break` character a break, each `is_cjk_word` character a word of
@@ -664,15 +663,14 @@ fn text_word_hashes(text: &str) -> Option<Vec<u64>> {
 #[pyfunction]
 fn text_shingles<'py>(py: Python<'py>, text: &str, min_words: usize) -> PyResult<Option<Bound<'py, PyFrozenSet>>> {
     let Some(each) = text_word_hashes(text) else { return Ok(None) };
-    let hashes = if each.len() < min_words { Vec::new() } else { shingles_of(&each) };
-    PyFrozenSet::new(py, hashes.iter()).map(Some)
+    PyFrozenSet::new(py, shingles_of(&each, min_words).iter()).map(Some)
 }
 
 /// `text_shingles` as a `Shingles`.
 #[pyfunction]
 fn text_shingle_array(text: &str, min_words: usize) -> Option<Shingles> {
     let each = text_word_hashes(text)?;
-    Some(Shingles { hashes: if each.len() < min_words { Vec::new() } else { shingles_of(&each) } })
+    Some(Shingles { hashes: shingles_of(&each, min_words) })
 }
 
 /// `word_shingles` as a `Shingles`.
@@ -703,7 +701,7 @@ const WRITTEN_FOR_PM404: &str = "361e2b188c42e2addb9ce145dd1852701c62f53a08b12d8
 const WRITTEN_FOR_SKETCH: &str = "c8f85d3930951b001e5eea96f58be040b5515b029df1ad9d02f6ac02b4395ef8";
 const WRITTEN_FOR_PM208: &str = "fe679fda7d9916a736ff3639b26226d0083228bc3cb051fe3b2ef1afc8b93055";
 const WRITTEN_FOR_SHINGLES: &str = "721c03ac3634bc70166b96a40fabdc4e9bfc119de6bb8140dd535e645b23249d";
-const WRITTEN_FOR_SECRETS: &str = "6de0ca031107d4fb1894b248feeb20dd6f3071e535d244a11d0f15a906867429";
+const WRITTEN_FOR_SECRETS: &str = "51f3268481cb73bc2a49415c856a48bf4fa993be9396c0d1c147516c1999d25c";
 const WRITTEN_FOR_ROUTES: &str = "4753a947f83e9b25cf993b6f6ca42b5fc520bd012b9b34e555902b0ebd5af59b";
 
 #[pymodule]
@@ -737,7 +735,6 @@ fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(record::file_record, m)?)?;
     m.add_function(wrap_pyfunction!(record::link_targets, m)?)?;
     m.add_function(wrap_pyfunction!(secrets::secrets_clear, m)?)?;
-    m.add_function(wrap_pyfunction!(secrets::secret_doors, m)?)?;
     m.add_function(wrap_pyfunction!(secrets::secret_doors_lines, m)?)?;
     m.add_function(wrap_pyfunction!(routes::link_route, m)?)?;
     m.add_function(wrap_pyfunction!(secrets::disguise_fold, m)?)?;

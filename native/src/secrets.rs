@@ -1,4 +1,4 @@
-//! `secrets_clear`: PM401's "surely nothing here" verdict, and `secret_doors` (docs/native.md, "The PM401 verdict").
+//! `secrets_clear`: PM401's "surely nothing here" verdict, and `secret_doors_lines` (docs/native.md, "The PM401 verdict").
 //!
 //! The core does not look for secrets; it only rules out that the Python scan
 //! (pmem_lsp/engine/secrets/) could find one. Every finding there comes in through one of a few
@@ -26,7 +26,7 @@
 //!   its token characters and the next starts (after spaces and tabs) with 4 or more, 20 in all.
 //!
 //! Each test is a superset of its door's, so a false verdict only costs the Python scan that runs
-//! anyway. Where the verdict is no, `secret_doors` names the doors that are open (`PLAIN` for a
+//! anyway. Where the verdict is no, `secret_doors_lines` names the doors that are open (`PLAIN` for a
 //! line's own, `FOLDS`, `MARKUP`, `JOIN`, `CASE`), and `find_secrets` runs only the parts of the
 //! scan behind them: each door's part finds nothing where its test says shut. tests/engine/test_native_secrets.py holds the verdict to `check_secrets` and
 //! `find_in_name`, and WRITTEN_FOR_SECRETS (lib.rs) to the code it follows.
@@ -252,7 +252,7 @@ fn tag_at(b: &[u8], j: usize) -> bool {
         && INLINE_TAGS.iter().any(|t| t.eq_ignore_ascii_case(&b[from..from + name]))
 }
 
-/// The doors `secret_doors` names, one bit each (docs/native.md, "The PM401 verdict"): which
+/// The doors `secret_doors_lines` names, one bit each (docs/native.md, "The PM401 verdict"): which
 /// parts of `find_secrets` can find anything in a text. The verdict is "no bit but `FOLDS`".
 pub const PLAIN: u8 = 1; // a line's own doors: a run, a private key's header, a URL, a named value
 pub const FOLDS: u8 = 2; // a character the disguise folds: `_disguise.fold` is not None
@@ -354,7 +354,7 @@ fn doors_of(lines: &[&str], first: bool, mut named: Option<&mut Vec<u32>>) -> u8
 /// The verdict on a text given as its lines: True where PM401 finds nothing in them, whatever
 /// the settings (a folded character alone opens no door).
 pub fn clear(lines: &[&str]) -> bool {
-    doors(lines, true) & !FOLDS == 0
+    clear_by(doors(lines, true))
 }
 
 /// The verdict of `doors` already found (`doors_lines`).
@@ -375,17 +375,11 @@ fn views<'a>(held: &'a [Bound<'_, PyString>]) -> Option<Vec<&'a str>> {
     Some(strs)
 }
 
-/// `doors` for Python's lines: the bits above, every one of them for lines it does not read.
-/// `find_secrets(..., doors=)` runs only the parts of the scan behind an open door.
-#[pyfunction]
-pub fn secret_doors(lines: &Bound<'_, PyList>) -> PyResult<u8> {
-    let held: Vec<Bound<'_, PyString>> = lines.iter().map(|item| item.cast_into::<PyString>()).collect::<Result<_, _>>()?;
-    Ok(views(&held).map_or(EVERY, |strs| doors(&strs, false) & EVERY))
-}
-
-/// `secret_doors`, and where the plain door is open by named values alone (no run, private
+/// `doors` for Python's lines (the bits above, every one of them for lines it does not read:
+/// `find_secrets(..., doors=)` runs only the parts of the scan behind an open door), and where
+/// the plain door is open by named values alone (no run, private
 /// key header or URL on any line, and no `CASE`), the lines that open it: the plain scan can
-/// find nothing elsewhere (`find_secrets(..., named=)` reads only those lines' prefilter words
+/// find nothing elsewhere (`find_secrets(..., named_lines=)` reads only those lines' prefilter words
 /// and skips the gate; docs/native.md). None otherwise.
 #[pyfunction]
 pub fn secret_doors_lines(lines: &Bound<'_, PyList>) -> PyResult<(u8, Option<Vec<u32>>)> {

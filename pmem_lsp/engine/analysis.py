@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, cast
 
 from .archive_index import records_of
-from .catalogue import FILE_CHECKS, RULES, TEXT_CHECKS
+from .catalogue import FILE_CHECKS, RULES, TEXT_CHECKS, severity_of
 from .findings import SORT_KEY, Finding, whole_file_span
 from .index_routes import index_model
 from .memory_file import MemoryFile
@@ -76,7 +76,7 @@ def apply_settings(findings: Iterable[Finding], settings: Settings,
         code = f.code
         if not on[code]:
             continue
-        severity = severity_for(code) or f.severity or RULES[code].severity  # else `severity_of(f)`
+        severity = severity_for(code) or severity_of(f)
         out.append(f if f.severity is severity else f.with_severity(severity))
     if len(out) > 1:
         out.sort(key=SORT_KEY)  # `Finding.sort_key`, without a Python call for each

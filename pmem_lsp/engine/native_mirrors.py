@@ -115,7 +115,7 @@ MIRRORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
          f"{_E}.paths:strip_fragment", f"{_E}.paths:unescape_bytes", f"{_E}.paths:_SCHEME", f"{_E}.paths:_DRIVE")),
     "secrets": (
         "native/src/secrets.rs: doors, line_mask, line_doors, fold "
-        "(secrets_clear, secret_doors, and the record's verdict)",
+        "(secrets_clear, secret_doors_lines, and the record's verdict and doors)",
         "engine/rules/secrets.py (PM401 returns early)",
         tuple(f"{_E}.{n}" for n in (
             "secrets:find_secrets", "secrets:_find_secrets", "secrets:_joined", "secrets:find_in_name",

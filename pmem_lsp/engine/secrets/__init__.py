@@ -38,7 +38,7 @@ __all__ = ["ALLOW_MARKER", "WEAK_REASONS", "SecretMatch", "find_in_name", "find_
 ALLOW_MARKER = "<!-- pmem: allow-secret -->"
 REDACTED = "[REDACTED]"
 
-# The doors the native core's `secret_doors(lines)` names (native/src/secrets.rs; docs/native.md,
+# The doors the native core's `secret_doors_lines(lines)` names (native/src/secrets.rs; docs/native.md,
 # "The PM401 verdict"), one bit each: which parts of `find_secrets` can find anything in a text.
 DOOR_PLAIN = 1  # a line's own doors: a run of 20, a private key's header, a URL, a named value
 DOOR_FOLDS = 2  # a character `_disguise.fold` folds
@@ -253,8 +253,8 @@ def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     """All likely secrets in a file given as lines (no line endings), in disguise too
     (`_disguise.py`: invisible characters, look-alike letters, a token broken over two lines).
     `honour_marker=False`: ALLOW_MARKER is not honoured (masking, and judging an agent's
-    write: the marker is a person's decision). `doors`: the native core's `secret_doors` of
-    these lines; the parts of the scan behind a shut door, which would find nothing, are not
+    write: the marker is a person's decision). `doors`: the native core's doors of these
+    lines (`secret_doors_lines`); the parts of the scan behind a shut door, which would find nothing, are not
     run (the same findings, tests/engine/test_native_secrets.py). `named_lines`: with `doors`, the
     core's `secret_doors_lines`: the plain door is open by named values alone, on these lines
     only (see `_find_secrets`). See `_find_secrets` for the rest."""
@@ -374,7 +374,7 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     if named_lines is not None:
         by_line_only = tokens = False
         lowered = None
-        token_hits, candidates = _NO_HITS, _named_candidates(lines, named_lines)
+        token_hits, candidates = _gate._NO_HITS, _named_candidates(lines, named_lines)
     else:
         gate = _gate.engine(len(data))
         # A few lines with runs in a note: the pure gate looks at those lines only.
@@ -519,9 +519,6 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
 _AWS_TABLE = bytes(0x61 if chr(b) in string.ascii_letters + string.digits + "/+" else
                    (0x01 if 0x80 <= b < 0xC0 else 0x20) for b in range(256))
 _AWS_RUN = b"a" * 40
-
-
-_NO_HITS: tuple[tuple[int, ...], ...] = tuple(() for _ in _gate.PROBES)
 
 
 def _named_candidates(lines: list[str], named: Sequence[int]) -> dict[int, list[str]]:
