@@ -1020,7 +1020,7 @@ pub fn file_record<'py>(
     let date_rows = dates(&d);
     // The PM401 doors in full (not the verdict's first door only): `check_secrets` reads them
     // here instead of asking again (`secret_doors_lines`) where the verdict is no.
-    let (doors, named) = super::secrets::doors_lines(&strs);
+    let (doors, plain) = super::secrets::doors_lines(&strs);
     let verdicts = (summary_clean(&found.headings, &section, &preamble), bullets_unconcluded(&section), absolute_hint(&strs),
                     super::secrets::clear_by(doors));
     let objs: Vec<Bound<'py, PyAny>> = (0..6).map(|i| kinds.get_item(i)).collect::<PyResult<_>>()?;
@@ -1030,7 +1030,7 @@ pub fn file_record<'py>(
     let (items, tops) = (rows.clone_ref(py), rows);
     let candidates = super::instruction_candidates(&strs);
     Ok(Some((fm_end, found.headings, found.fences, items, kind_list, tops, preamble, link_rows, section, date_rows, verdicts,
-             (hashes, candidates, (doors, named)))))
+             (hashes, candidates, (doors, plain)))))
 }
 
 /// `split_lines` of line_index.py: the lines without their endings (`\r\n`, `\r` or `\n`),

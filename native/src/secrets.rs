@@ -262,8 +262,9 @@ pub const CASE: u8 = 16; // a letter Python's case folding takes to ASCII: the w
 pub const FOLDED: u8 = 32; // a folded line's own doors
 pub const EVERY: u8 = PLAIN | FOLDS | MARKUP | JOIN | CASE | FOLDED; // a line the core does not read
 // Not a door of its own: set with `PLAIN` where a line opens it by a run, a private key's header
-// or a URL, so that `PLAIN` without it means the named door alone (`secret_doors_lines`).
-const SHAPED: u8 = 64;
+// or a URL, so that `PLAIN` without it means the named door alone (`secret_doors_lines` returns
+// it: the plain scan then needs no gate).
+pub const SHAPED: u8 = 64;
 
 /// One line's doors (`PLAIN`, `FOLDS`, `MARKUP`, `CASE`, `FOLDED`).
 fn line_mask(line: &str) -> u8 {
@@ -325,16 +326,16 @@ pub fn doors(lines: &[&str], first: bool) -> u8 {
     doors_of(lines, first, None)
 }
 
-/// `doors`, and in `named` the lines that open `PLAIN` by a named value (a prefilter word and a
-/// sign); a line that opens it otherwise sets `SHAPED` in the mask.
-fn doors_of(lines: &[&str], first: bool, mut named: Option<&mut Vec<u32>>) -> u8 {
+/// `doors`, and in `plain` the lines that open `PLAIN` (by a run, a private key's header, a URL
+/// or a named value; a line that opens it otherwise than by a named value sets `SHAPED`).
+fn doors_of(lines: &[&str], first: bool, mut plain: Option<&mut Vec<u32>>) -> u8 {
     let mut mask = 0;
     let mut tail = 0usize; // the previous line's `token_tail`
     for (i, line) in lines.iter().enumerate() {
         let own = line_mask(line);
         if own & PLAIN != 0 {
-            if let Some(named) = named.as_deref_mut() {
-                named.push(i as u32);
+            if let Some(plain) = plain.as_deref_mut() {
+                plain.push(i as u32);
             }
         }
         mask |= own;
@@ -376,11 +377,11 @@ fn views<'a>(held: &'a [Bound<'_, PyString>]) -> Option<Vec<&'a str>> {
 }
 
 /// `doors` for Python's lines (the bits above, every one of them for lines it does not read:
-/// `find_secrets(..., doors=)` runs only the parts of the scan behind an open door), and where
-/// the plain door is open by named values alone (no run, private
-/// key header or URL on any line, and no `CASE`), the lines that open it: the plain scan can
-/// find nothing elsewhere (`find_secrets(..., named_lines=)` reads only those lines' prefilter words
-/// and skips the gate; docs/native.md). None otherwise.
+/// `find_secrets(..., doors=)` runs only the parts of the scan behind an open door, and `SHAPED`
+/// where a line opens `PLAIN` by a run, a private key's header or a URL), and without `CASE`
+/// the lines that open `PLAIN`: the plain scan can find nothing elsewhere
+/// (`find_secrets(..., plain_lines=)` reads only those lines, and without `SHAPED` only their
+/// prefilter words, skipping the gate; docs/native.md). None with `CASE`.
 #[pyfunction]
 pub fn secret_doors_lines(lines: &Bound<'_, PyList>) -> PyResult<(u8, Option<Vec<u32>>)> {
     let held: Vec<Bound<'_, PyString>> = lines.iter().map(|item| item.cast_into::<PyString>()).collect::<Result<_, _>>()?;
@@ -389,10 +390,10 @@ pub fn secret_doors_lines(lines: &Bound<'_, PyList>) -> PyResult<(u8, Option<Vec
 
 /// `secret_doors_lines` of lines the core reads (also the record's, `file_record`).
 pub fn doors_lines(lines: &[&str]) -> (u8, Option<Vec<u32>>) {
-    let mut named = Vec::new();
-    let mask = doors_of(lines, false, Some(&mut named));
-    let lean = mask & PLAIN != 0 && mask & (SHAPED | CASE) == 0;
-    (mask & EVERY, if lean { Some(named) } else { None })
+    let mut plain = Vec::new();
+    let mask = doors_of(lines, false, Some(&mut plain));
+    let shaped = if mask & PLAIN != 0 { mask & SHAPED } else { 0 };
+    ((mask & EVERY) | shaped, if mask & CASE == 0 { Some(plain) } else { None })
 }
 
 /// `clear` for Python's lines (a file's lines, or `[path]` for a file's name). False for a line

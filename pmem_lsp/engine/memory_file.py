@@ -408,7 +408,7 @@ class MemoryFile:
         # and the lines PM404 must look at (rules/instructions.py, `candidate_lines`).
         self.sketch_hashes: list[int] | None = None
         self.instruction_candidates: list[int] | None = None
-        # PM401's doors and named lines, as `secret_doors_lines(lines)` gives them (rules/secrets.py).
+        # PM401's doors and the plain door's lines, as `secret_doors_lines(lines)` gives them (rules/secrets.py).
         self.secret_doors: tuple[int, list[int] | None] | None = None
         self.title: Heading | None = None
         self.metadata: list[MetadataLine] = []

@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from types import ModuleType
 
-EXPECTED = "0.5.0"
+EXPECTED = "0.6.0"
 FUNCTIONS = ("instruction_lines", "fast_part", "sketch_hashes", "file_record", "link_targets",
              "volatile_candidates", "secrets_clear", "secret_doors_lines", "link_route")
 _MIRRORS_JSON = Path(__file__).with_name("native_mirrors.json")

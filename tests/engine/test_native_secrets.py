@@ -94,15 +94,17 @@ def check_doors(lines: list[str], clear: bool) -> None:
         record = pmem_native.file_record(text, memory_file._KINDS)
         if record is not None:
             assert record[-1][2] == (doors, named), lines
+    # The lines of the plain door, given without CASE: no line outside them holds a run, a key's
+    # header, a URL or a prefilter word and a sign, and the linked paths find what they find on all.
+    assert (named is None) == bool(doors & secrets.DOOR_CASE), (lines, doors)
+    assert not doors & secrets.DOOR_SHAPED or doors & secrets.DOOR_PLAIN, lines
     if named is not None:
-        # The plain door open by named values alone, on the lines named: no line outside them
-        # holds a prefilter word and a sign, and the linked paths find what they find on all.
-        assert doors & secrets.DOOR_PLAIN and not doors & secrets.DOOR_CASE, lines
+        assert bool(named) == bool(doors & secrets.DOOR_PLAIN), (lines, named)
         assert secrets_rule._in_linked_paths(lines, [], (), only=named) == secrets_rule._in_linked_paths(lines, [], ()), lines
     for mode in ({}, {"in_sentences": False}, {"honour_marker": False}, {"in_sentences": False, "honour_marker": False}):
         full = secrets.find_secrets(lines, **mode)
         assert secrets.find_secrets(lines, doors=doors, **mode) == full, (lines, mode)
-        assert secrets.find_secrets(lines, doors=doors, named_lines=named, **mode) == full, (lines, mode, named)
+        assert secrets.find_secrets(lines, doors=doors, plain_lines=named, **mode) == full, (lines, mode, named)
 
 
 # -- the code it follows ----------------------------------------------------------------------

@@ -49,7 +49,7 @@ def _in_linked_paths(lines: list[str], found: list[SecretMatch],
     scan does not see: there a key after a `/` is taken for a path (`find_in_name`). Only
     relative targets (a URL's query is scanned with the line), and only on lines holding a
     secret-ish key word and an assignment sign, so that prose costs a few `in` tests. `only`:
-    the lines that may hold both (the core's named lines, `secret_doors_lines`); None: all."""
+    the lines that may hold both (the core's lines of the plain door, `secret_doors_lines`); None: all."""
     out: list[SecretMatch] = []
     for ln, line in enumerate(lines) if only is None else ((ln, lines[ln]) for ln in only):
         if "/" not in line or ("](" not in line and "`" not in line) or not ("=" in line or ":" in line):
@@ -89,19 +89,19 @@ def check_secrets(path: str, zone: Zone, doc: MemoryFile, settings: Settings) ->
     # no record or its record said no): none open but a folded character is the same verdict
     # ("nothing here"); otherwise the scan runs only its parts behind an open door (an agent-rule
     # file's `API_KEY=<your-api-key>` opens the named door alone, not the disguise's or markup's).
-    # Where the plain door is open by named values alone, the core names their lines, and the
-    # plain scan and the linked paths read those only.
+    # The core names the lines that open the plain door, and the plain scan and the linked
+    # paths read those only.
     doors: int | None = None
-    named_lines: list[int] | None = None
+    plain_lines: list[int] | None = None
     if _NATIVE is not None:
         if doc.secrets_clear:
             return out
-        doors, named_lines = doc.secret_doors if doc.secret_doors is not None else _NATIVE.secret_doors_lines(doc.lines)
+        doors, plain_lines = doc.secret_doors if doc.secret_doors is not None else _NATIVE.secret_doors_lines(doc.lines)
         if not doors & ~DOOR_FOLDS:  # the verdict: a folded character alone opens no door
             return out
-    found = find_secrets(doc.lines, secrets.allow_patterns, in_sentences=False, doors=doors, named_lines=named_lines)
+    found = find_secrets(doc.lines, secrets.allow_patterns, in_sentences=False, doors=doors, plain_lines=plain_lines)
     if doors is None or doors & (DOOR_PLAIN | DOOR_CASE):  # a linked path's door is a named value's
-        found += _in_linked_paths(doc.lines, found, secrets.allow_patterns, only=named_lines)
+        found += _in_linked_paths(doc.lines, found, secrets.allow_patterns, only=plain_lines)
     for m in found:
         if m.strong:
             message = (f"likely {m.kind} ({m.hint}): every agent reads memory, so remove it and keep it "

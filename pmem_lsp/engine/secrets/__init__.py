@@ -45,6 +45,9 @@ DOOR_FOLDS = 2  # a character `_disguise.fold` folds
 DOOR_MARKUP = 4  # a piece `_markup.fold` may render, on a line or on its folded form
 DOOR_JOIN = 8  # a break `_disguise.joins` may find
 DOOR_CASE = 16  # a letter Python's case folding takes to ASCII: the whole scan runs
+# Not a door: with DOOR_PLAIN, some line opens it by a run of 20, a private key's header or a URL
+# (without it, by named values alone: the plain scan needs no gate).
+DOOR_SHAPED = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,21 +252,26 @@ _AZURE_RULES = tuple(i for i, rule in enumerate(TOKEN_RULES) if rule.keywords[0]
 
 def find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
                  in_sentences: bool = True, honour_marker: bool = True,
-                 doors: int | None = None, named_lines: Sequence[int] | None = None) -> list[SecretMatch]:
+                 doors: int | None = None, plain_lines: Sequence[int] | None = None) -> list[SecretMatch]:
     """All likely secrets in a file given as lines (no line endings), in disguise too
     (`_disguise.py`: invisible characters, look-alike letters, a token broken over two lines).
     `honour_marker=False`: ALLOW_MARKER is not honoured (masking, and judging an agent's
     write: the marker is a person's decision). `doors`: the native core's doors of these
     lines (`secret_doors_lines`); the parts of the scan behind a shut door, which would find nothing, are not
-    run (the same findings, tests/engine/test_native_secrets.py). `named_lines`: with `doors`, the
-    core's `secret_doors_lines`: the plain door is open by named values alone, on these lines
-    only (see `_find_secrets`). See `_find_secrets` for the rest."""
+    run (the same findings, tests/engine/test_native_secrets.py). `plain_lines`: with `doors`, the
+    core's `secret_doors_lines`: the lines that open the plain door, the only ones its scan reads
+    (see `_find_secrets`). See `_find_secrets` for the rest."""
     if not lines:
         return []
     open_ = -1 if doors is None or doors & DOOR_CASE else doors  # -1: every door
+    if plain_lines is not None and open_ != -1 and not open_ & (DOOR_FOLDS | DOOR_MARKUP | DOOR_JOIN):
+        # The plain scan alone, on the lines named (the core reads no line holding a break): the
+        # whole text is never joined.
+        return _find_secrets(lines, allow, in_sentences=in_sentences, honour_marker=honour_marker,
+                             plain_lines=plain_lines, shaped=bool(open_ & DOOR_SHAPED)) if open_ & DOOR_PLAIN else []
     lines, text, data = _joined(lines)
     found = (_find_secrets(lines, allow, in_sentences=in_sentences, honour_marker=honour_marker, joined=(text, data),
-                           named_lines=named_lines if open_ != -1 else None)
+                           plain_lines=plain_lines if open_ != -1 else None, shaped=bool(open_ & DOOR_SHAPED))
              if open_ & DOOR_PLAIN else [])
     extra: list[SecretMatch] = []
     folded = _disguise.fold(lines, text, data) if open_ & DOOR_FOLDS else None
@@ -337,7 +345,7 @@ def _joined(lines: list[str]) -> tuple[list[str], str, bytes]:
 def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
                   in_sentences: bool = True, honour_marker: bool = True,
                   joined: tuple[str, bytes] | None = None,
-                  named_lines: Sequence[int] | None = None) -> list[SecretMatch]:
+                  plain_lines: Sequence[int] | None = None, shaped: bool = True) -> list[SecretMatch]:
     """All likely secrets in a file given as lines (no line endings). A line containing
     ALLOW_MARKER is skipped (for a PEM block: the BEGIN line). A value matching any `allow`
     regex (re.search on the value) is skipped. Sorted by position.
@@ -346,19 +354,30 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
     Masking wants that (hiding a word too many costs nothing); PM401 passes False, so that a
     key-named value needs an assignment shape there (`Password: …`, `"token": …`, `KEY=…`).
 
-    `named_lines`: the native core found no line holding a run of 20, a private key's header or a URL,
-    and these lines alone holding a prefilter word and a sign (`secret_doors_lines`): no token,
-    key block or URL credential can be found, and a key-named value, flag, table cell or Azure
-    key only from one of them (a candidate line without a sign adds nothing below). Their
-    prefilter words are read here and the gate's pass over the whole text is skipped (an
+    `plain_lines`: the lines the native core found holding a run of 20, a private key's header,
+    a URL, or a prefilter word and a sign (`secret_doors_lines`; none holds a line break): a
+    token, key block or URL credential starts only on one of them, and a key-named value, flag,
+    table cell or Azure key is found only from one of them (a candidate line without a sign adds
+    nothing below). The searches of the text read a text of those lines alone, blank lines in
+    place of the others so that each line keeps its number (an agent-rule file's one identifier
+    of 20 characters no longer costs a gate pass over its whole text); the lines themselves are
+    read whole (a key block's body, a table's header). Without `shaped` the core found no run,
+    header or URL: their prefilter words are read here and the gate's pass is skipped (an
     agent-rule file's `API_KEY=<your-api-key>`: the gate was half of PM401's cost there)."""
     if not lines:
         return []
     n = len(lines)
-    if joined is not None:
+    if plain_lines is not None and len(plain_lines) < n:
+        searched = [""] * n
+        for ln in plain_lines:
+            searched[ln] = lines[ln]
+        text = "\n".join(searched)
+        data = text.encode("utf-8", "surrogatepass")
+    elif joined is not None:
         text, data = joined
     else:
         lines, text, data = _joined(lines)
+    named_lines = plain_lines if plain_lines is not None and not shaped else None
     found: list[_Found] = []
     # Every shaped token holds a run of 20 token characters: a line without one has none. A
     # short text is checked for runs first (most notes have none, and then the token probes
@@ -507,9 +526,10 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
 
     if not found:
         return []
-    allowed: set[int] = set()
-    if honour_marker and ALLOW_MARKER.encode() in data:
-        lines_with(data, ALLOW_MARKER.encode(), n, allowed)
+    # The lines a finding starts on or is anchored to (a key block's BEGIN), each read once: a
+    # table's cell may be on a line of no door, which `data` left blank.
+    allowed = ({ln for ln in {f[1] for f in found} | {f[2] for f in found} if ALLOW_MARKER in lines[ln]}
+               if honour_marker else set())
     return _resolve(found, allowed, allow)
 
 
