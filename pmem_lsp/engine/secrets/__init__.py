@@ -402,9 +402,10 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
         lowered = data.lower() if isinstance(gate, _gate.PureGate) else None
         token_hits, candidates = gate.scan(data, text, n, tokens=tokens, lowered=lowered)
 
-    # Private key blocks: PEM and PGP (`-----BEGIN`), PuTTY's key files.
+    # Private key blocks: PEM and PGP (`-----BEGIN`), PuTTY's key files. (The named lines hold
+    # neither header: the core's `SHAPED` is set by each, PuTTY's by its run of 20.)
     for probe, literal, find in ((_gate.BEGIN_PROBE, b"----begin", find_pem),
-                                 (_gate.PUTTY_PROBE, b"PuTTY-User-Key-File-", find_putty)):
+                                 (_gate.PUTTY_PROBE, b"PuTTY-User-Key-File-", find_putty)) if named_lines is None else ():
         hits = token_hits[probe]
         hay = data
         if not hits and not tokens and probe == _gate.BEGIN_PROBE:  # BEGIN in any case
@@ -480,7 +481,8 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
             if v.lower() != v and v.upper() != v and any(c.isdigit() for c in v) and looks_random(v):
                 found.append((_P_PAIR, ln, ln, m.start("v"), ln, m.end("v"), "Twilio API key secret", v))
 
-    if b"@" in data and b"://" in data:  # a credential in a URL has an `@` (one memchr)
+    # A credential in a URL has an `@` (one memchr; no named line holds a URL: `SHAPED`).
+    if named_lines is None and b"@" in data and b"://" in data:
         url_lines: set[int] = set()
         lines_with(data, b"://", n, url_lines)
         for ln in sorted(url_lines):
@@ -548,11 +550,21 @@ def _named_candidates(lines: list[str], named: Sequence[int]) -> dict[int, list[
     void `named_lines` (the core's `CASE`)."""
     out: dict[int, list[str]] = {}
     for ln in named:
-        low = lines[ln].lower()
-        words = [w for w in _GENERIC_KEYWORDS if w in low]
+        line = lines[ln]
+        words = _line_words(line) if len(line) <= _MEMO_LINE else _words_in(line)
         if words:
-            out[ln] = words
+            out[ln] = list(words)
     return out
+
+
+def _words_in(line: str) -> tuple[str, ...]:
+    low = line.lower()
+    return tuple(w for w in _GENERIC_KEYWORDS if w in low)
+
+
+# A root repeats its boilerplate lines from file to file (`API_KEY=<your-api-key>`): a short
+# line's words are kept, as its assignments are (`_assignments`).
+_line_words = lru_cache(maxsize=4096)(_words_in)
 
 
 def _aws_secret_spans(line: str, raw: bytes | None = None) -> list[tuple[int, int]]:
