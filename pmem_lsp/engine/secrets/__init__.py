@@ -404,8 +404,8 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
 
     # Private key blocks: PEM and PGP (`-----BEGIN`), PuTTY's key files. (The named lines hold
     # neither header: the core's `SHAPED` is set by each, PuTTY's by its run of 20.)
-    for probe, literal, find in ((_gate.BEGIN_PROBE, b"----begin", find_pem),
-                                 (_gate.PUTTY_PROBE, b"PuTTY-User-Key-File-", find_putty)) if named_lines is None else ():
+    key_probes = ((_gate.BEGIN_PROBE, b"----begin", find_pem), (_gate.PUTTY_PROBE, b"PuTTY-User-Key-File-", find_putty))
+    for probe, literal, find in key_probes if named_lines is None else ():
         hits = token_hits[probe]
         hay = data
         if not hits and not tokens and probe == _gate.BEGIN_PROBE:  # BEGIN in any case
