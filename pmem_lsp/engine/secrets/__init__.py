@@ -396,11 +396,19 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
         token_hits, candidates = _gate._NO_HITS, _named_candidates(lines, named_lines)
     else:
         gate = _gate.engine(len(data))
-        # A few lines with runs in a note: the pure gate looks at those lines only.
-        by_line_only = run_lines is not None and isinstance(gate, _gate.PureGate) and 0 < len(run_lines) <= _FEW_LINES
-        tokens = not by_line_only and (run_lines is None or bool(run_lines))
-        lowered = data.lower() if isinstance(gate, _gate.PureGate) else None
-        token_hits, candidates = gate.scan(data, text, n, tokens=tokens, lowered=lowered)
+        if plain_lines is not None and run_lines is not None and isinstance(gate, _gate.PureGate):
+            # A short text of the plain door's lines: their prefilter words are read line by
+            # line, as the named ones are, and the probes looked for only where a run is.
+            by_line_only, tokens, lowered = False, bool(run_lines), None
+            token_hits = gate.hits(data) if run_lines else _gate._NO_HITS
+            candidates = _named_candidates(lines, plain_lines)
+        else:
+            # A few lines with runs in a note: the pure gate looks at those lines only.
+            by_line_only = (run_lines is not None and isinstance(gate, _gate.PureGate)
+                            and 0 < len(run_lines) <= _FEW_LINES)
+            tokens = not by_line_only and (run_lines is None or bool(run_lines))
+            lowered = data.lower() if isinstance(gate, _gate.PureGate) else None
+            token_hits, candidates = gate.scan(data, text, n, tokens=tokens, lowered=lowered)
 
     # Private key blocks: PEM and PGP (`-----BEGIN`), PuTTY's key files. (The named lines hold
     # neither header: the core's `SHAPED` is set by each, PuTTY's by its run of 20.)
@@ -545,9 +553,9 @@ _AWS_RUN = b"a" * 40
 
 def _named_candidates(lines: list[str], named: Sequence[int]) -> dict[int, list[str]]:
     """The gate's candidates (line -> the prefilter words on it, in PREFILTER's order), read on
-    `named` lines only. `str.lower` finds the words `bytes.lower` and the caseless gate find:
-    the words are ASCII or caseless CJK, and the characters whose lower case is ASCII (İ, K)
-    void `named_lines` (the core's `CASE`)."""
+    `named` lines only (the core's lines of the plain door). `str.lower` finds the words
+    `bytes.lower` and the caseless gate find: the words are ASCII or caseless CJK, and the
+    characters whose lower case is ASCII (İ, K) void the core's lines (its `CASE`)."""
     out: dict[int, list[str]] = {}
     for ln in named:
         line = lines[ln]
