@@ -28,7 +28,13 @@ def lenses(ls: PmemServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
     root, state, rel = found
     uri = params.text_document.uri
     changed = [history_code_lens(lens) for lens in history_commands.lenses_for(ls, root, rel)]
-    return changed + [lsp.CodeLens(range=_LINE_0, data={"uri": uri, "kind": kind}) for kind in lens_kinds(state, rel)]
+    # The ordinary lenses first, always at the same places, the history ones after them. VS Code
+    # (1.139, CodeLensWidget.updateCommands) applies the answers of resolves still in flight to
+    # a newer answer's lenses of the same line *by index*: with the history lenses first, the
+    # three resolved ordinary lenses of the answer before an outside write overwrote the
+    # commands of "changed by … · diff · undo" (docs/decisions.md, "Ordinary lenses first").
+    ordinary = [lsp.CodeLens(range=_LINE_0, data={"uri": uri, "kind": kind}) for kind in lens_kinds(state, rel)]
+    return ordinary + changed
 
 
 def resolve(ls: PmemServer, lens: lsp.CodeLens) -> lsp.CodeLens:

@@ -77,6 +77,9 @@ class _RootReview:
     settle: asyncio.TimerHandle | None = None
     writer: str = "editor"  # of the changes waiting to settle: "outside" as soon as one is not a save
     settling: set[Path] = field(default_factory=set)  # the paths of the changes waiting to settle
+    # Reads of the state one at a time, in the order asked: a read begun before a review (keep)
+    # and finished after it would otherwise put the unreviewed file, and its lens, back.
+    reads: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 _REVIEWS: weakref.WeakKeyDictionary[Any, dict[Path, _RootReview]] = weakref.WeakKeyDictionary()
@@ -153,14 +156,23 @@ def _read_again(ls: PmemServer, root: MemoryRoot, record: Writer | None = None, 
     kept = _review(ls, root)
 
     async def read() -> None:
-        old = kept.state
-        kept.state = await asyncio.to_thread(_record_and_read, root.path, record, title, frozenset(kept.own), start)
-        if kept.lenses_asked and (old is None or old.files != kept.state.files):
-            _refresh_lenses(ls)
+        await _read_in_turn(ls, kept, lambda: _record_and_read(root.path, record, title, frozenset(kept.own), start))
 
     task = asyncio.ensure_future(read())
     kept.reading = task
     task.add_done_callback(lambda _t: setattr(kept, "reading", None) if kept.reading is task else None)
+
+
+async def _read_in_turn(ls: PmemServer, kept: _RootReview, read: Any, always: bool = False) -> ReviewState:
+    """Run `read` (off the loop) after the reads asked before it, keep its state, and ask the
+    client for the lenses again when the files with changes differ from the state it replaces
+    (`always`: whatever they are)."""
+    async with kept.reads:
+        state: ReviewState = await asyncio.to_thread(read)
+        old, kept.state = kept.state, state
+    if kept.lenses_asked and (always or old is None or old.files != state.files):
+        _refresh_lenses(ls)
+    return state
 
 
 def _record_and_read(root: Path, record: Writer | None, title: str, own: frozenset[str],
@@ -474,11 +486,7 @@ async def accept(ls: PmemServer, args: tuple[Any, ...]) -> dict[str, Any]:
         return len(set(commits))
 
     count = await _in_store(ls, mark)
-    state = await asyncio.to_thread(review_state, root.path, own)
-    kept = _review(ls, root)
-    kept.state = state
-    if kept.lenses_asked:
-        _refresh_lenses(ls)
+    state = await _read_in_turn(ls, _review(ls, root), lambda: review_state(root.path, own), always=True)
     return {"accepted": count, "unreviewed": sorted(state.files)}
 
 

@@ -143,6 +143,25 @@ async def test_outside_write_seen_by_the_watcher_is_one_entry(client: LanguageCl
     assert [e["writer"]["kind"] for e in listed["entries"]] == ["outside", "outside"]  # the burst, the baseline
 
 
+async def test_history_lenses_come_after_the_ordinary_ones_which_keep_their_places(client: LanguageClient, root: Path):
+    """VS Code applies the resolves of an older answer still in flight to a newer answer's lenses
+    of the same line by index (CodeLensWidget.updateCommands): the ordinary lenses, listed before
+    an outside write, must be the first ones after it too, or their titles overwrite the
+    commands of "changed by … · diff · undo" (the flaky e2e "history" step)."""
+    await start(client, root)
+    alpha = root / ALPHA
+    await command(client, "history", {"show": False})  # the baseline
+    await until_lens(client, alpha, lambda t: "no route" in t or "routed" in t)
+    doc = lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=uri(alpha)))
+    before = await client.text_document_code_lens_async(doc)
+    assert before and all(lens.command is None for lens in before)  # resolved when shown
+    alpha.write_text(summary_file("Alpha", extra="\nrewritten by a sync tool\n"), encoding="utf-8")
+    await until_lens(client, alpha, lambda t: bool(changed_by(t)))
+    after = await client.text_document_code_lens_async(doc)
+    assert [lens.data for lens in after[:len(before)]] == [lens.data for lens in before]
+    assert [lens.command.title for lens in after[len(before):]][1:] == ["diff", "undo", "keep"]
+
+
 async def test_undo_conflict_and_bad_arguments_are_refused(client: LanguageClient, root: Path):
     await start(client, root)
     ui = DiskClient(client, answer="Undo")
