@@ -412,3 +412,48 @@ def test_source_lines_fast_path_answers_as_the_full_pass(parts, newline):
     from pmem_lsp.engine.rules.source_paths import _source_lines
     doc = MemoryFile(newline.join(parts) + newline)
     assert _source_lines(doc) == _source_lines_reference(doc)
+
+
+# -- pre-tests that a text holds no link, no pointer (issue 44) --------------------------------
+
+_LINK_PARTS = _SOURCE_LINE_PARTS + [
+    "[a](notes/a.md)", "[d]: other.md", "[e]: <x y.md>", "see [b](~/raw/x.md)", "[c](/usr/x)", "[w]",
+    "`[a](in code)`", "](", "]:", "    [i](indented.md)", "| [t](t.md) |", "$a^{[L](i)}$ [m](m.md)", "\\[n](n.md)",
+]
+
+
+def _as_python(text: str) -> MemoryFile:
+    """`text`'s document as the Python code reads it (no native record)."""
+    from pmem_lsp.engine import memory_file
+    native, memory_file._NATIVE = memory_file._NATIVE, None
+    try:
+        return MemoryFile(text)
+    finally:
+        memory_file._NATIVE = native
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_LINK_PARTS), max_size=12), st.sampled_from(["\n", "\r\n", "\r"]))
+def test_no_links_is_said_only_of_a_text_without_links(parts, newline):
+    from pmem_lsp.engine.rules.broken_links import no_links
+    text = newline.join(parts) + newline
+    for doc in (MemoryFile(text), _as_python(text)):
+        if no_links(doc):
+            assert doc.links == []
+        assert no_links(doc) == (not doc.links) or "](" in text or "]:" in text  # asked again, from `links`
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_LINK_PARTS), max_size=12), st.sampled_from(["\n", "\r\n"]))
+def test_the_pointers_pre_test_leaves_the_pointers_as_they_are(parts, newline):
+    from pmem_lsp.engine.root_state import FileEntry
+    from pmem_lsp.engine.rules.broken_links import _link_paths, link_paths
+    from pmem_lsp.engine.rules.source_paths import pointers_of, source_pointers
+    from pmem_lsp.engine.zones import Zone
+    text = newline.join(parts) + newline
+    for make in (MemoryFile, _as_python):
+        entry, fresh = (FileEntry("notes/a.md", Zone.ACTIVE, len(text), 0.0, text=text, _doc=make(text))
+                        for _ in range(2))
+        assert pointers_of(entry) == source_pointers(make(text))
+        found, full = link_paths(entry), _link_paths(fresh)
+        assert (list(found.paths), list(found.at)) == (list(full.paths), list(full.at))

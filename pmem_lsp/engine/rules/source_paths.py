@@ -36,7 +36,7 @@ from ..native import core_for
 from ..paths import strip_fragment
 from ..root_state import FileEntry, RootState
 from ..rule import FileCheck, I, Rule
-from .broken_links import LINK_ZONES
+from .broken_links import LINK_ZONES, no_links
 
 # The record's verdict for this rule, only where the build was written for its Python code
 # (docs/native.md; native_mirrors.py, group "pointers").
@@ -153,17 +153,26 @@ def _source_lines(doc: MemoryFile) -> list[int]:
     kinds = doc.blocks.line_kinds
     lines = doc.lines
     title = doc.title
-    heads = {h.line: h for h in doc.headings if h.top_level}
-    if not any(h is not title and declares_source(h.text) for h in heads.values()):
+    headings = doc.headings
+    for h in headings:
+        if h.top_level and h is not title and declares_source(h.text):
+            break
+    else:
         # No heading names sources (most files): only `Source:`-like lines count, so only the
         # lines with a `/` and a colon are looked at, without merging in the headings
         # (issue 44: agent-rule roots, many lines with a `/`, few with both). A heading's
-        # line is no source line (a setext heading's text is of kind paragraph).
-        for n, line in enumerate(lines):
-            if ("/" in line and (":" in line or "：" in line) and n not in heads
-                    and (n < start or kinds[n - start] is PARAGRAPH) and _declares_source_line(line)):
-                out.append(n)
+        # line is no source line (a setext heading's text is of kind paragraph). The headings'
+        # lines are gathered only where a line has both (most files have none): a loop over
+        # the headings, then one comprehension over the lines, costs less than the dict of
+        # headings and the loop with its tests that were here (issue 44: agent rules, 63
+        # lines and 10 headings a file).
+        both = [n for n, line in enumerate(lines) if "/" in line and (":" in line or "：" in line)]
+        if both:
+            head_lines = {h.line for h in headings if h.top_level}
+            out = [n for n in both if n not in head_lines and (n < start or kinds[n - start] is PARAGRAPH)
+                   and _declares_source_line(lines[n])]
         return out
+    heads = {h.line: h for h in headings if h.top_level}
     slashed = [n for n, line in enumerate(lines) if "/" in line]
     if not slashed:
         return out
@@ -251,8 +260,24 @@ def pointers_of(entry: FileEntry) -> list[SourcePointer]:
     """The file's source pointers, found once per text and kept with it."""
     def build() -> list[SourcePointer]:
         doc = entry.doc  # None for a restored entry whose file was gone when it was read at last
-        return source_pointers(doc) if doc is not None else []
+        return source_pointers(doc) if doc is not None and _may_point(doc) else []
     return entry.cached(_SOURCES, build)
+
+
+def _may_point(doc: MemoryFile) -> bool:
+    """Can `source_pointers` find a pointer in `doc`? Only a link whose target starts with `/`
+    or `~`, or a line that `_source_lines` gives where the text may hold a path outside links.
+    Asked first because most texts hold neither and `source_pointers` makes every link's
+    `Link` before it asks `_source_lines` (issue 44: obsidian's and agent rules' texts, where
+    the hint is mostly true and no line declares a source). `source_pointers` itself is the
+    native core's twin (native_mirrors.json, "pointers"): this pre-test stays outside it."""
+    if not no_links(doc) and any(target.lstrip().startswith(("/", "~")) for target in doc.link_targets):
+        return True
+    hint = doc.absolute_hint if _CORE_VERDICT else None
+    if hint is None:
+        text = doc.text
+        hint = "~/" in text or text.startswith("/") or _ABSOLUTE_HINT.search(text) is not None
+    return hint and bool(_source_lines(doc))
 
 
 def check_source_paths(analysis: Analysis, entry: FileEntry) -> list[Finding]:
