@@ -145,7 +145,9 @@ const PM404_PATTERNS: &str = r#"(?i)(?<!\bto )(?<!\bnot )\b(?:ignore|disregard|f
 (?i)\b(?:do\s+not|don't|never)\s+(?:(?:tell|inform|show|notify)\s+(?:the\s+)?user\s+(?:about|of|that|this|these|those|anything\s+about)\b|(?:reveal|disclose|divulge)\s+(?:[\w'-]+\s+){0,4}?to\s+(?:the\s+)?user\b|(?:mention|show|say)\s+(?:(?:any|all)\s+of\s+)?(?:this|that|it|these|those|them|anything)(?:\s+[\w-]+){0,2}?\s+to\s+(?:the\s+)?user\b)
 (?i)\bwithout\s+(?:(?:telling|informing)\s+the\s+user\b|letting\s+the\s+user\s+know\b)
 (?i)\bkeep\s+(?:(?:any|all)\s+of\s+)?(?:this|that|it|these|those|them)(?:\s+[\w-]+){0,3}?\s+(?:a\s+)?(?:secret|hidden)\s+from\s+(?:the\s+)?user\b
-忽略(?:之前|以上|前面|先前|所有)(?:的)?(?:所有)?(?:指令|指示|提示|规则)|你现在是(?:一个)?(?!用户)|不要告诉用户"#;
+忽略(?:之前|以上|前面|先前|所有)(?:的)?(?:所有)?(?:指令|指示|提示|规则)
+你现在是(?:一个)?(?!用户)
+不要告诉用户"#;
 
 /// The anchors of `has_anchor` that are ASCII: each of `ASCII_ANCHORS` alone, or one of
 /// `HIDE_ANCHORS` with `USER` on the same line.
@@ -697,7 +699,7 @@ const WRITTEN_FOR_SUMMARY: &str = "554dc9cb64c2a47874c0da8fdcb267b423dd40b7d8faa
 const WRITTEN_FOR_CONCLUDED: &str = "efb7bd1cf4f7135c18de954bbde7acd3ee05c2c7da2e7295bff7c2249e8d82cd";
 const WRITTEN_FOR_POINTERS: &str = "6fbba582c269afced099ba2e20ce99f930ee9685d357bffaf6cb692c0cb47143";
 const WRITTEN_FOR_LINK_TARGETS: &str = "53e216ee12ffc04b0c31a1db2a9bd41fd1010f3b4275ea35013e996adddd3ad5";
-const WRITTEN_FOR_PM404: &str = "361e2b188c42e2addb9ce145dd1852701c62f53a08b12d834c827d4d34d58007";
+const WRITTEN_FOR_PM404: &str = "25a1c2759c1a4e45c7f1f112a2e42d348dad5f509715100464248f48afd4c13c";
 const WRITTEN_FOR_SKETCH: &str = "c8f85d3930951b001e5eea96f58be040b5515b029df1ad9d02f6ac02b4395ef8";
 const WRITTEN_FOR_PM208: &str = "fe679fda7d9916a736ff3639b26226d0083228bc3cb051fe3b2ef1afc8b93055";
 const WRITTEN_FOR_SHINGLES: &str = "721c03ac3634bc70166b96a40fabdc4e9bfc119de6bb8140dd535e645b23249d";

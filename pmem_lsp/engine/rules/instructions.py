@@ -85,8 +85,12 @@ _PATTERNS = (
     ("tells the agent to keep something secret from the user", lazy(
         r"(?i)\bkeep\s+(?:(?:any|all)\s+of\s+)?(?:this|that|it|these|those|them)(?:\s+[\w-]+){0,3}?\s+(?:a\s+)?(?:secret|hidden)\s+"
         r"from\s+(?:the\s+)?user\b")),
+    # The Chinese phrases, each under the kind of what it says: ignore the instructions before,
+    # you are now (a role), do not tell the user (docs/decisions.md, "PM404: the Chinese kinds").
     ("tells the agent to ignore its instructions", lazy(
-        r"忽略(?:之前|以上|前面|先前|所有)(?:的)?(?:所有)?(?:指令|指示|提示|规则)|你现在是(?:一个)?(?!用户)|不要告诉用户")),
+        r"忽略(?:之前|以上|前面|先前|所有)(?:的)?(?:所有)?(?:指令|指示|提示|规则)")),
+    ("redefines the agent", lazy(r"你现在是(?:一个)?(?!用户)")),
+    ("tells the agent not to tell the user something", lazy(r"不要告诉用户")),
 )
 # Link text is a title (`[Ignore Previous Prompt: Attack Techniques…](…)`), not an instruction.
 _LINK_TEXT = re.compile(r"(?<!\\)\[(?:[^\[\]\\]|\\.)*\](?=\()")
@@ -110,7 +114,9 @@ _WORDS = (
     ("user",),
     ("user",),
     ("user",),
-    ("忽略", "你现在是", "不要告诉用户"),
+    ("忽略",),
+    ("你现在是",),
+    ("不要告诉用户",),
 )
 
 
