@@ -125,7 +125,10 @@ def test_nothing_is_lost_or_answered_twice_in_the_hand_over(root: Path, when: st
         published = early.publications(note)
         first, last = published[0], published[-1]
         assert [d["code"] for d in first] == ["PM102"]
-        assert first == full.publications(note)[0]
+        # The full server's own first diagnostics, JSON for JSON. Its scan of this small root may
+        # land before it first publishes the note (a loaded machine: seen once in a whole run),
+        # and then that publication holds the scan's PM202 too: the note's own are the same.
+        assert first == [d for d in full.publications(note)[0] if d["code"] != "PM202"]
         assert first[0] in last and sorted(d["code"] for d in last) == ["PM102", "PM202"]
         assert all(p in (first, last) for p in published), published
 
