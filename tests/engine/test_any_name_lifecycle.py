@@ -213,3 +213,34 @@ def test_a_surrogate_that_stands_for_no_byte_is_refused():
         validate_relative("notes/\ud800.md")
     with pytest.raises(Refusal, match="control characters"):  # bytes that decode to a C1 control (NEL)
         validate_relative(os.fsdecode(b"notes/\xc2") + "\udc85.md")
+
+
+# A root-level note whose name begins as a home or environment alias does: `$top.md`, `~draft.md`.
+_ALIAS_NAMES = st.tuples(st.sampled_from(["$", "~", "${", "$HOME", "~x"]), NAMES).map(lambda t: f"{t[0]}{t[1]}.md").filter(
+    lambda rel: "/" not in rel)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rel=_ALIAS_NAMES, form=st.sampled_from([LINK, BARE, CODE_SPAN, ANGLE, WIKI]))
+@example(rel="$top.md", form=BARE)
+@example(rel="~top two.md", form=LINK)
+def test_a_root_note_named_like_an_alias_gets_a_route_that_reads_back(rel: str, form: str):
+    """Every form reads `$top.md` or `~draft.md` as a home or environment alias, so the route is
+    written `./$top.md` (docs/decisions.md, "Notes named like an alias"): it reads back as the
+    root's file, and the contract takes that form, and says it when given the bare name."""
+    target = format_target(form, rel, "Top")
+    assert reads_back(f"- {target} — x", rel), target
+    assert validate_relative(f"./{rel}") == rel
+    with pytest.raises(Refusal) as refused:
+        validate_relative(rel)
+    assert f"`./{rel}`" in str(refused.value), refused.value
+
+
+def test_a_routed_root_note_named_like_an_alias_is_neither_unrouted_nor_missing(tmp_path: Path):
+    files = base_files()
+    names = ("$top.md", "~draft.md", "$top two.md")
+    files["_index.md"] += "\n## Odd names\n" + "".join(f"- {format_target(LINK, n, 'Odd')} — odd\n" for n in names)
+    for n in names:
+        files[n] = summary_file("Odd")
+    root = write_root(tmp_path / "memory", files)
+    assert [(f.code, f.path) for f in findings(root) if f.code in NAME_CODES] == []

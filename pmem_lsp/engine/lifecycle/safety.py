@@ -100,8 +100,12 @@ def validate_relative(raw: object) -> str:
     if path.startswith("/") or path.startswith("//"):
         raise Refusal(NOT_RELATIVE, f"`{path}` is absolute; give a path relative to the memory root")
     if _HOME_ALIAS.match(path) or path.startswith("$") or re.search(r"%[A-Za-z_]+%", path):
+        # A note of the root may be named so (`$top.md`): `./` names it. Said only for one
+        # Markdown name, so that `$HOME/notes/x.md` is never turned into a folder of the root.
+        named_so = "/" not in path and path.lower().endswith(".md")
         raise Refusal(NOT_RELATIVE,
-                      f"`{path}` uses a home or environment alias; give a path relative to the memory root")
+                      f"`{path}` uses a home or environment alias; give a path relative to the memory root"
+                      + (f" (a file of the root named so: `./{path}`)" if named_so else ""))
     if _DRIVE.match(path):
         raise Refusal(NOT_RELATIVE, f"`{path}` is a drive path; give a path relative to the memory root")
     while path.startswith("./"):
