@@ -405,7 +405,8 @@ def test_pm203_not_for_different_files_with_the_same_name(tmp_path):
     ("_archive/_index.md", "invalid route target `_archive/_index.md`: the archive index is never loaded"),
     ("_archive/projects/old.md", "invalid route target `_archive/projects/old.md`: archived files are never loaded; recover the file to route it"),
     ("_archive/_trash/projects/old.md", "invalid route target `_archive/_trash/projects/old.md`: trashed files are never loaded"),
-    (".obsidian/x.md", "invalid route target `.obsidian/x.md`: hidden files are not memory"),
+    (".obsidian/x.md", "invalid route target `.obsidian/x.md`: hidden files are not memory (`.obsidian` starts with "
+     "`.`): remove the route, or rename it so that no part of its path starts with `.`"),
     ("notes/data.csv", "invalid route target `notes/data.csv`: only Markdown files are memory files"),
     ("notes", "invalid route target `notes`: only Markdown files are memory files"),
     ("/home/me/notes/x.md", "invalid route target: absolute and home paths are not memory files; routes are relative to the root"),

@@ -136,6 +136,21 @@ def test_pm101_setext_title_is_not_a_title(tmp_path):
     assert summary_rows(tmp_path, text) == [(F, 3, "PM101")]
 
 
+def test_pm100_and_pm101_say_why_a_heading_that_looks_like_a_title_is_none(tmp_path):
+    """A message never says "no title" of a file that opens with one a reader sees: it says
+    why pmem does not read it as the title (an underlined heading; a `# ` heading not first)."""
+    setext = "Title\n=====\n\n## Summary\n" + BULLETS3
+    [misplaced] = only(findings(make_root(tmp_path / "a", {F: setext})), "PM101")
+    assert misplaced.message.endswith("(the underlined heading on line 1 is not read as a title: write it `# Title`)")
+    late = "A link first: [x](https://example.com)\n\n# Later\n\nProse.\n"
+    [missing] = only(findings(make_root(tmp_path / "b", {F: late})), "PM100")
+    assert missing.message.startswith("no `# ` title (the `# ` heading on line 3 is not the title: a title comes "
+                                      "first in the file) and no `## Summary`"), missing.message
+    plain = "Just prose.\n"
+    [bare] = only(findings(make_root(tmp_path / "c", {F: plain})), "PM100")
+    assert bare.message.startswith("no `# ` title and no `## Summary`"), bare.message
+
+
 # -- PM102 summary-bullet-count -------------------------------------------------------------
 
 

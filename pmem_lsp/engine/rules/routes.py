@@ -25,7 +25,7 @@ from ..paths import ABSOLUTE, EMPTY, OUTSIDE, URL, normalize_target
 from ..root_state import FileEntry, RootState
 from ..rule import E, FileCheck, I, Rule, W
 from ..saved_routes import saved_line
-from ..zones import ARCHIVE_INDEX, INDEX, Zone, archive_location, is_markdown, trash_location, zone_of
+from ..zones import ARCHIVE_INDEX, INDEX, Zone, archive_location, hidden_part, is_markdown, trash_location, zone_of
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
@@ -164,7 +164,14 @@ def check_routes(state: RootState, model: IndexModel) -> tuple[list[Finding], se
             continue
         path = route.path
         zone = zone_of(path)
-        if zone is not Zone.ACTIVE:
+        if zone is Zone.HIDDEN:
+            # Say which part hides it and what to do: a name that looks ordinary in a listing
+            # (`.to().md`, a method's name) is otherwise refused without a way out.
+            part = hidden_part(path)
+            out.append(Finding(INDEX, *r, "PM204", f"invalid route target `{path}`: {_ZONE_TEXT[zone]} (`{part}` "
+                               "starts with `.`): remove the route, or rename it so that no part of its path "
+                               "starts with `.`"))
+        elif zone is not Zone.ACTIVE:
             out.append(Finding(INDEX, *r, "PM204", f"invalid route target `{path}`: {_ZONE_TEXT[zone]}"))
         elif (escaped := _escaped_route(route)) is not None and (not is_markdown(path) or path in state.dirs):
             out.append(_query_or_fragment_finding(state, route, r, escaped))

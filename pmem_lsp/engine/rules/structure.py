@@ -32,7 +32,8 @@ RULES = (
              "a short description and a path in memory instead."),
     Rule("PM006", "index-too-long", W,
              "`_index.md` is longer than `index.maxLines` or `index.maxBytes`. It is read on every "
-             "activation, and agents truncate long indexes: keep one short line per file."),
+             "activation, and agents truncate long indexes: keep one short line per file, archive the "
+             "files agents no longer need, or, where your agents read more, raise the limits."),
 )
 
 
@@ -97,5 +98,8 @@ def check_structure(state: RootState) -> list[Finding]:
             out.append(Finding(INDEX, 0, 0, 0, 0, "PM006",
                                f"`_index.md` has {n_lines} lines and {index.size} bytes (limits: "
                                f"{settings.index.max_lines} lines, {settings.index.max_bytes} bytes); "
-                               "agents read it on every activation and truncate long indexes"))
+                               "agents read it on every activation and truncate long indexes: archive the "
+                               "files agents no longer need (`pmem archive`), shorten the descriptions, or, "
+                               "where your agents read more, raise `maxLines`/`maxBytes` under `[index]` "
+                               "in `.pmem.toml`"))
     return out

@@ -87,6 +87,21 @@ def summary_variant(doc: MemoryFile) -> Heading | None:
     return None
 
 
+def _not_a_title(doc: MemoryFile) -> str:
+    """Why a file without a title has none, where it has a level-1 heading a reader takes for
+    one: an underlined `Title` / `===` is not read as the title (docs/decisions.md, "Markdown"),
+    and a `# ` heading is the title only as the first thing in the file. "" otherwise (and with
+    a title), so that a message never says "no title" of a file whose title it names."""
+    if doc.title is not None:
+        return ""
+    first = next((h for h in doc.headings if h.top_level and h.level == 1), None)
+    if first is None:
+        return ""
+    if first.setext:
+        return f" (the underlined heading on line {first.line + 1} is not read as a title: write it `# {first.text}`)"
+    return f" (the `# ` heading on line {first.line + 1} is not the title: a title comes first in the file)"
+
+
 # A closing summary ends a long document: at least this many non-blank lines come before it.
 MIN_CLOSING_LINES = 20
 
@@ -151,8 +166,8 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | N
             out.append(file_finding(path, doc, "PM100",
                                     "no `## Summary`: add 3 to 6 bullets after the title "
                                     "so agents can read them first" if doc.title is not None else
-                                    "no `# ` title and no `## Summary`: add a title, then 3 to 6 bullets "
-                                    "under `## Summary` so agents can read them first"))
+                                    f"no `# ` title{_not_a_title(doc)} and no `## Summary`: add a title, "
+                                    "then 3 to 6 bullets under `## Summary` so agents can read them first"))
         return out
     first = heads[0]
     for h in heads[1:]:
@@ -171,7 +186,7 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | N
         # a mid-file `## 摘要` is often an ordinary section, an abstract, not a summary at all).
         out.append(at_line(path, lines, first.line, "PM101",
                            "the summary must come immediately after the title and metadata; "
-                           "agents read it first only there"))
+                           f"agents read it first only there{_not_a_title(doc)}"))
         return out
     section = doc.summary
     assert section is not None
