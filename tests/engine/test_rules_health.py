@@ -696,6 +696,10 @@ def test_pm403_stops_a_path_at_cjk_punctuation(tmp_path, line, pointer):
     "路径：CNI 插件默认装在 /opt/pmem-test-gone-d41d/bin。",
     "Path: on every node the plugins are installed under /opt/pmem-test-gone-d41d/bin",
     "## Sources\n- the server keeps its logs in /var/pmem-test-gone-d41d/log for a week",
+    # A code span in a sentence is a mention too (a Korean nginx how-to under `### location`).
+    "### location\n- `root` 는 Nginx가 정적 파일을 제공할 디렉토리 경로를 지정합니다. 위의 예에서는 "
+    "`/usr/share/pmem-test-gone-d41d/html` 디렉토리에서 제공합니다.",
+    "Path: on every node the plugins are installed under `/opt/pmem-test-gone-d41d/bin`",
 ])
 def test_pm403_takes_no_server_path_in_a_sentence_for_a_source_pointer(tmp_path, line):
     root = make_root(tmp_path, {"notes/src.md": active_file("Sources", body=line + "\n")})
@@ -703,10 +707,12 @@ def test_pm403_takes_no_server_path_in_a_sentence_for_a_source_pointer(tmp_path,
 
 
 def test_pm403_a_short_label_before_a_plain_path_still_counts(tmp_path):
-    body = "## Sources\n- Raw exports ~/pmem-test-gone-d41d/exports\n\nRepo: ~/pmem-test-gone-d41d/repo\n"
+    body = ("## Sources\n- Raw exports ~/pmem-test-gone-d41d/exports\n- Notebooks `~/pmem-test-gone-d41d/nb`\n\n"
+            "Repo: ~/pmem-test-gone-d41d/repo\nMaterials: `~/pmem-test-gone-d41d/data`\n")
     root = make_root(tmp_path, {"notes/src.md": active_file("Sources", body=body)})
     assert [f.data["pointer"] for f in only(findings(root), "PM403")] == [
-        "~/pmem-test-gone-d41d/exports", "~/pmem-test-gone-d41d/repo"]
+        "~/pmem-test-gone-d41d/exports", "~/pmem-test-gone-d41d/nb", "~/pmem-test-gone-d41d/repo",
+        "~/pmem-test-gone-d41d/data"]
 
 
 # -- PM403's source lines: only headings and lines holding `/` are read (issue 44) ----------------

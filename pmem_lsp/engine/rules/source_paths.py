@@ -219,10 +219,14 @@ def source_pointers(doc: MemoryFile) -> list[SourcePointer]:
             link_spans.setdefault(link.line, []).append((link.start, link.end))
         for n in _source_lines(doc):
             line = doc.lines[n]
+            plain = mask_code_spans(line)
             for m in _CODE_SPAN.finditer(line):
+                # A code span in a sentence is a mention as a plain path is (a Korean how-to's
+                # "`root` 는 … `/usr/share/nginx/html` 디렉토리에서 …" under `### location`).
+                if _in_a_sentence(plain, m.start()):
+                    continue
                 s, e = m.span(2)
                 add(n, s, e, m.group(2).strip(), _pointer(m.group(2)))
-            plain = mask_code_spans(line)
             for s, e in link_spans.get(n, ()):  # a link's target was looked at above
                 plain = plain[:s] + " " * (e - s) + plain[e:]
             for m in _PLAIN_PATH.finditer(plain):
