@@ -34,6 +34,11 @@ def lenses(ls: PmemServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
     # three resolved ordinary lenses of the answer before an outside write overwrote the
     # commands of "changed by … · diff · undo" (docs/decisions.md, "Ordinary lenses first").
     ordinary = [lsp.CodeLens(range=_LINE_0, data={"uri": uri, "kind": kind}) for kind in lens_kinds(state, rel)]
+    if changed:
+        # With history lenses the line comes resolved whole: resolved later, the ordinary
+        # lenses' titles appear to the left of "diff · undo · keep" and push them right under
+        # the pointer that was about to click one (the e2e "history" step clicked beside "diff").
+        ordinary = [resolve(ls, lens) for lens in ordinary]
     return ordinary + changed
 
 

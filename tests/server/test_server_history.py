@@ -160,6 +160,11 @@ async def test_history_lenses_come_after_the_ordinary_ones_which_keep_their_plac
     after = await client.text_document_code_lens_async(doc)
     assert [lens.data for lens in after[:len(before)]] == [lens.data for lens in before]
     assert [lens.command.title for lens in after[len(before):]][1:] == ["diff", "undo", "keep"]
+    # With history lenses the ordinary ones come resolved too: a late title would push
+    # "diff · undo · keep" to the right under the pointer.
+    shown = [await client.code_lens_resolve_async(lens) for lens in before]
+    assert [lens.command.title if lens.command else None for lens in after[:len(before)]] == [
+        lens.command.title for lens in shown]
 
 
 async def test_undo_conflict_and_bad_arguments_are_refused(client: LanguageClient, root: Path):
