@@ -81,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     save.add_argument("path", help="where to save it, relative to the root (`projects/x.md`, `_core/profile.md`)")
     routing = save.add_mutually_exclusive_group()
     routing.add_argument("--route", metavar="DESCRIPTION", dest="description",
-                         help="the route's description (default: the first Summary bullet)")
+                         help="the route's description (default: the first Summary bullet, else the front "
+                              "matter's description, else the title)")
     routing.add_argument("--no-route", action="store_true", help="do not add a route for it")
     save.add_argument("--reason", help="why it is saved (shown in the preview)")
     save.add_argument("--content-file", metavar="FILE", help="read the content from FILE instead of stdin")
@@ -90,7 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     route_sub = route.add_subparsers(dest="route_command", metavar="ACTION", required=True)
     route_add = route_sub.add_parser("add", help="add the route for an active file (the PM202 fix)")
     route_add.add_argument("path", help="the active file, relative to the root")
-    route_add.add_argument("--description", help="the route's description (default: the first Summary bullet)")
+    route_add.add_argument("--description", help="the route's description (default: the first Summary bullet, "
+                           "else the front matter's description, else the title: give one where the note has "
+                           "no summary, so that agents know when to load it)")
 
     for cmd in (save, route_add, *_add_write_commands(sub)):
         cmd.add_argument("--format", choices=["text", "json"], default="text")
