@@ -130,10 +130,13 @@ def format_target(form: str, path: str, title: str) -> str:
         target = _written_target(tried, path, title)
     if not reads_back(f"- {target} — x", path):
         target = f"[{_label(title, path)}]({quote(path, safe='/')})"  # every unusual character escaped
-    if not reads_back(f"- {target} — x", path):
-        # A root-level name that begins as a home or environment alias does (`$top.md`,
-        # `~draft.md`) is read as one in every form: `./` makes it the root's file.
-        target = f"[{_label(title, path)}]({link_destination('./' + path)})"
+    # A root-level name that begins as a home or environment alias does (`$top.md`,
+    # `~draft.md`) is read as one in every form: `./` makes it the root's file (its other
+    # characters escaped as above where the plain destination does not read back).
+    for dotted in (link_destination("./" + path), quote("./" + path, safe="/")):
+        if reads_back(f"- {target} — x", path):
+            break
+        target = f"[{_label(title, path)}]({dotted})"
     return target
 
 
