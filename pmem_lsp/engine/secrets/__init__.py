@@ -377,43 +377,39 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
         text, data = joined
     else:
         lines, text, data = _joined(lines)
-    named_lines = plain_lines if plain_lines is not None and not shaped else None
+    named_only = plain_lines is not None and not shaped  # no run, key header or URL on any line
     found: list[_Found] = []
     # Every shaped token holds a run of 20 token characters: a line without one has none. A
     # short text is checked for runs first (most notes have none, and then the token probes
     # are not looked for); a long one only where a probe matched.
     run_lines: set[int] | None = None
-    if named_lines is not None:  # the core found no run
+    if named_only:
         run_lines = set()
     elif len(data) < _RUNS_FIRST:
         run_lines = set()
         lines_with(data.translate(_RUN_TABLE), _RUN_NEEDLE, n, run_lines, data)
     gate: _gate.PureGate | _gate.Gate | None = None
     token_hits: Sequence[Sequence[int]]
-    if named_lines is not None:
-        by_line_only = tokens = False
-        lowered = None
-        token_hits, candidates = _gate._NO_HITS, _named_candidates(lines, named_lines)
+    if plain_lines is not None and run_lines is not None:
+        # A short text of the plain door's lines: their prefilter words are read line by line
+        # (`_named_candidates`), and the probes looked for only where a run is, by the pure gate
+        # (both find the same; the compiled one pays for its start only on a large text). Named
+        # values' lines alone (no `shaped`) need no gate at all.
+        by_line_only, tokens, lowered = False, bool(run_lines), None
+        token_hits = _gate.pure_engine().hits(data) if run_lines else _gate._NO_HITS
+        candidates = _named_candidates(lines, plain_lines)
     else:
         gate = _gate.engine(len(data))
-        if plain_lines is not None and run_lines is not None and isinstance(gate, _gate.PureGate):
-            # A short text of the plain door's lines: their prefilter words are read line by
-            # line, as the named ones are, and the probes looked for only where a run is.
-            by_line_only, tokens, lowered = False, bool(run_lines), None
-            token_hits = gate.hits(data) if run_lines else _gate._NO_HITS
-            candidates = _named_candidates(lines, plain_lines)
-        else:
-            # A few lines with runs in a note: the pure gate looks at those lines only.
-            by_line_only = (run_lines is not None and isinstance(gate, _gate.PureGate)
-                            and 0 < len(run_lines) <= _FEW_LINES)
-            tokens = not by_line_only and (run_lines is None or bool(run_lines))
-            lowered = data.lower() if isinstance(gate, _gate.PureGate) else None
-            token_hits, candidates = gate.scan(data, text, n, tokens=tokens, lowered=lowered)
+        # A few lines with runs in a note: the pure gate looks at those lines only.
+        by_line_only = run_lines is not None and isinstance(gate, _gate.PureGate) and 0 < len(run_lines) <= _FEW_LINES
+        tokens = not by_line_only and (run_lines is None or bool(run_lines))
+        lowered = data.lower() if isinstance(gate, _gate.PureGate) else None
+        token_hits, candidates = gate.scan(data, text, n, tokens=tokens, lowered=lowered)
 
     # Private key blocks: PEM and PGP (`-----BEGIN`), PuTTY's key files. (The named lines hold
     # neither header: the core's `SHAPED` is set by each, PuTTY's by its run of 20.)
     key_probes = ((_gate.BEGIN_PROBE, b"----begin", find_pem), (_gate.PUTTY_PROBE, b"PuTTY-User-Key-File-", find_putty))
-    for probe, literal, find in key_probes if named_lines is None else ():
+    for probe, literal, find in key_probes if not named_only else ():
         hits = token_hits[probe]
         hay = data
         if not hits and not tokens and probe == _gate.BEGIN_PROBE:  # BEGIN in any case
@@ -490,7 +486,7 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
                 found.append((_P_PAIR, ln, ln, m.start("v"), ln, m.end("v"), "Twilio API key secret", v))
 
     # A credential in a URL has an `@` (one memchr; no named line holds a URL: `SHAPED`).
-    if named_lines is None and b"@" in data and b"://" in data:
+    if not named_only and b"@" in data and b"://" in data:
         url_lines: set[int] = set()
         lines_with(data, b"://", n, url_lines)
         for ln in sorted(url_lines):

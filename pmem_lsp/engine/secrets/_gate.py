@@ -484,7 +484,7 @@ def choose(name: str) -> PureGate | Gate:
     """The engine called `name`: "pure" (the standard library) or "compiled" (hyperscan; raises
     ImportError without it)."""
     if name == "pure":
-        return _pure_engine()
+        return pure_engine()
     if name == "compiled":
         compiled = _compiled_engine()
         if compiled is None:
@@ -510,7 +510,7 @@ _env_read = False
 _staying = False  # a process that stays (the language server): see `staying`
 
 
-def _pure_engine() -> PureGate:
+def pure_engine() -> PureGate:
     global _pure
     if _pure is None:
         _pure = PureGate()
@@ -546,7 +546,7 @@ def engine(size: int = 0) -> PureGate | Gate:
         compiled = _compiled_engine()
         if compiled is not None:
             return compiled
-    return _pure_engine()
+    return pure_engine()
 
 
 def _from_env(name: str) -> PureGate | Gate | None:
