@@ -434,26 +434,24 @@ def _as_python(text: str) -> MemoryFile:
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_LINK_PARTS), max_size=12), st.sampled_from(["\n", "\r\n", "\r"]))
-def test_no_links_is_said_only_of_a_text_without_links(parts, newline):
-    from pmem_lsp.engine.rules.broken_links import no_links
+def test_holds_no_link_is_said_only_of_a_text_without_links(parts, newline):
     text = newline.join(parts) + newline
     for doc in (MemoryFile(text), _as_python(text)):
-        if no_links(doc):
-            assert doc.links == []
-        assert no_links(doc) == (not doc.links) or "](" in text or "]:" in text  # asked again, from `links`
+        said = doc.holds_no_link  # asked before the links are made: from the rows or the text
+        links = doc.links
+        assert not said or links == [], text
+        assert doc.holds_no_link == (not links)  # asked again, from the links made
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_LINK_PARTS), max_size=12), st.sampled_from(["\n", "\r\n"]))
-def test_the_pointers_pre_test_leaves_the_pointers_as_they_are(parts, newline):
+def test_link_paths_without_links_are_the_full_paths(parts, newline):
     from pmem_lsp.engine.root_state import FileEntry
     from pmem_lsp.engine.rules.broken_links import _link_paths, link_paths
-    from pmem_lsp.engine.rules.source_paths import pointers_of, source_pointers
     from pmem_lsp.engine.zones import Zone
     text = newline.join(parts) + newline
     for make in (MemoryFile, _as_python):
         entry, fresh = (FileEntry("notes/a.md", Zone.ACTIVE, len(text), 0.0, text=text, _doc=make(text))
                         for _ in range(2))
-        assert pointers_of(entry) == source_pointers(make(text))
         found, full = link_paths(entry), _link_paths(fresh)
         assert (list(found.paths), list(found.at)) == (list(full.paths), list(full.at))

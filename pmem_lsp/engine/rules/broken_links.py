@@ -12,7 +12,7 @@ from ..findings import Finding
 from ..fixes import Fix, TextEdit, text_of
 from ..index_edit import link_destination
 from ..line_index import split_keepends
-from ..memory_file import Link, MemoryFile
+from ..memory_file import Link
 from ..names import clean, one_line, shown
 from ..native import core_for
 from ..paths import normalize_target, strip_fragment
@@ -69,24 +69,9 @@ def link_paths(entry: FileEntry) -> LinkPaths:
     # branch inside `_link_paths`: that is the native core's twin, whose source the core's
     # digest is taken of (tests/engine/test_native_differential.py).
     reader = _link_paths if _utf8(entry.rel) else _link_paths_in_python
-    return entry.cached("link-paths", lambda: _NO_LINKS if no_links(entry.doc) else reader(entry))
-
-
-def no_links(doc: MemoryFile | None) -> bool:
-    """Does the text hold no link at all (most notes of a vault)? Then neither the native core
-    is called nor, for a text without a record, the Python links made (`MemoryFile.links`:
-    the lines of its blocks looked at, a regex run on each with `](` or `]:`; issue 44,
-    obsidian's 399 texts without a record). A line can hold a link only if it holds `](` or
-    `]:`, and each line is a piece of the text (`split_lines` never joins two characters)."""
-    if doc is None:
-        return True
-    if "links" in doc.__dict__:
-        return not doc.links
-    rows = doc._link_rows
-    if rows is not None:
-        return not rows
-    text = doc.text
-    return "](" not in text and "]:" not in text
+    # A text without a link asks neither the core nor the Python links (`holds_no_link`).
+    return entry.cached("link-paths", lambda: _NO_LINKS if entry.doc is None or entry.doc.holds_no_link
+                        else reader(entry))
 
 
 def _utf8(text: str) -> bool:

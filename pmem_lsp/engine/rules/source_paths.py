@@ -36,7 +36,7 @@ from ..native import core_for
 from ..paths import strip_fragment
 from ..root_state import FileEntry, RootState
 from ..rule import FileCheck, I, Rule
-from .broken_links import LINK_ZONES, no_links
+from .broken_links import LINK_ZONES
 
 # The record's verdict for this rule, only where the build was written for its Python code
 # (docs/native.md; native_mirrors.py, group "pointers").
@@ -203,7 +203,8 @@ def source_pointers(doc: MemoryFile) -> list[SourcePointer]:
             seen.add((line, path))
             out.append(SourcePointer(line, start, end, written, path))
 
-    for index, target in enumerate(doc.link_targets):  # parsed once, shared with PM402; outside code already
+    # Parsed once, shared with PM402; outside code already (none made for a text without a link).
+    for index, target in enumerate(() if doc.holds_no_link else doc.link_targets):
         written = target.strip()
         if written.startswith(("/", "~")):
             link = doc.link_at(index)
@@ -213,11 +214,13 @@ def source_pointers(doc: MemoryFile) -> list[SourcePointer]:
     hint = doc.absolute_hint if _CORE_VERDICT else None
     if hint is None:
         hint = "~/" in text or text.startswith("/") or _ABSOLUTE_HINT.search(text) is not None
-    if hint:
+    # The lines that declare a source first: most texts have none, and then no link is made.
+    source_lines = _source_lines(doc) if hint else []
+    if source_lines:
         link_spans: dict[int, list[tuple[int, int]]] = {}
         for link in doc.links:
             link_spans.setdefault(link.line, []).append((link.start, link.end))
-        for n in _source_lines(doc):
+        for n in source_lines:
             line = doc.lines[n]
             plain = mask_code_spans(line)
             for m in _CODE_SPAN.finditer(line):
@@ -264,24 +267,8 @@ def pointers_of(entry: FileEntry) -> list[SourcePointer]:
     """The file's source pointers, found once per text and kept with it."""
     def build() -> list[SourcePointer]:
         doc = entry.doc  # None for a restored entry whose file was gone when it was read at last
-        return source_pointers(doc) if doc is not None and _may_point(doc) else []
+        return source_pointers(doc) if doc is not None else []
     return entry.cached(_SOURCES, build)
-
-
-def _may_point(doc: MemoryFile) -> bool:
-    """Can `source_pointers` find a pointer in `doc`? Only a link whose target starts with `/`
-    or `~`, or a line that `_source_lines` gives where the text may hold a path outside links.
-    Asked first because most texts hold neither and `source_pointers` makes every link's
-    `Link` before it asks `_source_lines` (issue 44: obsidian's and agent rules' texts, where
-    the hint is mostly true and no line declares a source). `source_pointers` itself is the
-    native core's twin (native_mirrors.json, "pointers"): this pre-test stays outside it."""
-    if not no_links(doc) and any(target.lstrip().startswith(("/", "~")) for target in doc.link_targets):
-        return True
-    hint = doc.absolute_hint if _CORE_VERDICT else None
-    if hint is None:
-        text = doc.text
-        hint = "~/" in text or text.startswith("/") or _ABSOLUTE_HINT.search(text) is not None
-    return hint and bool(_source_lines(doc))
 
 
 def check_source_paths(analysis: Analysis, entry: FileEntry) -> list[Finding]:
