@@ -33,13 +33,12 @@ def lenses(ls: PmemServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
     # a newer answer's lenses of the same line *by index*: with the history lenses first, the
     # three resolved ordinary lenses of the answer before an outside write overwrote the
     # commands of "changed by … · diff · undo" (docs/decisions.md, "Ordinary lenses first").
-    ordinary = [lsp.CodeLens(range=_LINE_0, data={"uri": uri, "kind": kind}) for kind in lens_kinds(state, rel)]
-    if changed:
-        # With history lenses the line comes resolved whole: resolved later, the ordinary
-        # lenses' titles appear to the left of "diff · undo · keep" and push them right under
-        # the pointer that was about to click one (the e2e "history" step clicked beside "diff").
-        ordinary = [resolve(ls, lens) for lens in ordinary]
-    return ordinary + changed
+    # With history lenses the line comes resolved whole: resolved later, the ordinary lenses'
+    # titles appear to the left of "diff · undo · keep" and push them right under the pointer
+    # that was about to click one (the e2e "history" step clicked beside "diff").
+    return [lsp.CodeLens(range=_LINE_0, data={"uri": uri, "kind": kind},
+                         command=_titled(lens_title(state, rel, kind)) if changed else None)
+            for kind in lens_kinds(state, rel)] + changed
 
 
 def resolve(ls: PmemServer, lens: lsp.CodeLens) -> lsp.CodeLens:
@@ -50,8 +49,13 @@ def resolve(ls: PmemServer, lens: lsp.CodeLens) -> lsp.CodeLens:
         if found is not None:
             _root, state, rel = found
             title = lens_title(state, rel, str(data.get("kind")))
-    lens.command = lsp.Command(title=title or "", command="")
+    lens.command = _titled(title)
     return lens
+
+
+def _titled(title: str | None) -> lsp.Command:
+    """An ordinary lens's command: its title only (clicking it does nothing)."""
+    return lsp.Command(title=title or "", command="")
 
 
 def register(server: PmemServer) -> None:
