@@ -131,12 +131,15 @@ def format_target(form: str, path: str, title: str) -> str:
     if not reads_back(f"- {target} — x", path):
         target = f"[{_label(title, path)}]({quote(path, safe='/')})"  # every unusual character escaped
     # A root-level name that begins as a home or environment alias does (`$top.md`,
-    # `~draft.md`) is read as one in every form: `./` makes it the root's file (its other
-    # characters escaped as above where the plain destination does not read back).
-    for dotted in (link_destination("./" + path), quote("./" + path, safe="/")):
+    # `~draft.md`) is read as one in every form: `./` makes it the root's file, in the index's
+    # own form where it can (a v0.10 root's bare `./$top.md`, which its reference CLI reads
+    # too), else as a link (its other characters escaped where the plain one does not read back).
+    label = _label(title, path)
+    for dotted in (_written_target(form, "./" + path, title), f"[{label}]({link_destination('./' + path)})",
+                   f"[{label}]({quote('./' + path, safe='/')})"):
         if reads_back(f"- {target} — x", path):
             break
-        target = f"[{_label(title, path)}]({dotted})"
+        target = dotted
     return target
 
 
