@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from functools import lru_cache
 
 # Values that say they are not real: AWS's documented example keys end in EXAMPLE / EXAMPLEKEY
 # (and its docs append "example" to made-up values: `asdf34example`), docs use "sample",
@@ -88,9 +89,17 @@ def entropy(value: str) -> float:
     if n == 0:
         return 0.0
     if n >= len(_CLOG2C):
-        return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+        return -sum(c / n * math.log2(c / n) for c in _char_counts(value))
     # H = log2(n) - Σ c·log2(c) / n, with c·log2(c) from a table.
-    return math.log2(n) - sum(map(_CLOG2C.__getitem__, Counter(value).values())) / n
+    return math.log2(n) - sum(map(_CLOG2C.__getitem__, _char_counts(value))) / n
+
+
+@lru_cache(maxsize=64)
+def _char_counts(value: str) -> tuple[int, ...]:
+    """How often each character of `value` occurs, in the order they first occur. Kept for
+    the few values in hand: `is_placeholder` and `entropy` both count a value `looks_random`
+    judges (a Counter of a key costs a few µs, the lookup a tenth of one)."""
+    return tuple(Counter(value).values())
 
 
 def is_example(value: str) -> bool:
@@ -180,7 +189,7 @@ def is_placeholder(value: str) -> bool:
         return True
     if made_of_placeholder_words(value):
         return True
-    top = Counter(value).most_common(1)[0][1]
+    top = max(_char_counts(value))
     # One character making up a large share of a long value (xxxx-xxxx-1234, 0000…), or a run.
     if (n >= 10 and top / n > 0.4) or (top >= 6 and _RUN_OF_SAME.search(value)):
         return True
@@ -209,12 +218,22 @@ def _mostly_sequences(low: str) -> bool:
 def _counts_up(low: str) -> bool:
     """Its letters and its digits, each read apart, count up (`a1b2c3`, `qr6stu789vwxyz`):
     four fifths of the neighbouring pairs one apart, in a value of six or more of them."""
-    ups = pairs = 0
-    for kind in (str.isalpha, str.isdigit):
-        chars = [c for c in low if kind(c) and c.isascii()]
-        pairs += max(len(chars) - 1, 0)
-        ups += sum(1 for a, b in zip(chars, chars[1:], strict=False) if ord(b) - ord(a) == 1)
-    return pairs >= 5 and ups * 5 >= pairs * 4 and sum(c.isalnum() for c in low) * 5 >= len(low) * 4
+    # `low` is lowered: its ASCII letters are a-z. Counted as misses, so that a random value
+    # stops at the second pair out of step rather than reading every pair (this runs on every
+    # value after a key).
+    letters, digits = _NOT_LOWER.sub("", low), _NOT_DIGIT.sub("", low)
+    pairs = max(len(letters) - 1, 0) + max(len(digits) - 1, 0)
+    if pairs < 5:
+        return False
+    allowed = pairs // 5  # ups * 5 >= pairs * 4, i.e. misses * 5 <= pairs
+    misses = 0
+    for chars in (letters, digits):
+        for a, b in zip(chars, chars[1:], strict=False):
+            if ord(b) - ord(a) != 1:
+                misses += 1
+                if misses > allowed:
+                    return False
+    return sum(c.isalnum() for c in low) * 5 >= len(low) * 4
 
 
 def _ascending_runs() -> re.Pattern[str]:
@@ -228,6 +247,7 @@ _ASCENDING = _ascending_runs()
 
 
 _NOT_LOWER = re.compile(r"[^a-z]+")
+_NOT_DIGIT = re.compile(r"[^0-9]+")
 
 
 def _letters(low: str) -> str:
@@ -432,9 +452,16 @@ def looks_random(value: str) -> bool:
     n = len(value)
     if n < 8 or n > 512 or _ASCII_VALUE.fullmatch(value) is None:
         return False
-    if is_placeholder(value) or _ENV_NAME.fullmatch(value):
+    # The cheap refusals first: each below returns False whatever `is_placeholder` says, and
+    # most values after a key are one of these (`Bearer`, `Status`, `$API_KEY`, `env.token`),
+    # while `is_placeholder` costs tens of µs on a word (its sequences and splits).
+    if value.isalpha() and n < 16:
+        return False  # letters only, too short to be random: the letters-only branch below
+    if _ENV_NAME.fullmatch(value) or _IDENT_LOWER.fullmatch(value) or _IDENT_UPPER.fullmatch(value):
         return False
     if "://" in value or "`" in value or value.startswith(("data:", "mailto:", "file:", "arn:", "urn:")):
+        return False
+    if is_placeholder(value):
         return False
     if _NAMED_HASH.match(value) or _CRYPT_HASH.match(value) or is_code_expression(value) or names_a_thing(value):
         return False
@@ -442,8 +469,7 @@ def looks_random(value: str) -> bool:
         return False
     if (_PATH.fullmatch(value) and not _random_segment(value)) or _FILE_EXT.search(value):
         return False
-    if _IDENT_LOWER.fullmatch(value) or _IDENT_UPPER.fullmatch(value) or (
-            _DOTTED.fullmatch(value) and not _random_part(value)):
+    if _DOTTED.fullmatch(value) and not _random_part(value):
         return False
     if value.startswith("-") and _OPTION.fullmatch(value):
         return False  # a command-line option (`--no-verify`, `-rf`), not a value
