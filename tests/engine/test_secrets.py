@@ -552,3 +552,36 @@ def test_a_real_token_holding_a_counting_sequence_is_still_found(sequence: str):
                                    "password: abc123", "password: 12345678"])
 def test_a_value_made_of_sequences_is_a_placeholder(value: str):
     assert find_secrets([value]) == []
+
+
+def _counts_up_by_definition(low: str) -> bool:
+    """`_counts_up` as its docstring says it: every neighbouring pair of its ASCII letters, and
+    of its digits, read apart; four fifths one apart, in six or more of them."""
+    ups = pairs = 0
+    for kind in (str.isalpha, str.isdigit):
+        chars = [c for c in low if kind(c) and c.isascii()]
+        pairs += max(len(chars) - 1, 0)
+        ups += sum(1 for a, b in zip(chars, chars[1:], strict=False) if ord(b) - ord(a) == 1)
+    return pairs >= 5 and ups * 5 >= pairs * 4 and sum(c.isalnum() for c in low) * 5 >= len(low) * 4
+
+
+_COUNTING = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_.é", max_size=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_COUNTING, st.integers(0, 20).flatmap(
+    lambda a: st.integers(5, 26).map(lambda n: string.ascii_lowercase[a:a + n] + "0123456789"[:n % 10]))))
+def test_counts_up_stops_early_and_answers_as_its_definition(value: str):
+    """`_counts_up` stops at the first pair too many out of step; the answer is the full count's."""
+    from pmem_lsp.engine.secrets._checks import _counts_up
+    low = value.lower()
+    assert _counts_up(low) == _counts_up_by_definition(low)
+
+
+@pytest.mark.parametrize("value", ["Decision", "Bearer", "Status", "$OBSIDIAN_API_KEY", "API_TOKEN_2",
+                                   "env.secret_token", "https://x.example/a", "`abcdefgh`"])
+def test_looks_random_refuses_words_names_and_references_before_the_placeholder_checks(value: str):
+    """The refusals `looks_random` makes before `is_placeholder` (a word of letters under 16, an
+    environment name, an identifier, a URL, a code span) give False whatever it would say."""
+    from pmem_lsp.engine.secrets._checks import looks_random
+    assert not looks_random(value)
