@@ -695,7 +695,7 @@ fn word_shingles<'py>(py: Python<'py>, words: Vec<String>, min_words: usize) -> 
 /// rebuild (make native). Until then that group runs the pure-Python path.
 const WRITTEN_FOR_BLOCKS: &str = "6889e42be9d991a0791422cce4d2c442d09b2072ed446262b635987af896596e";
 const WRITTEN_FOR_RECORD: &str = "104a6554e7f72408d57e48117c4838433c03dc76bd9f5953547343c87b3310c2";
-const WRITTEN_FOR_SUMMARY: &str = "c7d7ebfc210b08bb2ccf5bfb5d0bed5523a7dc41d60f9d089035cc8f307e2f9f";
+const WRITTEN_FOR_SUMMARY: &str = "f738d7fef2d565ad23ed4459f2259efcaf3e2d941a198105ae5fbb27436e9379";
 const WRITTEN_FOR_CONCLUDED: &str = "efb7bd1cf4f7135c18de954bbde7acd3ee05c2c7da2e7295bff7c2249e8d82cd";
 const WRITTEN_FOR_POINTERS: &str = "6aa63bee71f5c29b4128fa5bc976b42b72b796b64973e9520f9ccf5108ae1c38";
 const WRITTEN_FOR_LINK_TARGETS: &str = "53e216ee12ffc04b0c31a1db2a9bd41fd1010f3b4275ea35013e996adddd3ad5";
