@@ -69,12 +69,14 @@ def test_link_paths_are_the_normalised_relative_links(targets, rel):
 # Folders as `posixpath.dirname` gives them, and the odd ones `_plain_folder` must refuse.
 BASE = st.one_of(
     st.sampled_from(["", "notes", "notes/deep", "项目/vol-043", ".", "..", "../x", "a/.", "a/..", "a//b", "/a",
-                     "//a", "///a", "a/", "./a"]),
+                     "//a", "///a", "a/", "./a", "a/b/c", "a/b/c/d"]),
     st.text(alphabet="ab./", max_size=6))
 
 
 @settings(max_examples=1000, deadline=None)
-@given(st.one_of(TARGET, st.text(alphabet="ab./#?%~ 2\\:$", max_size=10)), BASE)
+@given(st.one_of(TARGET, st.text(alphabet="ab./#?%~ 2\\:$", max_size=10),
+                 st.lists(st.sampled_from(["..", ".", "a", "b%20c", "", "%2E%2E"]), max_size=6).map("/".join)),
+       BASE)
 def test_the_normalising_memo_is_normalize_target(target, base):
     from pmem_lsp.engine.rules.broken_links import _normalize
     assert _normalize(target, base) == normalize_target(target, base)

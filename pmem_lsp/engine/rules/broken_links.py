@@ -15,7 +15,7 @@ from ..line_index import split_keepends
 from ..memory_file import Link
 from ..names import clean, one_line, shown
 from ..native import core_for
-from ..paths import OUTSIDE, normalize_target, strip_fragment
+from ..paths import OUTSIDE, normalize_target, strip_fragment, unescape_bytes
 from ..root_state import FileEntry, RootState
 from ..rule import FileCheck, Rule, W
 from ..zones import Zone, zone_of
@@ -41,27 +41,48 @@ _alone = functools.lru_cache(maxsize=4096)(normalize_target)
 
 
 def _normalize(target: str, base: str) -> tuple[str | None, str | None]:
-    """`normalize_target(target, base)`, from the memo of the target read alone. Files of many
-    folders link to the same targets (a vault's `Daily%20notes.md` in each of its 133 project
-    folders): a memo of the pair missed for each folder, and reading a `%` escape is most of
-    the call's ~10 µs. A path that stays inside the folder it is read in goes below the
-    linking file's folder as it is; a path that leaves it (`../x.md`) is read again with
-    the folder, where `..` decides whether it leaves the root."""
+    """`normalize_target(target, base)`, from memos of the target read alone. Files of many
+    folders link to the same targets (a vault's `Daily%20notes.md` and `../Publish%20setup.md`
+    in each of its 133 project folders): a memo of the pair missed for each folder, and
+    reading a `%` escape is most of the call's ~10 µs. A path that stays inside the folder it
+    is read in goes below the linking file's folder as it is; one that climbs out of it
+    (`../x.md`) takes as many folders off the linking file's, or leaves the root."""
     path, problem = _alone(target)
     if not base:
         return path, problem
-    if problem is None and path is not None and _plain_folder(base):
-        return (f"{base}/{path}" if path else base), None
-    if problem is not None and problem != OUTSIDE:
+    if problem is None:
+        if path is not None and _plain_folder(base):
+            return (f"{base}/{path}" if path else base), None
+    elif problem != OUTSIDE:
         return None, problem  # empty, a URL or absolute wherever the file is
+    elif _plain_folder(base) and not base.startswith("/"):
+        ups, rest = _climb(target)
+        folders = base.split("/")
+        if ups > len(folders):
+            return None, OUTSIDE
+        kept = folders[:len(folders) - ups]
+        if rest:
+            kept.append(rest)
+        return "/".join(kept), None
     return normalize_target(target, base)
+
+
+@functools.lru_cache(maxsize=4096)
+def _climb(target: str) -> tuple[int, str]:
+    """A target that `normalize_target` reads alone as leaving its folder (`../x.md`): how many
+    folders it climbs, and the path below them ("" for a folder itself). The steps of
+    `normalize_target` before it joins the folder (a property holds `_normalize` to it)."""
+    norm = posixpath.normpath(unescape_bytes(strip_fragment(target.strip())))
+    parts = norm.split("/")
+    ups = next((i for i, part in enumerate(parts) if part != ".."), len(parts))
+    return ups, "/".join(parts[ups:])
 
 
 @functools.lru_cache(maxsize=4096)
 def _plain_folder(base: str) -> bool:
     """Is `base` a folder that `posixpath.normpath` leaves as it is, below the root (no `.`,
-    `..` or empty part, no `/` at its end): then `normpath(base/path)` is `base/path` for a `path` that is
-    normalised and does not leave its folder."""
+    `..` or empty part, no `/` at its end): then `normpath(base/path)` is `base/path` for a
+    `path` that is normalised and does not leave its folder."""
     return (posixpath.normpath(base) == base and base not in (".", "..") and not base.startswith("../")
             and not base.endswith("/"))  # `/` is its own normal form
 
