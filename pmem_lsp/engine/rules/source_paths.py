@@ -119,16 +119,30 @@ def _pointer(written: str) -> str | None:
     """The absolute path `written` points at, or None when it is not a pointer."""
     text = written.strip()
     if text.startswith("~/"):
-        expanded = os.path.expanduser(text)
-        if expanded.startswith("~"):
-            return None  # no home folder known
-    elif text.startswith("/") and not text.startswith("//"):
-        expanded = text
+        # A pure function of the text and the home folder (a check reads the same `~/…` in
+        # many files; expanding it is most of this call). The home folder is in the key: tests
+        # and hosts set `HOME` (without it, the user's entry in the password database decides).
+        return _home_pointer(text, os.environ.get("HOME"))
+    if text.startswith("/") and not text.startswith("//"):
         first = text.lstrip("/").split("/", 1)[0]
         if not first or (first not in FILE_ROOTS and not os.path.isdir("/" + first)):
             return None
-    else:
-        return None
+        return _path_of(text, text)
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _home_pointer(text: str, home: str | None) -> str | None:
+    """`_pointer` of a `~/…` text (stripped) where the home folder is `home` (the key only)."""
+    expanded = os.path.expanduser(text)
+    if expanded.startswith("~"):
+        return None  # no home folder known
+    return _path_of(text, expanded)
+
+
+def _path_of(text: str, expanded: str) -> str | None:
+    """The path a pointer written `text` names, `expanded`: none for a pattern or placeholder,
+    without a `:line` at its end."""
     if _NOT_A_PATH.search(text):
         return None
     return _LINE_SUFFIX.sub("", expanded)
@@ -195,6 +209,18 @@ def _source_lines(doc: MemoryFile) -> list[int]:
 
 def source_pointers(doc: MemoryFile) -> list[SourcePointer]:
     """Every pointer to source material outside fenced code (text only; no file is touched)."""
+    # The link targets that may point outside the root; parsed once, shared with PM402, outside
+    # code already (none made for a text without a link).
+    linked = [] if doc.holds_no_link else [
+        (index, written) for index, target in enumerate(doc.link_targets)
+        if (written := target.strip()).startswith(("/", "~"))]
+    text = doc.text
+    # The native core's answer to the question below (docs/native.md).
+    hint = doc.absolute_hint if _CORE_VERDICT else None
+    if hint is None:
+        hint = "~/" in text or text.startswith("/") or _ABSOLUTE_HINT.search(text) is not None
+    if not linked and not hint:
+        return []  # most texts: nothing below makes a pointer, nor its set and closure
     out: list[SourcePointer] = []
     seen: set[tuple[int, str]] = set()
 
@@ -203,17 +229,9 @@ def source_pointers(doc: MemoryFile) -> list[SourcePointer]:
             seen.add((line, path))
             out.append(SourcePointer(line, start, end, written, path))
 
-    # Parsed once, shared with PM402; outside code already (none made for a text without a link).
-    for index, target in enumerate(() if doc.holds_no_link else doc.link_targets):
-        written = target.strip()
-        if written.startswith(("/", "~")):
-            link = doc.link_at(index)
-            add(link.line, link.start, link.end, written, _pointer(unquote(strip_fragment(written))))
-    text = doc.text
-    # The native core's answer to the question below (docs/native.md).
-    hint = doc.absolute_hint if _CORE_VERDICT else None
-    if hint is None:
-        hint = "~/" in text or text.startswith("/") or _ABSOLUTE_HINT.search(text) is not None
+    for index, written in linked:
+        link = doc.link_at(index)
+        add(link.line, link.start, link.end, written, _pointer(unquote(strip_fragment(written))))
     # The lines that declare a source first: most texts have none, and then no link is made.
     source_lines = _source_lines(doc) if hint else []
     if source_lines:
