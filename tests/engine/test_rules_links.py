@@ -545,3 +545,21 @@ def test_a_home_pointer_is_expanded_with_the_home_folder_of_the_moment(written, 
             os.environ.pop("HOME", None)
         else:
             os.environ["HOME"] = saved
+
+
+_LINE_PIECES = st.sampled_from(["~", "/", "//", "~/", "`", "``", "a", "Z", "_", "1", ".", " ", ":", "(", ")", "é", "笔",
+                                "。", "，", "*", "'", "x.md", "/usr", "~/raw", "\t"])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_LINE_PIECES, max_size=16).map("".join))
+def test_the_pointer_searches_find_what_their_look_behind_first_forms_found(line):
+    """`_CODE_SPAN` and `_PLAIN_PATH` start with their literal (a search that skips to it) and
+    look behind it: the same matches as the patterns that looked behind first."""
+    import re
+
+    from pmem_lsp.engine.rules.source_paths import _CJK_PUNCTUATION, _CODE_SPAN, _PLAIN_PATH
+    code_span = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+    plain_path = re.compile(rf"(?<![\w/~.])(?:~|(?=/[A-Za-z]))/?[^\s`'\"<>()\[\]{{}},;|*{_CJK_PUNCTUATION}]*")
+    for fast, plain in ((_CODE_SPAN, code_span), (_PLAIN_PATH, plain_path)):
+        assert [m.regs for m in fast.finditer(line)] == [m.regs for m in plain.finditer(line)]
