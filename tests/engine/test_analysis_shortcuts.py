@@ -66,6 +66,30 @@ def test_link_paths_are_the_normalised_relative_links(targets, rel):
     assert [(entry.doc.link_at(i), path) for i, path in zip(found.at, found.paths, strict=True)] == expected
 
 
+# Folders as `posixpath.dirname` gives them, and the odd ones `_plain_folder` must refuse.
+BASE = st.one_of(
+    st.sampled_from(["", "notes", "notes/deep", "项目/vol-043", ".", "..", "../x", "a/.", "a/..", "a//b", "/a",
+                     "//a", "///a", "a/", "./a", "a/b/c", "a/b/c/d"]),
+    st.text(alphabet="ab./", max_size=6))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.one_of(TARGET, st.text(alphabet="ab./#?%~ 2\\:$", max_size=10),
+                 st.lists(st.sampled_from(["..", ".", "a", "b%20c", "", "%2E%2E"]), max_size=6).map("/".join)),
+       BASE)
+def test_the_normalising_memo_is_normalize_target(target, base):
+    from pmem_lsp.engine.rules.broken_links import _normalize
+    assert _normalize(target, base) == normalize_target(target, base)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(["a", "/", "é", "项", "\udc80", "\udcff", "\ud800", "\udc7f", "\U0001f600"]),
+               max_size=8))
+def test_the_utf8_test_is_the_surrogate_escape_search(text):
+    from pmem_lsp.engine.rules.broken_links import _utf8
+    assert _utf8(text) == (not any("\udc80" <= c <= "\udcff" for c in text))
+
+
 def test_enabled_codes_ask_the_settings_once_and_answer_the_same():
     for conf in ({}, {"select": ["PM1", "PM402"]}, {"ignore": ["PM2", "PM503"]}, {"select": ["PM"], "ignore": ["PM40"]}):
         s = Settings(**conf)

@@ -455,3 +455,111 @@ def test_link_paths_without_links_are_the_full_paths(parts, newline):
                         for _ in range(2))
         found, full = link_paths(entry), _link_paths(fresh)
         assert (list(found.paths), list(found.at)) == (list(full.paths), list(full.at))
+
+
+def _source_pointers_reference(doc: MemoryFile) -> list:
+    """`source_pointers` as it was before its early return (issue 44): the links looked at,
+    then the hint asked of the text itself (not the core), then the source lines."""
+    import re as _re
+    from urllib.parse import unquote as _unquote
+
+    from pmem_lsp.engine.memory_file import mask_code_spans
+    from pmem_lsp.engine.paths import strip_fragment
+    from pmem_lsp.engine.rules import source_paths as sp
+    out: list = []
+    seen: set = set()
+
+    def add(line, start, end, written, path):
+        if path is not None and (line, path) not in seen:
+            seen.add((line, path))
+            out.append(sp.SourcePointer(line, start, end, written, path))
+
+    for link in doc.links:
+        written = link.target.strip()
+        if written.startswith(("/", "~")):
+            add(link.line, link.start, link.end, written, sp._pointer(_unquote(strip_fragment(written))))
+    text = doc.text
+    hint = "~/" in text or text.startswith("/") or _re.search(r"[\s`(:：]/[A-Za-z]", text) is not None
+    for n in sp._source_lines(doc) if hint else []:
+        line = doc.lines[n]
+        plain = mask_code_spans(line)
+        for m in sp._CODE_SPAN.finditer(line):
+            if sp._in_a_sentence(plain, m.start()):
+                continue
+            s, e = m.span(2)
+            add(n, s, e, m.group(2).strip(), sp._pointer(m.group(2)))
+        for link in doc.links:
+            if link.line == n:
+                plain = plain[:link.start] + " " * (link.end - link.start) + plain[link.end:]
+        for m in sp._PLAIN_PATH.finditer(plain):
+            written = m.group(0).rstrip(".:：,;!?")
+            if len(written) > 1 and not sp._in_a_sentence(plain, m.start()):
+                add(n, m.start(), m.start() + len(written), written, sp._pointer(written))
+    out.sort(key=lambda p: (p.line, p.start))
+    return out
+
+
+_POINTER_PARTS = _LINK_PARTS + [
+    "[h](~/home/x.md)", "[g]( /srv/a#x )", "- Source: `~/a b`", "Repo: `/opt/app:12` and ~/raw/y", "[u](/api/v1)",
+    "[p](%7E/x)", "Path: /usr/local/bin, /tmp/x.", "text ~/in/a/sentence here", "/etc/hosts",
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_POINTER_PARTS), max_size=12), st.sampled_from(["\n", "\r\n"]))
+def test_source_pointers_answer_as_the_full_pass(parts, newline):
+    """The early return (no pointer link, no hint) and the core's hint give what every step gives."""
+    from pmem_lsp.engine.rules.source_paths import source_pointers
+    text = newline.join(parts) + newline
+    for doc in (MemoryFile(text), _as_python(text)):
+        assert source_pointers(doc) == _source_pointers_reference(doc), text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["~/x", " ~/a/b.md:12 ", "~/a*", "~/笔记/x", "~/", "~user/x", "/usr/x", "//x", "/api/v1"]),
+       st.sampled_from(["/home/u", "/home/u/", "/", "", None]))
+def test_a_home_pointer_is_expanded_with_the_home_folder_of_the_moment(written, home):
+    """`_pointer`'s memo of `~/…` is keyed on `HOME`: the answer is `expanduser`'s now."""
+    import os
+
+    from pmem_lsp.engine.rules.source_paths import FILE_ROOTS, _pointer
+    saved = os.environ.get("HOME")
+    try:
+        if home is None:
+            os.environ.pop("HOME", None)
+        else:
+            os.environ["HOME"] = home
+        text = written.strip()
+        if text.startswith("~/"):
+            expanded = os.path.expanduser(text)
+            expected = None if expanded.startswith("~") or any(c in text for c in "*?$<>{}[]| ") else expanded
+            expected = expected and expected.removesuffix(":12")
+        elif text.startswith("/") and not text.startswith("//"):
+            first = text.lstrip("/").split("/", 1)[0]
+            expected = text if first in FILE_ROOTS or os.path.isdir("/" + first) else None
+        else:
+            expected = None
+        assert _pointer(written) == expected
+    finally:
+        if saved is None:
+            os.environ.pop("HOME", None)
+        else:
+            os.environ["HOME"] = saved
+
+
+_LINE_PIECES = st.sampled_from(["~", "/", "//", "~/", "`", "``", "a", "Z", "_", "1", ".", " ", ":", "(", ")", "é", "笔",
+                                "。", "，", "*", "'", "x.md", "/usr", "~/raw", "\t"])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_LINE_PIECES, max_size=16).map("".join))
+def test_the_pointer_searches_find_what_their_look_behind_first_forms_found(line):
+    """`_CODE_SPAN` and `_PLAIN_PATH` start with their literal (a search that skips to it) and
+    look behind it: the same matches as the patterns that looked behind first."""
+    import re
+
+    from pmem_lsp.engine.rules.source_paths import _CJK_PUNCTUATION, _CODE_SPAN, _PLAIN_PATH
+    code_span = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+    plain_path = re.compile(rf"(?<![\w/~.])(?:~|(?=/[A-Za-z]))/?[^\s`'\"<>()\[\]{{}},;|*{_CJK_PUNCTUATION}]*")
+    for fast, plain in ((_CODE_SPAN, code_span), (_PLAIN_PATH, plain_path)):
+        assert [m.regs for m in fast.finditer(line)] == [m.regs for m in plain.finditer(line)]

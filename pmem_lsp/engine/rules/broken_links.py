@@ -6,7 +6,7 @@ import datetime as dt
 import functools
 import posixpath
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from ..findings import Finding
 from ..fixes import Fix, TextEdit, text_of
@@ -15,7 +15,7 @@ from ..line_index import split_keepends
 from ..memory_file import Link
 from ..names import clean, one_line, shown
 from ..native import core_for
-from ..paths import normalize_target, strip_fragment
+from ..paths import OUTSIDE, normalize_target, strip_fragment, unescape_bytes
 from ..root_state import FileEntry, RootState
 from ..rule import FileCheck, Rule, W
 from ..zones import Zone, zone_of
@@ -35,9 +35,56 @@ RULES = (
 LINK_ZONES = frozenset({Zone.ACTIVE, Zone.CORE})
 
 
-# Files of one folder link to the same targets (the index, core files, siblings): a pure
-# function of two strings, so a bounded memo of it is safe.
-_normalize = functools.lru_cache(maxsize=4096)(normalize_target)
+# A target read alone, as in a file at the top of the root: a pure function of one string, so a
+# bounded memo of it is safe.
+_alone = functools.lru_cache(maxsize=4096)(normalize_target)
+
+
+def _normalize(target: str, base: str) -> tuple[str | None, str | None]:
+    """`normalize_target(target, base)`, from memos of the target read alone. Files of many
+    folders link to the same targets (a vault's `Daily%20notes.md` and `../Publish%20setup.md`
+    in each of its 133 project folders): a memo of the pair missed for each folder, and
+    reading a `%` escape is most of the call's ~10 µs. A path that stays inside the folder it
+    is read in goes below the linking file's folder as it is; one that climbs out of it
+    (`../x.md`) takes as many folders off the linking file's, or leaves the root."""
+    path, problem = _alone(target)
+    if not base:
+        return path, problem
+    if problem is None:
+        if path is not None and _plain_folder(base):
+            return (f"{base}/{path}" if path else base), None
+    elif problem != OUTSIDE:
+        return None, problem  # empty, a URL or absolute wherever the file is
+    elif _plain_folder(base) and not base.startswith("/"):
+        ups, rest = _climb(target)
+        folders = base.split("/")
+        if ups > len(folders):
+            return None, OUTSIDE
+        kept = folders[:len(folders) - ups]
+        if rest:
+            kept.append(rest)
+        return "/".join(kept), None
+    return normalize_target(target, base)
+
+
+@functools.lru_cache(maxsize=4096)
+def _climb(target: str) -> tuple[int, str]:
+    """A target that `normalize_target` reads alone as leaving its folder (`../x.md`): how many
+    folders it climbs, and the path below them ("" for a folder itself). The steps of
+    `normalize_target` before it joins the folder (a property holds `_normalize` to it)."""
+    norm = posixpath.normpath(unescape_bytes(strip_fragment(target.strip())))
+    parts = norm.split("/")
+    ups = next((i for i, part in enumerate(parts) if part != ".."), len(parts))
+    return ups, "/".join(parts[ups:])
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_folder(base: str) -> bool:
+    """Is `base` a folder that `posixpath.normpath` leaves as it is, below the root (no `.`,
+    `..` or empty part, no `/` at its end): then `normpath(base/path)` is `base/path` for a
+    `path` that is normalised and does not leave its folder."""
+    return (posixpath.normpath(base) == base and base not in (".", "..") and not base.startswith("../")
+            and not base.endswith("/"))  # `/` is its own normal form
 
 
 def is_wikilink_text(text: str) -> bool:
@@ -68,14 +115,36 @@ def link_paths(entry: FileEntry) -> LinkPaths:
     # takes UTF-8 strings: Python reads such a file's links (issue 40: the scan raised). Not a
     # branch inside `_link_paths`: that is the native core's twin, whose source the core's
     # digest is taken of (tests/engine/test_native_differential.py).
-    reader = _link_paths if _utf8(entry.rel) else _link_paths_in_python
+    # Asked once per text, not per call: PM402's check, its dependency and the link graph each
+    # ask, and a name outside ASCII (obsidian's CJK folders) took a loop per character.
+    found = entry.cache.get(_LINK_PATHS)
+    if found is None:
+        found = entry.cached(_LINK_PATHS, lambda: _read_link_paths(entry))
+    return cast(LinkPaths, found)
+
+
+_LINK_PATHS = "link-paths"  # the entry cache's key of a text's link paths
+
+
+def _read_link_paths(entry: FileEntry) -> LinkPaths:
     # A text without a link asks neither the core nor the Python links (`holds_no_link`).
-    return entry.cached("link-paths", lambda: _NO_LINKS if entry.doc is None or entry.doc.holds_no_link
-                        else reader(entry))
+    doc = entry.doc
+    if doc is None or doc.holds_no_link:
+        return _NO_LINKS
+    return _link_paths(entry) if _utf8(entry.rel) else _link_paths_in_python(entry)
 
 
 def _utf8(text: str) -> bool:
-    return text.isascii() or not any("\udc80" <= c <= "\udcff" for c in text)
+    """Can `text` cross into the native core: no byte of a name that is not UTF-8 (`\\udc80`
+    to `\\udcff`, surrogate-escaped) in it. Encoding is the one C call that answers for almost
+    every name (it fails on any surrogate); only then is each character looked at."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return not any("\udc80" <= c <= "\udcff" for c in text)
+    return True
 
 
 def _link_paths_in_python(entry: FileEntry) -> LinkPaths:
