@@ -68,17 +68,8 @@ class Finding:
         slots are set through their descriptors, the message masked as `__post_init__` does.
         Every field is passed on: a new one must be added here too (tests/engine/test_findings.py
         holds the slots to this list)."""
-        f = _new(Finding)
-        _set_path(f, self.path)
-        _set_line(f, self.line)
-        _set_col(f, self.col)
-        _set_end_line(f, self.end_line)
-        _set_end_col(f, self.end_col)
-        _set_code(f, self.code)
-        _set_message(f, _masked(self.message))
-        _set_severity(f, severity)
-        _set_data(f, self.data)
-        return f
+        return made(self.path, self.line, self.col, self.end_line, self.end_col, self.code, self.message, severity,
+                    self.data)
 
     def sort_key(self) -> tuple:
         return SORT_KEY(self)
@@ -89,6 +80,27 @@ SORT_KEY = attrgetter("path", "line", "col", "code", "message")
 _new = object.__new__
 (_set_path, _set_line, _set_col, _set_end_line, _set_end_col, _set_code, _set_message, _set_severity,
  _set_data) = (getattr(Finding, name).__set__ for name in WITH_SEVERITY_SLOTS)
+
+
+def made(path: str, line: int, col: int, end_line: int, end_col: int, code: str, message: str,
+         severity: Severity | None = None, data: Mapping[str, Any] | None = None) -> Finding:
+    """`Finding(path, line, …)` without the frozen dataclass's `__init__`, which sets each field
+    through `object.__setattr__` by name (1.1 µs a finding; 0.6 here): the slots are set through
+    their descriptors, the message masked as `__post_init__` does. For the findings made in
+    thousands (one or two a file: `at_line`, `entry_finding`, `with_severity`). Every field is
+    set: a new one must be added here too (tests/engine/test_findings.py holds the slots to
+    WITH_SEVERITY_SLOTS and `made` to `Finding`)."""
+    f = _new(Finding)
+    _set_path(f, path)
+    _set_line(f, line)
+    _set_col(f, col)
+    _set_end_line(f, end_line)
+    _set_end_col(f, end_col)
+    _set_code(f, code)
+    _set_message(f, _masked(message))
+    _set_severity(f, severity)
+    _set_data(f, data)
+    return f
 
 
 _NATIVE = core_for("secrets")  # only where the build was written for this Python code (docs/native.md)
@@ -117,7 +129,7 @@ def at_line(path: str, lines: list[str], line: int, code: str, message: str,
             severity: Severity | None = None, data: Mapping[str, Any] | None = None) -> Finding:
     """A finding covering the text of one line (trailing whitespace excluded)."""
     start, end = _line_span(lines, line)
-    return Finding(path, line, start, line, end, code, message, severity, data)
+    return made(path, line, start, line, end, code, message, severity, data)
 
 
 def _line_span(lines: list[str], line: int) -> tuple[int, int]:
@@ -149,11 +161,18 @@ def entry_finding(entry: FileEntry, code: str, message: str, data: Mapping[str, 
     with the position kept with the text: the pool's workers (engine/pool.py) find it, so the
     process that reports need not parse the file again."""
     if entry.text is None or not entry.markdown:
-        return Finding(entry.rel, 0, 0, 0, 0, code, message, data=data)
+        return made(entry.rel, 0, 0, 0, 0, code, message, None, data)
     line, start, end = whole_file_span(entry)
-    return Finding(entry.rel, line, start, line, end, code, message, data=data)
+    return made(entry.rel, line, start, line, end, code, message, None, data)
 
 
 def whole_file_span(entry: FileEntry) -> tuple[int, int, int]:
     """(line, start, end) of where a finding about the whole Markdown file `entry` goes."""
-    return entry.cached("whole-file", lambda: _whole_file_span(entry.doc))  # type: ignore[arg-type]
+    # `entry.cached(_WHOLE_FILE, …)` without a closure made for each call: asked once a finding.
+    span = entry.cache.get(_WHOLE_FILE)
+    if span is None:
+        span = entry.cache[_WHOLE_FILE] = _whole_file_span(entry.doc)  # type: ignore[arg-type]
+    return span  # type: ignore[return-value]
+
+
+_WHOLE_FILE = "whole-file"
