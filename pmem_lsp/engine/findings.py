@@ -10,6 +10,7 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+from .line_index import split_lines
 from .native import core_for
 from .secrets import mask_secrets
 
@@ -162,7 +163,28 @@ def file_finding(path: str, doc: MemoryFile | None, code: str, message: str,
 
 def _whole_file_span(doc: MemoryFile) -> tuple[int, int, int]:
     line = whole_file_line(doc)
-    return (line, *_line_span(doc.lines, line))
+    # The title's line, without splitting the whole text where no rule has split it yet (a
+    # tenth of a real-shaped root's files: ~7 µs each for one line).
+    text = line_of(doc.text, line, doc.__dict__.get("lines"))
+    stripped = text.rstrip()
+    return line, len(stripped) - len(stripped.lstrip()), len(stripped)
+
+
+def line_of(text: str, line: int, lines: list[str] | None = None) -> str:
+    """`split_lines(text)[line]`, "" past the last line; `lines`: that split, where made."""
+    if line < 0:
+        return ""
+    if lines is None and "\r" not in text:
+        start = 0
+        for _ in range(line):
+            start = text.find("\n", start) + 1
+            if not start:
+                return ""
+        end = text.find("\n", start)
+        return text[start:] if end < 0 else text[start:end]
+    if lines is None:
+        lines = split_lines(text)
+    return lines[line] if line < len(lines) else ""
 
 
 def entry_finding(entry: FileEntry, code: str, message: str, data: Mapping[str, Any] | None = None) -> Finding:

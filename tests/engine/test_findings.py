@@ -99,3 +99,15 @@ def test_whole_file_findings_are_made_the_plain_way(tmp_path):
         text = doc.lines[line] if doc.lines else ""
         want = Finding(rel, line, len(text) - len(text.lstrip()), line, len(text.rstrip()), "PM202", "m")
         assert entry_finding(entry, "PM202", "m") == want == at_line(rel, doc.lines, line, "PM202", "m")
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(st.sampled_from("ab #\n\r\t"), max_size=30), line=st.integers(-2, 12), split=st.booleans())
+def test_line_of_is_the_line_of_the_split_text(text, line, split):
+    # A whole-file finding's line is read out of the text where no rule has split it
+    # (engine/findings.py `line_of`): the line `split_lines` gives, "" past the last.
+    from pmem_lsp.engine.findings import line_of
+    from pmem_lsp.engine.line_index import split_lines
+    lines = split_lines(text)
+    want = lines[line] if 0 <= line < len(lines) else ""
+    assert line_of(text, line, lines if split else None) == want
