@@ -15,7 +15,7 @@ from ..engine.analysis import analyze
 from ..engine.catalogue import RULES, severity_of
 from ..engine.checking import check_files, root_relative
 from ..engine.findings import Finding, Severity
-from ..engine.report import report_data, report_json, sarif_report
+from ..engine.report import check_report_json, sarif_report
 from ..engine.report import shown_path as _report_path
 from ..engine.root_state import ReadProblem, RootState
 from . import exit_codes
@@ -156,11 +156,14 @@ def run_check(state: RootState, fmt: str, min_severity: Severity, fail_on: Sever
     """Report `findings` (default: the whole root's) of `state`; `paths`: the files they were
     narrowed to, which the counts and the unreadable list are about; `sort`: see SORTS."""
     found = analyze(state) if findings is None else findings
-    findings = sorted_findings([f for f in found if (severity_of(f)).rank >= min_severity.rank], sort)
+    # Every finding is at least a hint: the default `--min-severity` filters none out (a real-shaped
+    # root's 4,000 findings: ~1.5 ms of asking each its severity).
+    kept = list(found) if min_severity.rank == 0 else [f for f in found if severity_of(f).rank >= min_severity.rank]
+    findings = sorted_findings(kept, sort)
     problems = state.read_problems(paths)
     files = state.markdown_count() if paths is None else len(paths)
     if fmt == "json":
-        out.write(report_json(report_data(str(state.root), files, findings, problems)))
+        out.write(check_report_json(str(state.root), files, findings, problems))
         out.write("\n")  # apart: the report of a real-shaped root is megabytes, not copied for it
     elif fmt == "sarif":
         out.write(json.dumps(sarif_report(str(state.root), findings, __version__), indent=2, ensure_ascii=False) + "\n")

@@ -10,6 +10,7 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+from .line_index import split_lines
 from .native import core_for
 from .secrets import mask_secrets
 
@@ -91,6 +92,27 @@ _new = object.__new__
  _set_data) = (getattr(Finding, name).__set__ for name in WITH_SEVERITY_SLOTS)
 
 
+def made(path: str, line: int, col: int, end_line: int, end_col: int, code: str, message: str,
+         severity: Severity | None = None, data: Mapping[str, Any] | None = None) -> Finding:
+    """`Finding(path, line, …)` without the frozen dataclass's `__init__`, which sets each field
+    through `object.__setattr__` by name (1.1 µs a finding; 0.6 here): the slots are set through
+    their descriptors, the message masked as `__post_init__` does. For the findings made in
+    thousands (one or two a file: `at_line`, `entry_finding`; `with_severity` sets them the same
+    way). Every field is set: a new one must be added here too (tests/engine/test_findings.py
+    holds the slots to WITH_SEVERITY_SLOTS and `made` to `Finding`)."""
+    f = _new(Finding)
+    _set_path(f, path)
+    _set_line(f, line)
+    _set_col(f, col)
+    _set_end_line(f, end_line)
+    _set_end_col(f, end_col)
+    _set_code(f, code)
+    _set_message(f, _masked(message))
+    _set_severity(f, severity)
+    _set_data(f, data)
+    return f
+
+
 _NATIVE = core_for("secrets")  # only where the build was written for this Python code (docs/native.md)
 
 
@@ -117,7 +139,7 @@ def at_line(path: str, lines: list[str], line: int, code: str, message: str,
             severity: Severity | None = None, data: Mapping[str, Any] | None = None) -> Finding:
     """A finding covering the text of one line (trailing whitespace excluded)."""
     start, end = _line_span(lines, line)
-    return Finding(path, line, start, line, end, code, message, severity, data)
+    return made(path, line, start, line, end, code, message, severity, data)
 
 
 def _line_span(lines: list[str], line: int) -> tuple[int, int]:
@@ -141,7 +163,28 @@ def file_finding(path: str, doc: MemoryFile | None, code: str, message: str,
 
 def _whole_file_span(doc: MemoryFile) -> tuple[int, int, int]:
     line = whole_file_line(doc)
-    return (line, *_line_span(doc.lines, line))
+    # The title's line, without splitting the whole text where no rule has split it yet (a
+    # tenth of a real-shaped root's files: ~7 µs each for one line).
+    text = line_of(doc.text, line, doc.__dict__.get("lines"))
+    stripped = text.rstrip()
+    return line, len(stripped) - len(stripped.lstrip()), len(stripped)
+
+
+def line_of(text: str, line: int, lines: list[str] | None = None) -> str:
+    """`split_lines(text)[line]`, "" past the last line; `lines`: that split, where made."""
+    if line < 0:
+        return ""
+    if lines is None and "\r" not in text:
+        start = 0
+        for _ in range(line):
+            start = text.find("\n", start) + 1
+            if not start:
+                return ""
+        end = text.find("\n", start)
+        return text[start:] if end < 0 else text[start:end]
+    if lines is None:
+        lines = split_lines(text)
+    return lines[line] if line < len(lines) else ""
 
 
 def entry_finding(entry: FileEntry, code: str, message: str, data: Mapping[str, Any] | None = None) -> Finding:
@@ -149,11 +192,18 @@ def entry_finding(entry: FileEntry, code: str, message: str, data: Mapping[str, 
     with the position kept with the text: the pool's workers (engine/pool.py) find it, so the
     process that reports need not parse the file again."""
     if entry.text is None or not entry.markdown:
-        return Finding(entry.rel, 0, 0, 0, 0, code, message, data=data)
+        return made(entry.rel, 0, 0, 0, 0, code, message, None, data)
     line, start, end = whole_file_span(entry)
-    return Finding(entry.rel, line, start, line, end, code, message, data=data)
+    return made(entry.rel, line, start, line, end, code, message, None, data)
 
 
 def whole_file_span(entry: FileEntry) -> tuple[int, int, int]:
     """(line, start, end) of where a finding about the whole Markdown file `entry` goes."""
-    return entry.cached("whole-file", lambda: _whole_file_span(entry.doc))  # type: ignore[arg-type]
+    # `entry.cached(_WHOLE_FILE, …)` without a closure made for each call: asked once a finding.
+    span = entry.cache.get(_WHOLE_FILE)
+    if span is None:
+        span = entry.cache[_WHOLE_FILE] = _whole_file_span(entry.doc)  # type: ignore[arg-type]
+    return span  # type: ignore[return-value]
+
+
+_WHOLE_FILE = "whole-file"

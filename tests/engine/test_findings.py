@@ -3,8 +3,11 @@ rule can quote a secret (docs/design.md §7) — whatever text of the memory it 
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from engine_helpers import findings
-from pmem_lsp.engine.findings import Finding
+from pmem_lsp.engine.findings import Finding, Severity
 from roots import TOKEN, make_root
 
 
@@ -64,3 +67,47 @@ def test_with_severity_sets_every_slot_and_masks_as_a_new_finding_would():
             assert all(getattr(got, n) is getattr(want, n) or getattr(got, n) == getattr(want, n)
                        for n in WITH_SEVERITY_SLOTS)
             assert SORT_KEY(got) == got.sort_key() == (got.path, got.line, got.col, got.code, got.message)
+
+
+@settings(max_examples=200, deadline=None)
+@given(path=st.text(max_size=20), numbers=st.tuples(*[st.integers(0, 10**6)] * 4), code=st.sampled_from(["PM202", "PM100"]),
+       message=st.text(max_size=30) | st.sampled_from([f"`notes/{TOKEN}.md` does not exist", "plain"]),
+       severity=st.sampled_from([None, *Severity]), data=st.none() | st.just({"k": 1}))
+def test_made_is_a_finding_made_the_plain_way(path, numbers, code, message, severity, data):
+    # `made` (engine/findings.py) sets the slots itself, for the findings made in thousands;
+    # `at_line` and `entry_finding` make theirs with it.
+    from pmem_lsp.engine.findings import WITH_SEVERITY_SLOTS, made
+    got = made(path, *numbers, code, message, severity, data)
+    want = Finding(path, *numbers, code, message, severity, data)
+    assert type(got) is Finding and got == want and hash(got) == hash(want) and repr(got) == repr(want)
+    assert all(getattr(got, n) == getattr(want, n) for n in WITH_SEVERITY_SLOTS)
+    assert TOKEN[4:16] not in got.message
+
+
+def test_whole_file_findings_are_made_the_plain_way(tmp_path):
+    from pmem_lsp.engine.findings import at_line, entry_finding, file_finding
+    from pmem_lsp.engine.root_state import RootState
+    from pmem_lsp.engine.settings import Settings
+    root = make_root(tmp_path, {"notes/titled.md": "---\nx: 1\n---\n\n  # Title  \n\nText.\n",
+                                "notes/untitled.md": "No title here.\n", "notes/empty.md": ""})
+    state = RootState.scan(root, Settings())
+    for rel in ("notes/titled.md", "notes/untitled.md", "notes/empty.md"):
+        entry = state.files.get(rel)
+        doc = entry.doc
+        assert entry_finding(entry, "PM202", "m") == file_finding(rel, doc, "PM202", "m")
+        line = doc.title.line if doc.title else 0
+        text = doc.lines[line] if doc.lines else ""
+        want = Finding(rel, line, len(text) - len(text.lstrip()), line, len(text.rstrip()), "PM202", "m")
+        assert entry_finding(entry, "PM202", "m") == want == at_line(rel, doc.lines, line, "PM202", "m")
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(st.sampled_from("ab #\n\r\t"), max_size=30), line=st.integers(-2, 12), split=st.booleans())
+def test_line_of_is_the_line_of_the_split_text(text, line, split):
+    # A whole-file finding's line is read out of the text where no rule has split it
+    # (engine/findings.py `line_of`): the line `split_lines` gives, "" past the last.
+    from pmem_lsp.engine.findings import line_of
+    from pmem_lsp.engine.line_index import split_lines
+    lines = split_lines(text)
+    want = lines[line] if 0 <= line < len(lines) else ""
+    assert line_of(text, line, lines if split else None) == want

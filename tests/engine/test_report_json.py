@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine_helpers import findings
-from pmem_lsp.engine.findings import Finding
-from pmem_lsp.engine.report import report_data, report_json
+from pmem_lsp.engine.findings import Finding, Severity
+from pmem_lsp.engine.report import _PLACE, check_report_json, report_data, report_json
 from pmem_lsp.engine.report_schema import CheckReport
 from pmem_lsp.engine.root_state import MAX_ANALYSED_BYTES, ReadProblem
 from roots import demo_copy
@@ -100,3 +100,31 @@ def test_findings_of_other_shapes_and_types():
                         [{"a": 1, "b": 2}, {"b": 2, "a": 1}], [{1: "x"}]):
         data = {"root": "%r", "diagnostics": diagnostics}
         assert report_json(data) == json.dumps(data, indent=2, ensure_ascii=False)
+
+
+# `pmem check --format json` writes its report with `check_report_json`, from the findings
+# themselves (engine/report.py): the same bytes as the report's data written by `report_json`.
+SEVERITIES = st.sampled_from([None, *Severity])
+
+
+@settings(max_examples=300, deadline=None)
+@given(root=TEXT, files=st.integers(0, 10**9),
+       found=st.lists(st.tuples(TEXT | st.sampled_from(["a.md", "b %s.md", "c\udc80.md"]), st.integers(0, 10**6),
+                                st.integers(0, 500), st.integers(0, 3), st.sampled_from(CODES), SEVERITIES,
+                                TEXT | st.sampled_from(["m", "100%", "n\udcff"])),
+                      max_size=12),
+       problems=st.lists(st.tuples(TEXT, st.none() | TEXT, st.integers(0, 10**12)), max_size=3))
+def test_the_check_report_is_the_report_of_its_data(root, files, found, problems):
+    finds = [Finding(path or "x", line, col, line + more, col + 3, code, message, severity)
+             for path, line, col, more, code, severity, message in found]
+    probs = [ReadProblem(path or "y", reason, size) for path, reason, size in problems]
+    assert check_report_json(root, files, finds, probs) == report_json(report_data(root, files, finds, probs))
+
+
+def test_a_real_check_report(tmp_path):
+    root = demo_copy(tmp_path / "memory")
+    found = findings(root)
+    assert len({f.severity for f in found}) > 1 and len({f.path for f in found}) > 1
+    problems = [ReadProblem("notes/big.md", None, MAX_ANALYSED_BYTES + 16), ReadProblem("notes/x.md", "Denied")]
+    for root_text in (str(root), _PLACE, "100%s"):
+        assert check_report_json(root_text, 12, found, problems) == by_model(report_data(root_text, 12, found, problems))
