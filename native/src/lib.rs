@@ -695,7 +695,7 @@ fn word_shingles<'py>(py: Python<'py>, words: Vec<String>, min_words: usize) -> 
 /// rebuild (make native). Until then that group runs the pure-Python path.
 const WRITTEN_FOR_BLOCKS: &str = "6889e42be9d991a0791422cce4d2c442d09b2072ed446262b635987af896596e";
 const WRITTEN_FOR_RECORD: &str = "104a6554e7f72408d57e48117c4838433c03dc76bd9f5953547343c87b3310c2";
-const WRITTEN_FOR_SUMMARY: &str = "f738d7fef2d565ad23ed4459f2259efcaf3e2d941a198105ae5fbb27436e9379";
+const WRITTEN_FOR_SUMMARY: &str = "e94027c49198f849b7dc8d749d1c6204c14881e357e6fd225588d4a250ed68ca";
 const WRITTEN_FOR_CONCLUDED: &str = "efb7bd1cf4f7135c18de954bbde7acd3ee05c2c7da2e7295bff7c2249e8d82cd";
 const WRITTEN_FOR_POINTERS: &str = "1780f201041aba3802ce78a88d0ab943ada2cf5063948f9c6f81b01ba730668e";
 const WRITTEN_FOR_LINK_TARGETS: &str = "53e216ee12ffc04b0c31a1db2a9bd41fd1010f3b4275ea35013e996adddd3ad5";

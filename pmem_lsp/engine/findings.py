@@ -10,7 +10,6 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from .line_index import split_lines
 from .native import core_for
 from .secrets import mask_secrets
 
@@ -142,8 +141,20 @@ def at_line(path: str, lines: list[str], line: int, code: str, message: str,
     return made(path, line, start, line, end, code, message, severity, data)
 
 
+def at_doc_line(path: str, doc: MemoryFile, line: int, code: str, message: str,
+                data: Mapping[str, Any] | None = None) -> Finding:
+    """`at_line` of the document's line, read without splitting its text where no rule has
+    (`MemoryFile.line_text`): most findings about a file are on its title, near the top."""
+    start, end = _text_span(doc.line_text(line))
+    return made(path, line, start, line, end, code, message, None, data)
+
+
 def _line_span(lines: list[str], line: int) -> tuple[int, int]:
-    text = lines[line] if 0 <= line < len(lines) else ""
+    return _text_span(lines[line] if 0 <= line < len(lines) else "")
+
+
+def _text_span(text: str) -> tuple[int, int]:
+    """The columns of a line's text, its leading and trailing whitespace excluded."""
     stripped = text.rstrip()
     return len(stripped) - len(stripped.lstrip()), len(stripped)
 
@@ -158,33 +169,14 @@ def file_finding(path: str, doc: MemoryFile | None, code: str, message: str,
     """A finding about a whole file: on its title line, or at 1:1 when it has no text."""
     if doc is None:
         return Finding(path, 0, 0, 0, 0, code, message, data=data)
-    return at_line(path, doc.lines, whole_file_line(doc), code, message, data=data)
+    return at_doc_line(path, doc, whole_file_line(doc), code, message, data)
 
 
 def _whole_file_span(doc: MemoryFile) -> tuple[int, int, int]:
     line = whole_file_line(doc)
     # The title's line, without splitting the whole text where no rule has split it yet (a
     # tenth of a real-shaped root's files: ~7 µs each for one line).
-    text = line_of(doc.text, line, doc.__dict__.get("lines"))
-    stripped = text.rstrip()
-    return line, len(stripped) - len(stripped.lstrip()), len(stripped)
-
-
-def line_of(text: str, line: int, lines: list[str] | None = None) -> str:
-    """`split_lines(text)[line]`, "" past the last line; `lines`: that split, where made."""
-    if line < 0:
-        return ""
-    if lines is None and "\r" not in text:
-        start = 0
-        for _ in range(line):
-            start = text.find("\n", start) + 1
-            if not start:
-                return ""
-        end = text.find("\n", start)
-        return text[start:] if end < 0 else text[start:end]
-    if lines is None:
-        lines = split_lines(text)
-    return lines[line] if line < len(lines) else ""
+    return (line, *_text_span(doc.line_text(line)))
 
 
 def entry_finding(entry: FileEntry, code: str, message: str, data: Mapping[str, Any] | None = None) -> Finding:

@@ -27,7 +27,7 @@ from .archive_index import (
     written_name,
 )
 from .index_routes import ANGLE, BARE, CODE_SPAN, LINK, WIKI, Route, parse_index
-from .line_index import newline_of, split_keepends
+from .line_index import line_of, newline_of, split_keepends
 from .memory_file import MemoryFile
 from .names import uri_quote
 from .secrets import find_secrets
@@ -53,8 +53,7 @@ def remove_lines(text: str, line_numbers: set[int]) -> str:
 
 
 def line_text(text: str, line: int) -> str:
-    lines = split_keepends(text)
-    return _strip_eol(lines[line]) if 0 <= line < len(lines) else ""
+    return line_of(text, line)
 
 
 # -- writing a route --------------------------------------------------------

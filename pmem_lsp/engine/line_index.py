@@ -27,6 +27,25 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+def line_of(text: str, line: int, lines: list[str] | None = None) -> str:
+    """`split_lines(text)[line]`, "" past the last line (`lines`: that split, where made). Without
+    it, only the text up to the line's end is read: a finding on a title near the top needs one
+    line, and splitting a whole text for it cost a real-shaped root ~6 µs a file (issue 44)."""
+    if line < 0:
+        return ""
+    if lines is None and "\r" not in text:
+        start = 0
+        for _ in range(line):
+            start = text.find("\n", start) + 1
+            if not start:
+                return ""
+        end = text.find("\n", start)
+        return text[start:] if end < 0 else text[start:end]
+    if lines is None:
+        lines = split_lines(text)
+    return lines[line] if line < len(lines) else ""
+
+
 def strip_bom(text: str) -> tuple[str, bool]:
     """An editor's buffer as the disk's text is read (`root_state.decode` drops a leading BOM):
     (the text without it, whether it had one). The one place a buffer's BOM is taken off; the

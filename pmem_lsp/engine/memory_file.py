@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Generic, TypeVar, cast, overload
 
-from .line_index import LineIndex, split_keepends, split_lines
+from .line_index import LineIndex, line_of, split_keepends, split_lines
 from .markdown import _KINDS, CODE, HEADING, HTML, PARAGRAPH, BlockScan, Fence, Heading, ListItem, scan_blocks
 from .native import core_for
 
@@ -434,6 +434,11 @@ class MemoryFile:
         """The text's lines without their endings (`split_lines`), made on first use where the
         core's record was built from the text (`__init__` sets them otherwise)."""
         return split_lines(self.text)
+
+    def line_text(self, line: int) -> str:
+        """`self.lines[line]`, "" past the end, without splitting the text where its lines are
+        not made yet (`line_of`): a finding on one line near the top needs that line alone."""
+        return line_of(self.text, line, self.__dict__.get("lines"))
 
     # Line kinds are indexed by absolute line number; front matter lines count as metadata.
     def line_kind(self, line: int) -> str:

@@ -105,9 +105,8 @@ def test_whole_file_findings_are_made_the_plain_way(tmp_path):
 @given(text=st.text(st.sampled_from("ab #\n\r\t"), max_size=30), line=st.integers(-2, 12), split=st.booleans())
 def test_line_of_is_the_line_of_the_split_text(text, line, split):
     # A whole-file finding's line is read out of the text where no rule has split it
-    # (engine/findings.py `line_of`): the line `split_lines` gives, "" past the last.
-    from pmem_lsp.engine.findings import line_of
-    from pmem_lsp.engine.line_index import split_lines
+    # (engine/line_index.py `line_of`): the line `split_lines` gives, "" past the last.
+    from pmem_lsp.engine.line_index import line_of, split_lines
     lines = split_lines(text)
     want = lines[line] if 0 <= line < len(lines) else ""
     assert line_of(text, line, lines if split else None) == want

@@ -1,6 +1,7 @@
-"""The summary rule reads the line of a finding from the text itself where the text's lines are
-not made yet (`line_text`, issue 44): held equal to the lines `split_lines` makes, and the rule's
-findings to those of a document whose lines are made before it is checked."""
+"""A finding's line is read from the text itself where the text's lines are not made yet
+(`MemoryFile.line_text`, `findings.at_doc_line`, issue 44): held equal to the lines `split_lines`
+makes, and the summary rule's findings to those of a document whose lines are made before it is
+checked."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pmem_lsp.engine.findings import at_line
+from pmem_lsp.engine.findings import at_doc_line, at_line
 from pmem_lsp.engine.line_index import split_lines
 from pmem_lsp.engine.memory_file import MemoryFile
 from pmem_lsp.engine.native import core_for
-from pmem_lsp.engine.rules.summary import _on_line, check_summary, line_text
+from pmem_lsp.engine.rules.summary import check_summary
 from pmem_lsp.engine.zones import Zone
 
 PIECES = st.sampled_from([
@@ -27,14 +28,14 @@ TEXT = st.lists(PIECES, max_size=30).map("".join)
 @given(TEXT, st.integers(-2, 40))
 def test_line_text_is_the_line_split_lines_makes(text, line):
     lines = split_lines(text)
-    assert line_text(MemoryFile(text), line) == (lines[line] if 0 <= line < len(lines) else "")
+    assert MemoryFile(text).line_text(line) == (lines[line] if 0 <= line < len(lines) else "")
 
 
 @settings(max_examples=200, deadline=None)
 @given(TEXT, st.integers(-2, 40))
 def test_a_finding_on_a_line_is_findings_at_line(text, line):
     doc = MemoryFile(text)
-    assert _on_line("x.md", doc, line, "PM100", "m") == at_line("x.md", split_lines(text), line, "PM100", "m")
+    assert at_doc_line("x.md", doc, line, "PM100", "m") == at_line("x.md", split_lines(text), line, "PM100", "m")
 
 
 @settings(max_examples=400, deadline=None)

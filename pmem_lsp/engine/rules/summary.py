@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..findings import Finding, whole_file_line
+from ..findings import Finding, at_doc_line, whole_file_line
 from ..fixes import Fix, TextEdit, text_fix, text_of
 from ..lazy_re import lazy
 from ..line_index import LineIndex, newline_of, split_keepends
@@ -143,37 +142,6 @@ def content_runs(doc: MemoryFile, runs: tuple[tuple[int, int], ...]) -> list[tup
     return out
 
 
-def line_text(doc: MemoryFile, line: int) -> str:
-    """`doc.lines[line]` ("" past the end), without splitting the whole text where its lines are
-    not made yet: most findings here are on the title line, near the top, and a file without a
-    summary needs its lines for nothing else here (issue 44: 2,002 agent-rule templates spent
-    some 6 µs each splitting their text for the span of a PM100 on line 1). Only the text up to
-    the line's end is read; where a CR ends a line before it (`split_lines`), the lines are made."""
-    if line >= 0 and "lines" not in vars(doc):
-        text, start = doc.text, 0
-        for _ in range(line):
-            start = text.find("\n", start) + 1
-            if not start:
-                break
-        else:
-            end = text.find("\n", start)
-            if end < 0:
-                end = len(text)
-            if text.find("\r", 0, end) < 0:
-                return text[start:end]
-    lines = doc.lines
-    return lines[line] if 0 <= line < len(lines) else ""
-
-
-def _on_line(path: str, doc: MemoryFile, line: int, code: str, message: str,
-             data: Mapping[str, Any] | None = None) -> Finding:
-    """`findings.at_line(path, doc.lines, line, …)` from `line_text`: covering the text of the
-    line, trailing whitespace excluded."""
-    stripped = line_text(doc, line).rstrip()
-    return Finding(path, line, len(stripped) - len(stripped.lstrip()), line, len(stripped), code, message,
-                   None, data)
-
-
 def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | None = None) -> list[Finding]:
     if zone is Zone.ACTIVE and doc.summary_clean and _CORE_VERDICT:
         return []  # the native core's verdict: one well-placed summary of 3 to 6 facts (docs/native.md)
@@ -182,7 +150,7 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | N
     if zone in (Zone.CORE, Zone.INDEX):
         where = "`_core/`" if zone is Zone.CORE else "`_index.md`"
         for h in heads:
-            out.append(_on_line(path, doc, h.line, "PM107",
+            out.append(at_doc_line(path, doc, h.line, "PM107",
                                 f"a summary in {where} is never used: summaries apply to active on-demand files only"))
         return out
     if zone is not Zone.ACTIVE:
@@ -190,13 +158,13 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | N
     if not heads:
         variant = summary_variant(doc)
         if variant is not None:
-            out.append(_on_line(path, doc, variant.line, "PM106",
+            out.append(at_doc_line(path, doc, variant.line, "PM106",
                                 f"'{variant.text}' is not a recognised summary heading: "
                                 f"rename it to `{_summary_heading_for(doc, variant.text)}`"))
         else:
             # A file without a `# ` title first (a prompt in a fence, a `## ` heading) is told
             # to add one: "after the title" would name a line that is not there.
-            out.append(_on_line(path, doc, whole_file_line(doc), "PM100",
+            out.append(at_doc_line(path, doc, whole_file_line(doc), "PM100",
                                 "no `## Summary`: add 3 to 6 bullets after the title "
                                 "so agents can read them first" if doc.title is not None else
                                 f"no `# ` title{_not_a_title(doc)} and no `## Summary`: add a title, "
@@ -204,12 +172,12 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | N
         return out
     first = heads[0]
     for h in heads[1:]:
-        out.append(_on_line(path, doc, h.line, "PM105",
+        out.append(at_doc_line(path, doc, h.line, "PM105",
                             f"second summary heading (the first is on line {first.line + 1}); a file has one summary"))
     if first.line != doc.preamble_end and closing_summary(doc, first):
         # A closing summary is the author's conclusion: agents do not read it first, which is
         # what PM100 says of a file without one; its fix moves it up.
-        out.append(_on_line(path, doc, first.line, "PM100",
+        out.append(at_doc_line(path, doc, first.line, "PM100",
                             "this `## Summary` closes the file, so agents do not read it first: to let them "
                             "answer from it, move 3 to 6 bullets of it up after the title",
                             data={"closing": True}))
@@ -217,7 +185,7 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | N
     if first.line != doc.preamble_end:
         # One finding: a summary in the wrong place is not read first, whatever it holds (and
         # a mid-file `## 摘要` is often an ordinary section, an abstract, not a summary at all).
-        out.append(_on_line(path, doc, first.line, "PM101",
+        out.append(at_doc_line(path, doc, first.line, "PM101",
                             "the summary must come immediately after the title and metadata; "
                             f"agents read it first only there{_not_a_title(doc)}"))
         return out
@@ -225,7 +193,7 @@ def check_summary(path: str, zone: Zone, doc: MemoryFile, settings: Settings | N
     assert section is not None
     count = len(section.bullets)
     if not 3 <= count <= 6:
-        out.append(_on_line(path, doc, first.line, "PM102",
+        out.append(at_doc_line(path, doc, first.line, "PM102",
                             f"the summary has {count} bullet{'s' if count != 1 else ''}; it needs 3 to 6"))
     # The text's lines are made only for what is in the section besides its bullets, or for a
     # placeholder bullet: a summary of the wrong length needs only its heading's line.
