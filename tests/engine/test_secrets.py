@@ -594,3 +594,30 @@ def test_looks_random_refuses_words_names_and_references_before_the_placeholder_
     environment name, an identifier, a URL, a code span) give False whatever it would say."""
     from pmem_lsp.engine.secrets._checks import looks_random
     assert not looks_random(value)
+
+
+_KEYS = st.sampled_from(["password", "api_key", "API_KEY", "token", "secret", "DB password", "client secret",
+                         "密码", "令牌", "Pass", "default password", "AWS secret access key"])
+_SEPS = st.sampled_from(["=", ": ", ":", " = ", ":=", " => ", "：", " is ", "是", "=\"", ": '"])
+_VALUES = st.one_of(
+    st.sampled_from(["<your-api-key>", "${TOKEN}", "$API_KEY", "Bearer", "hunter2", "os.environ[\"X\"]",
+                     "changeme", "http://x.y/z", "Zqumpm08hsE8JNpjJOQG", "dg9PyM1yGz5DZfVSm9+9o1BUvIdL4kgI"]),
+    st.text(alphabet=string.ascii_letters + string.digits + "+/=-_.$<>{}", min_size=1, max_size=40))
+_TAILS = st.sampled_from(["", "&next=1", ";x=2", "#frag", "&", ";", "...", "\"", ")", " — note", "，后面",
+                         "&u=http://x", "#`x`", ";${X}"])
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["", "- ", "export ", "url?", "a&", "x;", "the ", "Default ", "| ", "{\"", "Basic "]),
+       _KEYS, _SEPS, _VALUES, _TAILS, st.booleans())
+def test_find_assignments_refusing_a_value_at_once_finds_what_the_full_reading_finds(
+        pre, key, sep, value, tail, in_sentences):
+    """`find_assignments` refuses a value at a glance (`refused_at_once`) before it reads the key,
+    where no cut can shorten it (`=`'s at `&`, `;`, `#`): the same findings as without that step."""
+    from unittest import mock
+
+    from pmem_lsp.engine.secrets import _generic
+    line = pre + key + sep + value + tail
+    at_once = list(_generic.find_assignments(line, None, in_sentences))
+    with mock.patch.object(_generic, "refused_at_once", lambda _value: False):
+        assert list(_generic.find_assignments(line, None, in_sentences)) == at_once

@@ -446,23 +446,30 @@ def _random_segment(path: str) -> bool:
     return False
 
 
+def refused_at_once(value: str) -> bool:
+    """The refusals of `looks_random` that cost a few tests: a value of one of these shapes is
+    never random, whatever the rest of it says. Most values after a key are one (`Bearer`,
+    `Status`, `$API_KEY`, `env.token`, `<your-api-key>`, `${TOKEN}`), while `is_placeholder`
+    costs tens of µs on a word (its sequences and splits): they come first, here and in
+    `find_assignments`, which asks before it reads the key."""
+    n = len(value)
+    if n < 8 or n > 512 or _ASCII_VALUE.fullmatch(value) is None:
+        return True
+    if value.isalpha() and n < 16:
+        return True  # letters only, too short to be random: `looks_random`'s letters-only branch
+    if _ENV_NAME.fullmatch(value) or _IDENT_LOWER.fullmatch(value) or _IDENT_UPPER.fullmatch(value):
+        return True
+    if "://" in value or "`" in value or value.startswith(("data:", "mailto:", "file:", "arn:", "urn:")):
+        return True
+    return is_template(value)  # `is_placeholder`'s first refusal
+
+
 def looks_random(value: str) -> bool:
     """For a value found after a secret-ish key (`password:`, `api_key =`, `令牌：`): does it look
     like a password or key rather than a word, a reference, a path or a placeholder?"""
+    if refused_at_once(value) or is_placeholder(value):
+        return False
     n = len(value)
-    if n < 8 or n > 512 or _ASCII_VALUE.fullmatch(value) is None:
-        return False
-    # The cheap refusals first: each below returns False whatever `is_placeholder` says, and
-    # most values after a key are one of these (`Bearer`, `Status`, `$API_KEY`, `env.token`),
-    # while `is_placeholder` costs tens of µs on a word (its sequences and splits).
-    if value.isalpha() and n < 16:
-        return False  # letters only, too short to be random: the letters-only branch below
-    if _ENV_NAME.fullmatch(value) or _IDENT_LOWER.fullmatch(value) or _IDENT_UPPER.fullmatch(value):
-        return False
-    if "://" in value or "`" in value or value.startswith(("data:", "mailto:", "file:", "arn:", "urn:")):
-        return False
-    if is_placeholder(value):
-        return False
     if _NAMED_HASH.match(value) or _CRYPT_HASH.match(value) or is_code_expression(value) or names_a_thing(value):
         return False
     if _EMAIL.fullmatch(value) or _VERSION.fullmatch(value) or _DATEISH.fullmatch(value) or _UUID.fullmatch(value):

@@ -23,6 +23,7 @@ from ._checks import (
     is_example,
     is_template,
     looks_random,
+    refused_at_once,
     url_password_placeholder,
     url_password_weak,
     wordy,
@@ -457,6 +458,16 @@ def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None,
             continue
         if sep in (":", "：") and s and line[s - 1] in " \t":
             continue  # "key: value" has the colon against the key; "pass :attr:" is prose
+        # The value before the key: most values after a key word are refused at a glance
+        # (`<your-api-key>`, `${TOKEN}`, `Bearer`), which costs less than reading the key and
+        # the sentence around it. Only `=`'s value is cut below, at `&`, `;` or `#`: without
+        # them the value judged at the end is this one.
+        span = _value_after(line, e, scan)
+        if span is None:
+            continue
+        a, b = span
+        if (sep != "=" or not any(c in line[a:b] for c in "&;#")) and refused_at_once(line[a:b]):
+            continue
         key = _key_before(line, s)
         if key is None:
             continue
@@ -467,10 +478,6 @@ def find_assignments(line: str, prefilter_hits: Iterable[str] | None = None,
         if not in_sentences and sep not in ("=", ":=", "=>") and not _is_cjk(key[-1]) \
                 and _prose_key(line, _key_end(line, s), lead):
             continue
-        span = _value_after(line, e, scan)
-        if span is None:
-            continue
-        a, b = span
         before = line[s - len(key) - 1] if s > len(key) else ""
         if sep == "=" and before and before in "?&;":  # a URL query or a connection string
             for stop in ";" if before == ";" else "&#":
