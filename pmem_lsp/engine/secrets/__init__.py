@@ -395,13 +395,8 @@ def _find_secrets(lines: list[str], allow: Sequence[re.Pattern[str]] = (), *,
         # (`_named_candidates`), and the probes looked for only where a run is, by the pure gate
         # (both find the same; the compiled one pays for its start only on a large text). Named
         # values' lines alone (no `shaped`) need no gate at all.
-        # A few lines with runs: the pure gate reads those lines alone (below), as for a note
-        # without the core's lines (a script note's one URL line: 13 µs for the gate's pass
-        # over the text of the door's lines, ~4 for its one line).
-        by_line_only = 0 < len(run_lines) <= _FEW_LINES
-        tokens, lowered = bool(run_lines) and not by_line_only, None
-        gate = _gate.pure_engine() if run_lines else None
-        token_hits = gate.hits(data) if tokens and gate is not None else _gate._NO_HITS
+        by_line_only, tokens, lowered = False, bool(run_lines), None
+        token_hits = _gate.pure_engine().hits(data) if run_lines else _gate._NO_HITS
         candidates = _named_candidates(lines, plain_lines)
     else:
         gate = _gate.engine(len(data))
