@@ -799,3 +799,15 @@ def test_pm503_copies_count_each_other_whatever_their_names_and_order(n, data):
         assert len(found) == n - 1  # all but the one kept
         counts.append(sorted(f.data["others"] for f in found))
     assert counts[0] == counts[1] == [n - 2] * (n - 1)
+
+
+@pytest.mark.parametrize("label", ["출처", "경로", "저장소"])
+def test_pm403_reads_a_korean_source_label(tmp_path, label):
+    # A real Korean vault wrote `출처:` ("source") before the path of its material; `경로` is a
+    # path and `저장소` a repository. In a sentence the same word is prose, as in English.
+    body = (f"{label}: ~/pmem-test-gone-ko/자료/노트.md\n\n"
+            f"이 노트의 {label}는 ~/pmem-test-gone-ko/other 에 있었다.\n")
+    root = make_root(tmp_path, {"notes/ko.md": active_file("Korean", body=body)})
+    found = only(findings(root), "PM403")
+    lines = (root / "notes/ko.md").read_text(encoding="utf-8").splitlines()
+    assert [lines[f.line][f.col:f.end_col] for f in found] == ["~/pmem-test-gone-ko/자료/노트.md"]

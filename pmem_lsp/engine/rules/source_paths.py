@@ -95,7 +95,8 @@ _LINE_SUFFIX = re.compile(r"(?::\d+){1,2}$")  # `~/app/main.py:42` points at a l
 # Words that declare a source: a key's or a heading's last word, or in CJK anywhere in it.
 SOURCE_WORDS = frozenset("source sources material materials path paths repo repos repository repositories "
                          "location locations folder folders directory dir workspace checkout".split())
-SOURCE_WORDS_CJK = ("来源", "资料", "路径", "仓库", "目录", "資料", "パス", "ソース")
+# Korean too: a real vault wrote `출처:` ("source") before its paths (docs/decisions.md).
+SOURCE_WORDS_CJK = ("来源", "资料", "路径", "仓库", "目录", "資料", "パス", "ソース", "출처", "경로", "저장소")
 _LAST_WORD = re.compile(r"([A-Za-z]+)[^A-Za-z]*$")
 
 
