@@ -172,7 +172,9 @@ def file_finding(path: str, doc: MemoryFile | None, code: str, message: str,
     return at_doc_line(path, doc, whole_file_line(doc), code, message, data)
 
 
-def _whole_file_span(doc: MemoryFile) -> tuple[int, int, int]:
+def _whole_file_span(entry: FileEntry) -> tuple[int, int, int]:
+    doc = entry.doc
+    assert doc is not None  # a Markdown file with text (`entry_finding`)
     line = whole_file_line(doc)
     # The title's line, without splitting the whole text where no rule has split it yet (a
     # tenth of a real-shaped root's files: ~7 µs each for one line).
@@ -191,11 +193,4 @@ def entry_finding(entry: FileEntry, code: str, message: str, data: Mapping[str, 
 
 def whole_file_span(entry: FileEntry) -> tuple[int, int, int]:
     """(line, start, end) of where a finding about the whole Markdown file `entry` goes."""
-    # `entry.cached(_WHOLE_FILE, …)` without a closure made for each call: asked once a finding.
-    span = entry.cache.get(_WHOLE_FILE)
-    if span is None:
-        span = entry.cache[_WHOLE_FILE] = _whole_file_span(entry.doc)  # type: ignore[arg-type]
-    return span  # type: ignore[return-value]
-
-
-_WHOLE_FILE = "whole-file"
+    return entry.cached("whole-file", _whole_file_span, entry)

@@ -27,7 +27,7 @@ from .archive_index import (
     written_name,
 )
 from .index_routes import ANGLE, BARE, CODE_SPAN, LINK, WIKI, Route, parse_index
-from .line_index import line_of, newline_of, split_keepends
+from .line_index import newline_of, split_keepends
 from .memory_file import MemoryFile
 from .names import uri_quote
 from .secrets import find_secrets
@@ -50,10 +50,6 @@ def routes_to(index_text: str, path: str) -> list[Route]:
 
 def remove_lines(text: str, line_numbers: set[int]) -> str:
     return "".join(line for i, line in enumerate(split_keepends(text)) if i not in line_numbers)
-
-
-def line_text(text: str, line: int) -> str:
-    return line_of(text, line)
 
 
 # -- writing a route --------------------------------------------------------

@@ -334,4 +334,4 @@ def index_model(entry: FileEntry) -> IndexModel | None:
     doc = entry.doc
     if doc is None:
         return None
-    return entry.cached(INDEX_MODEL_KEY, lambda: parse_index(doc))
+    return entry.cached(INDEX_MODEL_KEY, parse_index, doc)

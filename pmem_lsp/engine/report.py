@@ -71,78 +71,16 @@ def report_data(root: str, files: int, findings: list[Finding], problems: list[R
 
 
 def report_json(data: dict[str, Any]) -> str:
-    """The report's JSON text: the same bytes as the model's `model_dump_json(indent=2)`
-    (tests/engine/test_report_json.py holds them equal) and as `json.dumps(data, indent=2,
-    ensure_ascii=False)`. The findings are written here (`_findings_json`): `json.dumps` with an
-    indent runs its pure-Python encoder, a generator per value, and a real-shaped root has a
-    finding or two per file (4,000 findings: 24 ms of it; docs/performance.md, issue 44)."""
-    diagnostics = data.get("diagnostics")
-    if not diagnostics or type(diagnostics) is not list:
-        return json.dumps(data, indent=2, ensure_ascii=False)
-    text = json.dumps({**data, "diagnostics": _PLACE}, indent=2, ensure_ascii=False)
-    # The place's text is ours where it is found once (a root or reason holding it too: dumps).
-    around = text.split(_PLACE_JSON)
-    written = _findings_json(diagnostics, *around) if len(around) == 2 else None
-    return json.dumps(data, indent=2, ensure_ascii=False) if written is None else written
+    """The report's data as JSON text: the same bytes as the model's `model_dump_json(indent=2)`
+    (tests/engine/test_report_json.py holds them equal). `pmem check` writes its report from the
+    findings instead (`check_report_json`, the same bytes); this is that one's reference."""
+    return json.dumps(data, indent=2, ensure_ascii=False)
 
 
 _PLACE = "\x00pmem: the findings go here\x00"
 _encode_str = json.encoder.encode_basestring  # `json.dumps(ensure_ascii=False)`'s (C where built)
 _PLACE_JSON = _encode_str(_PLACE)
 _FIELD = "\n      "  # a finding's field: the third level of the report's indent
-# The findings' distinct values written by the C encoder in one call: no indent (else the pure-Python
-# encoder), a line break between values. A value's text never holds a raw line break (a str's
-# is escaped, an int has none), so splitting the text at them gives each value's text.
-_VALUES = json.JSONEncoder(ensure_ascii=False, separators=("\n", ": "))
-_PLAIN = frozenset((str, int))
-
-
-def _findings_json(diagnostics: list, before: str = "", after: str = "") -> str | None:
-    """The report's findings (`diagnostics`, at the second level) as `json.dumps(indent=2,
-    ensure_ascii=False)` writes them there, between `before` and `after` (the rest of the
-    report); None when one is not a dict of strings and ints. Nothing is done here per finding
-    in Python: each distinct value is written by one call of the C encoder (`_VALUES`), each
-    distinct set of keys (one, for a report) gives a %-template of a finding's values' texts,
-    and the report is one `%` of all the texts (a large text is copied once: the report of
-    4,000 findings is megabytes, and each copy of it is fresh pages)."""
-    if set(map(type, diagnostics)) != {dict}:
-        return None
-    first = tuple(diagnostics[0])
-    if list(chain.from_iterable(diagnostics)) == list(first) * len(diagnostics):
-        template = _template(first)  # every finding has the same keys: no tuple for each
-        if template is None:
-            return None
-        findings = ",\n    ".join([template] * len(diagnostics))
-    else:
-        keys = list(map(tuple, diagnostics))
-        templates = {}
-        for shape in set(keys):
-            template = _template(shape)
-            if template is None:
-                return None
-            templates[shape] = template
-        findings = ",\n    ".join(map(templates.__getitem__, keys))
-    values = list(chain.from_iterable(map(dict.values, diagnostics)))
-    if not _PLAIN.issuperset(map(type, values)):  # exact types: not a bool, nor a subclass
-        return None
-    # The distinct values (a root's findings repeat their paths, rules, messages and numbers;
-    # no str equals an int) are written, then looked up for each finding.
-    distinct = list(set(values))
-    texts = _VALUES.encode(distinct)[1:-1].split("\n")
-    if len(texts) != len(distinct):
-        return None
-    text_of = dict(zip(distinct, texts, strict=True)).__getitem__
-    report = before.replace("%", "%%") + "[\n    " + findings + "\n  ]" + after.replace("%", "%%")
-    return report % tuple(map(text_of, values))
-
-
-def _template(keys: tuple) -> str | None:
-    """A finding of these keys as a %-template of its values' JSON texts; None unless it has
-    keys and every one is a str."""
-    if not keys or not all(type(k) is str for k in keys):
-        return None
-    fields = [_encode_str(k).replace("%", "%%") + ": %s" for k in keys]
-    return "{" + _FIELD + ("," + _FIELD).join(fields) + "\n    }"
 
 
 def check_report_json(root: str, files: int, findings: list[Finding], problems: list[ReadProblem]) -> str:
@@ -159,13 +97,13 @@ def check_report_json(root: str, files: int, findings: list[Finding], problems: 
         return report_json(report_data(root, files, findings, problems))
     counts = dict.fromkeys(("error", "warning", "information", "hint"), 0)
     said = list(map(_SAID, findings))
+    one_of = dict(zip(said, findings, strict=True))  # a finding of each (code, severity, message)
     said_text: dict[tuple[str, Severity | None, str], str] = {}
     for key, n in Counter(said).items():
-        code, own, message = key
-        rule = RULES[code]
-        word = _WORD[own or rule.severity]  # `severity_of`
+        code, _own, message = key
+        word = _WORD[severity_of(one_of[key])]
         counts[word] += n
-        said_text[key] = _SAID_FIELDS % (_encode_str(code), _encode_str(rule.name), _encode_str(word),
+        said_text[key] = _SAID_FIELDS % (_encode_str(code), _encode_str(RULES[code].name), _encode_str(word),
                                          _encode_str(clean(message)))
     where = list(map(_WHERE, findings))
     where_text = {w: _WHERE_FIELDS % (w[0] + 1, w[1] + 1, w[2] + 1, w[3] + 1) for w in set(where)}

@@ -94,12 +94,14 @@ class FileEntry:
         index = self.line_index
         return index.lines if index is not None else []
 
-    def cached(self, key: Hashable, build: Callable[[], _T]) -> _T:
-        """`build()` for this text: computed on first use and kept under `key` until the text
-        changes (the entry is replaced then)."""
+    def cached(self, key: Hashable, build: Callable[..., _T], *args: Any) -> _T:
+        """`build(*args)` for this text: computed on first use and kept under `key` until the
+        text changes (the entry is replaced then). The arguments are passed rather than bound
+        in a closure: the answers asked once a finding or a check (a whole file's span, its
+        link paths) would make a closure each time only to find the answer kept."""
         value = self.cache.get(key, _MISSING)
         if value is _MISSING:
-            value = self.cache[key] = build()
+            value = self.cache[key] = build(*args)
         return cast(_T, value)  # the key's one type: what its `build` returns
 
 

@@ -24,13 +24,6 @@ PIECES = st.sampled_from([
 TEXT = st.lists(PIECES, max_size=30).map("".join)
 
 
-@settings(max_examples=400, deadline=None)
-@given(TEXT, st.integers(-2, 40))
-def test_line_text_is_the_line_split_lines_makes(text, line):
-    lines = split_lines(text)
-    assert MemoryFile(text).line_text(line) == (lines[line] if 0 <= line < len(lines) else "")
-
-
 @settings(max_examples=200, deadline=None)
 @given(TEXT, st.integers(-2, 40))
 def test_a_finding_on_a_line_is_findings_at_line(text, line):

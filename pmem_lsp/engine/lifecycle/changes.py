@@ -25,13 +25,12 @@ from ..index_edit import (
     find_records,
     insert_route,
     insert_route_near,
-    line_text,
     remove_lines,
     remove_record,
     routes_to,
     update_record,
 )
-from ..line_index import split_keepends
+from ..line_index import line_of, split_keepends
 from .safety import CHANGED, COLLISION, Refusal
 
 POSTCONDITION = "nothing-dropped"  # the refusal's rule: a write would drop what it did not mean to drop
@@ -153,7 +152,7 @@ def apply_change(change: Change, path: str, current: str | None) -> str:
         wanted = list(change.lines)
         drop: set[int] = set()
         for route in routes_to(current, change.target):
-            text = line_text(current, route.line)
+            text = line_of(current, route.line)
             if text in wanted:
                 wanted.remove(text)
                 drop.add(route.line)

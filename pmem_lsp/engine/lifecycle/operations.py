@@ -19,7 +19,6 @@ from ..index_edit import (
     convert_record,
     find_records,
     format_record,
-    line_text,
     newline_of,
     reads_back,
     root_dialect,
@@ -29,7 +28,7 @@ from ..index_edit import (
     update_record,
 )
 from ..index_routes import parse_index
-from ..line_index import split_keepends
+from ..line_index import line_of, split_keepends
 from ..memory_file import MemoryFile
 from ..names import one_line as one_line_shown
 from ..names import shown
@@ -282,7 +281,7 @@ def plan_archive(ctx: LifecycleContext, raw: object, reason: str | None = None) 
 
     index_text = ctx.read_text(INDEX)
     routes = routes_to(index_text, rel) if index_text is not None else []
-    route_lines = [line_text(index_text or "", r.line) for r in routes]
+    route_lines = [line_of(index_text or "", r.line) for r in routes]
     saved = route_lines[0] if route_lines else ""
     refuse_secret("reason", reason)  # it is kept in the record, which agents read
     why = one_line(reason or "") or "archived from the editor"

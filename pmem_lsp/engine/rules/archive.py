@@ -29,13 +29,12 @@ from ..index_edit import (
     find_records,
     format_record,
     insert_route,
-    line_text,
     reads_back,
     remove_record,
     routes_to,
     state_dialect,
 )
-from ..line_index import newline_of
+from ..line_index import line_of, newline_of
 from ..paths import record_path
 from ..root_state import FileEntry, RootState
 from ..rule import FileCheck, I, Rule, W
@@ -243,7 +242,7 @@ def add_record(state: RootState, finding: Finding, today: dt.date) -> list[Fix]:
     index_text = text_of(state, INDEX)
     routes = routes_to(index_text, original) if index_text is not None else []
     if routes:
-        fields.append(("index-line", line_text(index_text or "", routes[0].line)))
+        fields.append(("index-line", line_of(index_text or "", routes[0].line)))
     fields += [("archived", today.isoformat()), ("reason", RECORD_REASON)]
     dialect = _dialect(state)
     title = "Add record to _archive/_index.md"

@@ -6,7 +6,7 @@ import datetime as dt
 import functools
 import posixpath
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..findings import Finding
 from ..fixes import Fix, TextEdit, text_of
@@ -117,13 +117,7 @@ def link_paths(entry: FileEntry) -> LinkPaths:
     # digest is taken of (tests/engine/test_native_differential.py).
     # Asked once per text, not per call: PM402's check, its dependency and the link graph each
     # ask, and a name outside ASCII (obsidian's CJK folders) took a loop per character.
-    found = entry.cache.get(_LINK_PATHS)
-    if found is None:
-        found = entry.cached(_LINK_PATHS, lambda: _read_link_paths(entry))
-    return cast(LinkPaths, found)
-
-
-_LINK_PATHS = "link-paths"  # the entry cache's key of a text's link paths
+    return entry.cached("link-paths", _read_link_paths, entry)
 
 
 def _read_link_paths(entry: FileEntry) -> LinkPaths:

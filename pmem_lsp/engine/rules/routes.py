@@ -242,17 +242,10 @@ def _meant_by(state: RootState) -> dict[str, int]:
     """The files that unreadable lines of `_index.md` mean (`MalformedLine.target`), each with
     its first such line; kept with the index's parse."""
     entry = state.files.get(INDEX)
-    if entry is None:
+    model = index_model(entry) if entry is not None else None
+    if entry is None or model is None:
         return {}
-    # Asked twice for each active file (PM202 and its facts): the kept answer is looked up
-    # without a closure made for `entry.cached` each time.
-    meant = entry.cache.get(_MEANT_KEY)
-    if meant is None:
-        model = index_model(entry)
-        if model is None:
-            return {}
-        meant = entry.cache[_MEANT_KEY] = _first_lines(model)
-    return meant  # type: ignore[return-value]
+    return entry.cached(_MEANT_KEY, _first_lines, model)  # asked twice a file (PM202, its facts): kept
 
 
 _MEANT_KEY = "index-meant"
