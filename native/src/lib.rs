@@ -693,7 +693,7 @@ fn word_shingles<'py>(py: Python<'py>, words: Vec<String>, min_words: usize) -> 
 /// core for a group only while its digest here is the committed one; when the Python code of a
 /// group changes, check its Rust twin against it, then set the digest here to the new one and
 /// rebuild (make native). Until then that group runs the pure-Python path.
-const WRITTEN_FOR_BLOCKS: &str = "6889e42be9d991a0791422cce4d2c442d09b2072ed446262b635987af896596e";
+const WRITTEN_FOR_BLOCKS: &str = "a849baa60b170004e2ad8945e2fd8e725e0a54fc1219511c17a50323e35cc381";
 const WRITTEN_FOR_RECORD: &str = "104a6554e7f72408d57e48117c4838433c03dc76bd9f5953547343c87b3310c2";
 const WRITTEN_FOR_SUMMARY: &str = "e94027c49198f849b7dc8d749d1c6204c14881e357e6fd225588d4a250ed68ca";
 const WRITTEN_FOR_CONCLUDED: &str = "efb7bd1cf4f7135c18de954bbde7acd3ee05c2c7da2e7295bff7c2249e8d82cd";
@@ -1018,6 +1018,8 @@ enum State {
     ItemGap,
     Fence,
     Comment,
+    Quote,
+    QuoteGap,
 }
 
 // What a line ended up in: indices into the `kinds` tuple the caller passes
@@ -1059,6 +1061,32 @@ fn atx_text(text: &str) -> &str {
         }
     }
     py_strip(text)
+}
+
+/// `_quote_line`: the kind of a line of a top-level block quote of plain paragraphs (an
+/// Obsidian callout), or of the line after one, and the state after it; None where the full
+/// scanner must read the line.
+fn quote_line(b: &[u8], state: State) -> Option<(u8, State)> {
+    if b.first() != Some(&b'>') {
+        if b.iter().all(|&x| x == b' ') {
+            return Some((BLANK, State::None)); // (spaces only: a tab is the full scanner's)
+        }
+        let c = b[0];
+        if !is_special(c) && c != b' ' && c != b'\t' {
+            // a lazy continuation, or (after a blank quote line) a paragraph after the quote
+            return Some((PARAGRAPH, if state == State::Quote { State::Quote } else { State::Para }));
+        }
+        return None;
+    }
+    let rest = if b.get(1) == Some(&b' ') { &b[2..] } else { &b[1..] };
+    if rest.iter().all(|&x| x == b' ') {
+        return Some((BLANK, State::QuoteGap));
+    }
+    let c = rest[0];
+    if c == b' ' || c == b'\t' || (is_special(c) && !inline_start(rest)?) {
+        return None;
+    }
+    Some((PARAGRAPH, State::Quote))
 }
 
 /// `truncated`: `lines` stop before a line this code cannot read, so the scan cuts at their end
@@ -1116,6 +1144,23 @@ fn scan_fast(lines: &[&str], first_line: i64, truncated: bool) -> (Found, Option
                 continue;
             }
             _ => {}
+        }
+        if b.first() == Some(&b'>') || state == State::Quote || state == State::QuoteGap {
+            close_item!(); // a quote at the margin closes an open item
+            if state == State::Item || state == State::ItemGap {
+                state = State::None;
+            }
+            match quote_line(b, state) {
+                None => cut!(),
+                Some((kind, next)) => {
+                    f.kinds.push(kind);
+                    state = next;
+                    if state == State::Para {
+                        para_start = idx;
+                    }
+                    continue;
+                }
+            }
         }
         let mut c = b.first().copied().unwrap_or(0);
         if c != 0 && !is_special(c) && c != b' ' && c != b'\t' {

@@ -6,7 +6,7 @@
 //! side makes no per-line object. Each piece follows its Python twin in
 //! pmem_lsp/engine/memory_file.py line for line; where a piece is unsure of a Python detail it
 //! answers None and the Python code computes that piece (the preamble of a file whose metadata
-//! lines are not ASCII), and where the block scan would hand over to the full scanner the whole
+//! lines hold characters beyond ASCII and the CJK letters and punctuation `metadata_line` knows), and where the block scan would hand over to the full scanner the whole
 //! record is None (the Python path, which is the reference, runs).
 
 use memchr::{memchr, memchr2_iter, memchr_iter};
@@ -37,20 +37,49 @@ fn front_matter_end(lines: &[&str]) -> usize {
 
 // -- metadata lines ---------------------------------------------------------------------------
 
-/// Python's `\s` on an ASCII character.
-fn ascii_space(b: u8) -> bool {
-    super::is_py_space_ascii(b)
+/// A character `[^\W\d_]` (a letter of `_KEY`'s first place) and `\w` take, beyond ASCII:
+/// hiragana and katakana letters (less `゠` and `・`, which are punctuation), the unified
+/// ideographs and their extension A (up to U+9FFC, assigned since Unicode 13, Python 3.10), the
+/// Hangul syllables. tests/engine/test_native_differential.py checks every one against `re`.
+pub(crate) fn is_cjk_letter(c: char) -> bool {
+    matches!(c, '\u{3041}'..='\u{3096}' | '\u{309d}'..='\u{309e}' | '\u{30a1}'..='\u{30fa}' | '\u{30fc}'..='\u{30fe}'
+        | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9ffc}' | '\u{ac00}'..='\u{d7a3}')
 }
 
-fn key_char(b: u8) -> bool {
-    // `[\w .'/()&+-]` on ASCII
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b' ' | b'.' | b'\'' | b'/' | b'(' | b')' | b'&' | b'+' | b'-')
+/// Punctuation of CJK text that neither `\w` nor `\s` takes: the ideographic comma, full stop and
+/// brackets, the fullwidth signs (`：` among them), the middle dot, dashes, quotes and the ellipsis
+/// (U+2010–U+2027). Checked as `is_cjk_letter` is.
+pub(crate) fn is_cjk_punctuation(c: char) -> bool {
+    matches!(c, '\u{b7}' | '\u{2010}'..='\u{2027}' | '\u{3001}'..='\u{3003}' | '\u{3008}'..='\u{3011}'
+        | '\u{3014}'..='\u{301f}' | '\u{ff01}'..='\u{ff0f}' | '\u{ff1a}'..='\u{ff20}' | '\u{ff3b}'..='\u{ff40}'
+        | '\u{ff5b}'..='\u{ff64}')
+}
+
+/// `[\w .'/()&+-]`, on a character ASCII or `is_cjk_letter`/`is_cjk_punctuation`.
+fn key_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | ' ' | '.' | '\'' | '/' | '(' | ')' | '&' | '+' | '-') || is_cjk_letter(c)
+}
+
+/// `_KEY`'s first character: `[^\W\d_]`.
+fn key_start(c: char) -> bool {
+    c.is_ascii_alphabetic() || is_cjk_letter(c)
+}
+
+/// The character at `i`, if any: the functions below read a line as bytes where it is ASCII
+/// (no copy) and as characters where it is not.
+fn at<T: Copy + Into<char>>(b: &[T], i: usize) -> Option<char> {
+    b.get(i).map(|&x| x.into())
+}
+
+/// Do the characters from `i` on start with `lit`?
+fn has_at<T: Copy + Into<char>>(b: &[T], i: usize, lit: &[char]) -> bool {
+    lit.iter().enumerate().all(|(k, &c)| at(b, i + k) == Some(c))
 }
 
 /// The shortest key (`_KEY`: a letter, then up to 39 key characters) starting at `s` for which
 /// `rest(end of key)` holds: the lazy `{0,39}?` of `_KEY`. Returns (key end, rest's value).
-fn shortest_key<T>(b: &[u8], s: usize, rest: impl Fn(usize) -> Option<T>) -> Option<(usize, T)> {
-    if s >= b.len() || !b[s].is_ascii_alphabetic() {
+fn shortest_key<T: Copy + Into<char>, V>(b: &[T], s: usize, rest: impl Fn(usize) -> Option<V>) -> Option<(usize, V)> {
+    if !at(b, s).is_some_and(key_start) {
         return None;
     }
     let mut e = s + 1;
@@ -58,79 +87,90 @@ fn shortest_key<T>(b: &[u8], s: usize, rest: impl Fn(usize) -> Option<T>) -> Opt
         if let Some(v) = rest(e) {
             return Some((e, v));
         }
-        if e - s >= 40 || e >= b.len() || !key_char(b[e]) {
+        if e - s >= 40 || !at(b, e).is_some_and(key_char) {
             return None;
         }
         e += 1;
     }
 }
 
-fn skip_tabs(b: &[u8], mut p: usize) -> usize {
-    while p < b.len() && (b[p] == b' ' || b[p] == b'\t') {
+fn skip_tabs<T: Copy + Into<char>>(b: &[T], mut p: usize) -> usize {
+    while matches!(at(b, p), Some(' ' | '\t')) {
         p += 1;
     }
     p
 }
 
-/// `(?::[ \t]|:$)` at `p` (an ASCII line: `：` cannot occur): where the value may start.
-fn colon(b: &[u8], p: usize) -> Option<usize> {
-    if p < b.len() && b[p] == b':' && (p + 1 == b.len() || b[p + 1] == b' ' || b[p + 1] == b'\t') {
-        Some(p + 1)
-    } else {
-        None
+fn skip_spaces<T: Copy + Into<char>>(b: &[T], mut p: usize) -> usize {
+    while at(b, p).is_some_and(is_py_space) {
+        p += 1;
+    }
+    p
+}
+
+/// `(?::[ \t]|:$|：)` at `p`: where the value may start.
+fn colon<T: Copy + Into<char>>(b: &[T], p: usize) -> Option<usize> {
+    match at(b, p)? {
+        ':' if matches!(at(b, p + 1), None | Some(' ' | '\t')) => Some(p + 1),
+        '：' => Some(p + 1),
+        _ => None,
     }
 }
 
-/// `parse_metadata_line` of an ASCII line (`_RE_METADATA`'s three alternatives in order), or None.
-fn metadata_ascii(line: &str) -> Option<(String, String)> {
-    let b = line.as_bytes();
+/// `_RE_METADATA`'s three alternatives in order, on a line's bytes or characters: where the
+/// key starts and ends and where the value starts (it runs to the end), or None.
+fn metadata_spans<T: Copy + Into<char>>(b: &[T]) -> Option<(usize, usize, usize)> {
     let mut p = 0;
-    while p < b.len() && p < 3 && b[p] == b' ' {
+    while p < 3 && at(b, p) == Some(' ') {
         p += 1;
     }
     // `(?:[-*+][ \t]+)?`: with the marker first; without it nothing can match (see below).
-    let start = if p + 1 < b.len() && matches!(b[p], b'-' | b'*' | b'+') && (b[p + 1] == b' ' || b[p + 1] == b'\t') {
+    let start = if matches!(at(b, p), Some('-' | '*' | '+')) && matches!(at(b, p + 1), Some(' ' | '\t')) {
         skip_tabs(b, p + 1)
     } else {
         p
     };
     // Without the marker, the alternatives would start at `-`, `*` or `+` followed by a space or
     // a tab: no letter, and no `**`. So `start` is the only place to look.
-    let pair = |k: usize, e: usize, v: usize| (py_strip(&line[k..e]).to_string(), py_strip(&line[v..]).to_string());
-    if b[start..].starts_with(b"**") {
+    if has_at(b, start, &['*', '*']) {
         let k = start + 2;
         // **Key\s*(?::|：)**[ \t]*value
-        let a = shortest_key(b, k, |e| {
-            let mut q = e;
-            while q < b.len() && ascii_space(b[q]) {
-                q += 1;
-            }
-            if b[q..].starts_with(b":**") {
-                Some(skip_tabs(b, q + 3))
-            } else {
-                None
-            }
-        });
-        if let Some((e, v)) = a {
-            return Some(pair(k, e, v));
+        let bold_colon = |e: usize| {
+            let q = skip_spaces(b, e);
+            (has_at(b, q, &[':', '*', '*']) || has_at(b, q, &['：', '*', '*'])).then(|| skip_tabs(b, q + 3))
+        };
+        if let Some((e, v)) = shortest_key(b, k, bold_colon) {
+            return Some((k, e, v));
         }
         // **Key**\s*(?::[ \t]|:$|：)[ \t]*value
-        let a = shortest_key(b, k, |e| {
-            if !b[e..].starts_with(b"**") {
+        let bold_key = |e: usize| {
+            if !has_at(b, e, &['*', '*']) {
                 return None;
             }
-            let mut q = e + 2;
-            while q < b.len() && ascii_space(b[q]) {
-                q += 1;
-            }
-            colon(b, q).map(|v| skip_tabs(b, v))
-        });
-        if let Some((e, v)) = a {
-            return Some(pair(k, e, v));
+            colon(b, skip_spaces(b, e + 2)).map(|v| skip_tabs(b, v))
+        };
+        if let Some((e, v)) = shortest_key(b, k, bold_key) {
+            return Some((k, e, v));
         }
     }
     // Key[ \t]*(?::[ \t]|:$|：)[ \t]*value
-    shortest_key(b, start, |e| colon(b, skip_tabs(b, e)).map(|v| skip_tabs(b, v))).map(|(e, v)| pair(start, e, v))
+    shortest_key(b, start, |e| colon(b, skip_tabs(b, e)).map(|v| skip_tabs(b, v))).map(|(e, v)| (start, e, v))
+}
+
+/// What `parse_metadata_line` makes of a line: Some(None) for no metadata, Some(Some((key,
+/// value))), or None where the line holds a character beyond ASCII other than `is_cjk_letter`,
+/// `is_cjk_punctuation` and Python's wide spaces (the Python code reads that line).
+fn metadata_line(line: &str) -> Option<Option<(String, String)>> {
+    if line.is_ascii() {
+        let found = metadata_spans(line.as_bytes());
+        return Some(found.map(|(k, e, v)| (py_strip(&line[k..e]).to_string(), py_strip(&line[v..]).to_string())));
+    }
+    let b: Vec<char> = line.chars().collect();
+    if !b.iter().all(|&c| c.is_ascii() || is_cjk_letter(c) || is_cjk_punctuation(c) || super::is_py_space_wide(c)) {
+        return None;
+    }
+    let text = |from: usize, to: usize| py_strip(&b[from..to].iter().collect::<String>()).to_string();
+    Some(metadata_spans(&b[..]).map(|(k, e, v)| (text(k, e), text(v, b.len()))))
 }
 
 // -- the preamble -----------------------------------------------------------------------------
@@ -184,7 +224,7 @@ impl Doc<'_> {
     }
 
     /// `_preamble`: (the title's index in `headings`, the metadata lines, `preamble_end`), or
-    /// None where a line that reaches `parse_metadata_line` is not ASCII.
+    /// None where a line that reaches `parse_metadata_line` holds a character `metadata_line` leaves to Python.
     fn preamble(&self, headings: &[HeadingRow]) -> Option<Preamble> {
         let lines = self.lines;
         let n = lines.len();
@@ -214,10 +254,7 @@ impl Doc<'_> {
                 i += 1;
                 continue;
             }
-            if !line.is_ascii() {
-                return None;
-            }
-            match metadata_ascii(line) {
+            match metadata_line(line)? {
                 None => break,
                 Some((key, value)) => {
                     if value.is_empty() && self.leads_in(i) {

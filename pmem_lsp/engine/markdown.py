@@ -840,7 +840,7 @@ def _join(out: BlockScan, more: BlockScan) -> None:
 # again, then resumes the fast path. tests/engine/test_markdown_fast.py holds the result to the full
 # scanner's `BlockScan` (and markdown-it-py).
 
-_NONE, _PARA, _ITEM, _ITEM_GAP, _FENCE, _COMMENT = range(6)
+_NONE, _PARA, _ITEM, _ITEM_GAP, _FENCE, _COMMENT, _QUOTE, _QUOTE_GAP = range(8)
 _SPECIAL_START = frozenset("#`~*+_=<>-0123456789")
 
 
@@ -868,6 +868,29 @@ def _inline_start(s: str) -> bool:
         return False
     m = _RE_ORDERED.match(s)  # a digit
     return m is None or (len(s) > m.end() and s[m.end()] not in " \t")
+
+
+def _quote_line(ln: str, state: int) -> tuple[str | None, int]:
+    """A line of a top-level block quote that holds plain paragraphs (an Obsidian callout,
+    `> [!tip] Title` and its lines), or the line after one: its kind and the state after it.
+    None where the full scanner must read the line: anything in the quote but a paragraph line
+    or a blank one, and after it anything but a blank line or plain text."""
+    if ln[:1] != ">":  # after the quote's last line
+        if not ln.strip(" "):
+            return BLANK, _NONE  # (spaces only: a tab is the full scanner's)
+        c = ln[:1]
+        if c not in _SPECIAL_START and c != " " and c != "\t":
+            # Plain text continues the quote's open paragraph; after a blank quote line it
+            # closes the quote and starts a paragraph.
+            return PARAGRAPH, _QUOTE if state == _QUOTE else _PARA
+        return None, state
+    rest = ln[2:] if ln[1:2] == " " else ln[1:]
+    if not rest.strip(" "):
+        return BLANK, _QUOTE_GAP
+    c = rest[0]
+    if c == " " or c == "\t" or (c in _SPECIAL_START and not _inline_start(rest)):
+        return None, state
+    return PARAGRAPH, _QUOTE
 
 
 def _fast_scan(lines: list[str], first_line: int) -> BlockScan | None:
@@ -915,6 +938,17 @@ def _fast_part(lines: list[str], first_line: int) -> tuple[BlockScan, int | None
                 state = _NONE
             continue
         c = ln[:1]
+        if c == ">" or state == _QUOTE or state == _QUOTE_GAP:
+            if state == _ITEM or state == _ITEM_GAP:  # a quote at the margin closes the item
+                items.append(ListItem(item_line, n, True, item_ordered, bullet, item_col))
+                state = _NONE
+            kind, state = _quote_line(ln, state)
+            if kind is None:
+                return _cut(headings, fences, items, kinds, safe, first_line)
+            add(kind)
+            if state == _PARA:
+                para_start = n - first_line
+            continue
         if c and c not in special and c != " " and c != "\t":
             # A paragraph line: starts or continues (lazily, in an item) a paragraph.
             add(PARAGRAPH)

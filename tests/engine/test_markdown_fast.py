@@ -53,6 +53,10 @@ EDGE_LINES = [
     "> quote", "<!-- c -->", "<!--", "-->", "x -->", "<!-->", "<div>", "<a href=\"x\">", "<https://x.y>", "<span>x",
     "1. one", "1) one", "3. three", "1.  two spaces", "1.", "12. twelve", "   1. in", "| a | b |", "[x]: y", "  - nested", "   - three",
     "  more", "  ## heading in item", "  ---", "  ===", "摘要", "\u3000", "\u3000x",
+    # block quotes: Obsidian's callouts, blank quote lines, and what the fast path hands over
+    ">", "> ", ">  ", ">\t", "> [!tip] Callout", "> [!note]- Folded", ">text", ">  two", ">     code", ">\ttab",
+    "> - item", "> 2. two", "> # head", "> ```", "> ---", "> ===", ">> nested", "> <!-- c -->", "> | a |",
+    "  > in item", "   > three", "> 摘要：中文", "- item", "1. one",
 ]
 
 
@@ -87,6 +91,9 @@ def memory_note(rng: random.Random) -> list[str]:
             lines += ["", say(5), rng.choice(["---", "===", "-"])]
         elif kind < 0.75:
             lines += ["", rng.choice(["---", "***", "- - -"])]
+        elif kind < 0.78:
+            lines += ["", f"> [!{rng.choice(['tip', 'note', 'warning'])}] {say(2)}"]
+            lines += [rng.choice([">", f"> {say(6)}", say(3)]) for _ in range(rng.randint(0, 3))]
         elif kind < 0.8:
             lines += [""] + [f"{k + rng.randint(0, 1)}{rng.choice('.)')} {say(5)}" for k in range(1, rng.randint(2, 5))]
             lines += rng.choice([[], ["<!-- generated -->"], ["<!--", say(2), "-->"], [say(3)]])
@@ -105,6 +112,9 @@ def test_scan_blocks_uses_either_path() -> None:
     simple = ["# T", "", "## Summary", "- a", "- b", "", "text"]
     assert _fast_scan(simple, 0) is not None
     assert scan_blocks(simple) == _Scanner(simple, 0).run()
+    callout = ["# T", "", "> [!tip] Callouts", "> text with [a link](x.md)", ">", "> more", "lazy", "", "- a"]
+    assert _fast_scan(callout, 0) is not None
+    assert scan_blocks(callout) == _Scanner(callout, 0).run()
     nested = ["- a", "  - b"]
     assert _fast_scan(nested, 0) is None
     assert scan_blocks(nested) == _Scanner(nested, 0).run()

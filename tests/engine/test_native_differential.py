@@ -640,7 +640,10 @@ def test_the_record_sketch_is_the_sketch_modules() -> None:
 LINK_PIECES = ["[", "]", "(", ")", "<", ">", "!", "\\", "`", "``", '"', "'", " ", "\t", "\u3000", "\xa0", "\x0b",
                "\x1c", "^", ":", "a", "b.md", "../x.md", "#h", "%20", "é", "摘", "[x](y)", "](", "]:", "**", "-", "*"]
 META_PIECES = ["Status", "status", "A b", "Key", "**", ":", "：", " ", "\t", "\x0b", "\x1c", "\xa0", "-", "+", "*",
-               "done", "x", "(", ")", "&", "/", ".", "'", "_", "1", "é", "https://x", "#", ">", "|", "<!--", "-->"]
+               "done", "x", "(", ")", "&", "/", ".", "'", "_", "1", "é", "https://x", "#", ">", "|", "<!--", "-->",
+               # CJK keys and text: the core reads them (`metadata_line`), or hands the line over
+               "状态", "作者", "ステータス", "상태", "ー", "・", "゠", "々", "〇", "Ａ", "１", "\u9ffd", "。", "、", "“",
+               "\u3000", "\u2028", "…"]
 
 
 @settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -679,9 +682,12 @@ meta_line = st.builds(
     lambda lead, form, key, space, colon, tail: lead + form.format(key + space) + colon + tail,
     st.sampled_from(["", "", " ", "   ", "    ", "- ", "* ", "+\t", "-", "1. "]),
     st.sampled_from(["{}", "{}", "**{}**", "**{}", "{}**"]),
-    st.sampled_from(["Status", "A b", "K", "Key (x)", "é", "1a", "a" * 40, "a" * 41, "Do & don't", "x/y", "https"]),
+    st.sampled_from(["Status", "A b", "K", "Key (x)", "é", "1a", "a" * 40, "a" * 41, "Do & don't", "x/y", "https",
+                     "状态", "作者 (x)", "ステータス", "상태", "状" * 40, "状" * 41, "a状", "状・态", "々", "〇x", "Ｓtatus",
+                     "ー", "状\u3000态"]),
     st.sampled_from(["", "", " ", "\t", "\x0b", " \x1c"]), st.sampled_from([":", ":", "：", "", "::"]),
-    st.sampled_from(["", "", " done", "\tx", "x", " a: b", " \x1c", "//", " **", "\xa0"]))
+    st.sampled_from(["", "", " done", "\tx", "x", " a: b", " \x1c", "//", " **", "\xa0", " 进行中。", "“完成”", "：x",
+                     "\u3000完了"]))
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -698,6 +704,27 @@ def test_record_preamble_on_metadata_shaped_lines(head: str, metadata: list[str]
        st.sampled_from(["", "\n## Summary\n- a\n", "- item\n", "> q\n", "| t |\n", "```\nx\n```\n"]))
 def test_record_preamble_on_generated_metadata(head: str, metadata: list[str], after: str) -> None:
     assert_same_record(head + "".join(m + "\n" for m in metadata) + after)
+
+
+def test_record_metadata_on_every_character() -> None:
+    """Each character of the Basic Multilingual Plane as a key's first letter, as a key's later
+    character, beside the colon and in a bold key: where the core reads the line (its preamble is
+    not None), its metadata is `parse_metadata_line`'s, and CJK metadata is read by the core."""
+    taken = 0
+    for cp in range(0x80, 0x10000):
+        c = chr(cp)
+        if 0xD800 <= cp < 0xE000 or c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029":
+            continue
+        for line in (f"{c}: v", f"a{c}b: v", f"ab{c}: v", f"ab {c}v", f"**a{c}:** v", f"**{c}**：v", f"a：{c}"):
+            record = pmem_native.file_record(f"# T\n{line}\n", markdown._KINDS)
+            preamble = record[6]
+            if preamble is None:
+                continue
+            taken += 1
+            parsed = memory_file.parse_metadata_line(line)
+            want = [] if parsed is None else [(1, *parsed)]
+            assert list(preamble[1]) == want, (hex(cp), line)
+    assert taken > 7 * 20_000  # the ideographs, kana and Hangul among them
 
 
 front_date_line = st.builds(

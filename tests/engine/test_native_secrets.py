@@ -377,12 +377,15 @@ def test_check_secrets_finds_the_same_with_the_verdict(tmp_path: Path, labelled_
 @pytest.mark.usefixtures("core_on")
 def test_a_file_without_a_record_gets_the_verdict_of_its_lines(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """A file the core hands to the full block scanner (callouts, HTML, embeds) has no verdict in
-    a record: `check_secrets` asks `secrets_clear` of its lines, and finds what the scan finds."""
+    """A file the core hands to the full block scanner (an HTML block, a nested list) has no
+    verdict in a record: `check_secrets` asks `secrets_clear` of its lines, and finds what the
+    scan finds."""
     from generate_realnotes_scaled import generate as generate_scaled
 
     root = generate_scaled(tmp_path / "obsidian", "obsidian", 80)
-    texts = {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.md"))}
+    # (the core takes Obsidian's callouts now: an HTML block at the end hands each note over)
+    texts = {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") + "\n<div>html</div>\n"
+             for p in sorted(root.rglob("*.md"))}
     key = "aws_secret_access_key = dg9PyM1yGz5DZfVSm9+9o1BUvIdL4kgI5/1INGQY"
     texts["notes/callout.md"] = f"# A callout\n\n> [!note]\n> {key}\n\n<div>html</div>\n\n```ini\n{key}\n```\n"
     cleared = found = 0
