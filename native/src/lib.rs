@@ -693,18 +693,18 @@ fn word_shingles<'py>(py: Python<'py>, words: Vec<String>, min_words: usize) -> 
 /// core for a group only while its digest here is the committed one; when the Python code of a
 /// group changes, check its Rust twin against it, then set the digest here to the new one and
 /// rebuild (make native). Until then that group runs the pure-Python path.
-const WRITTEN_FOR_BLOCKS: &str = "a849baa60b170004e2ad8945e2fd8e725e0a54fc1219511c17a50323e35cc381";
+const WRITTEN_FOR_BLOCKS: &str = "f178e6d8c2058e6d19ff900414d1705b6b5dc148823b2b035542a2d14c5fb885";
 const WRITTEN_FOR_RECORD: &str = "104a6554e7f72408d57e48117c4838433c03dc76bd9f5953547343c87b3310c2";
 const WRITTEN_FOR_SUMMARY: &str = "e94027c49198f849b7dc8d749d1c6204c14881e357e6fd225588d4a250ed68ca";
 const WRITTEN_FOR_CONCLUDED: &str = "efb7bd1cf4f7135c18de954bbde7acd3ee05c2c7da2e7295bff7c2249e8d82cd";
 const WRITTEN_FOR_POINTERS: &str = "1780f201041aba3802ce78a88d0ab943ada2cf5063948f9c6f81b01ba730668e";
-const WRITTEN_FOR_LINK_TARGETS: &str = "53e216ee12ffc04b0c31a1db2a9bd41fd1010f3b4275ea35013e996adddd3ad5";
+const WRITTEN_FOR_LINK_TARGETS: &str = "09be26b18cf56399f4e498ee0ee0ffab6a64ca062818ec0385d9b03d3cc21a86";
 const WRITTEN_FOR_PM404: &str = "25a1c2759c1a4e45c7f1f112a2e42d348dad5f509715100464248f48afd4c13c";
 const WRITTEN_FOR_SKETCH: &str = "c8f85d3930951b001e5eea96f58be040b5515b029df1ad9d02f6ac02b4395ef8";
 const WRITTEN_FOR_PM208: &str = "fe679fda7d9916a736ff3639b26226d0083228bc3cb051fe3b2ef1afc8b93055";
 const WRITTEN_FOR_SHINGLES: &str = "721c03ac3634bc70166b96a40fabdc4e9bfc119de6bb8140dd535e645b23249d";
 const WRITTEN_FOR_SECRETS: &str = "7f6e4ad948f7f229f7708c2ff11e6bca8e9a5fb3a8662d0933e88fe55d29be79";
-const WRITTEN_FOR_ROUTES: &str = "4753a947f83e9b25cf993b6f6ca42b5fc520bd012b9b34e555902b0ebd5af59b";
+const WRITTEN_FOR_ROUTES: &str = "3a12f0f5d44ba09954da6fc09d4313c271d1885f0408b063dd385a5a261dba8d";
 
 #[pymodule]
 fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {

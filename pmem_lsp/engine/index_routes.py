@@ -96,7 +96,7 @@ def _code_target(m: re.Match[str]) -> tuple[str, int, int] | None:
     start += len(content) - len(content.lstrip())
     if not stripped:
         return None
-    if any(c.isspace() for c in stripped):
+    if len(stripped.split(None, 1)) > 1:  # (white space inside: `split` breaks where `isspace` holds)
         if "/" not in stripped and not strip_fragment(stripped).lower().endswith(".md"):
             return None
     elif "/" not in stripped and "." not in stripped:

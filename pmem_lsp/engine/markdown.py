@@ -938,8 +938,8 @@ def _fast_part(lines: list[str], first_line: int) -> tuple[BlockScan, int | None
                 state = _NONE
             continue
         c = ln[:1]
-        if c == ">" or state == _QUOTE or state == _QUOTE_GAP:
-            if state == _ITEM or state == _ITEM_GAP:  # a quote at the margin closes the item
+        if c == ">" or state in (_QUOTE, _QUOTE_GAP):
+            if state in (_ITEM, _ITEM_GAP):  # a quote at the margin closes the item
                 items.append(ListItem(item_line, n, True, item_ordered, bullet, item_col))
                 state = _NONE
             kind, state = _quote_line(ln, state)

@@ -39,9 +39,9 @@ MIRRORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "native/src/lib.rs: scan_fast (fast_part, and file_record's block scan)",
         "engine/markdown.py (scan_blocks), engine/memory_file.py (the record)",
         tuple(f"{_E}.markdown:{n}" for n in (
-            "_fast_part", "_cut", "_quote_line", "_inline_start", "_thematic", "_fence_open", "_RE_ATX", "_RE_FENCE_RUN",
-            "_RE_CLOSING_FENCE", "_RE_SETEXT", "_RE_THEMATIC_LINE", "_RE_ORDERED", "_RE_ATX_TRAILING_ONLY",
-            "_RE_ATX_TRAILING", "_SPECIAL_START", "_HTML_OPEN", "_KINDS"))),
+            "_fast_part", "_cut", "_quote_line", "_inline_start", "_thematic", "_fence_open", "_RE_ATX",
+            "_RE_FENCE_RUN", "_RE_CLOSING_FENCE", "_RE_SETEXT", "_RE_THEMATIC_LINE", "_RE_ORDERED",
+            "_RE_ATX_TRAILING_ONLY", "_RE_ATX_TRAILING", "_SPECIAL_START", "_HTML_OPEN", "_KINDS"))),
     "record": (
         "native/src/record.rs: file_record (split_lines, front_matter_end, Doc::preamble, metadata_line, "
         "links, find_links, refdef, mask_code_spans, summary, dates; links None where the text holds `$` and `](`)",

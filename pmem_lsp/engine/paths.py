@@ -45,12 +45,21 @@ def normalize_target(target: str, base_dir: str = "") -> tuple[str | None, str |
     if path.startswith(("/", "~", "\\")) or _DRIVE.match(path) or path.startswith("$"):
         return None, ABSOLUTE
     joined = posixpath.join(base_dir, path) if base_dir else path
+    if _normal(joined):
+        return joined, None
     norm = posixpath.normpath(joined)
     if norm == ".." or norm.startswith("../"):
         return None, OUTSIDE
     if norm == ".":
         return "", None
     return norm, None
+
+
+def _normal(path: str) -> bool:
+    """Whether `posixpath.normpath` gives `path` (relative, not empty) back unchanged: no part of
+    it is empty, `.` or `..` (a part that starts with a dot starts the path or follows a `/`).
+    In Python 3.11 `normpath` is a loop in Python; most targets need none of it."""
+    return not (path.startswith(".") or "/." in path or "//" in path or path.endswith("/"))
 
 
 def record_path(written: str) -> tuple[str | None, str | None]:
