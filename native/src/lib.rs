@@ -704,7 +704,7 @@ const WRITTEN_FOR_SKETCH: &str = "c8f85d3930951b001e5eea96f58be040b5515b029df1ad
 const WRITTEN_FOR_PM208: &str = "fe679fda7d9916a736ff3639b26226d0083228bc3cb051fe3b2ef1afc8b93055";
 const WRITTEN_FOR_SHINGLES: &str = "721c03ac3634bc70166b96a40fabdc4e9bfc119de6bb8140dd535e645b23249d";
 const WRITTEN_FOR_SECRETS: &str = "7f6e4ad948f7f229f7708c2ff11e6bca8e9a5fb3a8662d0933e88fe55d29be79";
-const WRITTEN_FOR_ROUTES: &str = "3a12f0f5d44ba09954da6fc09d4313c271d1885f0408b063dd385a5a261dba8d";
+const WRITTEN_FOR_ROUTES: &str = "3e963f76f7c278a2aaea578ce45e0c87bb57c1fb742ba11177de7dd298fa45e9";
 
 #[pymodule]
 fn pmem_native(m: &Bound<'_, PyModule>) -> PyResult<()> {

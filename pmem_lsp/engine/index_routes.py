@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from .root_state import FileEntry
 
 WIKI, LINK, ANGLE, CODE_SPAN, BARE = "wiki", "link", "angle", "code", "bare"
+# The forms in the order of the core's numbers for them (native/src/routes.rs).
+_CORE_FORMS = (LINK, ANGLE, CODE_SPAN, WIKI)
 
 # `[[path]]`, `[[path|label]]`, and `[[path\|label]]` (the pipe escaped inside a table row).
 # Neither part holds `[`: a row of `[[` would otherwise scan to the line's end from each one.
@@ -215,14 +217,17 @@ def parse_route_text(text: str, line: int, offset: int, table: bool = False) -> 
     """A route whose target starts `text`; `offset` is where `text` starts in its line.
     `Unreadable` (the reason) when `text` starts with a target that cannot be read."""
     if _NATIVE is not None:
-        # The common `[Title](folder/file.md) — description`, read by the core where it is sure
-        # to read it as `read_route_text` does (native/src/routes.rs): its path is the target as
-        # written. A 10k-route index is parsed again at each edit of it in an editor.
-        plain = _NATIVE.link_route(text)
-        if plain is not None:
-            start, end, description = plain
+        # The common routes — `[Title](folder/file.md)`, `[Title](<folder/a b.md>)`,
+        # `<folder/a b.md>`, `` `folder/a b.md` ``, `[[folder/a b]]`, each with its description —
+        # read by the core where it is sure to read them as `read_route_text` does
+        # (native/src/routes.rs). A 10k-route index is parsed again at each edit of it in an editor.
+        core = _NATIVE.link_route(text)
+        if core is not None:
+            form, start, end, path, description = core
             written = text[start:end]
-            return Route(line, LINK, written, offset + start, offset + end, written, None, description, table)
+            # The path is the target as written, but for a wiki link the core added `.md` to.
+            return Route(line, _CORE_FORMS[form], written, offset + start, offset + end,
+                         written if path is None else path, None, description, table)
     return read_route_text(text, line, offset, table)
 
 

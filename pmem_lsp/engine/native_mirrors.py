@@ -107,12 +107,16 @@ MIRRORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
          f"{_E}.rules.route_facts:VOLATILE", f"{_E}.rules.route_facts:_may_state",
          f"{_E}.rules.route_facts:_PR_WORDS")),
     "routes": (
-        "native/src/routes.rs: link_route, description, plain_path",
+        "native/src/routes.rs: link_route, wiki_route, inline_link_route, angle_route, code_route, "
+        "description, plain_path, plain_spaced_path, ends_in_md",
         "engine/index_routes.py (parse_route_text)",
-        (f"{_E}.index_routes:read_route_text", f"{_E}.index_routes:_match_target",
+        (f"{_E}.index_routes:parse_route_text", f"{_E}.index_routes:_CORE_FORMS",
+         f"{_E}.index_routes:read_route_text", f"{_E}.index_routes:_match_target",
          f"{_E}.index_routes:_unwrap_emphasis", f"{_E}.index_routes:_description", f"{_E}.index_routes:_SEPARATORS",
-         f"{_E}.index_routes:_RE_WIKI", f"{_E}.memory_file:RE_INLINE_LINK", f"{_E}.paths:normalize_target",
-         f"{_E}.paths:strip_fragment", f"{_E}.paths:unescape_bytes", f"{_E}.paths:_SCHEME", f"{_E}.paths:_DRIVE")),
+         f"{_E}.index_routes:_RE_WIKI", f"{_E}.index_routes:_RE_ANGLE", f"{_E}.index_routes:_RE_CODE",
+         f"{_E}.index_routes:_code_target", f"{_E}.memory_file:RE_INLINE_LINK", f"{_E}.paths:normalize_target",
+         f"{_E}.paths:_normal", f"{_E}.paths:strip_fragment", f"{_E}.paths:unescape_bytes",
+         f"{_E}.paths:_SCHEME", f"{_E}.paths:_DRIVE")),
     "secrets": (
         "native/src/secrets.rs: doors, line_mask, line_doors, fold "
         "(secrets_clear, secret_doors_lines, and the record's verdict and doors)",

@@ -979,13 +979,14 @@ def test_a_text_holding_a_dollar_hands_its_links_over(lines: list[str]) -> None:
 
 def assert_same_route(text: str) -> bool:
     """What `link_route` answers for `text` is the reference's route; whether it answered."""
-    plain = pmem_native.link_route(text)
+    core = pmem_native.link_route(text)
     reference = index_routes.read_route_text(text, 3, 2)
-    if plain is None:
+    if core is None:
         return False
-    start, end, description = plain
+    form, start, end, path, description = core
     written = text[start:end]
-    assert index_routes.Route(3, index_routes.LINK, written, start + 2, end + 2, written, None, description) == reference
+    assert index_routes.Route(3, index_routes._CORE_FORMS[form], written, start + 2, end + 2,
+                              written if path is None else path, None, description) == reference, text
     assert index_routes.parse_route_text(text, 3, 2) == reference
     return True
 
@@ -1001,12 +1002,26 @@ def assert_same_index(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
 ROUTES_READ = ["[Item 1](projects/group-01/item-00001.md) — Status project latency.", "[](a.md)", "[a](b.md)",
                "[设计](notes/设计.md)：中文说明", "[a](b]c.md) - x", "[a](x/y.md)|",
                "[a](b.md) —\u3000x\u3000", "[a](b.md)\u3000:\u2028 y", "[a](b.md)x", "[😀 a](😀/b.md) — 😀",
-               "[a](b.md) — \x1cd\x1c", "[a](a\\b.md) — x", "[a](b.md)  |  cell"]
-ROUTES_LEFT = ["[[a]]", "[设计](notes/设计 笔记.md) — x", "[[a](b.md)", "**[a](b.md)** — x", "[a](<b.md>)",
-               "[a](b.md \"t\")", "[a]( b.md)", "[a](#h)", "[a](../b.md)", "[a](./b.md)", "[a](a//b.md)", "[a](/b.md)",
+               "[a](b.md) — \x1cd\x1c", "[a](a\\b.md) — x", "[a](b.md)  |  cell",
+               # The forms with spaces in their paths (an agent-rules index is mostly these).
+               "[a](<b.md>)", "`a.md` — x", "[Next.js App Router](<templates/Next.js App Router CLAUDE.md>) — d",
+               "<templates/Express API CLAUDE.md> — d", "`templates/React TypeScript CLAUDE.md` — d",
+               "[[templates/SvelteKit CLAUDE]] — d", "[[templates/NestJS CLAUDE|NestJS]] — d", "[[a.MD]] — d",
+               "[[设计/笔记 一]]：中文", "<设计/笔记 一.md>", "`设计/笔记\t一` | x", "`a b.md` — x", "`a/b c` — x",
+               "[[a|b|c]] — x", "[[a|]] — x", "[[a]]] — x", "<a (b).md> — x", "[a](<a (b).md>)x", "`a_b.md`",
+               "<a*b*.md> — x", "[[a b/c\u3000d]]"]
+ROUTES_LEFT = ["[设计](notes/设计 笔记.md) — x", "[[a](b.md)", "**[a](b.md)** — x",
+               "[a](b.md \"t\")", "[a]( b.md)", "[a](#h)", "[a](<b.md> \"t\")", "[a](<b.md> )",
+               "[a](< b.md>)", "[a](<b.md >)", "[a](<b\\c.md>)", "[a](<b%20c.md>)", "[a](<b#h>)", "[a](<./b.md>)",
+               "[a](<b`c.md>)", "[a](<>)", "[a](<b[c].md>)", "<a%20b.md>", "< a.md>", "<a.md >", "<!a.md>", "<a#b.md>",
+               "<a?b.md>", "<a:b.md>", "<~/a.md>", "<$HOME/a.md>", "</a.md>", "<a//b.md>", "<a/./b.md>", "<a\\b.md>",
+               "<>", "<a.md", "<a<b.md>", "**<a.md>** — x", "` a.md `", "` a.md`", "`a.md\t`", "``a.md``", "`a`b.md`",
+               "`a.md`` x", "`npm test`", "`a b`", "`ab`", "`a.md", "`a#b.md`", "`a%20b.md`", "`a/../b.md`",
+               "`a b.md#h`", "[[a#h]]", "[[a\\|b]]", "[[ a]]", "[[a ]]", "[[./a]]", "[[a/../b]]", "[[~/a]]", "[[a]",
+               "[[a|b]", "[[a|b[c]]]", "[[a%20b]]", "[[a:b]]", "[[a`b]]", "[[]]", "[[a/]]", "**[[a]]** — x", "[a](../b.md)", "[a](./b.md)", "[a](a//b.md)", "[a](/b.md)",
                "[a](b/)", "[a](~/b.md)", "[a](c:b.md)", "[a](http://x)", "[a](a%20b.md)", "[a](b.md#h)", "[a](b.md?x)",
                "[a](b(c).md)", "[a\\]](b.md)", "[a [b]](c.md)", "[a](b\u3000c.md)", "[a](b\x1cc.md)", "[a](b.md",
-               "[a] (b.md)", "![a](b.md)", "[a](\udc80.md)", "[a](.)", "[a]()", "[a](b<c.md)", "`a.md` — x", "a.md — x",
+               "[a] (b.md)", "![a](b.md)", "[a](\udc80.md)", "[a](.)", "[a]()", "[a](b<c.md)", "a.md — x",
                "[a](b.md\n) x"]
 
 
@@ -1039,6 +1054,46 @@ def test_link_route_on_route_shaped_text(label: str, target: str, close: str, re
 @given(st.lists(st.sampled_from(ROUTE_PIECES), max_size=14).map("".join))
 def test_link_route_on_any_text(text: str) -> None:
     assert_same_route(text)
+
+
+# The forms whose paths may hold spaces, as (opening, closing) around the path.
+SPACED_FORMS = [("[T](<", ">)"), ("[T](<", "> )"), ("[T](<", '> "t")'), ("<", ">"), ("`", "`"), ("``", "``"),
+                ("` ", " `"), ("[[", "]]"), ("[[", "|label]]"), ("[[", "\\|label]]"), ("[[", "|a|b]]"), ("**[[", "]]**"),
+                ("**<", ">**"), ("__`", "`__"), ("[T](", ")")]
+PATH_PIECES = ["a", "b c", "Next.js App", "设计", "笔记 一", "😀", "/", "//", ".", "..", "./", ".md", ".MD", "%", "%20", "#",
+               "#h", "?", "|", "`", "**", "__", "*", "\t", " ", "\u3000", "\xa0", "\x1c", ":", "\\", "~", "$", "[", "]",
+               "(", ")", "<", ">", "!", "-", "\udc80"]
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(SPACED_FORMS), st.lists(st.sampled_from(PATH_PIECES), max_size=7).map("".join),
+       st.sampled_from(["", " — ", " - ", "：", " | ", "\u3000—\u3000", "x", " ", "]"]),
+       st.lists(st.sampled_from(["d", " ", "é", "—", "|", "`", "\t"]), max_size=4).map("".join))
+def test_link_route_on_spaced_route_forms(form: tuple[str, str], path: str, separator: str, rest: str) -> None:
+    """Angle, code-span and wiki routes, and links with an angle target, of any path: where the
+    core answers, it is the reference's route (emphasis, escapes, fragments, `.` parts, white
+    space at the edges, backticks and brackets in the path are the pieces it must leave)."""
+    opening, closing = form
+    assert_same_route(opening + path + closing + separator + rest)
+
+
+NAMES = st.text(st.sampled_from("abcXYZ设计笔记😀 -_.é"), min_size=1, max_size=8).filter(
+    lambda n: n == n.strip() and n not in (".", "..") and not n.startswith(("~", "$")))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(NAMES, min_size=1, max_size=3).map("/".join),
+       st.sampled_from([("[T](<", ">)"), ("<", ">"), ("`", "`"), ("[[", "]]"), ("[[", "|T]]")]),
+       st.sampled_from(["", ".md"]), st.sampled_from(["", " — d", "：中文", " | x"]))
+def test_the_core_takes_the_common_spaced_forms(path: str, form: tuple[str, str], suffix: str, rest: str) -> None:
+    """The forms of an agent-rules index (`<templates/Express API CLAUDE.md>`, …) with plain
+    names, spaces and all, are read by the core (else it saves nothing there), as the reference
+    reads them; a code span is a path only if it has a `/` or ends in `.md`."""
+    opening, closing = form
+    path += suffix
+    if opening == "`" and "/" not in path and not path.lower().endswith(".md"):
+        path += "/a.md"
+    assert assert_same_route(opening + path + closing + rest), opening + path + closing + rest
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
