@@ -55,14 +55,32 @@ pub(crate) fn is_cjk_punctuation(c: char) -> bool {
         | '\u{ff5b}'..='\u{ff64}')
 }
 
-/// `[\w .'/()&+-]`, on a character ASCII or `is_cjk_letter`/`is_cjk_punctuation`.
+/// Letters of European text that `[^\W\d_]` and `\w` take: Latin-1's and Latin Extended-A and
+/// B's (less `×` and `÷`), and Cyrillic's (less `҂` and the combining marks U+0483–U+0489).
+/// Checked as `is_cjk_letter` is.
+pub(crate) fn is_european_letter(c: char) -> bool {
+    matches!(c, '\u{c0}'..='\u{d6}' | '\u{d8}'..='\u{f6}' | '\u{f8}'..='\u{24f}' | '\u{400}'..='\u{481}'
+        | '\u{48a}'..='\u{4ff}')
+}
+
+/// Signs of European text that neither `\w` nor `\s` takes: `«` `»` `¡` `¿`.
+pub(crate) fn is_european_punctuation(c: char) -> bool {
+    matches!(c, '\u{ab}' | '\u{bb}' | '\u{a1}' | '\u{bf}')
+}
+
+/// A letter beyond ASCII whose Python classes the core knows.
+fn is_known_letter(c: char) -> bool {
+    is_cjk_letter(c) || is_european_letter(c)
+}
+
+/// `[\w .'/()&+-]`, on a character ASCII or one the core knows (`metadata_line`).
 fn key_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '_' | ' ' | '.' | '\'' | '/' | '(' | ')' | '&' | '+' | '-') || is_cjk_letter(c)
+    c.is_ascii_alphanumeric() || matches!(c, '_' | ' ' | '.' | '\'' | '/' | '(' | ')' | '&' | '+' | '-') || is_known_letter(c)
 }
 
 /// `_KEY`'s first character: `[^\W\d_]`.
 fn key_start(c: char) -> bool {
-    c.is_ascii_alphabetic() || is_cjk_letter(c)
+    c.is_ascii_alphabetic() || is_known_letter(c)
 }
 
 /// The character at `i`, if any: the functions below read a line as bytes where it is ASCII
@@ -158,15 +176,18 @@ fn metadata_spans<T: Copy + Into<char>>(b: &[T]) -> Option<(usize, usize, usize)
 }
 
 /// What `parse_metadata_line` makes of a line: Some(None) for no metadata, Some(Some((key,
-/// value))), or None where the line holds a character beyond ASCII other than `is_cjk_letter`,
-/// `is_cjk_punctuation` and Python's wide spaces (the Python code reads that line).
+/// value))), or None where the line holds a character beyond ASCII other than the letters and
+/// signs above and Python's wide spaces (the Python code reads that line).
 fn metadata_line(line: &str) -> Option<Option<(String, String)>> {
     if line.is_ascii() {
         let found = metadata_spans(line.as_bytes());
         return Some(found.map(|(k, e, v)| (py_strip(&line[k..e]).to_string(), py_strip(&line[v..]).to_string())));
     }
     let b: Vec<char> = line.chars().collect();
-    if !b.iter().all(|&c| c.is_ascii() || is_cjk_letter(c) || is_cjk_punctuation(c) || super::is_py_space_wide(c)) {
+    let known = |c: char| {
+        c.is_ascii() || is_known_letter(c) || is_cjk_punctuation(c) || is_european_punctuation(c) || super::is_py_space_wide(c)
+    };
+    if !b.iter().all(|&c| known(c)) {
         return None;
     }
     let text = |from: usize, to: usize| py_strip(&b[from..to].iter().collect::<String>()).to_string();

@@ -643,7 +643,7 @@ META_PIECES = ["Status", "status", "A b", "Key", "**", ":", "：", " ", "\t", "\
                "done", "x", "(", ")", "&", "/", ".", "'", "_", "1", "é", "https://x", "#", ">", "|", "<!--", "-->",
                # CJK keys and text: the core reads them (`metadata_line`), or hands the line over
                "状态", "作者", "ステータス", "상태", "ー", "・", "゠", "々", "〇", "Ａ", "１", "\u9ffd", "。", "、", "“",
-               "\u3000", "\u2028", "…"]
+               "\u3000", "\u2028", "…", "Prénom", "Статус", "«x»", "¿", "×", "\u0301", "ª", "²"]
 
 
 @settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -684,7 +684,7 @@ meta_line = st.builds(
     st.sampled_from(["{}", "{}", "**{}**", "**{}", "{}**"]),
     st.sampled_from(["Status", "A b", "K", "Key (x)", "é", "1a", "a" * 40, "a" * 41, "Do & don't", "x/y", "https",
                      "状态", "作者 (x)", "ステータス", "상태", "状" * 40, "状" * 41, "a状", "状・态", "々", "〇x", "Ｓtatus",
-                     "ー", "状\u3000态"]),
+                     "ー", "状\u3000态", "Prénom", "Статус", "Größe", "e\u0301", "ª", "x×y"]),
     st.sampled_from(["", "", " ", "\t", "\x0b", " \x1c"]), st.sampled_from([":", ":", "：", "", "::"]),
     st.sampled_from(["", "", " done", "\tx", "x", " a: b", " \x1c", "//", " **", "\xa0", " 进行中。", "“完成”", "：x",
                      "\u3000完了"]))
@@ -725,6 +725,8 @@ def test_record_metadata_on_every_character() -> None:
             want = [] if parsed is None else [(1, *parsed)]
             assert list(preamble[1]) == want, (hex(cp), line)
     assert taken > 7 * 20_000  # the ideographs, kana and Hangul among them
+    for c in "éüßøñçłśžőœşğıřЖжЯяёЁ«»¡¿":  # and European letters and signs
+        assert pmem_native.file_record(f"# T\n{c}a: v\n", markdown._KINDS)[6] is not None, c
 
 
 front_date_line = st.builds(
