@@ -41,7 +41,7 @@ fn front_matter_end(lines: &[&str]) -> usize {
 /// hiragana and katakana letters (less `゠` and `・`, which are punctuation), the unified
 /// ideographs and their extension A (up to U+9FFC, assigned since Unicode 13, Python 3.10), the
 /// Hangul syllables. tests/engine/test_native_differential.py checks every one against `re`.
-pub(crate) fn is_cjk_letter(c: char) -> bool {
+fn is_cjk_letter(c: char) -> bool {
     matches!(c, '\u{3041}'..='\u{3096}' | '\u{309d}'..='\u{309e}' | '\u{30a1}'..='\u{30fa}' | '\u{30fc}'..='\u{30fe}'
         | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9ffc}' | '\u{ac00}'..='\u{d7a3}')
 }
@@ -49,7 +49,7 @@ pub(crate) fn is_cjk_letter(c: char) -> bool {
 /// Punctuation of CJK text that neither `\w` nor `\s` takes: the ideographic comma, full stop and
 /// brackets, the fullwidth signs (`：` among them), the middle dot, dashes, quotes and the ellipsis
 /// (U+2010–U+2027). Checked as `is_cjk_letter` is.
-pub(crate) fn is_cjk_punctuation(c: char) -> bool {
+fn is_cjk_punctuation(c: char) -> bool {
     matches!(c, '\u{b7}' | '\u{2010}'..='\u{2027}' | '\u{3001}'..='\u{3003}' | '\u{3008}'..='\u{3011}'
         | '\u{3014}'..='\u{301f}' | '\u{ff01}'..='\u{ff0f}' | '\u{ff1a}'..='\u{ff20}' | '\u{ff3b}'..='\u{ff40}'
         | '\u{ff5b}'..='\u{ff64}')
@@ -58,13 +58,13 @@ pub(crate) fn is_cjk_punctuation(c: char) -> bool {
 /// Letters of European text that `[^\W\d_]` and `\w` take: Latin-1's and Latin Extended-A and
 /// B's (less `×` and `÷`), and Cyrillic's (less `҂` and the combining marks U+0483–U+0489).
 /// Checked as `is_cjk_letter` is.
-pub(crate) fn is_european_letter(c: char) -> bool {
+fn is_european_letter(c: char) -> bool {
     matches!(c, '\u{c0}'..='\u{d6}' | '\u{d8}'..='\u{f6}' | '\u{f8}'..='\u{24f}' | '\u{400}'..='\u{481}'
         | '\u{48a}'..='\u{4ff}')
 }
 
 /// Signs of European text that neither `\w` nor `\s` takes: `«` `»` `¡` `¿`.
-pub(crate) fn is_european_punctuation(c: char) -> bool {
+fn is_european_punctuation(c: char) -> bool {
     matches!(c, '\u{ab}' | '\u{bb}' | '\u{a1}' | '\u{bf}')
 }
 

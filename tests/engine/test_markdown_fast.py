@@ -56,7 +56,7 @@ EDGE_LINES = [
     # block quotes: Obsidian's callouts, blank quote lines, and what the fast path hands over
     ">", "> ", ">  ", ">\t", "> [!tip] Callout", "> [!note]- Folded", ">text", ">  two", ">     code", ">\ttab",
     "> - item", "> 2. two", "> # head", "> ```", "> ---", "> ===", ">> nested", "> <!-- c -->", "> | a |",
-    "  > in item", "   > three", "> 摘要：中文", "- item", "1. one",
+    "  > in item", "   > three", "> 摘要：中文",
 ]
 
 
